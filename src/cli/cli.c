@@ -1,0 +1,192 @@
+#include "cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void cli_dist_opts_init(cli_dist_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->temperature = 1.0;
+    o->top_p = 1.0;
+}
+
+int cli_report(const char *cmd, const mdsd_err *err)
+{
+    fprintf(stderr, "mdsd %s: %s\n", cmd, err->msg[0] ? err->msg : mdsd_strerror(err->code));
+    return CLI_EXIT_ERROR;
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "mdsd %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nTry 'mdsd %s --help'.\n", cmd);
+    return CLI_EXIT_USAGE;
+}
+
+int cli_parse_double(const char *arg, const char *opt, const char *cmd, double *out)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(arg, &end);
+    if (end == arg || *end != '\0' || errno == ERANGE || isnan(x)) {
+        cli_usage_error(cmd, "%s: '%s' is not a number", opt, arg);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+int cli_parse_u64(const char *arg, const char *opt, const char *cmd, unsigned long long *out)
+{
+    char *end;
+    errno = 0;
+    if (arg[0] == '-') {
+        cli_usage_error(cmd, "%s: '%s' must be a non-negative integer", opt, arg);
+        return -1;
+    }
+    unsigned long long x = strtoull(arg, &end, 10);
+    if (end == arg || *end != '\0' || errno == ERANGE) {
+        cli_usage_error(cmd, "%s: '%s' is not a non-negative integer", opt, arg);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+int cli_parse_size(const char *arg, const char *opt, const char *cmd, size_t *out)
+{
+    unsigned long long x;
+    if (cli_parse_u64(arg, opt, cmd, &x))
+        return -1;
+    *out = (size_t)x;
+    return 0;
+}
+
+int cli_dist_option(cli_dist_opts *o, int opt, const char *arg, const char *cmd)
+{
+    switch (opt) {
+    case 'p': o->target_spec = arg; return 1;
+    case 'q':
+        if (o->n_draft_specs == CLI_MAX_DRAFTS) {
+            cli_usage_error(cmd, "at most %d --draft options", CLI_MAX_DRAFTS);
+            return -1;
+        }
+        o->draft_spec[o->n_draft_specs++] = arg;
+        return 1;
+    case CLI_OPT_LOGITS: o->logits = true; return 1;
+    case 'T':
+        if (cli_parse_double(arg, "--temperature", cmd, &o->temperature))
+            return -1;
+        if (!(o->temperature >= 0.0) || isinf(o->temperature)) {
+            cli_usage_error(cmd, "--temperature: %s is not a finite value >= 0 (0 means argmax)", arg);
+            return -1;
+        }
+        return 1;
+    case CLI_OPT_TOP_K: return cli_parse_size(arg, "--top-k", cmd, &o->top_k) ? -1 : 1;
+    case CLI_OPT_TOP_P:
+        if (cli_parse_double(arg, "--top-p", cmd, &o->top_p))
+            return -1;
+        if (!(o->top_p > 0.0 && o->top_p <= 1.0)) {
+            cli_usage_error(cmd, "--top-p: %s is not in (0, 1]", arg);
+            return -1;
+        }
+        return 1;
+    case CLI_OPT_JSON: o->json = true; return 1;
+    case 'h': o->help = true; return 1;
+    default: return 0;
+    }
+}
+
+/* Turns raw values into a distribution: softmax for logits, power 1/T for
+ * probabilities, then truncation. */
+static int to_distribution(const cli_dist_opts *o, double *values, size_t V, double *out,
+                           const char *what, mdsd_err *err)
+{
+    int rc;
+    if (o->logits) {
+        rc = mdsd_softmax(values, V, o->temperature, out, what, err);
+    } else {
+        if ((rc = mdsd_probs_validate(values, V, what, err)))
+            return rc;
+        if (o->temperature == 1.0) {
+            memcpy(out, values, V * sizeof *out);
+        } else {
+            for (size_t i = 0; i < V; i++)
+                values[i] = values[i] > 0.0 ? log(values[i]) : -INFINITY;
+            rc = mdsd_softmax(values, V, o->temperature, out, what, err);
+        }
+    }
+    if (rc == MDSD_OK)
+        rc = mdsd_truncate(out, V, o->top_k, o->top_p, err);
+    return rc;
+}
+
+static int load_one(const cli_dist_opts *o, const char *spec, const char *what, size_t *V,
+                    double **out, mdsd_err *err)
+{
+    double *values;
+    size_t len;
+    int rc = mdsd_parse_vector(spec, what, &values, &len, err);
+    if (rc)
+        return rc;
+    if (*V && len != *V) {
+        free(values);
+        return mdsd_fail(err, MDSD_EINVAL,
+                         "vocabulary mismatch: %s has %zu values, the distributions before it have %zu",
+                         what, len, *V);
+    }
+    *V = len;
+    if (!(*out = malloc(len * sizeof **out))) {
+        free(values);
+        return mdsd_fail(err, MDSD_ENOMEM, "%s: out of memory", what);
+    }
+    rc = to_distribution(o, values, len, *out, what, err);
+    free(values);
+    return rc;
+}
+
+int cli_load_pq(const cli_dist_opts *o, bool need_p, bool need_q, cli_pq *pq, mdsd_err *err)
+{
+    memset(pq, 0, sizeof *pq);
+    if (need_p && !o->target_spec)
+        return mdsd_fail(err, MDSD_EINVAL, "missing -p/--target");
+    if (need_q && o->n_draft_specs == 0)
+        return mdsd_fail(err, MDSD_EINVAL, "missing -q/--draft");
+    int rc;
+    if (o->target_spec && (rc = load_one(o, o->target_spec, "target", &pq->V, &pq->p, err)))
+        return rc;
+    for (size_t j = 0; j < o->n_draft_specs; j++) {
+        char what[32];
+        snprintf(what, sizeof what, o->n_draft_specs > 1 ? "draft %zu" : "draft", j + 1);
+        double *q = NULL;
+        if ((rc = load_one(o, o->draft_spec[j], what, &pq->V, &q, err))) {
+            free(q);
+            return rc;
+        }
+        double *all = realloc(pq->q, (j + 1) * pq->V * sizeof *all);
+        if (!all) {
+            free(q);
+            return mdsd_fail(err, MDSD_ENOMEM, "out of memory");
+        }
+        pq->q = all;
+        memcpy(pq->q + j * pq->V, q, pq->V * sizeof *q);
+        free(q);
+        pq->n_q = j + 1;
+    }
+    return MDSD_OK;
+}
+
+void cli_pq_free(cli_pq *pq)
+{
+    free(pq->p);
+    free(pq->q);
+    memset(pq, 0, sizeof *pq);
+}

@@ -1,0 +1,94 @@
+/* cli.h - what every mdsd subcommand shares: the distribution options
+ * (-p/--target, -q/--draft, --logits, -T, --top-k, --top-p), number parsing,
+ * error printing and exit codes. */
+#ifndef MDSD_CLI_H
+#define MDSD_CLI_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../mdsd.h"
+
+enum { CLI_EXIT_OK = 0, CLI_EXIT_ERROR = 1, CLI_EXIT_USAGE = 2 };
+
+/* Long-only option codes (above the char range). Commands add their own from
+ * CLI_OPT_COMMAND on. */
+enum {
+    CLI_OPT_LOGITS = 256,
+    CLI_OPT_TOP_K,
+    CLI_OPT_TOP_P,
+    CLI_OPT_JSON,
+    CLI_OPT_HELP,
+    CLI_OPT_COMMAND = 300
+};
+
+#define CLI_MAX_DRAFTS 64
+
+#define CLI_DIST_SHORT "p:q:T:h"
+#define CLI_DIST_LONG_OPTIONS                                  \
+    {"target", required_argument, NULL, 'p'},                  \
+    {"draft", required_argument, NULL, 'q'},                   \
+    {"logits", no_argument, NULL, CLI_OPT_LOGITS},             \
+    {"temperature", required_argument, NULL, 'T'},            \
+    {"top-k", required_argument, NULL, CLI_OPT_TOP_K},         \
+    {"top-p", required_argument, NULL, CLI_OPT_TOP_P},         \
+    {"json", no_argument, NULL, CLI_OPT_JSON},                 \
+    {"help", no_argument, NULL, 'h'}
+
+#define CLI_DIST_HELP                                                               \
+    "  -p, --target P      target distribution p: comma-separated values or @FILE\n" \
+    "                      (one value per line, '#' comments)\n"                    \
+    "  -q, --draft Q       draft distribution q, same syntax; repeat it for the\n"   \
+    "                      multi scheme (one q per draft)\n"                         \
+    "      --logits        the values are logits: p = softmax(l/T), q likewise\n"     \
+    "  -T, --temperature T temperature applied to both (default 1; 0 = argmax;\n"    \
+    "                      on probabilities it means p^(1/T) renormalised)\n"        \
+    "      --top-k K       keep the K most likely tokens of each (0 = all)\n"         \
+    "      --top-p P       keep the smallest most-likely set of mass >= P (1 = all)\n"\
+    "      --json          print one JSON object instead of text\n"                  \
+    "  -h, --help          this help\n"
+
+typedef struct {
+    const char *target_spec;
+    const char *draft_spec[CLI_MAX_DRAFTS];
+    size_t n_draft_specs;
+    bool logits;
+    double temperature;
+    size_t top_k;
+    double top_p;
+    bool json;
+    bool help;
+} cli_dist_opts;
+
+/* Distributions after temperature, truncation and validation. */
+typedef struct {
+    size_t V;
+    double *p;      /* [V] target, or NULL if not given */
+    double *q;      /* [n_q * V] drafts, row j = j-th -q */
+    size_t n_q;
+} cli_pq;
+
+void cli_dist_opts_init(cli_dist_opts *o);
+/* Handles a shared option; returns 1 if handled, 0 if not one of ours,
+ * -1 on a bad value (message printed). */
+int cli_dist_option(cli_dist_opts *o, int opt, const char *arg, const char *cmd);
+
+/* Loads what was given. need_p / need_q: the command requires them. */
+int cli_load_pq(const cli_dist_opts *o, bool need_p, bool need_q, cli_pq *out, mdsd_err *err);
+void cli_pq_free(cli_pq *pq);
+
+int cli_parse_double(const char *arg, const char *opt, const char *cmd, double *out);
+int cli_parse_size(const char *arg, const char *opt, const char *cmd, size_t *out);
+int cli_parse_u64(const char *arg, const char *opt, const char *cmd, unsigned long long *out);
+
+/* Prints "mdsd CMD: message" to stderr; returns CLI_EXIT_ERROR. */
+int cli_report(const char *cmd, const mdsd_err *err);
+/* Prints a usage error and the hint to run --help; returns CLI_EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The subcommands. */
+int cmd_dist(int argc, char **argv);
+int cmd_draft(int argc, char **argv);
+
+#endif

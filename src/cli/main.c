@@ -1,0 +1,59 @@
+/* mdsd - command-line front end. Each subcommand is a thin program over the
+ * library, in its own cmd_*.c file. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+#ifndef MDSD_VERSION
+#define MDSD_VERSION "unknown"
+#endif
+
+typedef struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} command;
+
+static const command commands[] = {
+    {"dist", cmd_dist, "show p and q after temperature, truncation and validation"},
+    {"draft", cmd_draft, "enumerate or sample the joint law D of a draft scheme; Q(H)"},
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "Usage: mdsd <command> [options]\n"
+            "Multi-draft speculative decoding: optimal acceptance rates, verifiers, batch tables.\n"
+            "Notation: p = target distribution, q = draft distribution, n = number of drafts.\n\n"
+            "Commands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+        fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out,
+            "\n'mdsd <command> --help' describes a command and its --json keys.\n"
+            "  -h, --help     this help\n"
+            "  -V, --version  print the version\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return CLI_EXIT_USAGE;
+    }
+    const char *name = argv[1];
+    if (!strcmp(name, "-h") || !strcmp(name, "--help") || !strcmp(name, "help")) {
+        usage(stdout);
+        return CLI_EXIT_OK;
+    }
+    if (!strcmp(name, "-V") || !strcmp(name, "--version")) {
+        printf("mdsd %s\n", MDSD_VERSION);
+        return CLI_EXIT_OK;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+        if (!strcmp(name, commands[i].name))
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "mdsd: unknown command '%s'\n\n", name);
+    usage(stderr);
+    return CLI_EXIT_USAGE;
+}

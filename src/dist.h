@@ -1,0 +1,52 @@
+/* dist.h - probability vectors: softmax with temperature, validation,
+ * decoding truncation (top-k / top-p) and compensated sums.
+ *
+ * A distribution is a plain double[V]: index = token id. Notation as in
+ * MATH.md: p = target, q = draft. */
+#ifndef MDSD_DIST_H
+#define MDSD_DIST_H
+
+#include <stddef.h>
+
+#include "err.h"
+
+/* Sum tolerance: a probability vector whose sum is within this of 1 is
+ * renormalised silently; further away it is an error. */
+#define MDSD_PROB_SUM_TOL 1e-6
+
+/* Neumaier-compensated sum of x[0..n). */
+double mdsd_sum(const double *x, size_t n);
+
+/* Index of the largest value; ties go to the lowest index. */
+size_t mdsd_argmax(const double *x, size_t n);
+
+/* Number of strictly positive entries. */
+size_t mdsd_support_size(const double *p, size_t V);
+
+/* Checks that p[0..V) is a probability vector and renormalises it in place.
+ * Errors name `what` (e.g. "target") and the offending index: NaN, +-inf,
+ * negative values, a sum that is not within MDSD_PROB_SUM_TOL of 1, or V = 0. */
+int mdsd_probs_validate(double *p, size_t V, const char *what, mdsd_err *err);
+
+/* p = softmax(logits / T), accumulated in double with the max subtracted.
+ * T = 0 means argmax one-hot (ties to the lowest index); T < 0 is an error.
+ * NaN and +inf logits are errors naming the index; -inf logits are legal
+ * (probability 0); all -inf is an error. */
+int mdsd_softmax(const double *logits, size_t V, double T, double *p,
+                 const char *what, mdsd_err *err);
+/* The same for float logits, as read from dumps. */
+int mdsd_softmax_float(const float *logits, size_t V, double T, double *p,
+                       const char *what, mdsd_err *err);
+
+/* Decoding truncation applied to a validated distribution, in place:
+ * keep the top_k most likely tokens (0 = no limit; ties to the lower index),
+ * then the smallest prefix (by decreasing probability) whose mass reaches
+ * top_p (1 = no limit), zero the rest and renormalise. */
+int mdsd_truncate(double *p, size_t V, size_t top_k, double top_p, mdsd_err *err);
+
+
+
+/* Writes the k largest entries' indices, by decreasing value with ties to the
+ * lower index, into top[0..k). k must not exceed n. O(n k): for small k. */
+void mdsd_top_indices(const double *x, size_t n, size_t k, int *top);
+#endif

@@ -1,0 +1,16 @@
+/* mdsd.h - the whole library: multi-draft speculative decoding, exactly.
+ * Notation (MATH.md): p = target distribution, q = draft distribution,
+ * n = number of drafts, V = vocabulary size, D = joint law of the drafts. */
+#ifndef MDSD_H
+#define MDSD_H
+
+#include "err.h"
+#include "dist.h"
+#include "parse.h"
+#include "rng.h"
+#include "json.h"
+#include "stats.h"
+#include "outfile.h"
+#include "scheme.h"
+
+#endif

@@ -1,0 +1,121 @@
+#include "testutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include <gsl/gsl_randist.h>
+
+static void normalise(double *p, size_t V)
+{
+    double s = 0.0;
+    for (size_t i = 0; i < V; i++)
+        s += p[i];
+    for (size_t i = 0; i < V; i++)
+        p[i] /= s;
+}
+
+static void dirichlet(gsl_rng *r, size_t V, double *p)
+{
+    double a = 0.2 + 1.8 * gsl_rng_uniform(r);
+    for (size_t i = 0; i < V; i++)
+        p[i] = gsl_ran_gamma(r, a, 1.0) + 1e-300;
+    normalise(p, V);
+}
+
+void toy_distribution(gsl_rng *r, toy_family family, size_t V, double *p)
+{
+    switch (family) {
+    case TOY_DIRICHLET:
+        dirichlet(r, V, p);
+        break;
+    case TOY_SOFTMAX: {
+        double T = 0.3 + 1.7 * gsl_rng_uniform(r);
+        for (size_t i = 0; i < V; i++)
+            p[i] = gsl_ran_gaussian(r, 2.0);
+        mdsd_softmax(p, V, T, p, "toy", NULL);
+        break;
+    }
+    case TOY_SPARSE: {
+        dirichlet(r, V, p);
+        size_t keep = gsl_rng_uniform_int(r, V);
+        for (size_t i = 0; i < V; i++)
+            if (i != keep && gsl_rng_uniform(r) < 0.4)
+                p[i] = 0.0;
+        normalise(p, V);
+        break;
+    }
+    case TOY_ONE_HOT:
+    default: {
+        size_t k = gsl_rng_uniform_int(r, V);
+        for (size_t i = 0; i < V; i++)
+            p[i] = i == k;
+        break;
+    }
+    }
+}
+
+void toy_pair(gsl_rng *r, unsigned kind, size_t V, double *p, double *q)
+{
+    switch (kind % TOY_PAIR_KINDS) {
+    case 0:
+        toy_distribution(r, TOY_DIRICHLET, V, p);
+        toy_distribution(r, TOY_SOFTMAX, V, q);
+        break;
+    case 1:
+        toy_distribution(r, TOY_SOFTMAX, V, p);
+        memcpy(q, p, V * sizeof *q);
+        break;
+    case 2:
+        toy_distribution(r, TOY_DIRICHLET, V, p);
+        toy_distribution(r, TOY_ONE_HOT, V, q);
+        break;
+    case 3: { /* disjoint supports: p on the lower half, q on the upper */
+        size_t half = V / 2 ? V / 2 : 1;
+        for (size_t i = 0; i < V; i++) {
+            p[i] = i < half ? 0.1 + gsl_rng_uniform(r) : 0.0;
+            q[i] = i >= half || half == V ? 0.1 + gsl_rng_uniform(r) : 0.0;
+        }
+        normalise(p, V);
+        normalise(q, V);
+        break;
+    }
+    case 4:
+        toy_distribution(r, TOY_SPARSE, V, p);
+        toy_distribution(r, TOY_SPARSE, V, q);
+        break;
+    default:
+        toy_distribution(r, TOY_DIRICHLET, V, p);
+        toy_distribution(r, TOY_DIRICHLET, V, q);
+        break;
+    }
+}
+
+const char *test_mdsd_bin(void)
+{
+    const char *bin = getenv("MDSD_BIN");
+    return bin && *bin ? bin : "./mdsd";
+}
+
+int test_run_mdsd(const char *args, int merge_stderr, char **output)
+{
+    size_t len = strlen(test_mdsd_bin()) + strlen(args) + 32;
+    char *cmd = malloc(len);
+    snprintf(cmd, len, "%s %s%s", test_mdsd_bin(), args, merge_stderr ? " 2>&1" : " 2>/dev/null");
+    FILE *f = popen(cmd, "r");
+    free(cmd);
+    size_t cap = 4096, used = 0;
+    char *buf = malloc(cap);
+    size_t got;
+    while (f && (got = fread(buf + used, 1, cap - used - 1, f)) > 0) {
+        used += got;
+        if (cap - used < 2)
+            buf = realloc(buf, cap *= 2);
+    }
+    buf[used] = '\0';
+    int status = f ? pclose(f) : -1;
+    *output = buf;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
