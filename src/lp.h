@@ -1,0 +1,57 @@
+/* lp.h - the optimal-transport LPs of MATH.md section 2, solved with GLPK.
+ *
+ * Full OTM LP (SpecTr eq. 4): variables pi(y, x) >= 0 for every token y and
+ * every tuple x in supp D; sum_x pi(y,x) = p(y), sum_y pi(y,x) = D(x);
+ * maximise sum_x sum_{y in S(x)} pi(y,x). V * |supp D| variables.
+ *
+ * Reduced LP (SpecHub 3.2, Hu eq. 9): only accepting entries s(y,S) for
+ * y in S, tuples aggregated by their token set S (mass Dbar(S)):
+ * sum_{y in S} s(y,S) <= Dbar(S), sum_{S ni y} s(y,S) <= p(y); maximise sum s.
+ * Same optimum. */
+#ifndef MDSD_LP_H
+#define MDSD_LP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "err.h"
+#include "scheme.h"
+
+/* Default guard: refuse LPs with more structural variables than this. */
+#define MDSD_LP_MAX_VARS ((size_t)4000000)
+
+typedef struct {
+    bool exact_arith;  /* solve with glp_exact (rational simplex) after glp_simplex */
+    size_t max_vars;   /* size guard; 0 = MDSD_LP_MAX_VARS */
+    bool want_plan;    /* full LP only: return the optimal plan pi */
+} mdsd_lp_opts;
+
+typedef struct {
+    double alpha;      /* optimal acceptance rate alpha*, clamped to [0, 1] */
+    size_t vars;       /* structural variables of the LP solved */
+    size_t rows;       /* constraints */
+    double *plan;      /* want_plan: [D->count * V], plan[t*V + y] = pi(y, x_t); else NULL */
+} mdsd_lp_result;
+
+/* Solves the full OTM LP for target p[0..V) and draft law D. */
+int mdsd_lp_full(const double *p, size_t V, const mdsd_joint *D, const mdsd_lp_opts *opts,
+                 mdsd_lp_result *res, mdsd_err *err);
+
+/* Solves the reduced LP (tuples aggregated by set). */
+int mdsd_lp_reduced(const double *p, size_t V, const mdsd_joint *D, const mdsd_lp_opts *opts,
+                    mdsd_lp_result *res, mdsd_err *err);
+
+void mdsd_lp_result_free(mdsd_lp_result *res);
+
+/* Export formats of mdsd_lp_write. */
+typedef enum {
+    MDSD_LP_FORMAT_MATHPROG_DATA, /* data section for lp/otm_full.mod or lp/otm_reduced.mod */
+    MDSD_LP_FORMAT_CPLEX,         /* CPLEX LP */
+    MDSD_LP_FORMAT_MPS            /* free MPS */
+} mdsd_lp_format;
+
+/* Writes the full (reduced = false) or reduced LP of (p, D) to path, atomically. */
+int mdsd_lp_write(const double *p, size_t V, const mdsd_joint *D, bool reduced,
+                  mdsd_lp_format format, const char *path, mdsd_err *err);
+
+#endif
