@@ -32,7 +32,8 @@ typedef struct {
     size_t rows;       /* constraints */
     double *plan;      /* want_plan: [D->count * V], plan[t*V + y] = pi(y, x_t); else NULL.
                         * Entries are clipped at 0 (the simplex may return -1e-17);
-                        * row t sums to D(x_t), column y to p(y), up to 1e-9. */
+                        * row t sums to D(x_t), column y to p(y), up to the simplex
+                        * tolerance (tested to 1e-7). */
 } mdsd_lp_result;
 
 /* Solves the full OTM LP for target p[0..V) and draft law D. */
