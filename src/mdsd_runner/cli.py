@@ -5,7 +5,9 @@ message names the problem), 2 usage error, 130 interrupted (rerun the command to
 import argparse
 import json
 import os
+import signal
 import sys
+import threading
 
 from . import __version__
 from .errors import RunnerError
@@ -54,7 +56,7 @@ def _parser():
         help="Kneser-Ney n-gram target and drafters trained on a corpus (numpy only)",
         description="Interpolated modified Kneser-Ney word n-gram models: the target "
                     "(--order) and one drafter per --draft-order, trained on the same corpus. "
-                    "Logits are natural-log probabilities.")
+                    "Logits are natural-log probabilities up to a constant per row.")
     _common(ng, 1.0)
     ng.add_argument("--corpus", default="kjv", metavar="kjv|FILE",
                     help="training text: 'kjv' (the King James Bible, Debian's bible-kjv) or a "
@@ -131,8 +133,15 @@ def _dump(args):
     return 0
 
 
+def _terminate(signum, frame):
+    raise KeyboardInterrupt
+
+
 def main(argv=None):
     args = _parser().parse_args(argv)
+    if threading.current_thread() is threading.main_thread():
+        # A timeout's SIGTERM stops as cleanly as Ctrl-C: OUT.partial stays resumable.
+        signal.signal(signal.SIGTERM, _terminate)
     try:
         if args.command == "validate":
             return _validate(args.files)

@@ -10,6 +10,7 @@ import h5py
 import numpy as np
 
 from support import ROOT
+from mdsd_runner.prompts import load_prompts
 from mdsd_runner.schema import validate
 
 SHIPPED = os.path.join(ROOT, "data", "kjv-ngram.h5")
@@ -53,6 +54,12 @@ class ShippedDump(unittest.TestCase):
         for key in shipped:
             a, b = np.asarray(shipped[key]), np.asarray(again[key])
             self.assertTrue(a.dtype == b.dtype and np.array_equal(a, b), key)
+
+    def test_prompt_sets_load(self):
+        folder = os.path.join(ROOT, "data", "prompts")
+        sizes = {name: len(load_prompts(os.path.join(folder, name)))
+                 for name in sorted(os.listdir(folder))}
+        self.assertEqual(sizes, {"kjv-openings.jsonl": 40, "questions.jsonl": 30})
 
 
 if __name__ == "__main__":
