@@ -51,6 +51,7 @@ Test(runner, kneser_ney_against_brute_force) { python_suite("test_kneser_ney"); 
 Test(runner, batching_padding_and_resume_with_a_fake_model) { python_suite("test_pipeline"); }
 Test(runner, ngram_backend_end_to_end) { python_suite("test_ngram_end_to_end"); }
 Test(runner, bad_inputs) { python_suite("test_bad_inputs"); }
+Test(runner, hf_backend_with_stand_in_torch_and_transformers) { python_suite("test_hf_adapter"); }
 Test(runner, dump_validator) { python_suite("test_schema"); }
 Test(runner, shipped_dump_is_reproducible) { python_suite("test_shipped_dump"); }
 

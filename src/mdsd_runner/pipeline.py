@@ -153,6 +153,8 @@ def run(tokenizer, target, drafts, prompts, *, out, backend, dataset, num_sample
         raise RunnerError(f"--max-new-tokens must be at least 1, not {max_new_tokens}")
     if not temperature >= 0:
         raise RunnerError(f"--gen-temperature must be >= 0, not {temperature}")
+    if stop_after is not None and stop_after < 1:
+        raise RunnerError(f"--stop-after must be at least 1, not {stop_after}")
     if seed < 0:
         raise RunnerError(f"--seed must be >= 0, not {seed}")
     models = [target] + [m for _, m in drafts]

@@ -102,6 +102,9 @@ class BadInputs(unittest.TestCase):
         self.expect(self.ngram("--num-samples", "0"), 1, "--num-samples must be at least 1")
         self.expect(self.ngram("--max-new-tokens", "0"), 1, "--max-new-tokens must be")
         self.expect(self.ngram("--gen-temperature", "-1"), 1, "--gen-temperature must be >= 0")
+        self.expect(self.ngram("--stop-after", "0"), 1, "--stop-after must be at least 1")
+        self.expect(self.ngram("--seed", "-2"), 1, "--seed must be >= 0")
+        self.expect(self.ngram("--batch-size", "0"), 1, "--batch-size must be at least 1")
         self.expect(self.ngram("--logits-dtype", "int8"), 2, "invalid choice")
         self.expect(run_cli("ngram", "--prompts", self.prompts), 2, "required")
         self.expect(run_cli("ngram", "--corpus", self.corpus, "--prompts", self.prompts, "-o",
