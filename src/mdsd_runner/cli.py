@@ -34,7 +34,8 @@ def _common(p, temperature):
     p.add_argument("--logits-dtype", choices=("float32", "float16", "bfloat16"), default="float32",
                    help="stored logits type (default float32)")
     p.add_argument("--compression", choices=("gzip", "none"), default="gzip",
-                   help="HDF5 filter for the datasets (default gzip with shuffle)")
+                   help="HDF5 filter for the datasets (default gzip with shuffle; none is "
+                        "faster for large vocabularies)")
     p.add_argument("--dataset", metavar="NAME",
                    help="the dataset attribute (default: the prompt file's name)")
     p.add_argument("--stop-after", type=int, metavar="K",

@@ -76,7 +76,8 @@ class DumpWriter:
         """Opens OUT.partial, resuming it when it exists; returns the samples done."""
         folder = os.path.dirname(os.path.abspath(self.out))
         if not os.path.isdir(folder):
-            raise RunnerError(f"cannot write {self.out}: folder {folder} does not exist")
+            raise RunnerError(f"cannot write {self.out}: folder {folder} does not exist "
+                              "(or is not a folder)")
         if os.path.isdir(self.out):
             raise RunnerError(f"cannot write {self.out}: it is a folder")
         if os.path.exists(self.partial):
@@ -151,6 +152,9 @@ class DumpWriter:
                 raise RunnerError(f"{self.partial} was started with other options; rerun with "
                                   f"the same options or delete it (it has {config}, this run "
                                   f"has {self.config})")
+            if "runner_samples_done" not in f.attrs or "runner_rows_done" not in f.attrs:
+                raise RunnerError(f"{self.partial} is damaged: its progress attributes are "
+                                  "missing; delete it")
             self.samples_done = int(f.attrs["runner_samples_done"])
             self.rows_done = int(f.attrs["runner_rows_done"])
             # Rows of a sample that was being written when the run stopped.

@@ -6,6 +6,8 @@ import os
 import tempfile
 import unittest
 
+import h5py
+
 from support import run_cli, run_main
 from fakes import FakeTokenizer
 from mdsd_runner import hf
@@ -90,6 +92,9 @@ class BadInputs(unittest.TestCase):
         self.assertEqual(rc, 0, err)
         self.expect(self.ngram("--num-samples", "3", "--seed", "9"), 1,
                     "was started with other options")
+        with h5py.File(self.out + ".partial", "r+") as f:
+            del f.attrs["runner_rows_done"]
+        self.expect(self.ngram("--num-samples", "3"), 1, "is damaged", "delete it")
 
     def test_corpus_and_model_options(self):
         self.expect(self.ngram(corpus=os.path.join(self.tmp.name, "none.txt")), 1,
