@@ -56,17 +56,25 @@ static size_t rank_tokens(const double *p, const double *a, const double *b, siz
 
 double mdsd_iws_keep(const mdsd_iws_stage *st, int u, int v)
 {
+    if (st->pass)
+        return 1.0;
     size_t ru = st->rank[u], rv = st->rank[v];
     if (ru < st->s && rv < st->s)
         return st->w[ru * st->s + rv];
     return ru < rv ? 1.0 : 0.0;
 }
 
-/* out[i] = sum_{j != i} b(j) W(i, j): the b-mass that token i beats. */
-static void beaten_mass(const mdsd_iws_stage *st, const int *order, size_t V, const double *b,
-                        double *out)
+void mdsd_iws_beaten(const mdsd_iws_stage *st, size_t V, const double *b, bool first,
+                     double *out)
 {
+    if (st->pass) { /* the first slot always wins */
+        double total = mdsd_sum(b, V);
+        for (size_t i = 0; i < V; i++)
+            out[i] = first ? total - b[i] : 0.0;
+        return;
+    }
     size_t s = st->s;
+    const int *order = st->order;
     double later = 0.0; /* Omega_2 tokens beat every later token */
     for (size_t k = V; k-- > s;) {
         out[order[k]] = later;
@@ -76,14 +84,15 @@ static void beaten_mass(const mdsd_iws_stage *st, const int *order, size_t V, co
         double sum = later; /* Omega_1 beats all of Omega_2 */
         for (size_t y = 0; y < s; y++)
             if (y != x)
-                sum += b[st->top[y]] * st->w[x * s + y];
-        out[st->top[x]] = sum;
+                sum += b[order[y]] * st->w[x * s + y];
+        out[order[x]] = sum;
     }
 }
 
 /* The GLPK part of a stage: fills st->w for the free pairs. base[x] is the
- * fixed mass of top[x]; m[x*s+y] the mass of pair {top[x], top[y]}. Called
- * inside a critical section: GLPK's environment is not shared safely. */
+ * fixed mass of top[x]; m[x*s+y] the mass of pair {order[x], order[y]}. GLPK
+ * keeps its environment in thread-local storage, so stages may be solved in
+ * parallel. */
 static int stage_glpk(const double *p, const double *base, const double *m,
                       mdsd_iws_stage *st, size_t pairs, mdsd_err *err)
 {
@@ -100,12 +109,12 @@ static int stage_glpk(const double *p, const double *base, const double *m,
     glp_add_cols(lp, (int)(s + pairs));
     size_t k = 0;
     for (size_t x = 0; x < s; x++) {
-        /* t_x <= r(top[x]) = base + pairs won: t_x - sum u_xy + sum u_yx <= base + sum_{y<x} m */
+        /* t_x <= r(order[x]) = base + pairs won: t_x - sum u_xy + sum u_yx <= base + sum_{y<x} m */
         double ub = base[x];
         for (size_t y = 0; y < x; y++)
             ub += m[y * s + x];
         glp_set_row_bnds(lp, (int)x + 1, GLP_UP, 0.0, ub);
-        double px = p[st->top[x]];
+        double px = p[st->order[x]];
         glp_set_col_bnds(lp, (int)x + 1, px > 0.0 ? GLP_DB : GLP_FX, 0.0, px);
         glp_set_obj_coef(lp, (int)x + 1, 1.0);
         k++, ia[k] = (int)x + 1, ja[k] = (int)x + 1, ar[k] = 1.0;
@@ -115,7 +124,7 @@ static int stage_glpk(const double *p, const double *base, const double *m,
         for (size_t y = x + 1; y < s; y++) {
             if (m[x * s + y] <= 0.0)
                 continue;
-            col++; /* u_xy: the mass of the pair sent to top[x] */
+            col++; /* u_xy: the mass of the pair sent to order[x] */
             glp_set_col_bnds(lp, col, GLP_DB, 0.0, m[x * s + y]);
             k++, ia[k] = (int)x + 1, ja[k] = col, ar[k] = -1.0;
             k++, ia[k] = (int)y + 1, ja[k] = col, ar[k] = 1.0;
@@ -150,12 +159,14 @@ static int stage_glpk(const double *p, const double *base, const double *m,
 
 /* Chooses Omega_1 and solves the stage's LP for pair laws (a, b). */
 static int stage_solve(const double *p, const double *a, const double *b, size_t V,
-                       const mdsd_iws_opts *o, keyed *tmp, int *order, mdsd_iws_stage *st,
-                       size_t *vars, mdsd_err *err)
+                       const mdsd_iws_opts *o, keyed *tmp, mdsd_iws_stage *st, size_t *vars,
+                       mdsd_err *err)
 {
     st->rank = malloc(V * sizeof *st->rank);
-    if (!st->rank)
+    st->order = malloc(V * sizeof *st->order);
+    if (!st->rank || !st->order)
         return mdsd_fail(err, MDSD_ENOMEM, "importance weights: out of memory (V = %zu)", V);
+    int *order = st->order;
     size_t active = rank_tokens(p, a, b, V, o->rank, tmp, order, st->rank);
     size_t s = o->top && o->top < active ? o->top : active;
     size_t guard = o->max_vars ? o->max_vars : MDSD_IWS_MAX_VARS;
@@ -166,10 +177,9 @@ static int stage_solve(const double *p, const double *a, const double *b, size_t
                          "above the guard of %zu; free fewer tokens (--is-top S, S <= %zu)",
                          s, *vars, guard, (size_t)(sqrt(2.0 * (double)guard)) - 1);
     st->s = s;
-    st->top = malloc((s ? s : 1) * sizeof *st->top);
     st->w = malloc((s ? s * s : 1) * sizeof *st->w);
     double *m = malloc((s ? s * s : 1) * sizeof *m), *base = malloc((s ? s : 1) * sizeof *base);
-    if (!st->top || !st->w || !m || !base) {
+    if (!st->w || !m || !base) {
         free(m), free(base);
         return mdsd_fail(err, MDSD_ENOMEM, "importance weights: out of memory (s = %zu)", s);
     }
@@ -178,7 +188,7 @@ static int stage_solve(const double *p, const double *a, const double *b, size_t
         A2 += a[order[k]], B2 += b[order[k]];
     size_t pairs = 0;
     for (size_t x = 0; x < s; x++) {
-        int i = st->top[x] = order[x];
+        int i = order[x];
         base[x] = a[i] * b[i] + a[i] * B2 + b[i] * A2;
         for (size_t y = 0; y < s; y++) {
             int j = order[y];
@@ -192,7 +202,6 @@ static int stage_solve(const double *p, const double *a, const double *b, size_t
             for (size_t y = 0; y < s; y++)
                 st->w[x * s + y] = x < y;
     } else {
-#pragma omp critical(mdsd_glpk)
         rc = stage_glpk(p, base, m, st, pairs, err);
     }
     free(m), free(base);
@@ -204,7 +213,7 @@ void mdsd_iws_free(mdsd_iws *w)
     if (!w)
         return;
     for (size_t k = 0; w->stage && k < w->stages; k++) {
-        free(w->stage[k].top);
+        free(w->stage[k].order);
         free(w->stage[k].rank);
         free(w->stage[k].w);
     }
@@ -214,23 +223,55 @@ void mdsd_iws_free(mdsd_iws *w)
     memset(w, 0, sizeof *w);
 }
 
-/* Advances the selected-token law r (and its split by draft) through stage k. */
-static void stage_advance(mdsd_iws *w, size_t k, const int *order, const double *q,
-                          double *a, double *wa, double *wb)
+/* sum_i min(p(i), r(i)), compensated; tmp has V entries. */
+static double accept_of(const double *p, const double *r, size_t V, double *tmp)
 {
-    size_t V = w->V;
-    memcpy(a, w->r, V * sizeof *a);
-    beaten_mass(&w->stage[k], order, V, q, wb);
-    beaten_mass(&w->stage[k], order, V, a, wa);
-    for (size_t i = 0; i < V; i++) {
-        w->r[i] = a[i] * q[i] + a[i] * wb[i] + q[i] * wa[i];
-        for (size_t j = 0; j <= k; j++)
-            w->from[j * V + i] *= q[i] + wb[i];
-        w->from[(k + 1) * V + i] = q[i] * wa[i];
-    }
+    for (size_t i = 0; i < V; i++)
+        tmp[i] = fmin(p[i], r[i]);
+    return mdsd_sum(tmp, V);
 }
 
-int mdsd_iws_solve(const double *p, const double *q, size_t V, size_t n,
+/* Law of the token stage st keeps from (u ~ a, v ~ b), and the beaten masses
+ * it needs: r = a b + a beaten_b (u kept) + b beaten_a (v kept). */
+static void stage_law(const mdsd_iws_stage *st, size_t V, const double *a, const double *b,
+                      double *wa, double *wb, double *r)
+{
+    mdsd_iws_beaten(st, V, b, true, wb);
+    mdsd_iws_beaten(st, V, a, false, wa);
+    for (size_t i = 0; i < V; i++)
+        r[i] = a[i] * b[i] + a[i] * wb[i] + b[i] * wa[i];
+}
+
+/* Solves stage k (new draft of law b) and advances r and its split by draft.
+ * A truncated stage can do worse than not pairing at all (its fixed rule may
+ * lose mass that keeping u_k would not): then the stage passes u_k through. */
+static int stage_run(mdsd_iws *w, size_t k, const double *p, const double *b,
+                     const mdsd_iws_opts *o, keyed *tmp, double *buf, mdsd_err *err)
+{
+    size_t V = w->V, vars = 0;
+    mdsd_iws_stage *st = &w->stage[k];
+    int rc = stage_solve(p, w->r, b, V, o, tmp, st, &vars, err);
+    if (rc != MDSD_OK)
+        return rc;
+    w->lp_vars = vars > w->lp_vars ? vars : w->lp_vars;
+    double *wa = buf, *wb = buf + V, *r = buf + 2 * V, *scratch = buf + 3 * V;
+    stage_law(st, V, w->r, b, wa, wb, r);
+    double acc = accept_of(p, r, V, scratch);
+    if (acc < w->accept) {
+        st->pass = true; /* r and the split stay; draft k+1 is never selected */
+        return MDSD_OK;
+    }
+    for (size_t i = 0; i < V; i++) {
+        for (size_t j = 0; j <= k; j++)
+            w->from[j * V + i] *= b[i] + wb[i];
+        w->from[(k + 1) * V + i] = b[i] * wa[i];
+    }
+    memcpy(w->r, r, V * sizeof *r);
+    w->accept = acc;
+    return MDSD_OK;
+}
+
+int mdsd_iws_solve(const double *p, const double *q, size_t V, size_t n, bool multi,
                    const mdsd_iws_opts *opts, mdsd_iws *out, mdsd_err *err)
 {
     memset(out, 0, sizeof *out);
@@ -244,30 +285,21 @@ int mdsd_iws_solve(const double *p, const double *q, size_t V, size_t n,
     out->r = malloc(V * sizeof *out->r);
     out->from = calloc(n * V, sizeof *out->from);
     out->stage = calloc(n, sizeof *out->stage);
-    double *a = malloc(3 * V * sizeof *a);
+    double *buf = malloc(4 * V * sizeof *buf);
     keyed *tmp = malloc(V * sizeof *tmp);
-    int *order = malloc(V * sizeof *order);
     int rc = MDSD_OK;
-    if (!out->r || !out->from || !out->stage || !a || !tmp || !order) {
+    if (!out->r || !out->from || !out->stage || !buf || !tmp) {
         rc = mdsd_fail(err, MDSD_ENOMEM, "importance weights: out of memory (V = %zu, n = %zu)",
                        V, n);
         goto done;
     }
     memcpy(out->r, q, V * sizeof *q);
     memcpy(out->from, q, V * sizeof *q);
-    for (size_t k = 0; k < out->stages; k++) {
-        size_t vars = 0;
-        rc = stage_solve(p, out->r, q, V, &o, tmp, order, &out->stage[k], &vars, err);
-        if (rc != MDSD_OK)
-            goto done;
-        out->lp_vars = vars > out->lp_vars ? vars : out->lp_vars;
-        stage_advance(out, k, order, q, a, a + V, a + 2 * V);
-    }
-    for (size_t i = 0; i < V; i++)
-        a[i] = fmin(p[i], out->r[i]);
-    out->accept = mdsd_sum(a, V);
+    out->accept = accept_of(p, q, V, buf);
+    for (size_t k = 0; k < out->stages && rc == MDSD_OK; k++)
+        rc = stage_run(out, k, p, multi ? q + (k + 1) * V : q, &o, tmp, buf, err);
 done:
-    free(a), free(tmp), free(order);
+    free(buf), free(tmp);
     if (rc != MDSD_OK)
         mdsd_iws_free(out);
     return rc;

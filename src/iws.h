@@ -23,12 +23,14 @@
  * For n > 2 drafts (Khisti Remark 4) the drafts are paired up successively:
  * stage 1 selects u_2 from (x_1, x_2); stage k selects u_{k+1} from
  * (u_k, x_{k+1}), with a = law of u_k and b = q. Each stage's weights maximise
- * sum_i min(p(i), r_k(i)) for that stage; the acceptance is that of the last
- * stage. It never decreases with n (keeping u_k always is feasible) but is not
- * alpha*_iid in general. */
+ * sum_i min(p(i), r_k(i)) for that stage, greedily; the selection's
+ * acceptance is that of the last stage. A stage whose weights do worse than
+ * always keeping u_k (a truncated LP's fixed rule can) keeps u_k instead, so
+ * the acceptance never decreases with n; it is not alpha*_iid in general. */
 #ifndef MDSD_IWS_H
 #define MDSD_IWS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <gsl/gsl_rng.h>
@@ -55,9 +57,11 @@ typedef struct {
 /* Weights of one pairing stage. */
 typedef struct {
     size_t s;        /* free tokens (|Omega_1|) */
-    int *top;        /* [s] the free tokens in the stage's order */
-    size_t *rank;    /* [V] position of each token in the stage's order */
-    double *w;       /* [s * s] w[a*s + b] = W(top[a], top[b]); diagonal unused */
+    int *order;      /* [V] the tokens in the stage's order; order[0..s) = Omega_1 */
+    size_t *rank;    /* [V] inverse of order */
+    double *w;       /* [s * s] w[x*s + y] = W(order[x], order[y]); diagonal unused */
+    bool pass;       /* the LP's weights did worse than always keeping u_k, so the
+                        stage keeps u_k (only possible for a truncated LP) */
 } mdsd_iws_stage;
 
 typedef struct {
@@ -71,15 +75,24 @@ typedef struct {
     size_t lp_vars;         /* structural variables of the largest stage LP */
 } mdsd_iws;
 
-/* Solves the weight LPs for target p[0..V), iid drafts from q[0..V), n >= 1
- * drafts. p and q must be validated probability vectors. MDSD_ETOOBIG when a
- * stage LP exceeds the guard, MDSD_ESOLVER when GLPK fails. */
-int mdsd_iws_solve(const double *p, const double *q, size_t V, size_t n,
+/* Solves the weight LPs for target p[0..V) and n >= 1 independent drafts:
+ * iid from q[0..V), or (multi) draft j from row j of q[n*V] (Khisti App. G:
+ * stage k then pairs u_k with a draft of law q_{k+1}). p and q must be
+ * validated probability vectors. MDSD_ETOOBIG when a stage LP exceeds the
+ * guard, MDSD_ESOLVER when GLPK fails. */
+int mdsd_iws_solve(const double *p, const double *q, size_t V, size_t n, bool multi,
                    const mdsd_iws_opts *opts, mdsd_iws *out, mdsd_err *err);
 
 void mdsd_iws_free(mdsd_iws *w);
 
-/* W(u, v): probability that the stage keeps u from the pair (u, v), u != v. */
+/* out[i] = sum_{j != i} b(j) P(the stage keeps i over j), i in the first slot
+ * (u_k) if `first`, else in the second (the new draft): the b-mass that i
+ * beats. The same for both slots unless the stage passes. O(V + s^2). */
+void mdsd_iws_beaten(const mdsd_iws_stage *st, size_t V, const double *b, bool first,
+                     double *out);
+
+/* Probability that the stage keeps u (first slot) over v (second), u != v:
+ * W(u, v), or 1 if the stage passes. */
 double mdsd_iws_keep(const mdsd_iws_stage *st, int u, int v);
 
 /* Runs the selection stages on the n drafts x[0..n); returns the selected

@@ -34,7 +34,7 @@ static mdsd_iws solve(const double *p, const double *q, size_t V, size_t n, size
     mdsd_iws w;
     mdsd_err err;
     mdsd_err_clear(&err);
-    int rc = mdsd_iws_solve(p, q, V, n, &o, &w, &err);
+    int rc = mdsd_iws_solve(p, q, V, n, false, &o, &w, &err);
     cr_assert_eq(rc, MDSD_OK, "%s", err.msg);
     return w;
 }
@@ -58,7 +58,8 @@ static void follow(const mdsd_iws *w, const int *x, size_t k, int u, size_t at, 
     }
     double keep = mdsd_iws_keep(&w->stage[k], u, v);
     cr_assert(keep >= 0.0 && keep <= 1.0);
-    cr_assert_float_eq(keep + mdsd_iws_keep(&w->stage[k], v, u), 1.0, 1e-15);
+    if (!w->stage[k].pass)
+        cr_assert_float_eq(keep + mdsd_iws_keep(&w->stage[k], v, u), 1.0, 1e-15);
     follow(w, x, k + 1, u, at, prob * keep, r, from);
     follow(w, x, k + 1, v, k + 1, prob * (1.0 - keep), r, from);
 }
@@ -146,7 +147,7 @@ Test(is, fixed_rule_follows_the_deficit_order)
     /* deficits p - q^2: -0.06, 0.11, 0.26, 0.39: order 3, 2, 1, 0 */
     mdsd_iws w = solve(p, q, 4, 2, 1, MDSD_IWS_RANK_DEFICIT);
     cr_assert_eq(w.stage[0].s, 1);
-    cr_assert_eq(w.stage[0].top[0], 3);
+    cr_assert_eq(w.stage[0].order[0], 3);
     cr_assert_eq(mdsd_iws_keep(&w.stage[0], 3, 0), 1.0);
     cr_assert_eq(mdsd_iws_keep(&w.stage[0], 2, 1), 1.0);
     cr_assert_eq(mdsd_iws_keep(&w.stage[0], 0, 1), 0.0);
@@ -156,7 +157,7 @@ Test(is, fixed_rule_follows_the_deficit_order)
     check_against_enumeration(&w, p, q);
     mdsd_iws_free(&w);
     w = solve(p, q, 4, 2, 1, MDSD_IWS_RANK_DRAFT);
-    cr_assert_eq(w.stage[0].top[0], 0);
+    cr_assert_eq(w.stage[0].order[0], 0);
     cr_assert_eq(mdsd_iws_keep(&w.stage[0], 1, 3), 1.0);
     mdsd_iws_free(&w);
 }
@@ -165,6 +166,7 @@ Test(is, successive_pairing_for_more_drafts)
 {
     gsl_rng *rng = mdsd_rng_alloc(4003);
     double p[VMAX], q[VMAX];
+    unsigned passes = 0;
     for (unsigned t = 0; t < 120; t++) {
         size_t V = 2 + t % 4;
         toy_pair(rng, t / 4, V, p, q);
@@ -173,10 +175,10 @@ Test(is, successive_pairing_for_more_drafts)
             int truncated = t % 3 == 2;
             mdsd_iws w = solve(p, q, V, n, truncated ? 2 : 0, MDSD_IWS_RANK_DEFICIT);
             check_against_enumeration(&w, p, q);
-            /* full stage LPs can always keep u_k: acceptance never falls. The
-             * truncated ones cannot (their fixed rule may lose to keeping). */
-            if (!truncated)
-                cr_assert_geq(w.accept, prev - 1e-9, "n = %zu: acceptance fell", n);
+            /* keeping u_k is feasible for a full stage LP, and the fallback of
+             * a truncated one: acceptance never falls */
+            cr_assert_geq(w.accept, prev - 1e-12, "n = %zu: acceptance fell", n);
+            passes += truncated && n > 1 && w.stage[n - 2].pass;
             cr_assert_leq(w.accept, alpha_iid_subsets(p, q, V, n) + 1e-9,
                           "n = %zu: above alpha*_iid", n);
             if (n == 1) { /* no stage: plain speculative sampling, sum min(p, q) */
@@ -189,6 +191,8 @@ Test(is, successive_pairing_for_more_drafts)
             mdsd_iws_free(&w);
         }
     }
+    cr_log_info("successive pairing: %u truncated stages kept u_k", passes);
+    cr_assert_gt(passes, 0, "no truncated stage fell back: that path went untested");
     gsl_rng_free(rng);
 }
 
@@ -199,13 +203,261 @@ Test(is, size_guard_is_a_clear_error)
     mdsd_iws w;
     mdsd_err err;
     mdsd_err_clear(&err);
-    cr_assert_eq(mdsd_iws_solve(p, q, 6, 2, &o, &w, &err), MDSD_ETOOBIG);
+    cr_assert_eq(mdsd_iws_solve(p, q, 6, 2, false, &o, &w, &err), MDSD_ETOOBIG);
     cr_assert(strstr(err.msg, "21 variables") && strstr(err.msg, "--is-top"), "%s", err.msg);
     cr_assert_null(w.r);
     o.top = 3; /* 6 variables: within the guard */
-    cr_assert_eq(mdsd_iws_solve(p, q, 6, 2, &o, &w, &err), MDSD_OK, "%s", err.msg);
+    cr_assert_eq(mdsd_iws_solve(p, q, 6, 2, false, &o, &w, &err), MDSD_OK, "%s", err.msg);
     cr_assert_eq(w.lp_vars, 6);
     mdsd_iws_free(&w);
-    cr_assert_eq(mdsd_iws_solve(p, q, 6, 0, NULL, &w, &err), MDSD_EINVAL);
+    cr_assert_eq(mdsd_iws_solve(p, q, 6, 0, false, NULL, &w, &err), MDSD_EINVAL);
     cr_assert(strstr(err.msg, "n >= 1"), "%s", err.msg);
+}
+
+/* ---- the `is` verifier (verify_is.c), through its ops table ----------- */
+
+#include <gsl/gsl_randist.h>
+
+#include "../src/verifier.h"
+
+#define SIGNIFICANCE 1e-6
+#define TRIALS 200000
+
+/* P(y in S(x)) and the per-draft split by enumerating every tuple of D,
+ * every selection branch and every residual draw: the slow route for
+ * is's exact rates. */
+static void enumerate_alpha(const double *p, const mdsd_scheme *s, size_t top, double *per)
+{
+    size_t V = s->V, n = s->n;
+    mdsd_iws w;
+    mdsd_iws_opts o = {top, MDSD_IWS_RANK_DEFICIT, 0};
+    cr_assert_eq(mdsd_iws_solve(p, s->q, V, n, s->kind == MDSD_SCHEME_MULTI, &o, &w, NULL),
+                 MDSD_OK);
+    double res[VMAX], tot = 0.0;
+    for (size_t i = 0; i < V; i++)
+        tot += res[i] = fmax(p[i] - w.r[i], 0.0);
+    mdsd_joint D;
+    cr_assert_eq(mdsd_scheme_joint(s, MDSD_JOINT_MAX_TUPLES, &D, NULL), MDSD_OK);
+    memset(per, 0, n * sizeof *per);
+    for (size_t t = 0; t < D.count; t++) {
+        const int *x = D.tokens + t * n;
+        double r[VMAX] = {0}, from[4 * VMAX] = {0}; /* law of the selection for this x */
+        follow(&w, x, 0, x[0], 0, D.prob[t], r, from);
+        for (size_t j = 0; j < n; j++)
+            for (size_t u = 0; u < V; u++) {
+                double mass = from[j * V + u];
+                if (mass == 0.0)
+                    continue;
+                double acc = fmin(1.0, p[u] / w.r[u]);
+                per[j] += mass * acc;
+                for (size_t k = 0; k < V && tot > 0.0; k++) { /* residual draw k */
+                    size_t first = n;
+                    for (size_t l = 0; l < n && first == n; l++)
+                        if ((size_t)x[l] == k)
+                            first = l;
+                    if (first < n)
+                        per[first] += mass * (1.0 - acc) * res[k] / tot;
+                }
+            }
+    }
+    mdsd_joint_free(&D);
+    mdsd_iws_free(&w);
+}
+
+typedef struct {
+    double alpha;         /* fraction of trials with y in S(x) */
+    double per[4];        /* fraction accepted at draft j */
+    double p_value;       /* chi-square of the output histogram against p */
+} sim;
+
+typedef int (*verify_fn)(const void *state, const int *drafts, gsl_rng *rng, int *index);
+
+static sim simulate_with(verify_fn verify, const void *state, const double *p,
+                         const mdsd_scheme *s, uint64_t seed)
+{
+    mdsd_sampler *sm = mdsd_sampler_alloc(s, NULL);
+    cr_assert_not_null(sm);
+    gsl_rng *rng = mdsd_rng_alloc(seed);
+    uint64_t counts[VMAX] = {0}, hits[4] = {0}, accepted = 0;
+    int x[4];
+    for (int t = 0; t < TRIALS; t++) {
+        mdsd_sampler_draw(sm, rng, x);
+        int idx, y = verify(state, x, rng, &idx);
+        cr_assert(y >= 0 && (size_t)y < s->V);
+        counts[y]++;
+        int in = 0;
+        for (size_t j = 0; j < s->n; j++)
+            in |= x[j] == y;
+        cr_assert(idx < 0 ? !in : x[idx] == y, "accepted index %d does not hold y = %d", idx, y);
+        if (idx >= 0)
+            accepted++, hits[idx]++;
+    }
+    sim out = {(double)accepted / TRIALS, {0}, 0.0};
+    for (size_t j = 0; j < s->n; j++)
+        out.per[j] = (double)hits[j] / TRIALS;
+    out.p_value = mdsd_chisq_gof(counts, p, s->V, 5.0).p_value;
+    gsl_rng_free(rng);
+    mdsd_sampler_free(sm);
+    return out;
+}
+
+/* |simulated - exact| within 5 standard errors of a Bernoulli(exact) mean. */
+static void assert_rate(double simulated, double exact, const char *what)
+{
+    double se = sqrt(exact * (1.0 - exact) / TRIALS);
+    cr_assert_leq(fabs(simulated - exact), 5.0 * se + 1e-12, "%s: simulated %.6f, exact %.6f "
+                  "(se %.2g)", what, simulated, exact, se);
+}
+
+/* Runs the verifier on scheme s: output law, acceptance and per-draft rates
+ * against the exact ones, which are checked against enumeration first. */
+static void check_verifier(const double *p, const mdsd_scheme *s, size_t top, uint64_t seed)
+{
+    const mdsd_verifier_ops *ops = &mdsd_verify_is_ops;
+    mdsd_verifier_opts o;
+    memset(&o, 0, sizeof o);
+    o.is_top = top;
+    mdsd_err err;
+    mdsd_err_clear(&err);
+    cr_assert_eq(ops->check(s, &err), MDSD_OK, "%s", err.msg);
+    double alpha, per[4], ref[4];
+    cr_assert_eq(ops->exact(p, s, &o, &alpha, per, &err), MDSD_OK, "%s", err.msg);
+    enumerate_alpha(p, s, top, ref);
+    for (size_t j = 0; j < s->n; j++)
+        cr_assert_float_eq(per[j], ref[j], 1e-12, "draft %zu: exact %.15g, enumeration %.15g",
+                           j, per[j], ref[j]);
+    void *state;
+    cr_assert_eq(ops->prepare(p, s, &o, &state, &err), MDSD_OK, "%s", err.msg);
+    sim r = simulate_with(ops->verify, state, p, s, seed);
+    ops->release(state);
+    cr_log_info("is (%s, n = %zu, top %zu): chi-square p = %.3g, alpha %.5f (exact %.5f)",
+                mdsd_scheme_name(s->kind), s->n, top,
+                r.p_value, r.alpha, alpha);
+    cr_assert_gt(r.p_value, SIGNIFICANCE, "is output is not p: chi-square p = %g", r.p_value);
+    assert_rate(r.alpha, alpha, "acceptance");
+    for (size_t j = 0; j < s->n; j++)
+        assert_rate(r.per[j], per[j], "per-draft rate");
+}
+
+static const double P5[5] = {0.30, 0.25, 0.20, 0.15, 0.10};
+static const double Q5[5] = {0.05, 0.10, 0.15, 0.30, 0.40};
+static const double Q2x5[10] = {0.05, 0.10, 0.15, 0.30, 0.40, 0.05, 0.05, 0.10, 0.30, 0.50};
+
+Test(is_verifier, full_lp_two_drafts_outputs_p_at_alpha_iid)
+{
+    mdsd_scheme s = {MDSD_SCHEME_IID, 2, 5, Q5, NULL};
+    check_verifier(P5, &s, 0, 501);
+    double alpha, per[2];
+    cr_assert_eq(mdsd_verify_is_ops.exact(P5, &s, NULL, &alpha, per, NULL), MDSD_OK);
+    cr_assert_float_eq(alpha, alpha_iid_subsets(P5, Q5, 5, 2), 1e-9);
+}
+
+Test(is_verifier, truncated_lp_outputs_p) { mdsd_scheme s = {MDSD_SCHEME_IID, 2, 5, Q5, NULL};
+                                            check_verifier(P5, &s, 1, 502); }
+Test(is_verifier, three_drafts_successive_pairing_outputs_p)
+{
+    mdsd_scheme s = {MDSD_SCHEME_IID, 3, 5, Q5, NULL};
+    check_verifier(P5, &s, 0, 503);
+}
+Test(is_verifier, different_drafters_output_p)
+{
+    mdsd_scheme s = {MDSD_SCHEME_MULTI, 2, 5, Q2x5, NULL};
+    check_verifier(P5, &s, 0, 504);
+}
+
+/* Exact rates against enumeration on random instances, where the residual
+ * draw hitting the unselected draft matters (truncated LP, n = 3), and the
+ * full LP at n = 2, where it must not (Khisti Thm 1 leaves no room). */
+Test(is_verifier, exact_rates_match_enumeration_on_random_instances)
+{
+    gsl_rng *rng = mdsd_rng_alloc(4004);
+    double p[VMAX], q[2 * VMAX], alpha, per[4], ref[4];
+    double gap = 0.0; /* largest residual-hit share seen */
+    for (unsigned t = 0; t < 150; t++) {
+        size_t V = 2 + t % 4, n = 2 + (t % 5 == 4), top = t % 3 == 1 ? 1 + t % 2 : 0;
+        toy_pair(rng, t / 4, V, p, q);
+        toy_distribution(rng, TOY_DIRICHLET, V, q + V);
+        mdsd_scheme s = {t % 7 == 3 ? MDSD_SCHEME_MULTI : MDSD_SCHEME_IID, n, V, q, NULL};
+        if (s.kind == MDSD_SCHEME_MULTI)
+            s.n = 2;
+        mdsd_verifier_opts o;
+        memset(&o, 0, sizeof o);
+        o.is_top = top;
+        mdsd_err err;
+        cr_assert_eq(mdsd_verify_is_ops.exact(p, &s, &o, &alpha, per, &err), MDSD_OK, "%s",
+                     err.msg);
+        enumerate_alpha(p, &s, top, ref);
+        double sum = 0.0;
+        for (size_t j = 0; j < s.n; j++) {
+            cr_assert_float_eq(per[j], ref[j], 1e-12, "instance %u draft %zu", t, j);
+            sum += per[j];
+        }
+        cr_assert_float_eq(alpha, sum, 1e-15);
+        mdsd_iws w;
+        mdsd_iws_opts wo = {top, MDSD_IWS_RANK_DEFICIT, 0};
+        mdsd_iws_solve(p, q, V, s.n, s.kind == MDSD_SCHEME_MULTI, &wo, &w, NULL);
+        cr_assert_geq(alpha, w.accept - 1e-12);
+        gap = fmax(gap, alpha - w.accept);
+        if (s.kind == MDSD_SCHEME_IID && s.n == 2 && top == 0)
+            cr_assert_float_eq(alpha, w.accept, 1e-7, "full LP: the residual hit a draft");
+        mdsd_iws_free(&w);
+    }
+    cr_log_info("is: largest P(residual draw is an unselected draft) = %.3g", gap);
+    gsl_rng_free(rng);
+}
+
+/* A planted error: the residual drawn from norm((p - q)+), i.e. forgetting
+ * that the selection changed the draft's law to r. The same test rejects it. */
+typedef struct {
+    mdsd_iws w;
+    const double *p;
+    gsl_ran_discrete_t *wrong;
+} planted_is;
+
+static int planted_verify(const void *state, const int *x, gsl_rng *rng, int *index)
+{
+    const planted_is *pl = state;
+    size_t from;
+    int u = mdsd_iws_select(&pl->w, x, rng, &from);
+    if (gsl_rng_uniform(rng) < fmin(1.0, pl->p[u] / pl->w.r[u])) {
+        *index = (int)from;
+        return u;
+    }
+    int y = (int)gsl_ran_discrete(rng, pl->wrong);
+    *index = -1;
+    for (size_t j = 0; j < 2 && *index < 0; j++)
+        if (x[j] == y)
+            *index = (int)j;
+    return y;
+}
+
+Test(is_verifier, planted_residual_error_is_rejected)
+{
+    mdsd_scheme s = {MDSD_SCHEME_IID, 2, 5, Q5, NULL};
+    planted_is pl = {.p = P5};
+    cr_assert_eq(mdsd_iws_solve(P5, Q5, 5, 2, false, NULL, &pl.w, NULL), MDSD_OK);
+    double res[5];
+    for (size_t i = 0; i < 5; i++)
+        res[i] = fmax(P5[i] - Q5[i], 0.0);
+    pl.wrong = gsl_ran_discrete_preproc(5, res);
+    sim r = simulate_with(planted_verify, &pl, P5, &s, 501);
+    cr_log_info("is, planted residual error: chi-square p = %.3g", r.p_value);
+    cr_assert_lt(r.p_value, SIGNIFICANCE, "the planted error passed (p = %g)", r.p_value);
+    gsl_ran_discrete_free(pl.wrong);
+    mdsd_iws_free(&pl.w);
+}
+
+Test(is_verifier, unsupported_schemes_and_big_exact_are_refused)
+{
+    mdsd_err err;
+    mdsd_scheme wor = {MDSD_SCHEME_WOR, 2, 5, Q5, NULL};
+    cr_assert_eq(mdsd_verify_is_ops.check(&wor, &err), MDSD_EUNSUPPORTED);
+    cr_assert(strstr(err.msg, "independent drafts"), "%s", err.msg);
+    mdsd_scheme s = {MDSD_SCHEME_IID, 3, 5, Q5, NULL};
+    mdsd_verifier_opts o;
+    memset(&o, 0, sizeof o);
+    o.max_tuples = 100; /* 125 tuples */
+    double alpha, per[3];
+    cr_assert_eq(mdsd_verify_is_ops.exact(P5, &s, &o, &alpha, per, &err), MDSD_ETOOBIG);
+    cr_assert(strstr(err.msg, "--trials"), "%s", err.msg);
 }
