@@ -12,5 +12,7 @@
 #include "stats.h"
 #include "outfile.h"
 #include "scheme.h"
+#include "verifier.h"
+#include "montecarlo.h"
 
 #endif
