@@ -13,5 +13,7 @@
 #include "outfile.h"
 #include "scheme.h"
 #include "lp.h"
+#include "verifier.h"
+#include "montecarlo.h"
 
 #endif

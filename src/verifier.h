@@ -83,6 +83,7 @@ int mdsd_verifier_verify(const mdsd_verifier *v, const int *drafts, gsl_rng *rng
                          int *accepted_index);
 
 mdsd_verifier_kind mdsd_verifier_kind_of(const mdsd_verifier *v);
+const char *mdsd_verifier_name_of(const mdsd_verifier *v); /* its ops' name */
 const mdsd_scheme *mdsd_verifier_scheme_of(const mdsd_verifier *v); /* its own copy */
 void mdsd_verifier_free(mdsd_verifier *v);
 
@@ -120,6 +121,12 @@ typedef struct {
     int (*exact)(const double *p, const mdsd_scheme *s, const mdsd_verifier_opts *opts,
                  double *alpha, double *per_draft, mdsd_err *err);
 } mdsd_verifier_ops;
+
+/* A verifier from ops outside the table (experimental or planted-invalid
+ * verifiers in tests); kind_of then reports MDSD_VERIFIER_COUNT. */
+mdsd_verifier *mdsd_verifier_alloc_ops(const mdsd_verifier_ops *ops, const double *p,
+                                       const mdsd_scheme *s, const mdsd_verifier_opts *opts,
+                                       mdsd_err *err);
 
 extern const mdsd_verifier_ops mdsd_verify_sd_ops;
 extern const mdsd_verifier_ops mdsd_verify_rrs_ops;
