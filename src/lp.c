@@ -24,9 +24,9 @@
 #define LP_MASS_TOL MDSD_PROB_SUM_TOL
 
 static const char too_big_hint_full[] =
-    "use --method sort (iid, wor, cps, greedy, hub), brute (V <= 24) or lp-reduced";
+    "try mdsd bound --method sort (iid, wor, cps, greedy, hub), brute (V <= 24) or lp-reduced";
 static const char too_big_hint_reduced[] =
-    "use --method sort (iid, wor, cps, greedy, hub) or brute (V <= 24)";
+    "try mdsd bound --method sort (iid, wor, cps, greedy, hub) or brute (V <= 24)";
 
 /* ---------------------------------------------------------------------------
  * Input checks */

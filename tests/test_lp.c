@@ -262,3 +262,188 @@ Test(lp, bad_input_is_refused)
     cr_assert(strstr(err.msg, "sums to 1.1"), "%s", err.msg);
     cr_assert_eq(mdsd_lp_full(p, 3, &D, NULL, &res, &err), MDSD_OK);
 }
+
+/* ---------------------------------------------------------------------------
+ * The MathProg models through glpsol, and the CPLEX LP / MPS export. */
+
+static char tmpdir[64];
+
+static void make_tmpdir(void)
+{
+    strcpy(tmpdir, "/tmp/mdsd-test-lp-XXXXXX");
+    cr_assert_not_null(mkdtemp(tmpdir));
+}
+
+static void remove_tmpdir(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+/* Runs glpsol on model + data and parses its "alpha* = v" line. */
+static double glpsol_alpha(const char *model, const char *data)
+{
+    char cmd[512], line[512];
+    snprintf(cmd, sizeof cmd, "glpsol -m '%s' -d '%s' 2>&1", model, data);
+    FILE *f = popen(cmd, "r");
+    cr_assert_not_null(f);
+    double alpha = NAN;
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, "alpha* = ", 9))
+            alpha = strtod(line + 9, NULL);
+    int status = pclose(f);
+    cr_assert_eq(status, 0, "glpsol failed on %s with %s", model, data);
+    cr_assert(!isnan(alpha), "no 'alpha* = ' line from glpsol on %s", data);
+    return alpha;
+}
+
+/* Re-reads an exported LP with GLPK's readers and solves it. */
+static double reread_alpha(const char *path, mdsd_lp_format format)
+{
+    glp_prob *P = glp_create_prob();
+    glp_term_out(GLP_OFF);
+    int rc = format == MDSD_LP_FORMAT_MPS ? glp_read_mps(P, GLP_MPS_FILE, NULL, path)
+                                          : glp_read_lp(P, NULL, path);
+    cr_assert_eq(rc, 0, "GLPK cannot read back %s", path);
+    glp_smcp parm;
+    glp_init_smcp(&parm);
+    parm.msg_lev = GLP_MSG_OFF;
+    cr_assert_eq(glp_simplex(P, &parm), 0);
+    cr_assert_eq(glp_get_status(P), GLP_OPT);
+    /* the MPS file minimises -alpha */
+    double alpha = format == MDSD_LP_FORMAT_MPS ? -glp_get_obj_val(P) : glp_get_obj_val(P);
+    if (format == MDSD_LP_FORMAT_MPS)
+        cr_assert_eq(glp_get_obj_dir(P), GLP_MIN);
+    glp_delete_prob(P);
+    glp_term_out(GLP_ON);
+    return alpha;
+}
+
+Test(lp, glpsol_models_and_exports_agree_with_the_c_solver, .timeout = 60)
+{
+    make_tmpdir();
+    gsl_rng *r = mdsd_rng_alloc(34);
+    unsigned solved = 0;
+    const char *models[2] = {"lp/otm_full.mod", "lp/otm_reduced.mod"};
+    for (unsigned i = 0; solved < 14; i++) {
+        instance in;
+        if (!random_instance(r, i, &in))
+            continue;
+        for (int reduced = 0; reduced < 2; reduced++) {
+            mdsd_lp_result res;
+            double a = solve(reduced, &in, NULL, &res);
+            char path[128];
+            mdsd_err err;
+            snprintf(path, sizeof path, "%s/inst%u_%d.dat", tmpdir, i, reduced);
+            cr_assert_eq(mdsd_lp_write(in.p, in.V, &in.D, reduced, MDSD_LP_FORMAT_MATHPROG_DATA,
+                                       path, &err), MDSD_OK, "%s", err.msg);
+            double g = glpsol_alpha(models[reduced], path);
+            cr_assert_float_eq(a, g, LP_TOL, "instance %u (%s): C %.12g, glpsol %s %.12g", i,
+                               mdsd_scheme_name(in.kind), a, models[reduced], g);
+            mdsd_lp_format formats[2] = {MDSD_LP_FORMAT_CPLEX, MDSD_LP_FORMAT_MPS};
+            for (int k = 0; k < 2; k++) {
+                snprintf(path, sizeof path, "%s/inst%u_%d.%s", tmpdir, i, reduced, k ? "mps" : "lp");
+                cr_assert_eq(mdsd_lp_write(in.p, in.V, &in.D, reduced, formats[k], path, &err),
+                             MDSD_OK, "%s", err.msg);
+                double e = reread_alpha(path, formats[k]);
+                cr_assert_float_eq(a, e, LP_TOL, "instance %u: C %.12g, re-read %s %.12g", i, a, path, e);
+            }
+        }
+        solved++;
+        instance_free(&in);
+    }
+    gsl_rng_free(r);
+    remove_tmpdir();
+}
+
+Test(lp, export_to_an_unwritable_place_fails_cleanly)
+{
+    double p[2] = {0.5, 0.5};
+    int tokens[2] = {0, 1};
+    double prob[1] = {1.0};
+    mdsd_joint D = {2, 1, tokens, prob};
+    mdsd_err err;
+    for (int f = 0; f < 3; f++) {
+        int rc = mdsd_lp_write(p, 2, &D, f == 1, (mdsd_lp_format)f, "/nonexistent-dir/x.lp", &err);
+        cr_assert_eq(rc, MDSD_EIO, "format %d: %s", f, err.msg);
+        cr_assert(strstr(err.msg, "/nonexistent-dir/x.lp"), "%s", err.msg);
+    }
+    mdsd_lp_format fmt;
+    cr_assert_eq(mdsd_lp_format_parse("a.mps", &fmt, NULL), MDSD_OK);
+    cr_assert_eq(fmt, MDSD_LP_FORMAT_MPS);
+    cr_assert_eq(mdsd_lp_format_parse("a.txt", &fmt, &err), MDSD_EINVAL);
+    cr_assert(strstr(err.msg, "a.txt"), "%s", err.msg);
+}
+
+/* ---------------------------------------------------------------------------
+ * mdsd lp */
+
+Test(lp, cli_solves_writes_and_reports)
+{
+    make_tmpdir();
+    char args[512], *out;
+    /* Bernoulli: alpha* = min(b, 1-(1-a)^2) + min(1-b, 1-a^2) = 0.3 + 0.64 */
+    cr_assert_eq(test_run_mdsd("lp -p 0.3,0.7 -q 0.6,0.4 -n 2 --scheme iid --json", 0, &out), 0);
+    cr_assert(strstr(out, "\"alpha\":0.9399999") || strstr(out, "\"alpha\":0.94"), "%s", out);
+    cr_assert(strstr(out, "\"method\":\"lp-full\"") && strstr(out, "\"vars\":8") &&
+              strstr(out, "\"rows\":5") && strstr(out, "\"scheme\":\"iid\""), "%s", out);
+    free(out);
+    snprintf(args, sizeof args,
+             "lp -p 0.3,0.7 -q 0.6,0.4 -q 0.2,0.8 -n 2 --scheme multi --reduced --exact-arith "
+             "--write-data %s/m.dat --write %s/m.lp --json", tmpdir, tmpdir);
+    cr_assert_eq(test_run_mdsd(args, 0, &out), 0);
+    cr_assert(strstr(out, "\"method\":\"lp-reduced\"") && strstr(out, "\"exact_arith\":true"), "%s", out);
+    double cli_alpha = strtod(strstr(out, "\"alpha\":") + 8, NULL);
+    free(out);
+    char path[128];
+    snprintf(path, sizeof path, "%s/m.dat", tmpdir);
+    cr_assert_float_eq(glpsol_alpha("lp/otm_reduced.mod", path), cli_alpha, LP_TOL);
+    snprintf(path, sizeof path, "%s/m.lp", tmpdir);
+    cr_assert_float_eq(reread_alpha(path, MDSD_LP_FORMAT_CPLEX), cli_alpha, LP_TOL);
+    /* multi, n = 2: D(x1, x2) = q1(x1) q2(x2); subset selection by hand:
+     * H = {0}: 0.3 - 0.6*0.2 = 0.18; H = {1}: 0.7 - 0.4*0.8 = 0.38 -> alpha* = 1 */
+    cr_assert_float_eq(cli_alpha, 1.0, 1e-12);
+    /* custom scheme from a file; V from -p */
+    snprintf(path, sizeof path, "%s/custom.txt", tmpdir);
+    FILE *f = fopen(path, "w");
+    fprintf(f, "# x1 x2 prob\n0 0 0.5\n2 2 0.5\n");
+    fclose(f);
+    snprintf(args, sizeof args, "lp -p 0.2,0.3,0.5 --scheme custom --custom %s --plan", path);
+    cr_assert_eq(test_run_mdsd(args, 0, &out), 0);
+    /* accepted: min(0.2, 0.5) + min(0.5, 0.5) = 0.7 */
+    cr_assert(strstr(out, "alpha* = 0.7\n") && strstr(out, "pi(y = 2, x = (2,2)) = 0.5"), "%s", out);
+    free(out);
+    cr_assert_eq(test_run_mdsd("lp --help", 0, &out), 0);
+    cr_assert(strstr(out, "JSON keys") && strstr(out, "alpha") && strstr(out, "rows"), "%s", out);
+    free(out);
+    remove_tmpdir();
+}
+
+Test(lp, cli_bad_input)
+{
+    char *out;
+    cr_assert_eq(test_run_mdsd("lp -q 0.5,0.5 -n 2 --scheme iid", 1, &out), 1);
+    cr_assert(strstr(out, "missing -p/--target"), "%s", out);
+    free(out);
+    cr_assert_eq(test_run_mdsd("lp -p 0.5,0.5 -q 0.5,0.5 -n 2", 1, &out), 2);
+    cr_assert(strstr(out, "missing --scheme"), "%s", out);
+    free(out);
+    cr_assert_eq(test_run_mdsd("lp -p 0.5,0.5 -q 0.5,0.5 --scheme iid --write x.txt", 1, &out), 2);
+    cr_assert(strstr(out, "must end in .lp"), "%s", out);
+    free(out);
+    cr_assert_eq(test_run_mdsd("lp -p 0.5,0.5 -q 0.5,0.5 --scheme multi -n 2", 1, &out), 1);
+    cr_assert(strstr(out, "needs 2 -q/--draft"), "%s", out);
+    free(out);
+    cr_assert_eq(test_run_mdsd("lp -p 0.5,0.5 -q 0.5,0.5 -n 3 --scheme iid --max-vars 10", 1, &out), 1);
+    cr_assert(strstr(out, "16 variables") && strstr(out, "exceed the limit of 10") &&
+              strstr(out, "--method sort"), "%s", out);
+    free(out);
+    /* nothing is left behind when the output cannot be written */
+    cr_assert_eq(test_run_mdsd("lp -p 0.5,0.5 -q 0.5,0.5 --scheme iid --write /nonexistent-dir/a.mps", 1, &out), 1);
+    cr_assert(strstr(out, "/nonexistent-dir/a.mps"), "%s", out);
+    free(out);
+    cr_assert_eq(test_run_mdsd("lp -p 0.5,0.5 --scheme custom --custom /nonexistent-file", 1, &out), 1);
+    cr_assert(strstr(out, "/nonexistent-file"), "%s", out);
+    free(out);
+}

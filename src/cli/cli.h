@@ -97,5 +97,6 @@ int cli_build_scheme(const char *name, size_t n, const char *custom_path, const 
 /* The subcommands. */
 int cmd_dist(int argc, char **argv);
 int cmd_draft(int argc, char **argv);
+int cmd_lp(int argc, char **argv);
 
 #endif
