@@ -14,6 +14,8 @@ static const mdsd_verifier_ops *const table[MDSD_VERIFIER_COUNT] = {
     [MDSD_VERIFIER_KSEQ] = &mdsd_verify_kseq_ops,
     [MDSD_VERIFIER_SPECHUB] = &mdsd_verify_spechub_ops,
     [MDSD_VERIFIER_GREEDY] = &mdsd_verify_greedy_ops,
+    [MDSD_VERIFIER_IS] = &mdsd_verify_is_ops,
+    [MDSD_VERIFIER_OTM] = &mdsd_verify_otm_ops,
 };
 
 /* Names and default schemes live here rather than in the ops so that a

@@ -25,6 +25,7 @@
 #include "dist.h"
 #include "iws.h"
 #include "verifier.h"
+#include "verify_common.h"
 
 typedef struct {
     size_t V, n;
@@ -37,9 +38,7 @@ typedef struct {
 static int is_check(const mdsd_scheme *s, mdsd_err *err)
 {
     if (s->kind != MDSD_SCHEME_IID && s->kind != MDSD_SCHEME_MULTI)
-        return mdsd_fail(err, MDSD_EUNSUPPORTED,
-                         "is: needs independent drafts (scheme iid, or multi), not %s",
-                         mdsd_scheme_name(s->kind));
+        return mdsd_vc_wrong_scheme("is", s, "independent (iid or multi)", err);
     return MDSD_OK;
 }
 
@@ -80,15 +79,10 @@ static int is_build(const double *p, const mdsd_scheme *s, const mdsd_verifier_o
     for (size_t i = 0; i < V; i++) {
         double r = st->w.r[i];
         st->acc[i] = r > 0.0 ? fmin(1.0, p[i] / r) : 0.0;
-        st->res[i] = p[i] > r ? p[i] - r : 0.0;
     }
-    /* Rejection needs r(u) > p(u) somewhere, hence mass in (p - r)+; if
-     * rounding left none, any valid fallback will do: p itself. */
-    double total = mdsd_sum(st->res, V);
-    if (!(total > 0.0))
-        memcpy(st->res, p, V * sizeof *p), total = 1.0;
-    for (size_t i = 0; i < V; i++)
-        st->res[i] /= total;
+    /* Rejection needs r(u) > p(u) somewhere, hence mass in (p - r)+; where
+     * rounding left none, the residual is p (never drawn, but valid). */
+    mdsd_vc_residual(p, st->w.r, V, st->res);
     *out = st;
     return MDSD_OK;
 }
@@ -100,10 +94,10 @@ static int is_prepare(const double *p, const mdsd_scheme *s, const mdsd_verifier
     int rc = is_build(p, s, opts, &st, err);
     if (rc != MDSD_OK)
         return rc;
-    st->residual = gsl_ran_discrete_preproc(s->V, st->res);
+    st->residual = mdsd_vc_alias(st->res, p, s->V, "is", err);
     if (!st->residual) {
         is_release(st);
-        return mdsd_fail(err, MDSD_ENOMEM, "is: could not build the residual alias table");
+        return MDSD_ENOMEM;
     }
     *state = st;
     return MDSD_OK;
@@ -119,10 +113,7 @@ static int is_verify(const void *state, const int *drafts, gsl_rng *rng, int *ac
         return u;
     }
     int y = (int)gsl_ran_discrete(rng, st->residual);
-    *accepted_index = -1;
-    for (size_t j = 0; j < st->n && *accepted_index < 0; j++)
-        if (drafts[j] == y)
-            *accepted_index = (int)j;
+    *accepted_index = mdsd_vc_first_match(drafts, st->n, y);
     return y;
 }
 

@@ -21,6 +21,7 @@
 #include "dist.h"
 #include "lp.h"
 #include "verifier.h"
+#include "verify_common.h"
 
 typedef struct {
     size_t V, n;
@@ -74,7 +75,10 @@ static int otm_solve(const double *p, const mdsd_scheme *s, const mdsd_verifier_
                          "above the limit of %zu; otm is for toy vocabularies",
                          vars, s->V, D->count, (size_t)MDSD_LP_MAX_VARS);
     }
-    mdsd_lp_opts lo = {false, 0, true};
+    /* The rational simplex: the plan's rows then sum to D(x) to rounding, so
+     * the sampler's acceptance is alpha* to ~1e-15 rather than to the
+     * simplex's tolerance (~1e-7). Affordable at the sizes otm allows. */
+    mdsd_lp_opts lo = {true, 0, true};
     if ((rc = mdsd_lp_full(p, s->V, D, &lo, lp, err)) != MDSD_OK)
         mdsd_joint_free(D);
     return rc;
@@ -123,8 +127,8 @@ static int otm_prepare(const double *p, const mdsd_scheme *s, const mdsd_verifie
     }
     rc = otm_tables(st, lp.plan, err);
     mdsd_lp_result_free(&lp);
-    if (rc == MDSD_OK && !(st->target = gsl_ran_discrete_preproc(s->V, p)))
-        rc = mdsd_fail(err, MDSD_ENOMEM, "otm: could not build the alias table of p");
+    if (rc == MDSD_OK && !(st->target = mdsd_vc_alias(p, p, s->V, "otm", err)))
+        rc = MDSD_ENOMEM;
     if (rc != MDSD_OK) {
         otm_release(st);
         return rc;
@@ -142,10 +146,7 @@ static int otm_verify(const void *state, const int *drafts, gsl_rng *rng, int *a
         y = (int)gsl_ran_discrete(rng, st->target);
     else
         y = st->tok[st->start[t] + gsl_ran_discrete(rng, st->row[t])];
-    *accepted_index = -1;
-    for (size_t j = 0; j < st->n && *accepted_index < 0; j++)
-        if (drafts[j] == y)
-            *accepted_index = (int)j;
+    *accepted_index = mdsd_vc_first_match(drafts, st->n, y);
     return y;
 }
 

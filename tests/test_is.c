@@ -218,6 +218,7 @@ Test(is, size_guard_is_a_clear_error)
 
 #include <gsl/gsl_randist.h>
 
+#include "../src/montecarlo.h"
 #include "../src/verifier.h"
 
 #define SIGNIFICANCE 1e-6
@@ -264,47 +265,24 @@ static void enumerate_alpha(const double *p, const mdsd_scheme *s, size_t top, d
     mdsd_iws_free(&w);
 }
 
-typedef struct {
-    double alpha;         /* fraction of trials with y in S(x) */
-    double per[4];        /* fraction accepted at draft j */
-    double p_value;       /* chi-square of the output histogram against p */
-} sim;
-
-typedef int (*verify_fn)(const void *state, const int *drafts, gsl_rng *rng, int *index);
-
-static sim simulate_with(verify_fn verify, const void *state, const double *p,
-                         const mdsd_scheme *s, uint64_t seed)
+/* Monte Carlo through the engine (one thread, fixed seed). */
+static mdsd_mc_result simulate(const mdsd_verifier *v, uint64_t seed)
 {
-    mdsd_sampler *sm = mdsd_sampler_alloc(s, NULL);
-    cr_assert_not_null(sm);
-    gsl_rng *rng = mdsd_rng_alloc(seed);
-    uint64_t counts[VMAX] = {0}, hits[4] = {0}, accepted = 0;
-    int x[4];
-    for (int t = 0; t < TRIALS; t++) {
-        mdsd_sampler_draw(sm, rng, x);
-        int idx, y = verify(state, x, rng, &idx);
-        cr_assert(y >= 0 && (size_t)y < s->V);
-        counts[y]++;
-        int in = 0;
-        for (size_t j = 0; j < s->n; j++)
-            in |= x[j] == y;
-        cr_assert(idx < 0 ? !in : x[idx] == y, "accepted index %d does not hold y = %d", idx, y);
-        if (idx >= 0)
-            accepted++, hits[idx]++;
-    }
-    sim out = {(double)accepted / TRIALS, {0}, 0.0};
-    for (size_t j = 0; j < s->n; j++)
-        out.per[j] = (double)hits[j] / TRIALS;
-    out.p_value = mdsd_chisq_gof(counts, p, s->V, 5.0).p_value;
-    gsl_rng_free(rng);
-    mdsd_sampler_free(sm);
-    return out;
+    mdsd_mc_opts o;
+    mdsd_mc_opts_init(&o);
+    o.trials = TRIALS;
+    o.seed = seed;
+    o.threads = 1;
+    mdsd_mc_result mc;
+    mdsd_err err;
+    cr_assert_eq(mdsd_mc_run(v, &o, &mc, &err), MDSD_OK, "%s", err.msg);
+    return mc;
 }
 
 /* |simulated - exact| within 5 standard errors of a Bernoulli(exact) mean. */
 static void assert_rate(double simulated, double exact, const char *what)
 {
-    double se = sqrt(exact * (1.0 - exact) / TRIALS);
+    double se = sqrt(fmax(exact * (1.0 - exact), 0.0) / TRIALS);
     cr_assert_leq(fabs(simulated - exact), 5.0 * se + 1e-12, "%s: simulated %.6f, exact %.6f "
                   "(se %.2g)", what, simulated, exact, se);
 }
@@ -313,30 +291,29 @@ static void assert_rate(double simulated, double exact, const char *what)
  * against the exact ones, which are checked against enumeration first. */
 static void check_verifier(const double *p, const mdsd_scheme *s, size_t top, uint64_t seed)
 {
-    const mdsd_verifier_ops *ops = &mdsd_verify_is_ops;
     mdsd_verifier_opts o;
-    memset(&o, 0, sizeof o);
+    mdsd_verifier_opts_init(&o);
     o.is_top = top;
     mdsd_err err;
-    mdsd_err_clear(&err);
-    cr_assert_eq(ops->check(s, &err), MDSD_OK, "%s", err.msg);
     double alpha, per[4], ref[4];
-    cr_assert_eq(ops->exact(p, s, &o, &alpha, per, &err), MDSD_OK, "%s", err.msg);
+    cr_assert_eq(mdsd_verifier_exact(MDSD_VERIFIER_IS, p, s, &o, &alpha, per, &err), MDSD_OK,
+                 "%s", err.msg);
     enumerate_alpha(p, s, top, ref);
     for (size_t j = 0; j < s->n; j++)
         cr_assert_float_eq(per[j], ref[j], 1e-12, "draft %zu: exact %.15g, enumeration %.15g",
                            j, per[j], ref[j]);
-    void *state;
-    cr_assert_eq(ops->prepare(p, s, &o, &state, &err), MDSD_OK, "%s", err.msg);
-    sim r = simulate_with(ops->verify, state, p, s, seed);
-    ops->release(state);
+    mdsd_verifier *v = mdsd_verifier_alloc(MDSD_VERIFIER_IS, p, s, &o, &err);
+    cr_assert_not_null(v, "%s", err.msg);
+    mdsd_mc_result mc = simulate(v, seed);
+    mdsd_gof g = mdsd_mc_check_output(&mc, p);
     cr_log_info("is (%s, n = %zu, top %zu): chi-square p = %.3g, alpha %.5f (exact %.5f)",
-                mdsd_scheme_name(s->kind), s->n, top,
-                r.p_value, r.alpha, alpha);
-    cr_assert_gt(r.p_value, SIGNIFICANCE, "is output is not p: chi-square p = %g", r.p_value);
-    assert_rate(r.alpha, alpha, "acceptance");
+                mdsd_scheme_name(s->kind), s->n, top, g.p_value, mc.alpha, alpha);
+    cr_assert_gt(g.p_value, SIGNIFICANCE, "is output is not p: chi-square p = %g", g.p_value);
+    assert_rate(mc.alpha, alpha, "acceptance");
     for (size_t j = 0; j < s->n; j++)
-        assert_rate(r.per[j], per[j], "per-draft rate");
+        assert_rate((double)mc.per_draft[j] / TRIALS, per[j], "per-draft rate");
+    mdsd_mc_result_free(&mc);
+    mdsd_verifier_free(v);
 }
 
 static const double P5[5] = {0.30, 0.25, 0.20, 0.15, 0.10};
@@ -348,7 +325,7 @@ Test(is_verifier, full_lp_two_drafts_outputs_p_at_alpha_iid)
     mdsd_scheme s = {MDSD_SCHEME_IID, 2, 5, Q5, NULL};
     check_verifier(P5, &s, 0, 501);
     double alpha, per[2];
-    cr_assert_eq(mdsd_verify_is_ops.exact(P5, &s, NULL, &alpha, per, NULL), MDSD_OK);
+    cr_assert_eq(mdsd_verifier_exact(MDSD_VERIFIER_IS, P5, &s, NULL, &alpha, per, NULL), MDSD_OK);
     cr_assert_float_eq(alpha, alpha_iid_subsets(P5, Q5, 5, 2), 1e-9);
 }
 
@@ -358,6 +335,11 @@ Test(is_verifier, three_drafts_successive_pairing_outputs_p)
 {
     mdsd_scheme s = {MDSD_SCHEME_IID, 3, 5, Q5, NULL};
     check_verifier(P5, &s, 0, 503);
+}
+Test(is_verifier, three_drafts_truncated_outputs_p)
+{
+    mdsd_scheme s = {MDSD_SCHEME_IID, 3, 5, Q5, NULL};
+    check_verifier(P5, &s, 1, 505); /* residual draws hit unselected drafts: +0.03 */
 }
 Test(is_verifier, different_drafters_output_p)
 {
@@ -381,11 +363,11 @@ Test(is_verifier, exact_rates_match_enumeration_on_random_instances)
         if (s.kind == MDSD_SCHEME_MULTI)
             s.n = 2;
         mdsd_verifier_opts o;
-        memset(&o, 0, sizeof o);
+        mdsd_verifier_opts_init(&o);
         o.is_top = top;
         mdsd_err err;
-        cr_assert_eq(mdsd_verify_is_ops.exact(p, &s, &o, &alpha, per, &err), MDSD_OK, "%s",
-                     err.msg);
+        cr_assert_eq(mdsd_verifier_exact(MDSD_VERIFIER_IS, p, &s, &o, &alpha, per, &err),
+                     MDSD_OK, "%s", err.msg);
         enumerate_alpha(p, &s, top, ref);
         double sum = 0.0;
         for (size_t j = 0; j < s.n; j++) {
@@ -410,9 +392,23 @@ Test(is_verifier, exact_rates_match_enumeration_on_random_instances)
  * that the selection changed the draft's law to r. The same test rejects it. */
 typedef struct {
     mdsd_iws w;
-    const double *p;
+    double p[VMAX];
     gsl_ran_discrete_t *wrong;
 } planted_is;
+
+static int planted_prepare(const double *p, const mdsd_scheme *s,
+                           const mdsd_verifier_opts *opts, void **state, mdsd_err *err)
+{
+    (void)opts;
+    planted_is *pl = calloc(1, sizeof *pl);
+    *state = pl;
+    memcpy(pl->p, p, s->V * sizeof *p);
+    double res[VMAX];
+    for (size_t i = 0; i < s->V; i++)
+        res[i] = fmax(p[i] - s->q[i], 0.0);
+    pl->wrong = gsl_ran_discrete_preproc(s->V, res);
+    return mdsd_iws_solve(p, s->q, s->V, s->n, false, NULL, &pl->w, err);
+}
 
 static int planted_verify(const void *state, const int *x, gsl_rng *rng, int *index)
 {
@@ -423,41 +419,50 @@ static int planted_verify(const void *state, const int *x, gsl_rng *rng, int *in
         *index = (int)from;
         return u;
     }
-    int y = (int)gsl_ran_discrete(rng, pl->wrong);
     *index = -1;
-    for (size_t j = 0; j < 2 && *index < 0; j++)
-        if (x[j] == y)
-            *index = (int)j;
-    return y;
+    return (int)gsl_ran_discrete(rng, pl->wrong);
 }
+
+static void planted_release(void *state)
+{
+    planted_is *pl = state;
+    gsl_ran_discrete_free(pl->wrong);
+    mdsd_iws_free(&pl->w);
+    free(pl);
+}
+
+static const mdsd_verifier_ops planted_ops = {
+    .name = "is-planted", .scheme = MDSD_SCHEME_IID, .prepare = planted_prepare,
+    .verify = planted_verify, .release = planted_release,
+};
 
 Test(is_verifier, planted_residual_error_is_rejected)
 {
     mdsd_scheme s = {MDSD_SCHEME_IID, 2, 5, Q5, NULL};
-    planted_is pl = {.p = P5};
-    cr_assert_eq(mdsd_iws_solve(P5, Q5, 5, 2, false, NULL, &pl.w, NULL), MDSD_OK);
-    double res[5];
-    for (size_t i = 0; i < 5; i++)
-        res[i] = fmax(P5[i] - Q5[i], 0.0);
-    pl.wrong = gsl_ran_discrete_preproc(5, res);
-    sim r = simulate_with(planted_verify, &pl, P5, &s, 501);
-    cr_log_info("is, planted residual error: chi-square p = %.3g", r.p_value);
-    cr_assert_lt(r.p_value, SIGNIFICANCE, "the planted error passed (p = %g)", r.p_value);
-    gsl_ran_discrete_free(pl.wrong);
-    mdsd_iws_free(&pl.w);
+    mdsd_err err;
+    mdsd_verifier *v = mdsd_verifier_alloc_ops(&planted_ops, P5, &s, NULL, &err);
+    cr_assert_not_null(v, "%s", err.msg);
+    mdsd_mc_result mc = simulate(v, 501);
+    double pv = mdsd_mc_check_output(&mc, P5).p_value;
+    cr_log_info("is, planted residual error: chi-square p = %.3g", pv);
+    cr_assert_lt(pv, SIGNIFICANCE, "the planted error passed (p = %g)", pv);
+    mdsd_mc_result_free(&mc);
+    mdsd_verifier_free(v);
 }
 
 Test(is_verifier, unsupported_schemes_and_big_exact_are_refused)
 {
     mdsd_err err;
     mdsd_scheme wor = {MDSD_SCHEME_WOR, 2, 5, Q5, NULL};
-    cr_assert_eq(mdsd_verify_is_ops.check(&wor, &err), MDSD_EUNSUPPORTED);
-    cr_assert(strstr(err.msg, "independent drafts"), "%s", err.msg);
+    cr_assert_null(mdsd_verifier_alloc(MDSD_VERIFIER_IS, P5, &wor, NULL, &err));
+    cr_assert_eq(err.code, MDSD_EUNSUPPORTED);
+    cr_assert(strstr(err.msg, "independent") && strstr(err.msg, "wor"), "%s", err.msg);
     mdsd_scheme s = {MDSD_SCHEME_IID, 3, 5, Q5, NULL};
     mdsd_verifier_opts o;
-    memset(&o, 0, sizeof o);
+    mdsd_verifier_opts_init(&o);
     o.max_tuples = 100; /* 125 tuples */
     double alpha, per[3];
-    cr_assert_eq(mdsd_verify_is_ops.exact(P5, &s, &o, &alpha, per, &err), MDSD_ETOOBIG);
+    cr_assert_eq(mdsd_verifier_exact(MDSD_VERIFIER_IS, P5, &s, &o, &alpha, per, &err),
+                 MDSD_ETOOBIG);
     cr_assert(strstr(err.msg, "--trials"), "%s", err.msg);
 }
