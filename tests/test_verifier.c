@@ -606,6 +606,13 @@ Test(verifier, bad_target_and_oversized_enumeration_are_reported)
     cr_assert_eq(mdsd_verifier_exact(MDSD_VERIFIER_RRSW, up, &w, NULL, &alpha, NULL, &err),
                  MDSD_ETOOBIG);
     cr_assert(strstr(err.msg, "--trials"), "%s", err.msg);
+    const mdsd_verifier_ops *ops[] = {&mdsd_verify_sd_ops, &mdsd_verify_rrs_ops,
+                                      &mdsd_verify_rrsw_ops, &mdsd_verify_kseq_ops,
+                                      &mdsd_verify_spechub_ops, &mdsd_verify_greedy_ops};
+    for (size_t i = 0; i < sizeof mine / sizeof *mine; i++) {
+        cr_assert_str_eq(ops[i]->name, mdsd_verifier_name(mine[i]));
+        cr_assert_eq(ops[i]->scheme, mdsd_verifier_scheme(mine[i]));
+    }
     mdsd_verifier_kind k;
     cr_assert_eq(mdsd_verifier_parse("bogus", &k, &err), MDSD_EINVAL);
     cr_assert(strstr(err.msg, "bogus") && strstr(err.msg, "spechub"), "%s", err.msg);
