@@ -85,7 +85,7 @@ static const mdsd_verifier_ops *lookup(mdsd_verifier_kind kind, mdsd_err *err)
         return NULL;
     }
     if (!table[kind])
-        mdsd_fail(err, MDSD_EUNSUPPORTED, "verifier %s is not built into this library", names[kind]);
+        mdsd_fail(err, MDSD_EUNSUPPORTED, "verifier '%s' is not built into this library", names[kind]);
     return table[kind];
 }
 

@@ -106,7 +106,7 @@ int mdsd_verifier_exact(mdsd_verifier_kind kind, const double *p, const mdsd_sch
  * passing mdsd_scheme_check and ops->check; opts with defaults filled in. */
 typedef struct {
     const char *name;
-    mdsd_scheme_kind scheme;  /* default scheme */
+    mdsd_scheme_kind scheme;  /* default scheme (equals mdsd_verifier_scheme(kind)) */
     /* Scheme restrictions beyond mdsd_scheme_check; NULL = any scheme. */
     int (*check)(const mdsd_scheme *s, mdsd_err *err);
     /* Per-position set-up; *state is passed to verify and release. */

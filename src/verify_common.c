@@ -54,7 +54,7 @@ int mdsd_vc_wrong_scheme(const char *verifier, const mdsd_scheme *s, const char 
                          mdsd_err *err)
 {
     return mdsd_fail(err, MDSD_EUNSUPPORTED,
-                     "verifier %s runs on %s drafts, not on the %s scheme with n = %zu", verifier,
+                     "verifier %s needs %s; got the %s scheme with n = %zu", verifier,
                      wanted, mdsd_scheme_name(s->kind), s->n);
 }
 

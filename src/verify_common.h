@@ -28,7 +28,8 @@ gsl_ran_discrete_t *mdsd_vc_alias(const double *w, const double *fallback, size_
 /* Lowest j with drafts[j] == y, or -1. */
 int mdsd_vc_first_match(const int *drafts, size_t n, int y);
 
-/* Common refusal for a verifier used on the wrong scheme. */
+/* Common refusal for a verifier used on the wrong scheme: "verifier V needs
+ * WANTED; got the S scheme with n = N". */
 int mdsd_vc_wrong_scheme(const char *verifier, const mdsd_scheme *s, const char *wanted,
                          mdsd_err *err);
 

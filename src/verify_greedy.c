@@ -34,7 +34,7 @@ static void restricted_draft(const mdsd_scheme *s, int *top, double *qr)
 static int greedy_check(const mdsd_scheme *s, mdsd_err *err)
 {
     if (s->kind != MDSD_SCHEME_GREEDY)
-        return mdsd_vc_wrong_scheme("greedy", s, "greedy", err);
+        return mdsd_vc_wrong_scheme("greedy", s, "greedy drafts", err);
     if (s->n > 64)
         return mdsd_fail(err, MDSD_ETOOBIG, "greedy: n = %zu drafts is above the limit of 64", s->n);
     return MDSD_OK;

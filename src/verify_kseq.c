@@ -93,7 +93,7 @@ static int solve_rho(const kseq_problem *pr, double *rho, mdsd_err *err)
 static int kseq_check(const mdsd_scheme *s, mdsd_err *err)
 {
     if (s->kind != MDSD_SCHEME_IID)
-        return mdsd_vc_wrong_scheme("kseq", s, "iid", err);
+        return mdsd_vc_wrong_scheme("kseq", s, "iid drafts", err);
     return MDSD_OK;
 }
 

@@ -24,7 +24,7 @@ typedef struct {
 static int rrs_check(const mdsd_scheme *s, mdsd_err *err)
 {
     if (s->kind != MDSD_SCHEME_IID && s->kind != MDSD_SCHEME_MULTI)
-        return mdsd_vc_wrong_scheme("rrs", s, "iid or multi", err);
+        return mdsd_vc_wrong_scheme("rrs", s, "iid or multi drafts", err);
     return MDSD_OK;
 }
 

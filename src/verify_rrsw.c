@@ -34,7 +34,7 @@ typedef struct {
 static int rrsw_check(const mdsd_scheme *s, mdsd_err *err)
 {
     if (s->kind != MDSD_SCHEME_WOR)
-        return mdsd_vc_wrong_scheme("rrsw", s, "wor (without replacement)", err);
+        return mdsd_vc_wrong_scheme("rrsw", s, "wor drafts (without replacement)", err);
     return MDSD_OK;
 }
 

@@ -16,7 +16,7 @@ typedef struct {
 static int sd_check(const mdsd_scheme *s, mdsd_err *err)
 {
     if (s->n != 1 || s->kind == MDSD_SCHEME_CUSTOM || s->kind == MDSD_SCHEME_HUB)
-        return mdsd_vc_wrong_scheme("sd", s, "one draft x ~ q (n = 1)", err);
+        return mdsd_vc_wrong_scheme("sd", s, "a single draft x ~ q (n = 1)", err);
     return MDSD_OK;
 }
 

@@ -68,7 +68,7 @@ static void plan_of(const double *p, const double *q, size_t V, hub_plan *h)
 static int spechub_check(const mdsd_scheme *s, mdsd_err *err)
 {
     if (s->kind != MDSD_SCHEME_HUB)
-        return mdsd_vc_wrong_scheme("spechub", s, "hub", err);
+        return mdsd_vc_wrong_scheme("spechub", s, "hub drafts (n = 2)", err);
     return MDSD_OK;
 }
 
