@@ -38,7 +38,7 @@ typedef struct {
 static int is_check(const mdsd_scheme *s, mdsd_err *err)
 {
     if (s->kind != MDSD_SCHEME_IID && s->kind != MDSD_SCHEME_MULTI)
-        return mdsd_vc_wrong_scheme("is", s, "independent (iid or multi)", err);
+        return mdsd_vc_wrong_scheme("is", s, "independent drafts (iid or multi)", err);
     return MDSD_OK;
 }
 

@@ -27,6 +27,20 @@ static double alpha_iid_subsets(const double *p, const double *q, size_t V, size
     return 1.0 + best;
 }
 
+/* alpha* for two independent drafts x_1 ~ q1, x_2 ~ q2: 1 + min_H [p(H) - q1(H) q2(H)]. */
+static double alpha_two_subsets(const double *p, const double *q1, const double *q2, size_t V)
+{
+    double best = 0.0;
+    for (unsigned H = 1; H < (1u << V); H++) {
+        double pH = 0.0, aH = 0.0, bH = 0.0;
+        for (size_t i = 0; i < V; i++)
+            if (H >> i & 1)
+                pH += p[i], aH += q1[i], bH += q2[i];
+        best = fmin(best, pH - aH * bH);
+    }
+    return 1.0 + best;
+}
+
 static mdsd_iws solve(const double *p, const double *q, size_t V, size_t n, size_t top,
                       mdsd_iws_rank rank)
 {
@@ -355,6 +369,7 @@ Test(is_verifier, exact_rates_match_enumeration_on_random_instances)
     gsl_rng *rng = mdsd_rng_alloc(4004);
     double p[VMAX], q[2 * VMAX], alpha, per[4], ref[4];
     double gap = 0.0; /* largest residual-hit share seen */
+    unsigned optimal = 0;
     for (unsigned t = 0; t < 150; t++) {
         size_t V = 2 + t % 4, n = 2 + (t % 5 == 4), top = t % 3 == 1 ? 1 + t % 2 : 0;
         toy_pair(rng, t / 4, V, p, q);
@@ -380,11 +395,16 @@ Test(is_verifier, exact_rates_match_enumeration_on_random_instances)
         mdsd_iws_solve(p, q, V, s.n, s.kind == MDSD_SCHEME_MULTI, &wo, &w, NULL);
         cr_assert_geq(alpha, w.accept - 1e-12);
         gap = fmax(gap, alpha - w.accept);
-        if (s.kind == MDSD_SCHEME_IID && s.n == 2 && top == 0)
+        if (s.n == 2 && top == 0) { /* optimal (Khisti Thm 1; App. G for two drafters) */
             cr_assert_float_eq(alpha, w.accept, 1e-7, "full LP: the residual hit a draft");
+            cr_assert_float_eq(alpha, alpha_two_subsets(p, q, s.kind == MDSD_SCHEME_MULTI ?
+                               q + V : q, V), 1e-7, "instance %u: full LP below alpha*", t);
+            optimal++;
+        }
         mdsd_iws_free(&w);
     }
     cr_log_info("is: largest P(residual draw is an unselected draft) = %.3g", gap);
+    cr_assert_gt(optimal, 30);
     gsl_rng_free(rng);
 }
 
@@ -465,4 +485,53 @@ Test(is_verifier, unsupported_schemes_and_big_exact_are_refused)
     cr_assert_eq(mdsd_verifier_exact(MDSD_VERIFIER_IS, P5, &s, &o, &alpha, per, &err),
                  MDSD_ETOOBIG);
     cr_assert(strstr(err.msg, "--trials"), "%s", err.msg);
+}
+
+/* ---- `mdsd accept --verifier is` --------------------------------------- */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+Test(is_cli, accept_runs_is_with_is_top)
+{
+    char *out;
+    cr_assert_eq(test_run_mdsd("accept -p 0.3,0.25,0.2,0.15,0.1 -q 0.05,0.1,0.15,0.3,0.4 -n 3 "
+                               "--verifier is --is-top 1 --exact --trials 20000 --check-output "
+                               "--json", 1, &out), 0, "%s", out);
+    cr_assert(strstr(out, "\"verifier\":\"is\"") && strstr(out, "\"output_check\""), "%s", out);
+    double alpha, per[3];
+    mdsd_scheme s = {MDSD_SCHEME_IID, 3, 5, Q5, NULL};
+    mdsd_verifier_opts o;
+    mdsd_verifier_opts_init(&o);
+    o.is_top = 1;
+    cr_assert_eq(mdsd_verifier_exact(MDSD_VERIFIER_IS, P5, &s, &o, &alpha, per, NULL), MDSD_OK);
+    char want[64];
+    snprintf(want, sizeof want, "\"alpha\":%.6f", alpha);
+    want[strlen(want) - 1] = '\0'; /* rounding of the last digit */
+    cr_assert(strstr(out, want), "expected %s in %s", want, out);
+    free(out);
+}
+
+/* The full LP over 1100 drawn tokens is above the guard: exit 1 and a
+ * message that names the size and the way out. */
+Test(is_cli, oversized_full_lp_is_refused_with_the_remedy)
+{
+    char path[] = "/tmp/mdsd-is-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    for (int i = 0; i < 1100; i++)
+        fprintf(f, "%.17g\n", 1.0 / 1100);
+    fclose(f);
+    char args[256], *out;
+    snprintf(args, sizeof args, "accept -p @%s -q @%s -n 2 --verifier is --exact", path, path);
+    cr_assert_eq(test_run_mdsd(args, 1, &out), 1, "%s", out);
+    cr_assert(strstr(out, "variables") && strstr(out, "--is-top"), "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "accept -p @%s -q @%s -n 2 --verifier is --is-top 20 --exact",
+             path, path);
+    cr_assert_eq(test_run_mdsd(args, 1, &out), 0, "%s", out);
+    free(out);
+    unlink(path);
 }

@@ -174,3 +174,20 @@ Test(otm, size_guards_are_clear_errors)
                  MDSD_ETOOBIG);
     cr_assert(strstr(err.msg, "1000"), "%s", err.msg);
 }
+
+Test(otm, accept_cli_runs_otm_and_refuses_big_instances)
+{
+    char *out;
+    cr_assert_eq(test_run_mdsd("accept -p 0.3,0.25,0.2,0.15,0.1 -q 0.05,0.1,0.15,0.3,0.4 -n 2 "
+                               "--verifier otm --scheme wor --exact --json", 1, &out), 0, "%s", out);
+    mdsd_scheme s = {MDSD_SCHEME_WOR, 2, 5, Q5, NULL};
+    char want[64];
+    snprintf(want, sizeof want, "\"alpha\":%.6f", alpha_star(P5, &s));
+    want[strlen(want) - 1] = '\0';
+    cr_assert(strstr(out, "\"verifier\":\"otm\"") && strstr(out, want), "want %s in %s", want, out);
+    free(out);
+    cr_assert_eq(test_run_mdsd("accept -p 0.5,0.5 -q 0.5,0.5 -n 30 --verifier otm --exact", 1,
+                               &out), 1, "%s", out);
+    cr_assert(strstr(out, "otm") && strstr(out, "toy"), "%s", out);
+    free(out);
+}
