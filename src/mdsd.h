@@ -14,5 +14,6 @@
 #include "scheme.h"
 #include "verifier.h"
 #include "montecarlo.h"
+#include "lp.h"
 
 #endif
