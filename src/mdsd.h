@@ -12,5 +12,7 @@
 #include "stats.h"
 #include "outfile.h"
 #include "scheme.h"
+#include "dump.h"
+#include "toy.h"
 
 #endif
