@@ -13,6 +13,8 @@ VERSION := 0.1.0
 # Debian packages the build, the tests and the jobs need.
 DEBIAN_PACKAGES := build-essential pkg-config libglpk-dev glpk-utils libgsl-dev \
                    libhdf5-dev hdf5-tools gnuplot-nox libcriterion-dev
+# h5py: the test that mdsd and the Python model runner's writer agree.
+DEBIAN_PACKAGES += python3-h5py
 
 CC := gcc
 # HDF5 and GSL ship pkg-config files (HDF5's Debian build lives under

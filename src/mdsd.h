@@ -14,5 +14,6 @@
 #include "scheme.h"
 #include "dump.h"
 #include "toy.h"
+#include "csv.h"
 
 #endif

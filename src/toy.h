@@ -20,7 +20,7 @@
  *   zipf         LLM-like heavy tails: per instance c = s exp(spread Z), target
  *                logits -c log(rank) + sigma Z_x on a random permutation of the
  *                ranks, draft logits = target logits + tau Z'_x (a correlated,
- *                noisier draft). s = 1.5, spread = 0.5, sigma = 0.5, tau = 1.
+ *                noisier draft). s = 2, spread = 0.6, sigma = 0.5, tau = 0.5.
  *   degenerate   kind 0: q = p; 1: one-hot q; 2: disjoint supports; 3: zeros in
  *                p and in q (about 40% each, at least one kept); kind = -1
  *                (default) cycles with the instance index. Non-degenerate parts

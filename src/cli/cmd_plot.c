@@ -12,7 +12,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../csv.h"
 #include "cli.h"
 
 static const char usage_text[] =
@@ -135,12 +134,16 @@ static int select_rows(const columns *c, const plot_kind *k, plot_opts *o, unsig
         } else if (o->dump) {
             keep[r] &= !strcmp(dump, o->dump);
         }
+        if (!keep[r]) /* fixed values come from rows that pass the filters before */
+            continue;
         if ((k->fixed & FIX_T) || !isnan(o->temperature)) {
             if (isnan(fixed_T))
                 fixed_T = T;
             several_T |= fabs(T - fixed_T) > 1e-9 && isnan(o->temperature);
             keep[r] &= fabs(T - fixed_T) <= 1e-9;
         }
+        if (!keep[r])
+            continue;
         if ((k->fixed & FIX_N) || o->n >= 0) {
             if (isnan(fixed_n))
                 fixed_n = n;
@@ -571,8 +574,10 @@ static int plot(plot_opts *o, const plot_kind *k, mdsd_err *err)
         rc = mdsd_fail(err, MDSD_EINVAL, "%s: no rows to plot for --kind %s with the chosen dump, n, T, schemes and methods",
                        t->path, k->name);
     if (rc == MDSD_OK) {
-        qsort(mp, mn, sizeof *mp, cmp_point);
-        qsort(bp, bn, sizeof *bp, cmp_point);
+        if (mn)
+            qsort(mp, mn, sizeof *mp, cmp_point);
+        if (bn)
+            qsort(bp, bn, sizeof *bp, cmp_point);
         rc = draw(k, o, &ms, mp, mn, &bs, bp, bn, &tf, err);
     }
     const char *temps[] = {tf.data, tf.bounds, tf.log};

@@ -42,7 +42,7 @@ static const char usage_text[] =
     "  spechub-toy  T (1), lambda (0.5): p = softmax(u_p/T),\n"
     "               q = softmax((lambda u_p + (1 - lambda) u_q)/T), u ~ U(0,1)^V\n"
     "  dirichlet    alpha (1): p, q ~ Dirichlet(alpha)\n"
-    "  zipf         s (1.5), spread (0.5), sigma (0.5), tau (1): target logits\n"
+    "  zipf         s (2), spread (0.6), sigma (0.5), tau (0.5): target logits\n"
     "               -c log(rank) + sigma Z permuted, c = s exp(spread Z); draft =\n"
     "               target + tau Z\n"
     "  degenerate   kind (-1 = cycle): 0 q = p, 1 one-hot q, 2 disjoint supports,\n"
