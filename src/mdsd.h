@@ -15,5 +15,8 @@
 #include "dump.h"
 #include "toy.h"
 #include "csv.h"
+#include "verifier.h"
+#include "montecarlo.h"
+#include "lp.h"
 
 #endif

@@ -127,7 +127,7 @@ typedef struct {
     const mdsd_scheme *s;
     mdsd_joint *D;
     int *prefix;         /* [n] tokens chosen so far */
-    double prefix_mass;  /* wor: sum of q over the prefix */
+    double remaining;    /* wor: q mass outside the prefix */
 } enumerator;
 
 static void emit(enumerator *e, double prob)
@@ -145,6 +145,24 @@ static int in_prefix(const enumerator *e, size_t depth, int token)
     return 0;
 }
 
+/* q mass off the first `count` tokens of tuple, summed directly: 1 - q(prefix)
+ * by subtraction loses relative accuracy when q is concentrated. */
+static double mass_outside(const double *q, size_t V, const int *tuple, size_t count)
+{
+    double s = 0.0, c = 0.0;
+    for (size_t v = 0; v < V; v++) {
+        int taken = 0;
+        for (size_t l = 0; l < count && !taken; l++)
+            taken = tuple[l] == (int)v;
+        if (taken)
+            continue;
+        double y = q[v] - c, t = s + y;
+        c = (t - s) - y;
+        s = t;
+    }
+    return s;
+}
+
 /* Probability factor for appending `token` at `depth`; 0 excludes it. */
 static double step_factor(const enumerator *e, size_t depth, int token)
 {
@@ -154,7 +172,7 @@ static double step_factor(const enumerator *e, size_t depth, int token)
     case MDSD_SCHEME_MULTI: return s->q[depth * s->V + (size_t)token];
     case MDSD_SCHEME_CPS: return in_prefix(e, depth, token) ? 0.0 : s->q[token];
     case MDSD_SCHEME_WOR:
-        return in_prefix(e, depth, token) ? 0.0 : s->q[token] / (1.0 - e->prefix_mass);
+        return in_prefix(e, depth, token) ? 0.0 : s->q[token] / e->remaining;
     default: return 0.0;
     }
 }
@@ -165,14 +183,16 @@ static void enumerate_products(enumerator *e, size_t depth, double prob)
         emit(e, prob);
         return;
     }
+    if (e->s->kind == MDSD_SCHEME_WOR)
+        e->remaining = mass_outside(e->s->q, e->s->V, e->prefix, depth);
     for (size_t v = 0; v < e->s->V; v++) {
         double f = step_factor(e, depth, (int)v);
         if (f <= 0.0)
             continue;
         e->prefix[depth] = (int)v;
-        e->prefix_mass += e->s->q[v];
         enumerate_products(e, depth + 1, prob * f);
-        e->prefix_mass -= e->s->q[v];
+        if (e->s->kind == MDSD_SCHEME_WOR) /* the recursion overwrote it */
+            e->remaining = mass_outside(e->s->q, e->s->V, e->prefix, depth);
     }
 }
 
@@ -181,14 +201,12 @@ static void enumerate_greedy(enumerator *e)
     const mdsd_scheme *s = e->s;
     size_t fixed = s->n - 1;
     mdsd_top_indices(s->q, s->V, fixed, e->prefix);
-    double fixed_mass = 0.0;
-    for (size_t j = 0; j < fixed; j++)
-        fixed_mass += s->q[e->prefix[j]];
+    double rest = mass_outside(s->q, s->V, e->prefix, fixed);
     for (size_t v = 0; v < s->V; v++) {
         if (s->q[v] <= 0.0 || in_prefix(e, fixed, (int)v))
             continue;
         e->prefix[fixed] = (int)v;
-        emit(e, s->q[v] / (1.0 - fixed_mass));
+        emit(e, s->q[v] / rest);
     }
 }
 
@@ -196,14 +214,14 @@ static void enumerate_hub(enumerator *e)
 {
     const mdsd_scheme *s = e->s;
     int a = (int)mdsd_argmax(s->q, s->V);
-    double qa = s->q[a];
+    double qa = s->q[a], rest = mass_outside(s->q, s->V, &a, 1);
     for (size_t v = 0; v < s->V; v++) {
         if (s->q[v] <= 0.0 || (int)v == a)
             continue;
         e->prefix[0] = (int)v, e->prefix[1] = a;
         emit(e, s->q[v]);
         e->prefix[0] = a, e->prefix[1] = (int)v;
-        emit(e, qa * s->q[v] / (1.0 - qa));
+        emit(e, qa * s->q[v] / rest);
     }
 }
 
@@ -251,7 +269,7 @@ int mdsd_scheme_joint(const mdsd_scheme *s, size_t max_tuples, mdsd_joint *out, 
     int prefix[64];
     if (s->n > 64)
         return mdsd_fail(err, MDSD_ETOOBIG, "n = %zu drafts is above the enumeration limit of 64", s->n);
-    enumerator e = {s, out, prefix, 0.0};
+    enumerator e = {s, out, prefix, 1.0};
     if (s->kind == MDSD_SCHEME_GREEDY)
         enumerate_greedy(&e);
     else if (s->kind == MDSD_SCHEME_HUB)

@@ -1,0 +1,210 @@
+#include "report.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_cdf.h>
+
+const char *mdsd_report_significance(double gap, double gap_se)
+{
+    if (!isfinite(gap) || !(gap_se > 0))
+        return "";
+    double p = 2 * gsl_cdf_ugaussian_Q(fabs(gap) / gap_se);
+    return p < 0.001 ? "***" : p < 0.01 ? "**" : p < 0.05 ? "*" : "";
+}
+
+void mdsd_report_csv_header(FILE *out, size_t max_drafts)
+{
+    fputs("dump,temperature,n,scheme,method,alpha,stderr,gap,gap_stderr,significance,"
+          "positions,samples,exact", out);
+    for (size_t j = 1; j <= max_drafts; j++)
+        fprintf(out, ",per_draft_%zu", j);
+    fputc('\n', out);
+}
+
+static void csv_number(FILE *out, double x)
+{
+    if (isfinite(x))
+        fprintf(out, ",%.10g", x);
+    else
+        fputc(',', out);
+}
+
+void mdsd_report_csv_row(FILE *out, const mdsd_report_row *r, size_t max_drafts)
+{
+    fprintf(out, "%s,%.10g,%zu,%s,%s", r->dump, r->temperature, r->n, r->scheme, r->method);
+    csv_number(out, r->alpha);
+    csv_number(out, r->se);
+    csv_number(out, r->gap);
+    csv_number(out, r->gap_se);
+    fprintf(out, ",%s,%zu,%zu,%d", mdsd_report_significance(r->gap, r->gap_se), r->positions,
+            r->samples, r->exact ? 1 : 0);
+    for (size_t j = 0; j < max_drafts; j++)
+        csv_number(out, j < r->n_per_draft ? r->per_draft[j] : NAN);
+    fputc('\n', out);
+}
+
+/* Splits a CSV line on commas (our fields never contain commas or quotes). */
+static size_t split(char *line, char **field, size_t max)
+{
+    size_t k = 0;
+    char *s = line;
+    while (k < max) {
+        field[k++] = s;
+        char *c = strchr(s, ',');
+        if (!c)
+            break;
+        *c = '\0';
+        s = c + 1;
+    }
+    return k;
+}
+
+static double parse_number(const char *s)
+{
+    return *s ? strtod(s, NULL) : NAN;
+}
+
+int mdsd_report_csv_parse(const char *line, mdsd_report_row *r, mdsd_err *err)
+{
+    char buf[4096];
+    char *field[13 + MDSD_REPORT_MAX_DRAFTS];
+    snprintf(buf, sizeof buf, "%s", line);
+    buf[strcspn(buf, "\r\n")] = '\0';
+    size_t k = split(buf, field, 13 + MDSD_REPORT_MAX_DRAFTS);
+    if (k < 13 || strlen(field[0]) >= sizeof r->dump || strlen(field[3]) >= sizeof r->scheme ||
+        strlen(field[4]) >= sizeof r->method)
+        return mdsd_fail(err, MDSD_EFORMAT, "malformed results line: '%s'", line);
+    memset(r, 0, sizeof *r);
+    strcpy(r->dump, field[0]);
+    r->temperature = parse_number(field[1]);
+    r->n = (size_t)strtoul(field[2], NULL, 10);
+    strcpy(r->scheme, field[3]);
+    strcpy(r->method, field[4]);
+    r->alpha = parse_number(field[5]);
+    r->se = parse_number(field[6]);
+    r->gap = parse_number(field[7]);
+    r->gap_se = parse_number(field[8]);
+    r->positions = (size_t)strtoul(field[10], NULL, 10);
+    r->samples = (size_t)strtoul(field[11], NULL, 10);
+    r->exact = atoi(field[12]) != 0;
+    for (size_t j = 13; j < k && isfinite(parse_number(field[j])); j++)
+        r->per_draft[r->n_per_draft++] = parse_number(field[j]);
+    return MDSD_OK;
+}
+
+/* ---- rendering ------------------------------------------------------------ */
+
+typedef struct {
+    const char *labels[256];
+    size_t count;
+} label_set;
+
+static size_t label_index(label_set *set, const char *label)
+{
+    for (size_t i = 0; i < set->count; i++)
+        if (!strcmp(set->labels[i], label))
+            return i;
+    if (set->count < 256)
+        set->labels[set->count++] = label;
+    return set->count - 1;
+}
+
+typedef enum { STYLE_MARKDOWN, STYLE_LATEX } style;
+
+static void cell(FILE *out, const mdsd_report_row *r, style st)
+{
+    const char *pm = st == STYLE_LATEX ? " $\\pm$ " : " ± ";
+    fprintf(out, "%.4f%s%.4f", r->alpha, pm, r->se);
+    if (!isfinite(r->gap))
+        return;
+    const char *arrow = r->gap < 0 ? (st == STYLE_LATEX ? "$\\downarrow$" : "↓")
+                                   : (st == STYLE_LATEX ? "$\\uparrow$" : "↑");
+    fprintf(out, " (%s%.4f%s)", arrow, fabs(r->gap), mdsd_report_significance(r->gap, r->gap_se));
+}
+
+static const mdsd_report_row *find(const mdsd_report_row *rows, size_t count, double T, size_t n,
+                                   const char *scheme, const char *method, const char *dump)
+{
+    for (size_t i = 0; i < count; i++)
+        if (rows[i].temperature == T && rows[i].n == n && !strcmp(rows[i].scheme, scheme) &&
+            !strcmp(rows[i].method, method) && !strcmp(rows[i].dump, dump))
+            return &rows[i];
+    return NULL;
+}
+
+static void render_block(FILE *out, const mdsd_report_row *rows, size_t count, double T, size_t n,
+                         const label_set *dumps, style st)
+{
+    const char *sep = st == STYLE_LATEX ? " & " : " | ";
+    if (st == STYLE_LATEX) {
+        fprintf(out, "\\begin{table}[t]\n\\centering\n\\caption{Acceptance rate, $T = %g$, $n = %zu$ "
+                     "drafts (mean $\\pm$ s.e.\\ clustered by sample; arrows: gap to the scheme's "
+                     "$\\alpha^*$).}\n\\begin{tabular}{ll", T, n);
+        for (size_t d = 0; d < dumps->count; d++)
+            fputc('c', out);
+        fputs("}\n\\toprule\nscheme & method", out);
+    } else {
+        fprintf(out, "\n**T = %g, n = %zu** (α ± s.e. clustered by sample; (↓Δ) = gap to the "
+                     "scheme's α*, * p<0.05, ** p<0.01, *** p<0.001)\n\n| scheme | method", T, n);
+    }
+    for (size_t d = 0; d < dumps->count; d++)
+        fprintf(out, "%s%s", sep, dumps->labels[d]);
+    fputs(st == STYLE_LATEX ? " \\\\\n\\midrule\n" : " |\n|---|---", out);
+    if (st == STYLE_MARKDOWN) {
+        for (size_t d = 0; d < dumps->count; d++)
+            fputs("|---", out);
+        fputs("|\n", out);
+    }
+    /* rows in order of first appearance of (scheme, method) */
+    for (size_t i = 0; i < count; i++) {
+        const mdsd_report_row *r = &rows[i];
+        if (r->temperature != T || r->n != n)
+            continue;
+        int seen = 0;
+        for (size_t k = 0; k < i && !seen; k++)
+            seen = rows[k].temperature == T && rows[k].n == n && !strcmp(rows[k].scheme, r->scheme) &&
+                   !strcmp(rows[k].method, r->method);
+        if (seen)
+            continue;
+        const char *method = strcmp(r->method, "bound") ? r->method
+                                                        : (st == STYLE_LATEX ? "$\\alpha^*$" : "α*");
+        fprintf(out, st == STYLE_LATEX ? "%s & %s" : "| %s | %s", r->scheme, method);
+        for (size_t d = 0; d < dumps->count; d++) {
+            fputs(sep, out);
+            const mdsd_report_row *c = find(rows, count, T, n, r->scheme, r->method, dumps->labels[d]);
+            if (c)
+                cell(out, c, st);
+            else
+                fputs("–", out);
+        }
+        fputs(st == STYLE_LATEX ? " \\\\\n" : " |\n", out);
+    }
+    if (st == STYLE_LATEX)
+        fputs("\\bottomrule\n\\end{tabular}\n\\end{table}\n", out);
+}
+
+static void render(FILE *out, const mdsd_report_row *rows, size_t count, style st)
+{
+    label_set dumps = {0};
+    for (size_t i = 0; i < count; i++)
+        label_index(&dumps, rows[i].dump);
+    for (size_t i = 0; i < count; i++) {
+        int seen = 0;
+        for (size_t k = 0; k < i && !seen; k++)
+            seen = rows[k].temperature == rows[i].temperature && rows[k].n == rows[i].n;
+        if (!seen)
+            render_block(out, rows, count, rows[i].temperature, rows[i].n, &dumps, st);
+    }
+}
+
+void mdsd_report_markdown(FILE *out, const mdsd_report_row *rows, size_t count)
+{
+    render(out, rows, count, STYLE_MARKDOWN);
+}
+
+void mdsd_report_latex(FILE *out, const mdsd_report_row *rows, size_t count)
+{
+    render(out, rows, count, STYLE_LATEX);
+}

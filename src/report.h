@@ -1,0 +1,55 @@
+/* report.h - the batch job's results: one tidy row per
+ * (dump, temperature, n, scheme, method), written as CSV and rendered as
+ * Hu-et-al.-Table-1-style Markdown or LaTeX (rows scheme x method with the
+ * alpha* rows, columns dumps; alpha +- s.e. and the gap to alpha* with an
+ * arrow and a significance marker).
+ *
+ * CSV columns (stable: other tools script against them):
+ *   dump,temperature,n,scheme,method,alpha,stderr,gap,gap_stderr,significance,
+ *   positions,samples,exact,per_draft_1..per_draft_K
+ * method is a verifier name or "bound" (the scheme's alpha*); gap is
+ * alpha - alpha*(scheme) over the same positions (empty on bound rows). */
+#ifndef MDSD_REPORT_H
+#define MDSD_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "err.h"
+
+#define MDSD_REPORT_MAX_DRAFTS 16
+
+typedef struct {
+    char dump[256];       /* dump label (the file's base name) */
+    double temperature;
+    size_t n;             /* drafts */
+    char scheme[16];
+    char method[16];      /* verifier name, or "bound" */
+    double alpha;         /* mean acceptance over positions */
+    double se;            /* standard error, clustered by sample */
+    double gap;           /* alpha - alpha*(scheme); NaN on bound rows */
+    double gap_se;        /* paired, clustered standard error of the gap */
+    size_t positions;
+    size_t samples;
+    bool exact;           /* per-position values exact (else Monte-Carlo) */
+    size_t n_per_draft;   /* entries of per_draft used (n, or 0 for bound rows) */
+    double per_draft[MDSD_REPORT_MAX_DRAFTS]; /* P(draft j is the accepted one) */
+} mdsd_report_row;
+
+/* "***" (p < 0.001), "**" (< 0.01), "*" (< 0.05) or "" for a two-sided
+ * normal test of gap = 0. */
+const char *mdsd_report_significance(double gap, double gap_se);
+
+void mdsd_report_csv_header(FILE *out, size_t max_drafts);
+void mdsd_report_csv_row(FILE *out, const mdsd_report_row *r, size_t max_drafts);
+
+/* Parses one CSV data line written by mdsd_report_csv_row (for --resume). */
+int mdsd_report_csv_parse(const char *line, mdsd_report_row *r, mdsd_err *err);
+
+/* Renders rows as tables, one per (temperature, n), columns = dumps in order
+ * of first appearance. */
+void mdsd_report_markdown(FILE *out, const mdsd_report_row *rows, size_t count);
+void mdsd_report_latex(FILE *out, const mdsd_report_row *rows, size_t count);
+
+#endif
