@@ -43,6 +43,17 @@ int mdsd_lp_reduced(const double *p, size_t V, const mdsd_joint *D, const mdsd_l
 
 void mdsd_lp_result_free(mdsd_lp_result *res);
 
+/* Size of the full LP, V * |supp D| (SIZE_MAX on overflow): to choose a
+ * method before solving. The full LP passes V + |supp D| - 1 rows to GLPK:
+ * the draft row of the heaviest tuple is implied by the others (both
+ * marginals sum to 1) and is left out, so that rounding in the totals cannot
+ * make glp_exact report infeasibility. */
+size_t mdsd_lp_full_vars(size_t V, const mdsd_joint *D);
+
+/* Size of the reduced LP: vars = sum over distinct token sets S of |S|,
+ * sets = number of distinct sets (it aggregates D, O(|supp D| n log)). */
+int mdsd_lp_reduced_size(const mdsd_joint *D, size_t *vars, size_t *sets, mdsd_err *err);
+
 /* Export formats of mdsd_lp_write. */
 typedef enum {
     MDSD_LP_FORMAT_MATHPROG_DATA, /* data section for lp/otm_full.mod or lp/otm_reduced.mod */
@@ -53,5 +64,9 @@ typedef enum {
 /* Writes the full (reduced = false) or reduced LP of (p, D) to path, atomically. */
 int mdsd_lp_write(const double *p, size_t V, const mdsd_joint *D, bool reduced,
                   mdsd_lp_format format, const char *path, mdsd_err *err);
+
+/* Format from a file name: .dat (MathProg data), .lp (CPLEX LP), .mps (free
+ * MPS, objective written as minimise -alpha since MPS has no sense). */
+int mdsd_lp_format_parse(const char *path, mdsd_lp_format *format, mdsd_err *err);
 
 #endif

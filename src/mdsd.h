@@ -12,5 +12,6 @@
 #include "stats.h"
 #include "outfile.h"
 #include "scheme.h"
+#include "lp.h"
 
 #endif

@@ -190,3 +190,38 @@ void cli_pq_free(cli_pq *pq)
     free(pq->q);
     memset(pq, 0, sizeof *pq);
 }
+
+int cli_build_scheme(const char *name, size_t n, const char *custom_path, const cli_pq *pq,
+                     mdsd_scheme *s, mdsd_joint *custom, mdsd_err *err)
+{
+    memset(s, 0, sizeof *s);
+    s->n = n;
+    int rc = mdsd_scheme_parse(name, &s->kind, err);
+    if (rc)
+        return rc;
+    if (s->kind == MDSD_SCHEME_CUSTOM) {
+        if (!custom_path)
+            return mdsd_fail(err, MDSD_EINVAL, "the custom scheme needs --custom FILE");
+        if ((rc = mdsd_joint_read(custom_path, custom, err)))
+            return rc;
+        size_t V = pq->V;
+        for (size_t t = 0; t < custom->count * custom->n && !pq->V; t++)
+            if ((size_t)custom->tokens[t] + 1 > V)
+                V = (size_t)custom->tokens[t] + 1;
+        s->V = V;
+        s->n = custom->n;
+        if ((rc = mdsd_joint_validate(custom, V, err)) || (rc = mdsd_joint_sort(custom, err)))
+            return rc;
+        s->custom = custom;
+    } else {
+        if (!pq->q)
+            return mdsd_fail(err, MDSD_EINVAL, "missing -q/--draft");
+        size_t want = s->kind == MDSD_SCHEME_MULTI ? s->n : 1;
+        if (pq->n_q != want)
+            return mdsd_fail(err, MDSD_EINVAL, "scheme %s needs %zu -q/--draft option(s), got %zu",
+                             name, want, pq->n_q);
+        s->V = pq->V;
+        s->q = pq->q;
+    }
+    return MDSD_OK;
+}

@@ -87,8 +87,16 @@ int cli_report(const char *cmd, const mdsd_err *err);
 /* Prints a usage error and the hint to run --help; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Builds a draft scheme from its name and what cli_load_pq loaded: q from pq
+ * (one row, or n rows for multi), or for custom the tuples of custom_path,
+ * read into *custom (the caller frees it with mdsd_joint_free; V is pq->V if
+ * given, else 1 + the largest token). s points into pq and custom. */
+int cli_build_scheme(const char *name, size_t n, const char *custom_path, const cli_pq *pq,
+                     mdsd_scheme *s, mdsd_joint *custom, mdsd_err *err);
+
 /* The subcommands. */
 int cmd_dist(int argc, char **argv);
 int cmd_draft(int argc, char **argv);
+int cmd_lp(int argc, char **argv);
 
 #endif

@@ -174,34 +174,10 @@ static void print_result(const draft_opts *o, const mdsd_scheme *s, const mdsd_j
 /* Builds the scheme from the options and runs the enumeration. */
 static int run(const draft_opts *o, cli_pq *pq, mdsd_joint *custom, mdsd_err *err)
 {
-    mdsd_scheme s = {.n = o->n};
-    int rc = mdsd_scheme_parse(o->scheme, &s.kind, err);
+    mdsd_scheme s;
+    int rc = cli_build_scheme(o->scheme, o->n, o->custom, pq, &s, custom, err);
     if (rc)
         return rc;
-    if (s.kind == MDSD_SCHEME_CUSTOM) {
-        if (!o->custom)
-            return mdsd_fail(err, MDSD_EINVAL, "the custom scheme needs --custom FILE");
-        if ((rc = mdsd_joint_read(o->custom, custom, err)))
-            return rc;
-        size_t V = pq->V;
-        for (size_t t = 0; t < custom->count * custom->n && !pq->V; t++)
-            if ((size_t)custom->tokens[t] + 1 > V)
-                V = (size_t)custom->tokens[t] + 1;
-        s.V = V;
-        s.n = custom->n;
-        if ((rc = mdsd_joint_validate(custom, V, err)) || (rc = mdsd_joint_sort(custom, err)))
-            return rc;
-        s.custom = custom;
-    } else {
-        if (!pq->q)
-            return mdsd_fail(err, MDSD_EINVAL, "missing -q/--draft");
-        size_t want = s.kind == MDSD_SCHEME_MULTI ? s.n : 1;
-        if (pq->n_q != want)
-            return mdsd_fail(err, MDSD_EINVAL, "scheme %s needs %zu -q/--draft option(s), got %zu",
-                             o->scheme, want, pq->n_q);
-        s.V = pq->V;
-        s.q = pq->q;
-    }
     mdsd_joint D;
     if ((rc = mdsd_scheme_joint(&s, o->max_tuples, &D, err)) || (rc = mdsd_joint_sort(&D, err)))
         return rc;

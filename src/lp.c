@@ -1,0 +1,626 @@
+#include "lp.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <glpk.h>
+
+#include "dist.h"
+#include "outfile.h"
+
+/* How far the LP optimum may leave [0, 1] (simplex tolerances) before it is
+ * treated as a solver failure rather than rounding. */
+#define LP_ALPHA_SLACK 1e-9
+/* How far the masses of p and D may be from 1. Both are validated upstream,
+ * but an enumerated D can be off by more than rounding where it divides by
+ * 1 - q(prefix) (cancellation when q(prefix) is close to 1; e.g. greedy),
+ * so the LPs accept the project's sum tolerance and rescale p and D to sum
+ * to 1, which keeps the two marginal equalities of the full LP consistent. */
+#define LP_MASS_TOL MDSD_PROB_SUM_TOL
+
+static const char too_big_hint_full[] =
+    "try mdsd bound --method sort (iid, wor, cps, greedy, hub), brute (V <= 24) or lp-reduced";
+static const char too_big_hint_reduced[] =
+    "try mdsd bound --method sort (iid, wor, cps, greedy, hub) or brute (V <= 24)";
+
+/* ---------------------------------------------------------------------------
+ * Input checks */
+
+/* Checks (p, D); *p_scale and *d_scale are the factors that make each sum to 1. */
+static int check_input(const double *p, size_t V, const mdsd_joint *D, double *p_scale,
+                       double *d_scale, mdsd_err *err)
+{
+    if (V == 0 || !p)
+        return mdsd_fail(err, MDSD_EINVAL, "LP: empty target distribution (V = 0)");
+    if (!D || D->count == 0 || D->n == 0)
+        return mdsd_fail(err, MDSD_EINVAL, "LP: empty draft law D (no tuples)");
+    for (size_t y = 0; y < V; y++)
+        if (!(p[y] >= 0.0) || isinf(p[y]))
+            return mdsd_fail(err, MDSD_EINVAL, "LP: target p[%zu] = %g is not a probability", y, p[y]);
+    for (size_t t = 0; t < D->count; t++) {
+        if (!(D->prob[t] >= 0.0) || isinf(D->prob[t]))
+            return mdsd_fail(err, MDSD_EINVAL, "LP: D of tuple %zu is %g, not a probability", t,
+                             D->prob[t]);
+        for (size_t j = 0; j < D->n; j++) {
+            int x = D->tokens[t * D->n + j];
+            if (x < 0 || (size_t)x >= V)
+                return mdsd_fail(err, MDSD_EINVAL,
+                                 "LP: tuple %zu, draft %zu: token %d is outside [0, %zu)", t, j, x, V);
+        }
+    }
+    double sp = mdsd_sum(p, V), sd = mdsd_sum(D->prob, D->count);
+    if (fabs(sp - 1.0) > LP_MASS_TOL)
+        return mdsd_fail(err, MDSD_EINVAL, "LP: target p sums to %.17g, not 1", sp);
+    if (fabs(sd - 1.0) > LP_MASS_TOL)
+        return mdsd_fail(err, MDSD_EINVAL, "LP: draft law D sums to %.17g, not 1", sd);
+    *p_scale = 1.0 / sp;
+    *d_scale = 1.0 / sd;
+    return MDSD_OK;
+}
+
+static bool tuple_has(const mdsd_joint *D, size_t t, int y)
+{
+    const int *x = D->tokens + t * D->n;
+    for (size_t j = 0; j < D->n; j++)
+        if (x[j] == y)
+            return true;
+    return false;
+}
+
+/* ---------------------------------------------------------------------------
+ * Tuples aggregated by their token set S(x), with mass Dbar(S). */
+
+typedef struct {
+    size_t count;   /* number of distinct sets K */
+    size_t *start;  /* [K + 1]: set k is members[start[k] .. start[k+1]) */
+    int *members;   /* sorted token ids */
+    double *mass;   /* [K] Dbar(S_k) */
+} lp_sets;
+
+typedef struct {
+    const int *key;  /* sorted distinct tokens */
+    size_t len;
+    double prob;
+} set_entry;
+
+static int int_cmp(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+static int entry_cmp(const void *a, const void *b)
+{
+    const set_entry *u = a, *v = b;
+    if (u->len != v->len)
+        return u->len < v->len ? -1 : 1;
+    for (size_t i = 0; i < u->len; i++)
+        if (u->key[i] != v->key[i])
+            return u->key[i] < v->key[i] ? -1 : 1;
+    return 0;
+}
+
+static void sets_free(lp_sets *S)
+{
+    free(S->start);
+    free(S->members);
+    free(S->mass);
+    memset(S, 0, sizeof *S);
+}
+
+/* Neumaier-compensated accumulation (many small tuple masses per set). */
+static void acc_add(double *sum, double *comp, double x)
+{
+    double t = *sum + x;
+    *comp += fabs(*sum) >= fabs(x) ? (*sum - t) + x : (x - t) + *sum;
+    *sum = t;
+}
+
+/* Aggregates D by set; masses are multiplied by d_scale. */
+static int sets_build(const mdsd_joint *D, double d_scale, lp_sets *S, mdsd_err *err)
+{
+    memset(S, 0, sizeof *S);
+    size_t n = D->n, T = D->count;
+    int *keys = malloc(T * n * sizeof *keys);
+    set_entry *e = malloc(T * sizeof *e);
+    if (!keys || !e) {
+        free(keys), free(e);
+        return mdsd_fail(err, MDSD_ENOMEM, "LP: out of memory aggregating %zu tuples", T);
+    }
+    for (size_t t = 0; t < T; t++) {
+        int *k = keys + t * n;
+        memcpy(k, D->tokens + t * n, n * sizeof *k);
+        qsort(k, n, sizeof *k, int_cmp);
+        size_t len = 1;
+        for (size_t j = 1; j < n; j++)
+            if (k[j] != k[len - 1])
+                k[len++] = k[j];
+        e[t] = (set_entry){k, len, D->prob[t]};
+    }
+    qsort(e, T, sizeof *e, entry_cmp);
+    size_t K = 0, M = 0;
+    for (size_t t = 0; t < T; t++)
+        if (t == 0 || entry_cmp(&e[t - 1], &e[t]) != 0)
+            K++, M += e[t].len;
+    S->start = malloc((K + 1) * sizeof *S->start);
+    S->members = malloc(M * sizeof *S->members);
+    S->mass = malloc(K * sizeof *S->mass);
+    if (!S->start || !S->members || !S->mass) {
+        free(keys), free(e);
+        sets_free(S);
+        return mdsd_fail(err, MDSD_ENOMEM, "LP: out of memory for %zu token sets", K);
+    }
+    size_t k = 0, m = 0;
+    double sum = 0.0, comp = 0.0;
+    for (size_t t = 0; t < T; t++) {
+        if (t > 0 && entry_cmp(&e[t - 1], &e[t]) != 0) {
+            S->mass[k++] = (sum + comp) * d_scale;
+            sum = comp = 0.0;
+        }
+        if (t == 0 || entry_cmp(&e[t - 1], &e[t]) != 0) {
+            S->start[k] = m;
+            memcpy(S->members + m, e[t].key, e[t].len * sizeof *S->members);
+            m += e[t].len;
+        }
+        acc_add(&sum, &comp, e[t].prob);
+    }
+    S->mass[k++] = (sum + comp) * d_scale;
+    S->start[k] = m;
+    S->count = K;
+    free(keys), free(e);
+    return MDSD_OK;
+}
+
+/* ---------------------------------------------------------------------------
+ * Building the GLPK problems */
+
+static size_t full_vars(size_t V, const mdsd_joint *D)
+{
+    return D->count > SIZE_MAX / V ? SIZE_MAX : V * D->count;
+}
+
+/* Row of the target constraint of token y: 1 .. V. Draft rows follow; the row
+ * of tuple `drop` is left out (see build_full). */
+static size_t full_drop(const mdsd_joint *D)
+{
+    size_t drop = 0;
+    for (size_t t = 1; t < D->count; t++)
+        if (D->prob[t] > D->prob[drop])
+            drop = t;
+    return drop;
+}
+
+/* Full OTM LP. Column t*V + y + 1 is pi(y, x_t), so the plan comes out in the
+ * layout of mdsd_lp_result.plan. The two families of equalities are linearly
+ * dependent (both sum to 1), and in exact arithmetic sum p and sum D differ by
+ * rounding, which would make the rational simplex report infeasibility. So the
+ * draft row of the heaviest tuple is omitted: its column sum is then implied,
+ * 1 - (the other D), equal to its D(x) up to rounding. */
+static void build_full(glp_prob *P, const double *p, double p_scale, size_t V,
+                       const mdsd_joint *D, double d_scale, bool named)
+{
+    size_t T = D->count, drop = full_drop(D);
+    char name[64];
+    glp_set_prob_name(P, "otm_full");
+    glp_set_obj_name(P, "alpha");
+    glp_set_obj_dir(P, GLP_MAX);
+    glp_add_rows(P, (int)(V + T - 1));
+    for (size_t y = 0; y < V; y++) {
+        glp_set_row_bnds(P, (int)(y + 1), GLP_FX, p[y] * p_scale, p[y] * p_scale);
+        if (named) {
+            snprintf(name, sizeof name, "target_%zu", y);
+            glp_set_row_name(P, (int)(y + 1), name);
+        }
+    }
+    for (size_t t = 0; t < T; t++) {
+        if (t == drop)
+            continue;
+        int r = (int)(V + 1 + t - (t > drop));
+        glp_set_row_bnds(P, r, GLP_FX, D->prob[t] * d_scale, D->prob[t] * d_scale);
+        if (named) {
+            snprintf(name, sizeof name, "draft_%zu", t + 1);
+            glp_set_row_name(P, r, name);
+        }
+    }
+    glp_add_cols(P, (int)(V * T));
+    for (size_t t = 0; t < T; t++) {
+        int ind[3] = {0, 0, (int)(V + 1 + t - (t > drop))};
+        double val[3] = {0.0, 1.0, 1.0};
+        for (size_t y = 0; y < V; y++) {
+            int j = (int)(t * V + y + 1);
+            glp_set_col_bnds(P, j, GLP_LO, 0.0, 0.0);
+            if (tuple_has(D, t, (int)y))
+                glp_set_obj_coef(P, j, 1.0);
+            ind[1] = (int)(y + 1);
+            glp_set_mat_col(P, j, t == drop ? 1 : 2, ind, val);
+            if (named) {
+                snprintf(name, sizeof name, "pi_%zu_%zu", y, t + 1);
+                glp_set_col_name(P, j, name);
+            }
+        }
+    }
+}
+
+static size_t sets_vars(const lp_sets *S) { return S->start[S->count]; }
+
+/* Reduced LP: rows 1..K are the sets (<= Dbar), then one row (<= p(y)) per
+ * token that occurs in some set; column s(y, S_k) for each member y of S_k. */
+static int build_reduced(glp_prob *P, const double *p, double p_scale, size_t V,
+                         const lp_sets *S, bool named, size_t *rows, mdsd_err *err)
+{
+    size_t K = S->count;
+    int *row_of = calloc(V, sizeof *row_of);
+    if (!row_of)
+        return mdsd_fail(err, MDSD_ENOMEM, "LP: out of memory");
+    size_t used = 0;
+    for (size_t m = 0; m < sets_vars(S); m++)
+        if (!row_of[S->members[m]])
+            row_of[S->members[m]] = 1, used++;
+    char name[64];
+    glp_set_prob_name(P, "otm_reduced");
+    glp_set_obj_name(P, "alpha");
+    glp_set_obj_dir(P, GLP_MAX);
+    glp_add_rows(P, (int)(K + used));
+    for (size_t k = 0; k < K; k++) {
+        glp_set_row_bnds(P, (int)(k + 1), GLP_UP, 0.0, S->mass[k]);
+        if (named) {
+            snprintf(name, sizeof name, "set_%zu", k + 1);
+            glp_set_row_name(P, (int)(k + 1), name);
+        }
+    }
+    size_t r = K;
+    for (size_t y = 0; y < V; y++) {
+        if (!row_of[y])
+            continue;
+        row_of[y] = (int)++r;
+        glp_set_row_bnds(P, (int)r, GLP_UP, 0.0, p[y] * p_scale);
+        if (named) {
+            snprintf(name, sizeof name, "target_%zu", y);
+            glp_set_row_name(P, (int)r, name);
+        }
+    }
+    glp_add_cols(P, (int)sets_vars(S));
+    for (size_t k = 0; k < K; k++)
+        for (size_t m = S->start[k]; m < S->start[k + 1]; m++) {
+            int j = (int)(m + 1);
+            int ind[3] = {0, (int)(k + 1), row_of[S->members[m]]};
+            double val[3] = {0.0, 1.0, 1.0};
+            glp_set_col_bnds(P, j, GLP_LO, 0.0, 0.0);
+            glp_set_obj_coef(P, j, 1.0);
+            glp_set_mat_col(P, j, 2, ind, val);
+            if (named) {
+                snprintf(name, sizeof name, "s_%d_%zu", S->members[m], k + 1);
+                glp_set_col_name(P, j, name);
+            }
+        }
+    free(row_of);
+    *rows = K + used;
+    return MDSD_OK;
+}
+
+/* ---------------------------------------------------------------------------
+ * Solving */
+
+static const char *glpk_ret_name(int ret)
+{
+    switch (ret) {
+    case GLP_EBADB: return "invalid initial basis";
+    case GLP_ESING: return "singular basis matrix";
+    case GLP_ECOND: return "ill-conditioned basis matrix";
+    case GLP_EBOUND: return "invalid bounds";
+    case GLP_EFAIL: return "solver failure";
+    case GLP_EITLIM: return "iteration limit";
+    case GLP_ETMLIM: return "time limit";
+    case GLP_ENOPFS: return "no primal feasible solution";
+    case GLP_ENODFS: return "no dual feasible solution";
+    default: return "error";
+    }
+}
+
+static const char *glpk_status_name(int status)
+{
+    switch (status) {
+    case GLP_OPT: return "optimal";
+    case GLP_FEAS: return "feasible, not proven optimal";
+    case GLP_INFEAS: return "infeasible";
+    case GLP_NOFEAS: return "no feasible solution";
+    case GLP_UNBND: return "unbounded";
+    default: return "undefined";
+    }
+}
+
+/* glp_simplex, then glp_exact from its basis when exact; GLPK stays silent. */
+static int solve(glp_prob *P, const char *what, bool exact, double *alpha, mdsd_err *err)
+{
+    int old_out = glp_term_out(GLP_OFF);
+    glp_smcp parm;
+    glp_init_smcp(&parm);
+    parm.msg_lev = GLP_MSG_OFF;
+    const char *stage = "glp_simplex";
+    int ret = glp_simplex(P, &parm);
+    if (ret == 0 && glp_get_status(P) == GLP_OPT && exact) {
+        stage = "glp_exact";
+        ret = glp_exact(P, &parm);
+    }
+    int status = glp_get_status(P);
+    double obj = glp_get_obj_val(P);
+    glp_term_out(old_out);
+    if (ret)
+        return mdsd_fail(err, MDSD_ESOLVER, "%s: GLPK %s failed (code %d: %s)", what, stage, ret,
+                         glpk_ret_name(ret));
+    if (status != GLP_OPT)
+        return mdsd_fail(err, MDSD_ESOLVER, "%s: GLPK %s ended with status '%s'", what, stage,
+                         glpk_status_name(status));
+    if (!(obj >= -LP_ALPHA_SLACK && obj <= 1.0 + LP_ALPHA_SLACK))
+        return mdsd_fail(err, MDSD_ESOLVER,
+                         "%s: optimum %.17g is outside [0, 1] by more than %g (solver failure)",
+                         what, obj, LP_ALPHA_SLACK);
+    *alpha = obj < 0.0 ? 0.0 : obj > 1.0 ? 1.0 : obj;
+    return MDSD_OK;
+}
+
+static size_t max_vars(const mdsd_lp_opts *opts)
+{
+    size_t m = opts && opts->max_vars ? opts->max_vars : MDSD_LP_MAX_VARS;
+    return m < (size_t)INT_MAX / 2 ? m : (size_t)INT_MAX / 2; /* GLPK indexes with int */
+}
+
+size_t mdsd_lp_full_vars(size_t V, const mdsd_joint *D)
+{
+    return V && D ? full_vars(V, D) : 0;
+}
+
+int mdsd_lp_full(const double *p, size_t V, const mdsd_joint *D, const mdsd_lp_opts *opts,
+                 mdsd_lp_result *res, mdsd_err *err)
+{
+    memset(res, 0, sizeof *res);
+    double p_scale, d_scale;
+    int rc = check_input(p, V, D, &p_scale, &d_scale, err);
+    if (rc)
+        return rc;
+    res->vars = full_vars(V, D);
+    res->rows = V + D->count - 1;
+    if (res->vars > max_vars(opts))
+        return mdsd_fail(err, MDSD_ETOOBIG,
+                         "full OTM LP: %zu variables (V = %zu tokens x %zu draft tuples) exceed "
+                         "the limit of %zu; %s",
+                         res->vars, V, D->count, max_vars(opts), too_big_hint_full);
+    bool want_plan = opts && opts->want_plan;
+    if (want_plan && !(res->plan = malloc(res->vars * sizeof *res->plan)))
+        return mdsd_fail(err, MDSD_ENOMEM, "full OTM LP: out of memory for the plan (%zu entries)",
+                         res->vars);
+    glp_prob *P = glp_create_prob();
+    build_full(P, p, p_scale, V, D, d_scale, false);
+    rc = solve(P, "full OTM LP", opts && opts->exact_arith, &res->alpha, err);
+    /* Primal values may be slightly negative within the solver's tolerance;
+     * the plan is used as sampling weights, so they are clipped at 0. */
+    for (size_t j = 0; rc == MDSD_OK && want_plan && j < res->vars; j++) {
+        double v = glp_get_col_prim(P, (int)(j + 1));
+        res->plan[j] = v > 0.0 ? v : 0.0;
+    }
+    glp_delete_prob(P);
+    if (rc) {
+        free(res->plan);
+        res->plan = NULL;
+    }
+    return rc;
+}
+
+int mdsd_lp_reduced_size(const mdsd_joint *D, size_t *vars, size_t *sets, mdsd_err *err)
+{
+    if (!D || D->count == 0 || D->n == 0)
+        return mdsd_fail(err, MDSD_EINVAL, "LP: empty draft law D (no tuples)");
+    lp_sets S;
+    int rc = sets_build(D, 1.0, &S, err);
+    if (rc)
+        return rc;
+    *vars = sets_vars(&S);
+    *sets = S.count;
+    sets_free(&S);
+    return MDSD_OK;
+}
+
+int mdsd_lp_reduced(const double *p, size_t V, const mdsd_joint *D, const mdsd_lp_opts *opts,
+                    mdsd_lp_result *res, mdsd_err *err)
+{
+    memset(res, 0, sizeof *res);
+    double p_scale, d_scale;
+    int rc = check_input(p, V, D, &p_scale, &d_scale, err);
+    if (rc)
+        return rc;
+    lp_sets S;
+    if ((rc = sets_build(D, d_scale, &S, err)))
+        return rc;
+    res->vars = sets_vars(&S);
+    if (res->vars > max_vars(opts)) {
+        rc = mdsd_fail(err, MDSD_ETOOBIG,
+                       "reduced LP: %zu variables (%zu token sets) exceed the limit of %zu; %s",
+                       res->vars, S.count, max_vars(opts), too_big_hint_reduced);
+        sets_free(&S);
+        return rc;
+    }
+    glp_prob *P = glp_create_prob();
+    rc = build_reduced(P, p, p_scale, V, &S, false, &res->rows, err);
+    if (rc == MDSD_OK)
+        rc = solve(P, "reduced LP", opts && opts->exact_arith, &res->alpha, err);
+    glp_delete_prob(P);
+    sets_free(&S);
+    return rc;
+}
+
+void mdsd_lp_result_free(mdsd_lp_result *res)
+{
+    if (!res)
+        return;
+    free(res->plan);
+    res->plan = NULL;
+}
+
+/* ---------------------------------------------------------------------------
+ * Export */
+
+static void write_p(FILE *f, const double *p, double p_scale, size_t V)
+{
+    fprintf(f, "param p :=\n");
+    for (size_t y = 0; y < V; y++)
+        fprintf(f, "  %zu %.17g\n", y, p[y] * p_scale);
+    fprintf(f, ";\n");
+}
+
+static void write_full_data(FILE *f, const double *p, double p_scale, size_t V,
+                            const mdsd_joint *D, double d_scale)
+{
+    fprintf(f, "# Full OTM LP instance for lp/otm_full.mod (written by mdsd lp --write-data).\n"
+               "# Tokens 0..V-1, tuples 1..T; x[t,j] = j-th draft token of tuple t.\n"
+               "data;\n\nparam V := %zu;\nparam n := %zu;\nparam T := %zu;\n\n",
+            V, D->n, D->count);
+    write_p(f, p, p_scale, V);
+    fprintf(f, "\nparam D :=\n");
+    for (size_t t = 0; t < D->count; t++)
+        fprintf(f, "  %zu %.17g\n", t + 1, D->prob[t] * d_scale);
+    fprintf(f, ";\n\nparam x :");
+    for (size_t j = 0; j < D->n; j++)
+        fprintf(f, " %zu", j + 1);
+    fprintf(f, " :=\n");
+    for (size_t t = 0; t < D->count; t++) {
+        fprintf(f, "  %zu", t + 1);
+        for (size_t j = 0; j < D->n; j++)
+            fprintf(f, " %d", D->tokens[t * D->n + j]);
+        fprintf(f, "\n");
+    }
+    fprintf(f, ";\n\nend;\n");
+}
+
+static void write_reduced_data(FILE *f, const double *p, double p_scale, size_t V,
+                               const lp_sets *S)
+{
+    fprintf(f, "# Reduced LP instance for lp/otm_reduced.mod (written by mdsd lp --reduced\n"
+               "# --write-data). Tokens 0..V-1; S[k] = token set k, Dbar[k] = its mass.\n"
+               "data;\n\nparam V := %zu;\nparam K := %zu;\n\n",
+            V, S->count);
+    write_p(f, p, p_scale, V);
+    fprintf(f, "\nparam Dbar :=\n");
+    for (size_t k = 0; k < S->count; k++)
+        fprintf(f, "  %zu %.17g\n", k + 1, S->mass[k]);
+    fprintf(f, ";\n\n");
+    for (size_t k = 0; k < S->count; k++) {
+        fprintf(f, "set S[%zu] :=", k + 1);
+        for (size_t m = S->start[k]; m < S->start[k + 1]; m++)
+            fprintf(f, " %d", S->members[m]);
+        fprintf(f, ";\n");
+    }
+    fprintf(f, "\nend;\n");
+}
+
+/* What the exporters write: the checked instance and its rescaling. */
+typedef struct {
+    const double *p;
+    double p_scale;
+    size_t V;
+    const mdsd_joint *D;
+    double d_scale;
+    const lp_sets *S;  /* reduced LP: the aggregated sets; NULL for the full LP */
+} lp_instance;
+
+static int write_data(const lp_instance *in, const char *path, mdsd_err *err)
+{
+    mdsd_outfile o;
+    int rc = mdsd_outfile_open(&o, path, err);
+    if (rc)
+        return rc;
+    if (in->S)
+        write_reduced_data(o.f, in->p, in->p_scale, in->V, in->S);
+    else
+        write_full_data(o.f, in->p, in->p_scale, in->V, in->D, in->d_scale);
+    if ((rc = mdsd_outfile_commit(&o, err)))
+        mdsd_outfile_abort(&o);
+    return rc;
+}
+
+/* CPLEX LP or free MPS through GLPK's writers, into a temporary file that is
+ * then renamed. MPS has no objective sense, so its objective is -alpha,
+ * minimised (any solver reads that the same way). */
+static int write_glpk(const lp_instance *in, mdsd_lp_format format, const char *path,
+                      mdsd_err *err)
+{
+    char tmp[4096];
+    int rc = mdsd_tmpname(path, tmp, sizeof tmp, err);
+    if (rc)
+        return rc;
+    glp_prob *P = glp_create_prob();
+    size_t rows = 0;
+    if (in->S)
+        rc = build_reduced(P, in->p, in->p_scale, in->V, in->S, true, &rows, err);
+    else
+        build_full(P, in->p, in->p_scale, in->V, in->D, in->d_scale, true);
+    if (rc == MDSD_OK && format == MDSD_LP_FORMAT_MPS) {
+        glp_set_obj_dir(P, GLP_MIN);
+        glp_set_obj_name(P, "neg_alpha");
+        for (int j = 1; j <= glp_get_num_cols(P); j++)
+            glp_set_obj_coef(P, j, -glp_get_obj_coef(P, j));
+    }
+    if (rc == MDSD_OK) {
+        int old_out = glp_term_out(GLP_OFF);
+        errno = 0;
+        int ret = format == MDSD_LP_FORMAT_MPS ? glp_write_mps(P, GLP_MPS_FILE, NULL, tmp)
+                                               : glp_write_lp(P, NULL, tmp);
+        int e = errno;
+        glp_term_out(old_out);
+        if (ret) {
+            remove(tmp);
+            rc = mdsd_fail(err, MDSD_EIO, "cannot write '%s'%s%s", path, e ? ": " : "",
+                           e ? strerror(e) : "");
+        }
+    }
+    glp_delete_prob(P);
+    return rc ? rc : mdsd_publish(tmp, path, err);
+}
+
+int mdsd_lp_write(const double *p, size_t V, const mdsd_joint *D, bool reduced,
+                  mdsd_lp_format format, const char *path, mdsd_err *err)
+{
+    lp_instance in = {.p = p, .V = V, .D = D};
+    int rc = check_input(p, V, D, &in.p_scale, &in.d_scale, err);
+    if (rc)
+        return rc;
+    if (format != MDSD_LP_FORMAT_MATHPROG_DATA && format != MDSD_LP_FORMAT_CPLEX &&
+        format != MDSD_LP_FORMAT_MPS)
+        return mdsd_fail(err, MDSD_EINVAL, "LP export: unknown format %d", (int)format);
+    if (!reduced && full_vars(V, D) > (size_t)INT_MAX / 2)
+        return mdsd_fail(err, MDSD_ETOOBIG, "full OTM LP: %zu variables are too many to write",
+                         full_vars(V, D));
+    lp_sets S;
+    if (reduced) {
+        if ((rc = sets_build(D, in.d_scale, &S, err)))
+            return rc;
+        in.S = &S;
+    }
+    if (format == MDSD_LP_FORMAT_MATHPROG_DATA)
+        rc = write_data(&in, path, err);
+    else
+        rc = write_glpk(&in, format, path, err);
+    if (reduced)
+        sets_free(&S);
+    return rc;
+}
+
+int mdsd_lp_format_parse(const char *path, mdsd_lp_format *format, mdsd_err *err)
+{
+    const char *dot = path ? strrchr(path, '.') : NULL;
+    if (dot && !strcmp(dot, ".lp"))
+        *format = MDSD_LP_FORMAT_CPLEX;
+    else if (dot && !strcmp(dot, ".mps"))
+        *format = MDSD_LP_FORMAT_MPS;
+    else if (dot && !strcmp(dot, ".dat"))
+        *format = MDSD_LP_FORMAT_MATHPROG_DATA;
+    else
+        return mdsd_fail(err, MDSD_EINVAL,
+                         "'%s': cannot tell the LP format from the name (use .lp, .mps or .dat)",
+                         path ? path : "");
+    return MDSD_OK;
+}
