@@ -127,7 +127,8 @@ typedef struct {
     const mdsd_scheme *s;
     mdsd_joint *D;
     int *prefix;         /* [n] tokens chosen so far */
-    double prefix_mass;  /* wor: sum of q over the prefix */
+    double rest_mass;    /* wor: q mass outside the prefix, summed directly (1 - the
+                            prefix's mass loses all precision when the rest is tiny) */
 } enumerator;
 
 static void emit(enumerator *e, double prob)
@@ -154,9 +155,24 @@ static double step_factor(const enumerator *e, size_t depth, int token)
     case MDSD_SCHEME_MULTI: return s->q[depth * s->V + (size_t)token];
     case MDSD_SCHEME_CPS: return in_prefix(e, depth, token) ? 0.0 : s->q[token];
     case MDSD_SCHEME_WOR:
-        return in_prefix(e, depth, token) ? 0.0 : s->q[token] / (1.0 - e->prefix_mass);
+        return in_prefix(e, depth, token) ? 0.0 : s->q[token] / e->rest_mass;
     default: return 0.0;
     }
+}
+
+/* Compensated q mass of the tokens not in the prefix (and not `skip`). */
+static double mass_outside(const enumerator *e, size_t depth, int skip)
+{
+    double s = 0.0, c = 0.0;
+    for (size_t v = 0; v < e->s->V; v++) {
+        double x = e->s->q[v];
+        if ((int)v == skip || in_prefix(e, depth, (int)v))
+            continue;
+        double t = s + x;
+        c += fabs(s) >= fabs(x) ? (s - t) + x : (x - t) + s;
+        s = t;
+    }
+    return s + c;
 }
 
 static void enumerate_products(enumerator *e, size_t depth, double prob)
@@ -165,14 +181,14 @@ static void enumerate_products(enumerator *e, size_t depth, double prob)
         emit(e, prob);
         return;
     }
+    double rest = e->s->kind == MDSD_SCHEME_WOR ? mass_outside(e, depth, -1) : 1.0;
     for (size_t v = 0; v < e->s->V; v++) {
+        e->rest_mass = rest;
         double f = step_factor(e, depth, (int)v);
         if (f <= 0.0)
             continue;
         e->prefix[depth] = (int)v;
-        e->prefix_mass += e->s->q[v];
         enumerate_products(e, depth + 1, prob * f);
-        e->prefix_mass -= e->s->q[v];
     }
 }
 
@@ -181,14 +197,12 @@ static void enumerate_greedy(enumerator *e)
     const mdsd_scheme *s = e->s;
     size_t fixed = s->n - 1;
     mdsd_top_indices(s->q, s->V, fixed, e->prefix);
-    double fixed_mass = 0.0;
-    for (size_t j = 0; j < fixed; j++)
-        fixed_mass += s->q[e->prefix[j]];
+    double rest = mass_outside(e, fixed, -1);
     for (size_t v = 0; v < s->V; v++) {
         if (s->q[v] <= 0.0 || in_prefix(e, fixed, (int)v))
             continue;
         e->prefix[fixed] = (int)v;
-        emit(e, s->q[v] / (1.0 - fixed_mass));
+        emit(e, s->q[v] / rest);
     }
 }
 
@@ -196,14 +210,14 @@ static void enumerate_hub(enumerator *e)
 {
     const mdsd_scheme *s = e->s;
     int a = (int)mdsd_argmax(s->q, s->V);
-    double qa = s->q[a];
+    double qa = s->q[a], rest = mass_outside(e, 0, a);
     for (size_t v = 0; v < s->V; v++) {
         if (s->q[v] <= 0.0 || (int)v == a)
             continue;
         e->prefix[0] = (int)v, e->prefix[1] = a;
         emit(e, s->q[v]);
         e->prefix[0] = a, e->prefix[1] = (int)v;
-        emit(e, qa * s->q[v] / (1.0 - qa));
+        emit(e, qa * s->q[v] / rest);
     }
 }
 
@@ -251,7 +265,7 @@ int mdsd_scheme_joint(const mdsd_scheme *s, size_t max_tuples, mdsd_joint *out, 
     int prefix[64];
     if (s->n > 64)
         return mdsd_fail(err, MDSD_ETOOBIG, "n = %zu drafts is above the enumeration limit of 64", s->n);
-    enumerator e = {s, out, prefix, 0.0};
+    enumerator e = {s, out, prefix, 1.0};
     if (s->kind == MDSD_SCHEME_GREEDY)
         enumerate_greedy(&e);
     else if (s->kind == MDSD_SCHEME_HUB)
