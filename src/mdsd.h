@@ -12,6 +12,8 @@
 #include "stats.h"
 #include "outfile.h"
 #include "scheme.h"
+#include "verifier.h"
+#include "montecarlo.h"
 #include "lp.h"
 
 #endif

@@ -127,8 +127,7 @@ typedef struct {
     const mdsd_scheme *s;
     mdsd_joint *D;
     int *prefix;         /* [n] tokens chosen so far */
-    double rest_mass;    /* wor: q mass outside the prefix, summed directly (1 - the
-                            prefix's mass loses all precision when the rest is tiny) */
+    double remaining;    /* wor: q mass outside the prefix */
 } enumerator;
 
 static void emit(enumerator *e, double prob)
@@ -146,6 +145,24 @@ static int in_prefix(const enumerator *e, size_t depth, int token)
     return 0;
 }
 
+/* q mass off the first `count` tokens of tuple, summed directly: 1 - q(prefix)
+ * by subtraction loses relative accuracy when q is concentrated. */
+static double mass_outside(const double *q, size_t V, const int *tuple, size_t count)
+{
+    double s = 0.0, c = 0.0;
+    for (size_t v = 0; v < V; v++) {
+        int taken = 0;
+        for (size_t l = 0; l < count && !taken; l++)
+            taken = tuple[l] == (int)v;
+        if (taken)
+            continue;
+        double y = q[v] - c, t = s + y;
+        c = (t - s) - y;
+        s = t;
+    }
+    return s;
+}
+
 /* Probability factor for appending `token` at `depth`; 0 excludes it. */
 static double step_factor(const enumerator *e, size_t depth, int token)
 {
@@ -155,24 +172,9 @@ static double step_factor(const enumerator *e, size_t depth, int token)
     case MDSD_SCHEME_MULTI: return s->q[depth * s->V + (size_t)token];
     case MDSD_SCHEME_CPS: return in_prefix(e, depth, token) ? 0.0 : s->q[token];
     case MDSD_SCHEME_WOR:
-        return in_prefix(e, depth, token) ? 0.0 : s->q[token] / e->rest_mass;
+        return in_prefix(e, depth, token) ? 0.0 : s->q[token] / e->remaining;
     default: return 0.0;
     }
-}
-
-/* Compensated q mass of the tokens not in the prefix (and not `skip`). */
-static double mass_outside(const enumerator *e, size_t depth, int skip)
-{
-    double s = 0.0, c = 0.0;
-    for (size_t v = 0; v < e->s->V; v++) {
-        double x = e->s->q[v];
-        if ((int)v == skip || in_prefix(e, depth, (int)v))
-            continue;
-        double t = s + x;
-        c += fabs(s) >= fabs(x) ? (s - t) + x : (x - t) + s;
-        s = t;
-    }
-    return s + c;
 }
 
 static void enumerate_products(enumerator *e, size_t depth, double prob)
@@ -181,14 +183,16 @@ static void enumerate_products(enumerator *e, size_t depth, double prob)
         emit(e, prob);
         return;
     }
-    double rest = e->s->kind == MDSD_SCHEME_WOR ? mass_outside(e, depth, -1) : 1.0;
+    if (e->s->kind == MDSD_SCHEME_WOR)
+        e->remaining = mass_outside(e->s->q, e->s->V, e->prefix, depth);
     for (size_t v = 0; v < e->s->V; v++) {
-        e->rest_mass = rest;
         double f = step_factor(e, depth, (int)v);
         if (f <= 0.0)
             continue;
         e->prefix[depth] = (int)v;
         enumerate_products(e, depth + 1, prob * f);
+        if (e->s->kind == MDSD_SCHEME_WOR) /* the recursion overwrote it */
+            e->remaining = mass_outside(e->s->q, e->s->V, e->prefix, depth);
     }
 }
 
@@ -197,7 +201,7 @@ static void enumerate_greedy(enumerator *e)
     const mdsd_scheme *s = e->s;
     size_t fixed = s->n - 1;
     mdsd_top_indices(s->q, s->V, fixed, e->prefix);
-    double rest = mass_outside(e, fixed, -1);
+    double rest = mass_outside(s->q, s->V, e->prefix, fixed);
     for (size_t v = 0; v < s->V; v++) {
         if (s->q[v] <= 0.0 || in_prefix(e, fixed, (int)v))
             continue;
@@ -210,7 +214,7 @@ static void enumerate_hub(enumerator *e)
 {
     const mdsd_scheme *s = e->s;
     int a = (int)mdsd_argmax(s->q, s->V);
-    double qa = s->q[a], rest = mass_outside(e, 0, a);
+    double qa = s->q[a], rest = mass_outside(s->q, s->V, &a, 1);
     for (size_t v = 0; v < s->V; v++) {
         if (s->q[v] <= 0.0 || (int)v == a)
             continue;

@@ -273,3 +273,18 @@ Test(scheme, custom_file_is_parsed_merged_and_validated)
     cr_assert(strstr(err.msg, "line 2"), "%s", err.msg);
     remove(path);
 }
+
+Test(scheme, concentrated_q_keeps_relative_accuracy)
+{
+    /* 1 - q(a) by subtraction would lose ~8 digits here; D must not. */
+    static const double q[3] = {1 - 3e-9, 2e-9, 1e-9};
+    mdsd_scheme s = {MDSD_SCHEME_WOR, 2, 3, q, NULL};
+    mdsd_joint D = enumerate(&s);
+    int t01[2] = {0, 1};
+    cr_assert_float_eq(D.prob[mdsd_joint_find(&D, t01)] / (q[0] * q[1] / 3e-9), 1.0, 1e-12);
+    mdsd_joint_free(&D);
+    mdsd_scheme h = {MDSD_SCHEME_HUB, 2, 3, q, NULL};
+    D = enumerate(&h);
+    cr_assert_float_eq(D.prob[mdsd_joint_find(&D, t01)] / (q[0] * q[1] / 3e-9), 1.0, 1e-12);
+    mdsd_joint_free(&D);
+}

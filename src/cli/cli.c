@@ -191,12 +191,12 @@ void cli_pq_free(cli_pq *pq)
     memset(pq, 0, sizeof *pq);
 }
 
-int cli_build_scheme(const char *name, size_t n, const char *custom_path, const cli_pq *pq,
-                     mdsd_scheme *s, mdsd_joint *custom, mdsd_err *err)
+int cli_build_scheme(const char *scheme, size_t n, const char *custom_path, const cli_pq *pq,
+                     mdsd_joint *custom, mdsd_scheme *s, mdsd_err *err)
 {
     memset(s, 0, sizeof *s);
     s->n = n;
-    int rc = mdsd_scheme_parse(name, &s->kind, err);
+    int rc = mdsd_scheme_parse(scheme, &s->kind, err);
     if (rc)
         return rc;
     if (s->kind == MDSD_SCHEME_CUSTOM) {
@@ -213,15 +213,15 @@ int cli_build_scheme(const char *name, size_t n, const char *custom_path, const 
         if ((rc = mdsd_joint_validate(custom, V, err)) || (rc = mdsd_joint_sort(custom, err)))
             return rc;
         s->custom = custom;
-    } else {
-        if (!pq->q)
-            return mdsd_fail(err, MDSD_EINVAL, "missing -q/--draft");
-        size_t want = s->kind == MDSD_SCHEME_MULTI ? s->n : 1;
-        if (pq->n_q != want)
-            return mdsd_fail(err, MDSD_EINVAL, "scheme %s needs %zu -q/--draft option(s), got %zu",
-                             name, want, pq->n_q);
-        s->V = pq->V;
-        s->q = pq->q;
+        return MDSD_OK;
     }
+    if (!pq->q)
+        return mdsd_fail(err, MDSD_EINVAL, "missing -q/--draft");
+    size_t want = s->kind == MDSD_SCHEME_MULTI ? n : 1;
+    if (pq->n_q != want)
+        return mdsd_fail(err, MDSD_EINVAL, "scheme %s needs %zu -q/--draft option(s), got %zu",
+                         scheme, want, pq->n_q);
+    s->V = pq->V;
+    s->q = pq->q;
     return MDSD_OK;
 }

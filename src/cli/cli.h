@@ -78,6 +78,14 @@ int cli_dist_option(cli_dist_opts *o, int opt, const char *arg, const char *cmd)
 int cli_load_pq(const cli_dist_opts *o, bool need_p, bool need_q, cli_pq *out, mdsd_err *err);
 void cli_pq_free(cli_pq *pq);
 
+/* Builds the draft scheme named `scheme` with n drafts over the loaded
+ * distributions: custom reads its tuples from custom_path into *custom (V from
+ * -q if given, else 1 + the largest token; n from the file), validated and
+ * sorted; multi needs n -q options, the others exactly one. s->q points into
+ * pq. The caller frees *custom with mdsd_joint_free. */
+int cli_build_scheme(const char *scheme, size_t n, const char *custom_path, const cli_pq *pq,
+                     mdsd_joint *custom, mdsd_scheme *s, mdsd_err *err);
+
 int cli_parse_double(const char *arg, const char *opt, const char *cmd, double *out);
 int cli_parse_size(const char *arg, const char *opt, const char *cmd, size_t *out);
 int cli_parse_u64(const char *arg, const char *opt, const char *cmd, unsigned long long *out);
@@ -87,16 +95,10 @@ int cli_report(const char *cmd, const mdsd_err *err);
 /* Prints a usage error and the hint to run --help; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Builds a draft scheme from its name and what cli_load_pq loaded: q from pq
- * (one row, or n rows for multi), or for custom the tuples of custom_path,
- * read into *custom (the caller frees it with mdsd_joint_free; V is pq->V if
- * given, else 1 + the largest token). s points into pq and custom. */
-int cli_build_scheme(const char *name, size_t n, const char *custom_path, const cli_pq *pq,
-                     mdsd_scheme *s, mdsd_joint *custom, mdsd_err *err);
-
 /* The subcommands. */
 int cmd_dist(int argc, char **argv);
 int cmd_draft(int argc, char **argv);
+int cmd_accept(int argc, char **argv);
 int cmd_lp(int argc, char **argv);
 
 #endif

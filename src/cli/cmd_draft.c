@@ -172,10 +172,10 @@ static void print_result(const draft_opts *o, const mdsd_scheme *s, const mdsd_j
 }
 
 /* Builds the scheme from the options and runs the enumeration. */
-static int run(const draft_opts *o, cli_pq *pq, mdsd_joint *custom, mdsd_err *err)
+static int run(const draft_opts *o, const cli_pq *pq, mdsd_joint *custom, mdsd_err *err)
 {
     mdsd_scheme s;
-    int rc = cli_build_scheme(o->scheme, o->n, o->custom, pq, &s, custom, err);
+    int rc = cli_build_scheme(o->scheme, o->n, o->custom, pq, custom, &s, err);
     if (rc)
         return rc;
     mdsd_joint D;

@@ -174,7 +174,7 @@ static void print_result(const lp_opts *o, const mdsd_scheme *s, const mdsd_join
 static int run(const lp_opts *o, const cli_pq *pq, mdsd_joint *custom, mdsd_err *err)
 {
     mdsd_scheme s;
-    int rc = cli_build_scheme(o->scheme, o->n, o->custom, pq, &s, custom, err);
+    int rc = cli_build_scheme(o->scheme, o->n, o->custom, pq, custom, &s, err);
     if (rc)
         return rc;
     if (!pq->p)

@@ -18,6 +18,7 @@ typedef struct {
 static const command commands[] = {
     {"dist", cmd_dist, "show p and q after temperature, truncation and validation"},
     {"draft", cmd_draft, "enumerate or sample the joint law D of a draft scheme; Q(H)"},
+    {"accept", cmd_accept, "a verifier's acceptance rate: exact, Monte Carlo, output check"},
     {"lp", cmd_lp, "optimal acceptance alpha* from the full or reduced LP (GLPK); LP export"},
 };
 

@@ -1,0 +1,140 @@
+/* verifier.h - multi-draft verifiers (MATH.md section 3): given the target p
+ * and the n draft tokens, output one token y that follows p exactly; the
+ * verifier *accepts* when y is one of the drafts.
+ *
+ *   sd       Leviathan / Chen speculative sampling          n = 1
+ *   rrs      recursive rejection sampling (SpecInfer)      iid, or multi
+ *   rrsw     recursive SD without replacement (Jeon et al.) wor
+ *   kseq     SpecTr's k-Seq                                 iid
+ *   spechub  SpecHub's transport plan                       hub (n = 2)
+ *   greedy   Hu et al. section 5                            greedy
+ *   is       Khisti et al.'s importance-sampling selection  iid, n = 2 (pairs for n > 2)
+ *   otm      the optimal plan of the solved full LP         any scheme (toy V)
+ *
+ * Use: mdsd_verifier_alloc does the O(V) per-position set-up (residuals,
+ * alias tables, rho*, LP, ...) once; mdsd_verifier_verify then costs O(n) or
+ * O(n log V) per call and is thread-safe for distinct rngs. The drafts passed
+ * to verify must come from the scheme given at alloc (mdsd_sampler_draw).
+ * mdsd_verifier_exact gives the exact acceptance rate and the per-draft rates
+ * where a closed form or an exact enumeration exists.
+ *
+ * Each verifier lives in its own verify_<name>.c and exports one
+ * mdsd_verifier_ops table (below); verifier.c dispatches through them. */
+#ifndef MDSD_VERIFIER_H
+#define MDSD_VERIFIER_H
+
+#include <stddef.h>
+
+#include <gsl/gsl_rng.h>
+
+#include "err.h"
+#include "scheme.h"
+
+typedef enum {
+    MDSD_VERIFIER_SD,
+    MDSD_VERIFIER_RRS,
+    MDSD_VERIFIER_RRSW,
+    MDSD_VERIFIER_KSEQ,
+    MDSD_VERIFIER_SPECHUB,
+    MDSD_VERIFIER_GREEDY,
+    MDSD_VERIFIER_IS,
+    MDSD_VERIFIER_OTM,
+    MDSD_VERIFIER_COUNT
+} mdsd_verifier_kind;
+
+/* Default guard of the rrsw exact enumeration: at most this many draw paths. */
+#define MDSD_RRSW_MAX_PATHS 10000000.0
+
+typedef struct {
+    size_t is_top;      /* is: free weights only among the top-s tokens of q (0 = full LP) */
+    double max_paths;   /* rrsw exact: enumeration guard on |supp q|^n (0 = MDSD_RRSW_MAX_PATHS) */
+    size_t max_tuples;  /* otm (and is): guard on enumerated tuples (0 = MDSD_JOINT_MAX_TUPLES) */
+} mdsd_verifier_opts;
+
+/* Zeroes opts: every field then means its default. */
+void mdsd_verifier_opts_init(mdsd_verifier_opts *opts);
+
+const char *mdsd_verifier_name(mdsd_verifier_kind kind);
+/* Parses a verifier name; MDSD_EINVAL with the list of names if unknown. */
+int mdsd_verifier_parse(const char *name, mdsd_verifier_kind *kind, mdsd_err *err);
+
+/* The draft scheme a verifier runs on by default (sd: iid with n = 1;
+ * rrs: iid, also multi; otm: iid, any scheme accepted). */
+mdsd_scheme_kind mdsd_verifier_scheme(mdsd_verifier_kind kind);
+
+/* Whether the verifier is defined for scheme s (kind, n); MDSD_EUNSUPPORTED
+ * with the reason if not, MDSD_EINVAL if s itself is ill-defined. */
+int mdsd_verifier_check(mdsd_verifier_kind kind, const mdsd_scheme *s, mdsd_err *err);
+
+/* A verifier prepared for one position (p, scheme). Copies what it needs:
+ * p and the scheme's arrays may be freed afterwards. */
+typedef struct mdsd_verifier mdsd_verifier;
+
+/* NULL opts means defaults. Returns NULL and fills err on failure. */
+mdsd_verifier *mdsd_verifier_alloc(mdsd_verifier_kind kind, const double *p, const mdsd_scheme *s,
+                                   const mdsd_verifier_opts *opts, mdsd_err *err);
+
+/* Verifies one draft tuple drafts[0..n). Returns the output token y (y ~ p
+ * over the draws of drafts and rng). *accepted_index (if non-NULL) gets the
+ * index j of the accepted draft, so drafts[j] == y, or -1 when y is not a
+ * draft. Sequential verifiers report the step whose test accepted; when y
+ * comes from a residual draw and equals a draft, the lowest such j. */
+int mdsd_verifier_verify(const mdsd_verifier *v, const int *drafts, gsl_rng *rng,
+                         int *accepted_index);
+
+mdsd_verifier_kind mdsd_verifier_kind_of(const mdsd_verifier *v);
+const char *mdsd_verifier_name_of(const mdsd_verifier *v); /* its ops' name */
+const mdsd_scheme *mdsd_verifier_scheme_of(const mdsd_verifier *v); /* its own copy */
+void mdsd_verifier_free(mdsd_verifier *v);
+
+/* Exact acceptance rate alpha = P(y in S(x)) and, if per_draft is non-NULL,
+ * per_draft[j] = P(the j-th draft is the one accepted) for j < n (same
+ * convention as accepted_index; they sum to alpha). MDSD_EUNSUPPORTED where
+ * the verifier has no exact form; MDSD_ETOOBIG where the exact enumeration
+ * exceeds its guard (the message suggests Monte Carlo, --trials). */
+int mdsd_verifier_exact(mdsd_verifier_kind kind, const double *p, const mdsd_scheme *s,
+                        const mdsd_verifier_opts *opts, double *alpha, double *per_draft,
+                        mdsd_err *err);
+
+/* ---- for implementers of a verifier ------------------------------------
+
+ * A verifier file verify_<name>.c defines one `const mdsd_verifier_ops
+ * mdsd_verify_<name>_ops` and verifier.c lists it in its table (one line,
+ * `[MDSD_VERIFIER_<NAME>] = &mdsd_verify_<name>_ops,`; a kind without an
+ * entry is refused with MDSD_EUNSUPPORTED "not built in"). The ops get
+ * their arguments already checked: p validated with the scheme's V, the scheme
+ * passing mdsd_scheme_check and ops->check; opts with defaults filled in. */
+typedef struct {
+    const char *name;
+    mdsd_scheme_kind scheme;  /* default scheme (equals mdsd_verifier_scheme(kind)) */
+    /* Scheme restrictions beyond mdsd_scheme_check; NULL = any scheme. */
+    int (*check)(const mdsd_scheme *s, mdsd_err *err);
+    /* Per-position set-up; *state is passed to verify and release. */
+    int (*prepare)(const double *p, const mdsd_scheme *s, const mdsd_verifier_opts *opts,
+                   void **state, mdsd_err *err);
+    /* One verification: returns y, sets *accepted_index (never NULL here) to
+     * the accepting step or -1; verifier.c fills in -1 -> lowest j with
+     * drafts[j] == y. */
+    int (*verify)(const void *state, const int *drafts, gsl_rng *rng, int *accepted_index);
+    void (*release)(void *state);
+    /* Exact alpha and per_draft[n] (never NULL here); NULL = no exact form. */
+    int (*exact)(const double *p, const mdsd_scheme *s, const mdsd_verifier_opts *opts,
+                 double *alpha, double *per_draft, mdsd_err *err);
+} mdsd_verifier_ops;
+
+/* A verifier from ops outside the table (experimental or planted-invalid
+ * verifiers in tests); kind_of then reports MDSD_VERIFIER_COUNT. */
+mdsd_verifier *mdsd_verifier_alloc_ops(const mdsd_verifier_ops *ops, const double *p,
+                                       const mdsd_scheme *s, const mdsd_verifier_opts *opts,
+                                       mdsd_err *err);
+
+extern const mdsd_verifier_ops mdsd_verify_sd_ops;
+extern const mdsd_verifier_ops mdsd_verify_rrs_ops;
+extern const mdsd_verifier_ops mdsd_verify_rrsw_ops;
+extern const mdsd_verifier_ops mdsd_verify_kseq_ops;
+extern const mdsd_verifier_ops mdsd_verify_spechub_ops;
+extern const mdsd_verifier_ops mdsd_verify_greedy_ops;
+extern const mdsd_verifier_ops mdsd_verify_is_ops;
+extern const mdsd_verifier_ops mdsd_verify_otm_ops;
+
+#endif
