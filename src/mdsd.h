@@ -18,5 +18,6 @@
 #include "verifier.h"
 #include "montecarlo.h"
 #include "lp.h"
+#include "check.h"
 
 #endif
