@@ -12,6 +12,7 @@
 
 #include "check.h"
 #include "scheme.h"
+#include "stats.h"
 
 #define CHECK_ACC 48 /* per-check accumulators for the summary */
 
@@ -65,6 +66,12 @@ void chk_record(mdsd_check_ctx *c, size_t n, double dev, const char *fmt, ...)
 /* Records one p-value (p-value checks). */
 int chk_record_p(mdsd_check_ctx *c, size_t n, double pvalue, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+
+/* Pearson chi-square of counts[0..V) against prob[0..V), pooling the
+ * least likely cells until the pool expects at least 5 (stats.h's test pools
+ * the cells under 5 but leaves a pool that may expect far less, where one
+ * observation gives p ~ 1e-17). An observation of probability 0: p = 0. */
+mdsd_gof chk_gof(const uint64_t *counts, const double *prob, size_t V);
 
 /* Two-sided exact binomial test of k successes in T trials at probability prob. */
 double chk_binomial_p(uint64_t k, uint64_t T, double prob);

@@ -120,7 +120,7 @@ static int mc_cases(mdsd_check_ctx *c, bool output, const vcase *cases, size_t c
         if (rc == MDSD_OK) {
             const char *vn = mdsd_verifier_name(cases[k].v), *sn = mdsd_scheme_name(s.kind);
             if (output) {
-                mdsd_gof g = mdsd_mc_check_output(&mc, c->p);
+                mdsd_gof g = chk_gof(mc.histogram, c->p, c->V);
                 rc = chk_record_p(c, n, g.p_value, "%s on %s, n = %zu: chi-square %.4g, %zu dof, "
                                   "p-value %.3g over %llu trials", vn, sn, n, g.statistic, g.dof,
                                   g.p_value, (unsigned long long)mc.trials);
