@@ -15,5 +15,9 @@
 #include "verifier.h"
 #include "montecarlo.h"
 #include "lp.h"
+#include "bound.h"
+#include "qporder.h"
+#include "subset.h"
+#include "wor_q.h"
 
 #endif

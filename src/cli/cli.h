@@ -100,5 +100,6 @@ int cmd_dist(int argc, char **argv);
 int cmd_draft(int argc, char **argv);
 int cmd_accept(int argc, char **argv);
 int cmd_lp(int argc, char **argv);
+int cmd_bound(int argc, char **argv);
 
 #endif

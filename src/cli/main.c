@@ -20,6 +20,7 @@ static const command commands[] = {
     {"draft", cmd_draft, "enumerate or sample the joint law D of a draft scheme; Q(H)"},
     {"accept", cmd_accept, "a verifier's acceptance rate: exact, Monte Carlo, output check"},
     {"lp", cmd_lp, "optimal acceptance alpha* from the full or reduced LP (GLPK); LP export"},
+    {"bound", cmd_bound, "optimal acceptance alpha*: sort-and-scan, brute force, LPs, k2, or all"},
 };
 
 static void usage(FILE *out)
