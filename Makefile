@@ -4,6 +4,7 @@
 #   make run      install missing Debian packages, build, run the main job
 #   make test     install missing Debian packages, build, run the test suite
 #   make sanitize the same tests under AddressSanitizer + UBSan
+#   make dump     remake the shipped logit dump data/kjv-ngram.h5 (ngram backend)
 #
 # Every target that needs the libraries first runs `deps`, which installs the
 # missing Debian packages with apt (apt-get update first), as root or via sudo.
@@ -13,6 +14,8 @@ VERSION := 0.1.0
 # Debian packages the build, the tests and the jobs need.
 DEBIAN_PACKAGES := build-essential pkg-config libglpk-dev glpk-utils libgsl-dev \
                    libhdf5-dev hdf5-tools gnuplot-nox libcriterion-dev
+# The model runner (src/mdsd_runner, Debian's /usr/bin/python3) and its default corpus.
+DEBIAN_PACKAGES += python3 python3-numpy python3-h5py bible-kjv bible-kjv-text
 
 CC := gcc
 # HDF5 and GSL ship pkg-config files (HDF5's Debian build lives under
@@ -56,7 +59,7 @@ TEST_BIN := $(OUT)/mdsd-tests
 # Criterion runs tests in parallel worker processes.
 TEST_JOBS ?= 2
 
-.PHONY: all deps build run test test-run sanitize clean
+.PHONY: all deps build run test test-run sanitize clean dump
 .DEFAULT_GOAL := all
 
 all: deps
@@ -113,6 +116,15 @@ sanitize: deps
 
 clean:
 	rm -rf build mdsd
+
+# The shipped dump: Kneser-Ney 4-gram target, bigram and trigram drafters, trained on the
+# King James Bible, 40 samples. Same values on every run (data/README.md).
+DUMP_OUT ?= data/kjv-ngram.h5
+dump: deps
+	./mdsd-runner ngram --corpus kjv --order 4 --draft-order 2 --draft-order 3 \
+	  --vocab-size 8192 --prompts data/prompts/kjv-openings.jsonl --num-samples 40 \
+	  --seed 1 --gen-temperature 1 --max-new-tokens 64 --logits-dtype float16 \
+	  --compression gzip -o $(DUMP_OUT)
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
 

@@ -98,6 +98,9 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 /* The subcommands. */
 int cmd_dist(int argc, char **argv);
 int cmd_draft(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_toy(int argc, char **argv);
+int cmd_plot(int argc, char **argv);
 int cmd_accept(int argc, char **argv);
 int cmd_lp(int argc, char **argv);
 int cmd_bound(int argc, char **argv);

@@ -1,0 +1,156 @@
+"""The command line: `mdsd-runner ngram|hf|validate ...` (or, with PYTHONPATH=src,
+`/usr/bin/python3 -m mdsd_runner ...`). Exit status 0 success, 1 bad input or failure (the
+message names the problem), 2 usage error, 130 interrupted (rerun the command to resume)."""
+
+import argparse
+import json
+import os
+import signal
+import sys
+import threading
+
+from . import __version__
+from .errors import RunnerError
+
+EPILOG = """Output: OUT is written as OUT.partial, one sample at a time, and renamed to OUT
+when every sample is done. Rerunning an interrupted command (same options) resumes after the
+last finished sample. Sample i uses prompt i mod (number of prompts) and a random stream
+seeded by (--seed, i). Dump format: data/README.md."""
+
+
+def _common(p, temperature):
+    p.add_argument("--prompts", required=True, metavar="FILE",
+                   help='JSONL prompts: {"prompt": TEXT} or {"messages": [...]} per line')
+    p.add_argument("-o", "--output", required=True, metavar="OUT.h5", help="the dump to write")
+    p.add_argument("--num-samples", type=int, metavar="N",
+                   help="samples to generate (default: one per prompt; prompts repeat cyclically)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--gen-temperature", type=float, default=temperature, metavar="T",
+                   help=f"temperature the target generates at; 0 = greedy (default {temperature})")
+    p.add_argument("--max-new-tokens", type=int, default=64, metavar="M",
+                   help="response length limit (default 64)")
+    p.add_argument("--batch-size", type=int, default=8, metavar="B",
+                   help="prompts per batch (default 8)")
+    p.add_argument("--logits-dtype", choices=("float32", "float16", "bfloat16"), default="float32",
+                   help="stored logits type (default float32)")
+    p.add_argument("--compression", choices=("gzip", "none"), default="gzip",
+                   help="HDF5 filter for the datasets (default gzip with shuffle; none is "
+                        "faster for large vocabularies)")
+    p.add_argument("--dataset", metavar="NAME",
+                   help="the dataset attribute (default: the prompt file's name)")
+    p.add_argument("--stop-after", type=int, metavar="K",
+                   help="write at most K more samples, then stop leaving OUT.partial to resume "
+                        "(for time-limited machines)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+
+
+def _parser():
+    top = argparse.ArgumentParser(
+        prog="mdsd-runner",
+        description="Dump target and drafter logits of language models to HDF5 for mdsd.",
+        epilog=EPILOG)
+    top.add_argument("--version", action="version", version=f"mdsd-runner {__version__}")
+    sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    ng = sub.add_parser(
+        "ngram", epilog=EPILOG,
+        help="Kneser-Ney n-gram target and drafters trained on a corpus (numpy only)",
+        description="Interpolated modified Kneser-Ney word n-gram models: the target "
+                    "(--order) and one drafter per --draft-order, trained on the same corpus. "
+                    "Logits are natural-log probabilities up to a constant per row.")
+    _common(ng, 1.0)
+    ng.add_argument("--corpus", default="kjv", metavar="kjv|FILE",
+                    help="training text: 'kjv' (the King James Bible, Debian's bible-kjv) or a "
+                         "file with one sentence per line (default kjv)")
+    ng.add_argument("--order", type=int, default=4, help="target order, at least 4 (default 4)")
+    ng.add_argument("--draft-order", type=int, action="append", metavar="K",
+                    help="a drafter of order K (repeatable; default 2)")
+    ng.add_argument("--vocab-size", type=int, default=8192, metavar="V",
+                    help="at most V token ids: <unk>, </s>, <s> and the most frequent words "
+                         "(default 8192)")
+
+    hf = sub.add_parser(
+        "hf", epilog=EPILOG,
+        help="PyTorch + transformers models from local folders or the local cache",
+        description="The target generates; target and drafters are teacher-forced on prompt + "
+                    "response (local files only: nothing is downloaded). Needs torch and "
+                    "transformers.")
+    _common(hf, 0.7)
+    hf.add_argument("--target", required=True, metavar="MODEL", help="target model folder or cached name")
+    hf.add_argument("--draft", required=True, action="append", metavar="MODEL",
+                    help="drafter model (repeatable); must share the target's tokenizer")
+    hf.add_argument("--device", choices=("cuda", "cpu"), default="cuda", help="default cuda")
+    hf.add_argument("--dtype", choices=("bf16", "fp16", "fp32"), default="bf16",
+                    help="model weights and compute type (default bf16)")
+    hf.add_argument("--chat", action="store_true",
+                    help='wrap {"prompt"} records as one user message for the chat template')
+
+    va = sub.add_parser("validate", help="check dumps against the format (data/README.md)",
+                        description="Checks each FILE against dump format version 1; prints a "
+                                    "summary or the problems found.")
+    va.add_argument("files", nargs="+", metavar="FILE")
+    return top
+
+
+def _validate(files):
+    from .schema import validate
+    status = 0
+    for path in files:
+        problems, summary = validate(path)
+        if problems:
+            status = 1
+            for p in problems:
+                print(f"mdsd-runner: {path}: {p}", file=sys.stderr)
+        else:
+            print(f"{path}: ok: {json.dumps(summary, sort_keys=True)}")
+    return status
+
+
+def _dump(args):
+    from .pipeline import run
+    from .prompts import load_prompts
+
+    prompts = load_prompts(args.prompts)
+    dataset = args.dataset or os.path.splitext(os.path.basename(args.prompts))[0]
+    if args.command == "ngram":
+        from . import ngram
+        orders = args.draft_order or [2]
+        tokenizer, target, drafts, info = ngram.build(args.corpus, args.vocab_size, args.order, orders)
+        config = dict(info, order=args.order, draft_orders=orders, vocab_size=args.vocab_size)
+    else:
+        from . import hf
+        tokenizer, target, drafts = hf.load(args.target, args.draft, args.device, args.dtype, args.chat)
+        config = dict(target=args.target, drafts=args.draft, device=args.device,
+                      dtype=args.dtype, chat=args.chat)
+    summary = run(tokenizer, target, drafts, prompts, out=args.output, backend=args.command,
+                  dataset=dataset, num_samples=args.num_samples, seed=args.seed,
+                  temperature=args.gen_temperature, max_new_tokens=args.max_new_tokens,
+                  batch_size=args.batch_size, logits_dtype=args.logits_dtype,
+                  compression=args.compression, stop_after=args.stop_after, config=config,
+                  progress=False if args.quiet else None)
+    state = "wrote" if summary["finished"] else "stopped; resume from"
+    print(f"{state} {summary['output']}: {summary['samples']} of {summary['num_samples']} samples, "
+          f"{summary['rows']} rows, V = {summary['vocab_size']}, {summary['seconds']:.1f} s")
+    return 0
+
+
+def _terminate(signum, frame):
+    raise KeyboardInterrupt
+
+
+def main(argv=None):
+    args = _parser().parse_args(argv)
+    if threading.current_thread() is threading.main_thread():
+        # A timeout's SIGTERM stops as cleanly as Ctrl-C: OUT.partial stays resumable.
+        signal.signal(signal.SIGTERM, _terminate)
+    try:
+        if args.command == "validate":
+            return _validate(args.files)
+        return _dump(args)
+    except RunnerError as e:
+        print(f"mdsd-runner: error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"\nmdsd-runner: interrupted; rerun the same command to resume from "
+              f"{args.output}.partial", file=sys.stderr)
+        return 130

@@ -1,0 +1,46 @@
+"""Paths and the command-line runner shared by the Python tests (run from the repository
+root by tests/test_runner.c: `PYTHONPATH=src:tests/python /usr/bin/python3 -m unittest`)."""
+
+import os
+import subprocess
+import sys
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "src"))
+RUNNER = os.path.join(ROOT, "mdsd-runner")
+
+
+def run_cli(*args, env=None):
+    """(exit status, stdout, stderr) of `mdsd-runner ARGS`."""
+    proc = subprocess.run([RUNNER, *map(str, args)], capture_output=True, text=True,
+                          env=dict(os.environ, **(env or {})), cwd=ROOT, timeout=300)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def mdsd_bin():
+    """The mdsd binary under test (MDSD_BIN, as for the C tests), or None without one."""
+    path = os.environ.get("MDSD_BIN", "mdsd")
+    path = path if os.path.isabs(path) else os.path.join(ROOT, path)
+    return path if os.access(path, os.X_OK) else None
+
+
+def mdsd_has_info():
+    exe = mdsd_bin()
+    if exe is None:
+        return False
+    return subprocess.run([exe, "info", "--help"], capture_output=True).returncode == 0
+
+
+def run_main(*args):
+    """(exit status, stdout, stderr) of the same command run in this process (faster)."""
+    import contextlib
+    import io
+
+    from mdsd_runner.cli import main
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            rc = main([str(a) for a in args])
+        except SystemExit as e:
+            rc = e.code
+    return rc, out.getvalue(), err.getvalue()

@@ -1,0 +1,75 @@
+/* The model runner (src/mdsd_runner, Python): its unittest suites in tests/python, run by
+ * Debian's /usr/bin/python3, one Criterion test per suite so that the summary counts them;
+ * and the shipped dump checked by the C reader once `mdsd info` exists. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include <criterion/criterion.h>
+#include <criterion/logging.h>
+
+#include "testutil.h"
+
+#define PYTHON "PYTHONPATH=src:tests/python /usr/bin/python3"
+
+/* Runs a shell command with stderr merged into stdout; returns its exit status. */
+static int run_shell(const char *cmd, char **output)
+{
+    FILE *f = popen(cmd, "r");
+    size_t cap = 8192, used = 0, got;
+    char *buf = malloc(cap);
+    while (f && (got = fread(buf + used, 1, cap - used - 1, f)) > 0) {
+        used += got;
+        if (cap - used < 2)
+            buf = realloc(buf, cap *= 2);
+    }
+    buf[used] = '\0';
+    int status = f ? pclose(f) : -1;
+    *output = buf;
+    return status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void python_suite(const char *module)
+{
+    char cmd[256], *out;
+    int rc = run_shell(PYTHON " -c 'import numpy, h5py' 2>&1", &out);
+    cr_assert_eq(rc, 0, "Debian's /usr/bin/python3 with python3-numpy and python3-h5py is "
+                 "needed (make deps installs them):\n%s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd, PYTHON " -m unittest %s 2>&1", module);
+    rc = run_shell(cmd, &out);
+    size_t len = strlen(out);
+    const char *tail = len > 8000 ? out + len - 8000 : out;
+    cr_assert_eq(rc, 0, "%s failed (exit %d):\n%s", cmd, rc, tail);
+    /* unittest's closing line: "OK", never "OK (skipped=...)". */
+    cr_assert(strstr(out, "\nOK\n") != NULL, "%s: no plain OK line:\n%s", cmd, tail);
+    free(out);
+}
+
+Test(runner, kneser_ney_against_brute_force) { python_suite("test_kneser_ney"); }
+Test(runner, batching_padding_and_resume_with_a_fake_model) { python_suite("test_pipeline"); }
+Test(runner, ngram_backend_end_to_end) { python_suite("test_ngram_end_to_end"); }
+Test(runner, bad_inputs) { python_suite("test_bad_inputs"); }
+Test(runner, hf_backend_with_stand_in_torch_and_transformers) { python_suite("test_hf_adapter"); }
+Test(runner, dump_validator) { python_suite("test_schema"); }
+Test(runner, shipped_dump_is_reproducible) { python_suite("test_shipped_dump"); }
+
+Test(runner, shipped_dump_validates_with_mdsd_info)
+{
+    FILE *f = fopen("data/kjv-ngram.h5", "rb");
+    cr_assert(f != NULL, "data/kjv-ngram.h5 is missing (make dump makes it)");
+    fclose(f);
+    char *out;
+    int has_info = test_run_mdsd("info --help", 1, &out) == 0;
+    free(out);
+    if (!has_info) {
+        /* Said on stderr (cr_log_warn would fail the run). */
+        fprintf(stderr, "note: mdsd info is not in this build: data/kjv-ngram.h5 is validated "
+                "by the Python suites only\n");
+        return;
+    }
+    int rc = test_run_mdsd("info --validate data/kjv-ngram.h5", 1, &out);
+    cr_assert_eq(rc, 0, "mdsd info --validate data/kjv-ngram.h5:\n%s", out);
+    free(out);
+}
