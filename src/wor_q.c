@@ -568,18 +568,26 @@ int mdsd_wor_chain_min(mdsd_wor_chain *c, const double *P, double tol, double *f
         double Qa = c->stackQ[2 * top], Qb = c->stackQ[2 * top + 1];
         if (b - a < 2)
             continue;
-        /* Lower bound of P - Q inside (a, b): Q <= chord (q-convexity), Q <= q(H)^n. */
-        double slope = (Qb - Qa) / (c->S[b] - c->S[a]), lb = INFINITY;
-        size_t j = a + 1;
-        for (size_t i = a + 1; i < b; i++) {
-            double chord = Qa + slope * (c->S[i] - c->S[a]);
-            double s = c->S[i], pw = s;
-            for (size_t e = 1; e < n; e++)
-                pw *= s;
-            double g = P[i] - (chord < pw ? chord : pw);
-            if (g < lb)
-                lb = g, j = i;
+        /* Lower bound of P - Q inside (a, b): Q <= the chord (q-convexity),
+         * so P - Q >= A_i = P_i - chord_i. Along the chain P is convex in the
+         * q mass S (its slopes p/q of the added tokens never decrease), so
+         * A_i is unimodal: its minimum is where the increment
+         * (P_i - P_{i-1}) - slope (S_i - S_{i-1}) turns positive, found by
+         * bisection in O(log(b - a)). */
+        double slope = (Qb - Qa) / (c->S[b] - c->S[a]);
+        size_t lo = a + 1, hi = b; /* first i in [lo, b) with a positive increment, else b */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            double d = (P[mid] - P[mid - 1]) - slope * (c->S[mid] - c->S[mid - 1]);
+            if (d > 0.0)
+                hi = mid;
+            else
+                lo = mid + 1;
         }
+        size_t j = lo > a + 1 ? lo - 1 : a + 1;
+        if (j >= b)
+            j = b - 1;
+        double lb = P[j] - (Qa + slope * (c->S[j] - c->S[a]));
         if (lb >= best - tol)
             continue;
         size_t span = b - a, m = j;
