@@ -138,3 +138,15 @@ bench-accept: deps
 
 $(BENCH_ACCEPT): $(OUT)/tests/bench/bench_accept.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(PKG_LIBS)
+
+# Benchmark (not a test): alpha* by sort-and-scan (softmax included),
+# positions per second per core at V = 32,000 and 152,064, every scheme,
+# n = 2, 3, 5 (tests/bench/bench_bound.c).
+BENCH_BOUND := $(OUT)/bench-bound
+.PHONY: bench-bound
+bench-bound: deps
+	@$(MAKE) --no-print-directory $(BENCH_BOUND)
+	$(BENCH_BOUND)
+
+$(BENCH_BOUND): $(OUT)/tests/bench/bench_bound.o $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(PKG_LIBS)

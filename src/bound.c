@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bsum.h"
 #include "dist.h"
 #include "lp.h"
 #include "qporder.h"
@@ -121,6 +122,12 @@ static inline void kahan_add(double *s, double *comp, double x)
     *s = t;
 }
 
+/* Branch-free min (minsd; fmin is a library call at -O2) and positive part
+ * ((a + |a|) / 2 is exact: 2a or 0; a ternary compiles to a branch that the
+ * data make unpredictable). */
+static inline double dmin(double a, double b) { return a < b ? a : b; }
+static inline double positive_part(double a) { return 0.5 * (a + fabs(a)); }
+
 static inline double ipow(double x, size_t n)
 {
     double r = x;
@@ -133,11 +140,12 @@ static inline double ipow(double x, size_t n)
 static void prefix_p(mdsd_bound_workspace *ws, const double *p)
 {
     const uint32_t *o = ws->ord.order;
-    double s = 0.0, c = 0.0;
+    mdsd_bsum s;
+    mdsd_bsum_init(&s);
     ws->P[0] = 0.0;
     for (size_t k = 0; k < ws->ord.n_scan; k++) {
-        kahan_add(&s, &c, p[o[k]]);
-        ws->P[k + 1] = s + c;
+        mdsd_bsum_add(&s, p[o[k]]);
+        ws->P[k + 1] = mdsd_bsum_value(&s);
     }
 }
 
@@ -146,11 +154,12 @@ static void suffix_q(mdsd_bound_workspace *ws, const double *q)
 {
     const uint32_t *o = ws->ord.order;
     size_t N = ws->ord.n_scan;
-    double s = 0.0, c = 0.0;
+    mdsd_bsum s;
+    mdsd_bsum_init(&s);
     ws->R[N] = 0.0;
     for (size_t k = N; k-- > 0;) {
-        kahan_add(&s, &c, q[o[k]]);
-        ws->R[k] = s + c;
+        mdsd_bsum_add(&s, q[o[k]]);
+        ws->R[k] = mdsd_bsum_value(&s);
     }
 }
 
@@ -168,13 +177,16 @@ static void scan_iid(mdsd_bound_workspace *ws, const double *p, const double *q,
                      double *fmin, size_t *argmin)
 {
     const uint32_t *o = ws->ord.order;
-    double P = 0.0, Pc = 0.0, S = 0.0, Sc = 0.0, best = 0.0;
+    mdsd_bsum P, S;
+    mdsd_bsum_init(&P);
+    mdsd_bsum_init(&S);
+    double best = 0.0;
     size_t best_i = 0;
     for (size_t k = 0; k < ws->ord.n_scan; k++) {
         uint32_t x = o[k];
-        kahan_add(&P, &Pc, p[x]);
-        kahan_add(&S, &Sc, q[x]);
-        double f = (P + Pc) - ipow(S + Sc, n);
+        mdsd_bsum_add(&P, p[x]);
+        mdsd_bsum_add(&S, q[x]);
+        double f = mdsd_bsum_value(&P) - ipow(mdsd_bsum_value(&S), n);
         if (f < best)
             best = f, best_i = k + 1;
     }
@@ -202,15 +214,20 @@ static void scan_wor2(mdsd_bound_workspace *ws, const double *p, const double *q
         if (k != top)
             kahan_add(&rest, &restc, q[o[k]]);
     rest += restc;
-    double P = 0.0, Pc = 0.0, S = 0.0, Sc = 0.0, A = 0.0, Ac = 0.0, best = 0.0;
+    mdsd_bsum P, S, A;
+    mdsd_bsum_init(&P);
+    mdsd_bsum_init(&S);
+    mdsd_bsum_init(&A);
+    double best = 0.0;
     size_t best_i = 0;
     for (size_t k = 0; k < N; k++) {
         uint32_t x = o[k];
-        kahan_add(&P, &Pc, p[x]);
-        kahan_add(&S, &Sc, q[x]);
-        kahan_add(&A, &Ac, q[x] / (k == top ? rest : ws->R[0] - q[x]));
-        double r = ws->R[k + 1], Q = k + 1 == N ? 1.0 : (S + Sc) - r * (A + Ac);
-        double f = (P + Pc) - Q;
+        mdsd_bsum_add(&P, p[x]);
+        mdsd_bsum_add(&S, q[x]);
+        mdsd_bsum_add(&A, q[x] / (k == top ? rest : ws->R[0] - q[x]));
+        double r = ws->R[k + 1];
+        double Q = k + 1 == N ? 1.0 : mdsd_bsum_value(&S) - r * mdsd_bsum_value(&A);
+        double f = mdsd_bsum_value(&P) - Q;
         if (f < best)
             best = f, best_i = k + 1;
     }
@@ -306,6 +323,29 @@ static int scan_cps(mdsd_bound_workspace *ws, const double *p, const double *q, 
 
 /* ---- closed forms: greedy (Hu Thm 7) and hub ------------------------------- */
 
+/* The k largest entries of q, by decreasing value with ties to the lower
+ * index (as mdsd_top_indices and the schemes), in one pass: a token enters
+ * the kept list only if strictly larger than its last entry, so among equal
+ * values the earlier index stays ahead. */
+static void top_k(const double *q, size_t V, size_t k, int *top)
+{
+    size_t have = 0;
+    double kept[64];
+    for (size_t x = 0; x < V && k > 0; x++) {
+        double v = q[x];
+        if (have == k && !(v > kept[k - 1]))
+            continue;
+        size_t j = have < k ? have++ : k - 1;
+        while (j > 0 && kept[j - 1] < v) {
+            kept[j] = kept[j - 1];
+            top[j] = top[j - 1];
+            j--;
+        }
+        kept[j] = v;
+        top[j] = (int)x;
+    }
+}
+
 /* T = top n-1 of q (ties to the lower index), q' = q / q(T^c) off T:
  * alpha* = p(T) + sum_{x not in T} min(p(x), q'(x)); an optimal H is
  * T + {x : q'(x) > p(x)}, or the empty set when that does not beat 0. */
@@ -316,31 +356,42 @@ static int closed_greedy(const double *p, const double *q, size_t V, size_t n_fi
     if (!top)
         return mdsd_fail(err, MDSD_ENOMEM, "greedy: out of memory");
     memset(inT, 0, V);
-    mdsd_top_indices(q, V, n_fixed, top);
+    if (n_fixed <= 64)
+        top_k(q, V, n_fixed, top);
+    else
+        mdsd_top_indices(q, V, n_fixed, top);
     for (size_t j = 0; j < n_fixed; j++)
         inT[top[j]] = 1;
-    double rest = 0.0, rc_ = 0.0, pT = 0.0, pc = 0.0;
+    double pT = 0.0, pc = 0.0;
+    mdsd_bsum restq;
+    mdsd_bsum_init(&restq);
     for (size_t x = 0; x < V; x++) {
         if (inT[x])
             kahan_add(&pT, &pc, p[x]);
         else
-            kahan_add(&rest, &rc_, q[x]);
+            mdsd_bsum_add(&restq, q[x]);
     }
-    rest += rc_;
-    double acc = pT, ac = pc, gain = 0.0, gc = 0.0;
+    double rest = mdsd_bsum_value(&restq);
+    /* Branch-free over every token; the n - 1 fixed ones are corrected after. */
+    mdsd_bsum acc, gain;
+    mdsd_bsum_init(&acc);
+    mdsd_bsum_init(&gain);
+    double inv = 1.0 / rest;
     for (size_t x = 0; x < V; x++) {
-        if (inT[x])
-            continue;
-        double qp = q[x] / rest;
-        kahan_add(&acc, &ac, qp < p[x] ? qp : p[x]);
-        if (qp > p[x])
-            kahan_add(&gain, &gc, qp - p[x]);
+        double qp = q[x] * inv;
+        mdsd_bsum_add(&acc, dmin(qp, p[x]));
+        mdsd_bsum_add(&gain, positive_part(qp - p[x]));
     }
-    *alpha = acc + ac;
+    for (size_t j = 0; j < n_fixed; j++) {
+        double px = p[top[j]], qp = q[top[j]] * inv;
+        mdsd_bsum_add(&acc, px - dmin(qp, px));
+        mdsd_bsum_add(&gain, -positive_part(qp - px));
+    }
+    *alpha = mdsd_bsum_value(&acc);
     if (H) {
-        bool empty = (pT + pc) - (gain + gc) >= 0.0;
+        bool empty = (pT + pc) - mdsd_bsum_value(&gain) >= 0.0;
         for (size_t x = 0; x < V; x++)
-            H[x] = !empty && (inT[x] || q[x] / rest > p[x]);
+            H[x] = !empty && (inT[x] || q[x] * inv > p[x]);
     }
     if (top != top_buf)
         free(top);

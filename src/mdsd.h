@@ -18,6 +18,10 @@
 #include "verifier.h"
 #include "montecarlo.h"
 #include "lp.h"
+#include "bound.h"
+#include "qporder.h"
+#include "subset.h"
+#include "wor_q.h"
 #include "check.h"
 
 #endif

@@ -15,12 +15,11 @@ int mdsd_qp_order_init(mdsd_qp_order *o, size_t V, mdsd_err *err)
     size_t cap = V ? V : 1;
     o->V = V;
     o->order = malloc(cap * sizeof *o->order);
-    o->key = malloc(cap * sizeof *o->key);
-    o->tmp_order = malloc(cap * sizeof *o->tmp_order);
-    o->tmp_key = malloc(cap * sizeof *o->tmp_key);
+    o->words = malloc(cap * sizeof *o->words);
+    o->words_tmp = malloc(cap * sizeof *o->words_tmp);
     o->ratio = malloc(cap * sizeof *o->ratio);
     o->run = malloc(cap * sizeof(ranked));
-    if (!o->order || !o->key || !o->tmp_order || !o->tmp_key || !o->ratio || !o->run) {
+    if (!o->order || !o->words || !o->words_tmp || !o->ratio || !o->run) {
         mdsd_qp_order_destroy(o);
         return mdsd_fail(err, MDSD_ENOMEM, "sort-and-scan: out of memory for V = %zu", V);
     }
@@ -29,7 +28,7 @@ int mdsd_qp_order_init(mdsd_qp_order *o, size_t V, mdsd_err *err)
 
 void mdsd_qp_order_destroy(mdsd_qp_order *o)
 {
-    free(o->order), free(o->key), free(o->tmp_order), free(o->tmp_key);
+    free(o->order), free(o->words), free(o->words_tmp);
     free(o->ratio), free(o->run);
     memset(o, 0, sizeof *o);
 }
@@ -43,40 +42,45 @@ static uint32_t descending_key(double ratio)
     return ~bits;
 }
 
-/* Stable LSD radix sort of order[0..m) by key[0..m): 11 + 11 + 10 bits. */
-static void radix_sort(uint32_t *order, uint32_t *key, uint32_t *tmp_order, uint32_t *tmp_key,
-                       size_t m)
+/* Stable LSD radix sort of the words w[0..m) by their high 32 bits (the key;
+ * the low 32 bits carry the token): 11 + 11 + 10 bit digits, ping-ponging
+ * between w and tmp; returns the buffer holding the result. */
+static uint64_t *radix_sort(uint64_t *w, uint64_t *tmp, size_t m)
 {
-    enum { B0 = 11, B1 = 11, B2 = 10 };
-    static const int shift[3] = {0, B0, B0 + B1};
-    static const uint32_t mask[3] = {(1u << B0) - 1, (1u << B1) - 1, (1u << B2) - 1};
-    size_t count[3][1 << 11];
+    enum { DIGITS = 3 };
+    static const int shift[DIGITS] = {32, 43, 54};
+    static const uint32_t mask[DIGITS] = {(1u << 11) - 1, (1u << 11) - 1, (1u << 10) - 1};
+    uint32_t count[DIGITS][1 << 11];
     memset(count, 0, sizeof count);
     for (size_t i = 0; i < m; i++) {
-        uint32_t k = key[i];
-        count[0][k & mask[0]]++;
-        count[1][(k >> shift[1]) & mask[1]]++;
-        count[2][(k >> shift[2]) & mask[2]]++;
+        uint64_t k = w[i];
+        count[0][(k >> 32) & mask[0]]++;
+        count[1][(k >> 43) & mask[1]]++;
+        count[2][(k >> 54) & mask[2]]++;
     }
-    for (int pass = 0; pass < 3; pass++) {
-        size_t *c = count[pass], buckets = (size_t)mask[pass] + 1;
+    for (int pass = 0; pass < DIGITS; pass++) {
+        uint32_t *c = count[pass];
+        size_t buckets = (size_t)mask[pass] + 1;
         /* A digit shared by every key leaves the order unchanged: skip it. */
-        if (c[(key[0] >> shift[pass]) & mask[pass]] == m)
+        if (c[(w[0] >> shift[pass]) & mask[pass]] == m)
             continue;
-        size_t sum = 0;
+        uint32_t sum = 0;
         for (size_t b = 0; b < buckets; b++) {
-            size_t t = c[b];
+            uint32_t t = c[b];
             c[b] = sum;
             sum += t;
         }
+        int sh = shift[pass];
+        uint32_t mk = mask[pass];
         for (size_t i = 0; i < m; i++) {
-            size_t d = c[(key[i] >> shift[pass]) & mask[pass]]++;
-            tmp_order[d] = order[i];
-            tmp_key[d] = key[i];
+            uint64_t x = w[i];
+            tmp[c[(x >> sh) & mk]++] = x;
         }
-        memcpy(order, tmp_order, m * sizeof *order);
-        memcpy(key, tmp_key, m * sizeof *key);
+        uint64_t *t = w;
+        w = tmp;
+        tmp = t;
     }
+    return w;
 }
 
 static int by_ratio_desc(const void *a, const void *b)
@@ -88,13 +92,14 @@ static int by_ratio_desc(const void *a, const void *b)
 }
 
 /* Runs of equal float keys may hold distinct double ratios: order them exactly. */
-static void fix_up(mdsd_qp_order *o, uint32_t *order, const uint32_t *key, size_t m)
+static void fix_up(mdsd_qp_order *o, uint32_t *order, const uint64_t *w, size_t m)
 {
     size_t start = 0;
     while (start < m) {
         size_t end = start + 1;
+        uint32_t key = (uint32_t)(w[start] >> 32);
         int distinct = 0;
-        while (end < m && key[end] == key[start]) {
+        while (end < m && (uint32_t)(w[end] >> 32) == key) {
             distinct |= o->ratio[order[end]] != o->ratio[order[start]];
             end++;
         }
@@ -112,32 +117,35 @@ static void fix_up(mdsd_qp_order *o, uint32_t *order, const uint32_t *key, size_
 
 void mdsd_qp_order_compute(mdsd_qp_order *o, const double *p, const double *q, size_t V)
 {
-    /* Partition by group, each in increasing index order. */
-    size_t n0 = 0, n1 = 0;
-    for (size_t x = 0; x < V; x++)
-        if (q[x] > 0.0) {
-            if (p[x] > 0.0)
-                n1++;
-            else
-                n0++;
-        }
-    size_t i0 = 0, i1 = n0, i2 = n0 + n1;
+    /* Partition by group, each in increasing index order; group 2 is packed
+     * as (key, token) words for the radix sort. */
+    uint64_t *w = o->words;
+    size_t n0 = 0, n1 = 0, n2 = 0;
     for (size_t x = 0; x < V; x++) {
-        if (!(q[x] > 0.0)) {
-            o->order[i2++] = (uint32_t)x;
-        } else if (p[x] > 0.0) {
-            o->ratio[x] = q[x] / p[x];
-            o->key[i1 - n0] = descending_key(o->ratio[x]);
-            o->order[i1++] = (uint32_t)x;
+        double px = p[x], qx = q[x];
+        if (!(qx > 0.0)) {
+            n2++;
+        } else if (px > 0.0) {
+            double ratio = qx / px;
+            o->ratio[x] = ratio;
+            w[n1++] = (uint64_t)descending_key(ratio) << 32 | (uint32_t)x;
         } else {
-            o->order[i0++] = (uint32_t)x;
+            o->order[n0++] = (uint32_t)x;
         }
     }
     o->n_zero_p = n0;
     o->n_scan = n0 + n1;
-    if (n1 > 1) {
-        uint32_t *g = o->order + n0;
-        radix_sort(g, o->key, o->tmp_order, o->tmp_key, n1);
-        fix_up(o, g, o->key, n1);
+    if (n2) {
+        size_t i2 = n0 + n1;
+        for (size_t x = 0; x < V; x++)
+            if (!(q[x] > 0.0))
+                o->order[i2++] = (uint32_t)x;
     }
+    if (n1 == 0)
+        return;
+    uint64_t *sorted = n1 > 1 ? radix_sort(w, o->words_tmp, n1) : w;
+    uint32_t *g = o->order + n0;
+    for (size_t i = 0; i < n1; i++)
+        g[i] = (uint32_t)sorted[i];
+    fix_up(o, g, sorted, n1);
 }

@@ -28,7 +28,7 @@ typedef struct {
     size_t n_zero_p;   /* group 1 size (p = 0, q > 0) */
     size_t n_scan;     /* groups 1 + 2: the scanned tokens */
     /* scratch */
-    uint32_t *key, *tmp_order, *tmp_key;
+    uint64_t *words, *words_tmp; /* [V] (key << 32 | token) for the radix sort */
     double *ratio;     /* [V] q/p by token id */
     void *run;         /* [V] fix-up scratch */
 } mdsd_qp_order;

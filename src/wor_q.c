@@ -1,5 +1,7 @@
 #include "wor_q.h"
 
+#include "bsum.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,13 +22,16 @@
  * token's own first-order size. */
 #define SERIES_TOL 1e-17
 #define MAX_ORDER 64
+/* Series orders every small token gets in registers (see scan_setup). */
+#define FIXED_ORDER 8
 #define BLOCK 64
 #define EXPONENTS 90
 #define MAX_RESTARTS 6
 
 struct mdsd_wor_chain {
     size_t cap_V, n, L;          /* L = n - 1: counts j < n matter */
-    double rho;                  /* small tokens: q t_max <= rho */
+    double rho, inv_rho;         /* small tokens: q t_max <= rho */
+    double w_fixed;              /* largest w whose series needs <= FIXED_ORDER terms */
     /* the chain */
     const double *q;
     const uint32_t *chain;
@@ -151,6 +156,11 @@ mdsd_wor_chain *mdsd_wor_chain_alloc(size_t V, size_t n, mdsd_err *err)
     gsl_integration_glfixed_table_free(gl);
     series_coefficients(c);
     series_orders(c);
+    c->inv_rho = 1.0 / c->rho;
+    int e = 0;
+    while (e + 1 < EXPONENTS && c->order_of[e] > FIXED_ORDER)
+        e++;
+    c->w_fixed = ldexp(c->rho, -e);
     return c;
 }
 
@@ -222,7 +232,8 @@ static double mass_outside_top(const mdsd_wor_chain *c)
 
 static int nodes_setup(mdsd_wor_chain *c, mdsd_err *err)
 {
-    int panels = (int)lround(log2(c->t_max)); /* [0,2], [2,4], ..., [t_max/2, t_max] */
+    /* Panels [0,2], [2,4], ..., [2^{J-1}, 2^J] and a last one up to t_max. */
+    int panels = (int)ceil(log2(c->t_max));
     size_t K = (size_t)panels * GL_POINTS;
     size_t cap = c->node_cap;
     if (grow((void **)&c->t, &cap, K, sizeof *c->t) ||
@@ -233,52 +244,46 @@ static int nodes_setup(mdsd_wor_chain *c, mdsd_err *err)
     c->K = K;
     size_t k = 0;
     for (int j = 0; j < panels; j++) {
-        double lo = j == 0 ? 0.0 : ldexp(1.0, j), len = ldexp(1.0, j + 1) - lo;
+        double lo = j == 0 ? 0.0 : ldexp(1.0, j), hi = fmin(ldexp(1.0, j + 1), c->t_max);
         for (size_t g = 0; g < GL_POINTS; g++, k++) {
-            c->t[k] = lo + len * c->gl_x[g];
-            c->w[k] = len * c->gl_w[g];
+            c->t[k] = lo + (hi - lo) * c->gl_x[g];
+            c->w[k] = (hi - lo) * c->gl_w[g];
             c->tau[k] = c->t[k] / c->t_max;
         }
     }
     return MDSD_OK;
 }
 
-static int big_setup(mdsd_wor_chain *c, mdsd_err *err)
+/* Appends a big token: its e^{-q t} and 1 - e^{-q t} at every node. */
+static int add_big(mdsd_wor_chain *c, size_t pos, double x, mdsd_err *err)
 {
-    size_t nb = 0;
-    for (size_t k = 0; k < c->N; k++)
-        nb += c->q[c->chain[k]] > c->thr;
     size_t cap = c->big_cap, tcap = c->table_cap;
-    if (grow((void **)&c->big_pos, &cap, nb, sizeof *c->big_pos) ||
-        (cap = c->big_cap, grow((void **)&c->big_q, &cap, nb, sizeof *c->big_q)) ||
-        grow((void **)&c->ebig, &tcap, nb * c->K, sizeof *c->ebig) ||
-        (tcap = c->table_cap, grow((void **)&c->bbig, &tcap, nb * c->K, sizeof *c->bbig)))
-        return mdsd_fail(err, MDSD_ENOMEM, "wor: out of memory for %zu large tokens", nb);
+    if (grow((void **)&c->big_pos, &cap, c->nb + 1, sizeof *c->big_pos) ||
+        (cap = c->big_cap, grow((void **)&c->big_q, &cap, c->nb + 1, sizeof *c->big_q)) ||
+        grow((void **)&c->ebig, &tcap, (c->nb + 1) * c->K, sizeof *c->ebig) ||
+        (tcap = c->table_cap, grow((void **)&c->bbig, &tcap, (c->nb + 1) * c->K, sizeof *c->bbig)))
+        return mdsd_fail(err, MDSD_ENOMEM, "wor: out of memory for %zu large tokens", c->nb + 1);
     c->big_cap = cap;
     c->table_cap = tcap;
-    c->nb = 0;
-    for (size_t k = 0; k < c->N; k++) {
-        double x = c->q[c->chain[k]];
-        if (x <= c->thr)
-            continue;
-        c->big_pos[c->nb] = k;
-        c->big_q[c->nb] = x;
-        double *eb = c->ebig + c->nb * c->K, *bb = c->bbig + c->nb * c->K;
-        for (size_t i = 0; i < c->K; i++) {
-            eb[i] = exp(-x * c->t[i]);
-            bb[i] = -expm1(-x * c->t[i]);
-        }
-        c->nb++;
+    c->big_pos[c->nb] = pos;
+    c->big_q[c->nb] = x;
+    double *eb = c->ebig + c->nb * c->K, *bb = c->bbig + c->nb * c->K;
+    for (size_t i = 0; i < c->K; i++) {
+        eb[i] = exp(-x * c->t[i]);
+        bb[i] = -expm1(-x * c->t[i]);
     }
+    c->nb++;
     return MDSD_OK;
 }
 
-/* Series order of a small token with w = q t_max in (0, rho]. */
+/* Series order of a small token with w = q t_max in (0, rho], from the
+ * binary exponent of w / rho (no frexp: the bits directly). */
 static inline unsigned order_for(const mdsd_wor_chain *c, double w)
 {
-    int e;
-    frexp(w / c->rho, &e); /* w / rho in [2^{e-1}, 2^e), e <= 1 */
-    int idx = -e;
+    double u = w * c->inv_rho;
+    uint64_t bits;
+    memcpy(&bits, &u, sizeof bits);
+    int idx = 1022 - (int)((bits >> 52) & 0x7ff); /* u in [2^{-idx-1}, 2^{-idx}) */
     if (idx < 0)
         idx = 0;
     if (idx >= EXPONENTS)
@@ -296,42 +301,65 @@ static inline void add_powers(double *acc, double w, unsigned m)
     }
 }
 
-static void blocks_setup(mdsd_wor_chain *c)
+/* One pass over the chain: the big tokens and their node tables, and for the
+ * small ones the power sums S_2..S_M and their q mass, recorded at every
+ * block start. Orders 2..FIXED_ORDER go to register accumulators for every
+ * small token (branch-free; an order beyond a token's need only adds
+ * accuracy), higher orders only for the tokens that need them. */
+static int scan_setup(mdsd_wor_chain *c, mdsd_err *err)
 {
     size_t stride = MAX_ORDER + 1;
-    double acc[MAX_ORDER + 1] = {0};
-    double qs = 0.0, comp = 0.0;
-    unsigned Mmax = 0;
+    double extra[MAX_ORDER + 1] = {0};
+    double a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0, a8 = 0;
+    mdsd_bsum qs;
+    mdsd_bsum_init(&qs);
+    unsigned Mmax = FIXED_ORDER;
+    c->nb = 0;
     for (size_t k = 0; k <= c->N; k++) {
         if (k % BLOCK == 0) {
             size_t b = k / BLOCK;
-            memcpy(c->blk + b * stride, acc, stride * sizeof *acc);
-            c->blk_qs[b] = qs + comp;
+            double *row = c->blk + b * stride;
+            row[0] = row[1] = 0.0;
+            row[2] = a2, row[3] = a3, row[4] = a4, row[5] = a5;
+            row[6] = a6, row[7] = a7, row[8] = a8;
+            for (unsigned m = FIXED_ORDER + 1; m <= Mmax; m++)
+                row[m] = extra[m];
+            c->blk_qs[b] = mdsd_bsum_value(&qs);
             c->blk_M[b] = (unsigned char)Mmax;
         }
         if (k == c->N)
             break;
         double x = c->q[c->chain[k]];
-        if (x > c->thr)
+        if (x > c->thr) {
+            int rc = add_big(c, k, x, err);
+            if (rc)
+                return rc;
             continue;
-        double w = x * c->t_max;
-        unsigned m = order_for(c, w);
-        if (m > Mmax)
-            Mmax = m;
-        add_powers(acc, w, m);
-        kahan_add(&qs, &comp, x);
+        }
+        double w = x * c->t_max, w2 = w * w, w3 = w2 * w, w4 = w2 * w2;
+        a2 += w2, a3 += w3, a4 += w4;
+        a5 += w4 * w, a6 += w4 * w2, a7 += w4 * w3, a8 += w4 * w4;
+        mdsd_bsum_add(&qs, x);
+        if (w >= c->w_fixed) {
+            unsigned m = order_for(c, w);
+            double p = w4 * w4;
+            for (unsigned j = FIXED_ORDER + 1; j <= m; j++) {
+                p *= w;
+                extra[j] += p;
+            }
+            if (m > Mmax)
+                Mmax = m;
+        }
     }
+    return MDSD_OK;
 }
 
 static int setup(mdsd_wor_chain *c, double t_max, mdsd_err *err)
 {
     c->t_max = t_max;
     c->thr = c->rho / t_max;
-    int rc;
-    if ((rc = nodes_setup(c, err)) || (rc = big_setup(c, err)))
-        return rc;
-    blocks_setup(c);
-    return MDSD_OK;
+    int rc = nodes_setup(c, err);
+    return rc ? rc : scan_setup(c, err);
 }
 
 int mdsd_wor_chain_set(mdsd_wor_chain *c, const double *q, const uint32_t *chain, size_t N,
@@ -347,32 +375,50 @@ int mdsd_wor_chain_set(mdsd_wor_chain *c, const double *q, const uint32_t *chain
     c->q = q;
     c->chain = chain;
     c->N = N;
-    double s = 0.0, comp = 0.0;
+    /* Prefix and suffix masses; the n - 1 largest q on the way (for lambda). */
+    size_t L = c->L < 64 ? c->L : 64; /* n > 65: a smaller lambda only lengthens the range */
+    double top[64];
+    size_t have = 0;
+    mdsd_bsum s;
+    mdsd_bsum_init(&s);
     c->S[0] = 0.0;
     for (size_t k = 0; k < N; k++) {
-        kahan_add(&s, &comp, q[chain[k]]);
-        c->S[k + 1] = s + comp;
+        double x = q[chain[k]];
+        mdsd_bsum_add(&s, x);
+        c->S[k + 1] = mdsd_bsum_value(&s);
+        if (L && (have < L || x > top[L - 1])) {
+            size_t j = have < L ? have++ : L - 1;
+            while (j > 0 && top[j - 1] < x) {
+                top[j] = top[j - 1];
+                j--;
+            }
+            top[j] = x;
+        }
     }
-    s = comp = 0.0;
+    mdsd_bsum_init(&s);
     c->R[N] = 0.0;
     for (size_t k = N; k-- > 0;) {
-        kahan_add(&s, &comp, q[chain[k]]);
-        c->R[k] = s + comp;
+        mdsd_bsum_add(&s, q[chain[k]]);
+        c->R[k] = mdsd_bsum_value(&s);
     }
-    c->lambda = mass_outside_top(c);
+    /* lambda = mass outside the top L. It only sets the integration range, so
+     * 1 - (top mass) is enough unless it is tiny; then sum the rest directly. */
+    double mtop = 0.0;
+    for (size_t j = 0; j < have; j++)
+        mtop += top[j];
+    c->lambda = L ? c->R[0] - mtop : 1.0;
+    if (L && c->lambda < 1e-6)
+        c->lambda = mass_outside_top(c);
     if (!(c->lambda > 0.0))
         return mdsd_fail(err, MDSD_EINVAL, "wor: no draft mass outside the %zu largest tokens",
                          c->L);
-    double t_raw = RANGE / c->lambda;
-    if (!(t_raw < 1e300))
+    double t_max = RANGE / c->lambda;
+    if (!(t_max < 1e300))
         return mdsd_fail(err, MDSD_EUNSUPPORTED,
                          "wor: the draft mass outside its %zu largest tokens is %g, too small for "
                          "the quadrature's range; use --method brute or lp-reduced", c->L,
                          c->lambda);
-    double t_max = 4.0;
-    while (t_max < t_raw)
-        t_max *= 2.0;
-    return setup(c, t_max, err);
+    return setup(c, t_max < 4.0 ? 4.0 : t_max, err);
 }
 
 /* ---- evaluation ------------------------------------------------------- */
@@ -383,9 +429,10 @@ static double evaluate(mdsd_wor_chain *c, size_t i, double *tail)
     size_t stride = MAX_ORDER + 1, L = c->L, n = c->n;
     size_t b = i / BLOCK;
     double *Sh = c->Shat;
-    memcpy(Sh, c->blk + b * stride, stride * sizeof *Sh);
-    double qs = 0.0;
     unsigned M = c->blk_M[b];
+    memcpy(Sh, c->blk + b * stride, (M + 1) * sizeof *Sh);
+    memset(Sh + M + 1, 0, (stride - M - 1) * sizeof *Sh); /* rows hold orders <= M only */
+    double qs = 0.0;
     for (size_t k = b * BLOCK; k < i; k++) {
         double x = c->q[c->chain[k]];
         if (x > c->thr)
@@ -521,18 +568,26 @@ int mdsd_wor_chain_min(mdsd_wor_chain *c, const double *P, double tol, double *f
         double Qa = c->stackQ[2 * top], Qb = c->stackQ[2 * top + 1];
         if (b - a < 2)
             continue;
-        /* Lower bound of P - Q inside (a, b): Q <= chord (q-convexity), Q <= q(H)^n. */
-        double slope = (Qb - Qa) / (c->S[b] - c->S[a]), lb = INFINITY;
-        size_t j = a + 1;
-        for (size_t i = a + 1; i < b; i++) {
-            double chord = Qa + slope * (c->S[i] - c->S[a]);
-            double s = c->S[i], pw = s;
-            for (size_t e = 1; e < n; e++)
-                pw *= s;
-            double g = P[i] - (chord < pw ? chord : pw);
-            if (g < lb)
-                lb = g, j = i;
+        /* Lower bound of P - Q inside (a, b): Q <= the chord (q-convexity),
+         * so P - Q >= A_i = P_i - chord_i. Along the chain P is convex in the
+         * q mass S (its slopes p/q of the added tokens never decrease), so
+         * A_i is unimodal: its minimum is where the increment
+         * (P_i - P_{i-1}) - slope (S_i - S_{i-1}) turns positive, found by
+         * bisection in O(log(b - a)). */
+        double slope = (Qb - Qa) / (c->S[b] - c->S[a]);
+        size_t lo = a + 1, hi = b; /* first i in [lo, b) with a positive increment, else b */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            double d = (P[mid] - P[mid - 1]) - slope * (c->S[mid] - c->S[mid - 1]);
+            if (d > 0.0)
+                hi = mid;
+            else
+                lo = mid + 1;
         }
+        size_t j = lo > a + 1 ? lo - 1 : a + 1;
+        if (j >= b)
+            j = b - 1;
+        double lb = P[j] - (Qa + slope * (c->S[j] - c->S[a]));
         if (lb >= best - tol)
             continue;
         size_t span = b - a, m = j;

@@ -1,0 +1,324 @@
+/* mdsd bound: the optimal acceptance rate alpha* (MATH.md section 2) by any
+ * of its routes - full LP, reduced LP, brute force over subsets,
+ * sort-and-scan / closed forms, Khisti's k = 2 formula - or all of them, with
+ * their times and their largest disagreement. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+
+static const char usage_text[] =
+    "Usage: mdsd bound -p P -q Q -n N --scheme S [--method M] [--custom FILE]\n"
+    "                  [--show-subset] [--exact-arith] [--max-tuples M] [--max-vars M]\n"
+    "                  [--json]\n"
+    "The optimal acceptance rate alpha* = 1 + min over subsets H of [p(H) - Q(H)],\n"
+    "Q(H) = P(all n drafts lie in H), for the draft scheme S (MATH.md section 2).\n\n"
+    "  -n, --drafts N      number of drafts (default 2)\n"
+    "  -s, --scheme S      iid, wor, greedy, hub, cps, multi (one -q per draft) or\n"
+    "                      custom (tuples from --custom FILE, lines 'x1 .. xn prob')\n"
+    "  -m, --method M      auto (default: sort where it applies, else brute for\n"
+    "                      V <= 16, else lp-reduced),\n"
+    "                      sort        sort-and-scan over the q/p order (iid, exact wor,\n"
+    "                                  cps) or closed form (greedy: Hu Thm 7; hub)\n"
+    "                      brute       all 2^V subsets, any scheme (V <= 24)\n"
+    "                      lp-full     full OTM LP through GLPK (V |supp D| variables)\n"
+    "                      lp-reduced  reduced LP, tuples aggregated by token set\n"
+    "                      k2          Khisti Thm 3 (iid, n = 2) and Thm 2's condition\n"
+    "                                  for alpha* = 1\n"
+    "                      all         every method that applies, timed, and the\n"
+    "                                  largest disagreement between them\n"
+    "      --custom FILE   custom joint law of the drafts (-p gives V)\n"
+    "      --show-subset   also print an optimal H (not from the LPs)\n"
+    "      --exact-arith   LP methods: certify with GLPK's rational simplex\n"
+    "      --max-tuples M  enumeration guard for D (brute, LPs; default 4194304)\n"
+    "      --max-vars M    LP size guard (default 4000000)\n" CLI_DIST_HELP
+    "\nJSON keys: alpha (alpha*, in [0, 1]), scheme, n, V, method (the method used;\n"
+    "\"all\" with --method all), seconds, subset (--show-subset: token ids of H),\n"
+    "alpha_one and k2_margin (k2: Thm 2's condition min_S p(S) - q(S)^2 >= 0, and\n"
+    "that minimum), evaluations (sort for wor with n >= 3: exact Q(H) computed),\n"
+    "lp_vars (LP methods); with --method all: methods ([{method, alpha, seconds,\n"
+    "subset?, ...}] or [{method, skipped}] for a method refused by a size guard)\n"
+    "and max_disagreement (largest |alpha_a - alpha_b| over the methods run).\n";
+
+enum { OPT_CUSTOM = CLI_OPT_COMMAND, OPT_SHOW_SUBSET, OPT_EXACT, OPT_MAX_TUPLES, OPT_MAX_VARS };
+
+typedef struct {
+    cli_dist_opts dist;
+    size_t n;
+    const char *scheme, *method, *custom;
+    bool show_subset;
+    mdsd_bound_opts bound;
+} bound_opts;
+
+static int parse_args(int argc, char **argv, bound_opts *o)
+{
+    static const struct option longopts[] = {
+        CLI_DIST_LONG_OPTIONS,
+        {"drafts", required_argument, NULL, 'n'},
+        {"scheme", required_argument, NULL, 's'},
+        {"method", required_argument, NULL, 'm'},
+        {"custom", required_argument, NULL, OPT_CUSTOM},
+        {"show-subset", no_argument, NULL, OPT_SHOW_SUBSET},
+        {"exact-arith", no_argument, NULL, OPT_EXACT},
+        {"max-tuples", required_argument, NULL, OPT_MAX_TUPLES},
+        {"max-vars", required_argument, NULL, OPT_MAX_VARS},
+        {0, 0, 0, 0}};
+    int opt;
+    while ((opt = getopt_long(argc, argv, CLI_DIST_SHORT "n:s:m:", longopts, NULL)) != -1) {
+        int r = cli_dist_option(&o->dist, opt, optarg, "bound");
+        if (r < 0)
+            return -1;
+        if (r > 0)
+            continue;
+        switch (opt) {
+        case 'n': if (cli_parse_size(optarg, "--drafts", "bound", &o->n)) return -1; break;
+        case 's': o->scheme = optarg; break;
+        case 'm': o->method = optarg; break;
+        case OPT_CUSTOM: o->custom = optarg; break;
+        case OPT_SHOW_SUBSET: o->show_subset = true; break;
+        case OPT_EXACT: o->bound.exact_arith = true; break;
+        case OPT_MAX_TUPLES:
+            if (cli_parse_size(optarg, "--max-tuples", "bound", &o->bound.max_tuples)) return -1;
+            break;
+        case OPT_MAX_VARS:
+            if (cli_parse_size(optarg, "--max-vars", "bound", &o->bound.max_vars)) return -1;
+            break;
+        default: cli_usage_error("bound", "unrecognised option"); return -1;
+        }
+    }
+    if (optind < argc) {
+        cli_usage_error("bound", "unexpected argument '%s'", argv[optind]);
+        return -1;
+    }
+    return 0;
+}
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* One method's outcome. */
+typedef struct {
+    mdsd_bound_method method;
+    int rc;                 /* MDSD_OK, or why it was skipped */
+    char why[512];
+    double seconds;
+    mdsd_bound_result res;
+} outcome;
+
+static int run_one(const double *p, const mdsd_scheme *s, mdsd_bound_method m,
+                   const bound_opts *o, outcome *out, mdsd_err *err)
+{
+    memset(&out->res, 0, sizeof out->res);
+    out->res.subset = o->show_subset ? calloc(s->V, 1) : NULL;
+    if (o->show_subset && !out->res.subset)
+        return mdsd_fail(err, MDSD_ENOMEM, "out of memory");
+    double t0 = now();
+    out->rc = mdsd_bound_alpha(p, s, m, &o->bound, NULL, &out->res, err);
+    out->seconds = now() - t0;
+    out->method = out->rc == MDSD_OK ? out->res.method : m;
+    snprintf(out->why, sizeof out->why, "%s", out->rc ? err->msg : "");
+    return out->rc;
+}
+
+static void json_subset(mdsd_json *j, const outcome *oc, size_t V)
+{
+    if (!oc->res.has_subset)
+        return;
+    mdsd_json_key(j, "subset");
+    mdsd_json_array_begin(j);
+    for (size_t x = 0; x < V; x++)
+        if (oc->res.subset[x])
+            mdsd_json_integer(j, (long long)x);
+    mdsd_json_array_end(j);
+}
+
+static void json_details(mdsd_json *j, const outcome *oc, size_t V)
+{
+    mdsd_json_kv_number(j, "seconds", oc->seconds);
+    json_subset(j, oc, V);
+    if (oc->res.alpha_one >= 0) {
+        mdsd_json_kv_bool(j, "alpha_one", oc->res.alpha_one == 1);
+        mdsd_json_kv_number(j, "k2_margin", oc->res.k2_margin);
+    }
+    if (oc->res.evaluations)
+        mdsd_json_kv_integer(j, "evaluations", (long long)oc->res.evaluations);
+    if (oc->res.lp_vars)
+        mdsd_json_kv_integer(j, "lp_vars", (long long)oc->res.lp_vars);
+}
+
+static void text_details(const outcome *oc, size_t V)
+{
+    if (oc->res.alpha_one >= 0)
+        printf("  Khisti Thm 2: alpha* = 1 %s (min_S p(S) - q(S)^2 = %.3g)\n",
+               oc->res.alpha_one ? "holds" : "does not hold", oc->res.k2_margin);
+    if (oc->res.has_subset) {
+        printf("  optimal H = {");
+        int first = 1;
+        for (size_t x = 0; x < V; x++)
+            if (oc->res.subset[x]) {
+                printf(first ? "%zu" : ", %zu", x);
+                first = 0;
+            }
+        printf("}\n");
+    }
+}
+
+static void print_header(mdsd_json *j, double alpha, const mdsd_scheme *s, const char *method)
+{
+    mdsd_json_init(j, stdout);
+    mdsd_json_object_begin(j);
+    mdsd_json_kv_number(j, "alpha", alpha);
+    mdsd_json_kv_string(j, "scheme", mdsd_scheme_name(s->kind));
+    mdsd_json_kv_integer(j, "n", (long long)s->n);
+    mdsd_json_kv_integer(j, "V", (long long)s->V);
+    mdsd_json_kv_string(j, "method", method);
+}
+
+static void print_single(const bound_opts *o, const mdsd_scheme *s, const outcome *oc)
+{
+    if (o->dist.json) {
+        mdsd_json j;
+        print_header(&j, oc->res.alpha, s, mdsd_bound_method_name(oc->method));
+        json_details(&j, oc, s->V);
+        mdsd_json_object_end(&j);
+        return;
+    }
+    printf("alpha* = %.15g\n", oc->res.alpha);
+    printf("  method %s, scheme %s, n = %zu, V = %zu, %.3g s\n", mdsd_bound_method_name(oc->method),
+           mdsd_scheme_name(s->kind), s->n, s->V, oc->seconds);
+    text_details(oc, s->V);
+}
+
+/* Every method that applies to the scheme; guards refuse some (skipped). */
+static int run_all(const double *p, const mdsd_scheme *s, const bound_opts *o, mdsd_err *err)
+{
+    static const mdsd_bound_method order[] = {MDSD_BOUND_SORT, MDSD_BOUND_K2, MDSD_BOUND_BRUTE,
+                                              MDSD_BOUND_LP_REDUCED, MDSD_BOUND_LP_FULL};
+    enum { COUNT = sizeof order / sizeof *order };
+    outcome oc[COUNT];
+    size_t ran = 0;
+    int rc = MDSD_OK;
+    for (size_t k = 0; k < COUNT; k++) {
+        oc[k].res.subset = NULL;
+        oc[k].rc = MDSD_EUNSUPPORTED;
+        oc[k].method = order[k];
+        if (!mdsd_bound_applies(order[k], s))
+            continue;
+        mdsd_err_clear(err);
+        int r = run_one(p, s, order[k], o, &oc[k], err);
+        if (r == MDSD_OK)
+            ran++;
+        else if (r != MDSD_ETOOBIG && r != MDSD_EUNSUPPORTED) {
+            rc = r; /* a real failure, not a guard */
+            break;
+        }
+    }
+    if (rc == MDSD_OK && ran == 0)
+        rc = mdsd_fail(err, MDSD_ETOOBIG, "no method could run: %s", oc[COUNT - 1].why);
+    double worst = 0.0, alpha = NAN;
+    mdsd_bound_method preferred = mdsd_bound_auto_method(s);
+    for (size_t a = 0; a < COUNT && rc == MDSD_OK; a++) {
+        if (oc[a].rc)
+            continue;
+        if (isnan(alpha) || oc[a].method == preferred)
+            alpha = oc[a].res.alpha;
+        for (size_t b = a + 1; b < COUNT; b++)
+            if (!oc[b].rc && fabs(oc[a].res.alpha - oc[b].res.alpha) > worst)
+                worst = fabs(oc[a].res.alpha - oc[b].res.alpha);
+    }
+    if (rc == MDSD_OK && o->dist.json) {
+        mdsd_json j;
+        print_header(&j, alpha, s, "all");
+        mdsd_json_key(&j, "methods");
+        mdsd_json_array_begin(&j);
+        for (size_t k = 0; k < COUNT; k++) {
+            if (!mdsd_bound_applies(order[k], s))
+                continue;
+            mdsd_json_object_begin(&j);
+            mdsd_json_kv_string(&j, "method", mdsd_bound_method_name(oc[k].method));
+            if (oc[k].rc) {
+                mdsd_json_kv_string(&j, "skipped", oc[k].why);
+            } else {
+                mdsd_json_kv_number(&j, "alpha", oc[k].res.alpha);
+                json_details(&j, &oc[k], s->V);
+            }
+            mdsd_json_object_end(&j);
+        }
+        mdsd_json_array_end(&j);
+        mdsd_json_kv_number(&j, "max_disagreement", worst);
+        mdsd_json_object_end(&j);
+    } else if (rc == MDSD_OK) {
+        printf("alpha* = %.15g (scheme %s, n = %zu, V = %zu)\n", alpha, mdsd_scheme_name(s->kind),
+               s->n, s->V);
+        for (size_t k = 0; k < COUNT; k++) {
+            if (!mdsd_bound_applies(order[k], s))
+                continue;
+            if (oc[k].rc) {
+                printf("  %-10s skipped: %s\n", mdsd_bound_method_name(oc[k].method), oc[k].why);
+                continue;
+            }
+            printf("  %-10s %.15g  %.3g s\n", mdsd_bound_method_name(oc[k].method),
+                   oc[k].res.alpha, oc[k].seconds);
+            text_details(&oc[k], s->V);
+        }
+        printf("largest disagreement: %.3g\n", worst);
+    }
+    for (size_t k = 0; k < COUNT; k++)
+        free(oc[k].res.subset);
+    return rc;
+}
+
+static int run(const bound_opts *o, const cli_pq *pq, mdsd_joint *custom, mdsd_err *err)
+{
+    mdsd_bound_method m = MDSD_BOUND_AUTO;
+    int rc = o->method ? mdsd_bound_method_parse(o->method, &m, err) : MDSD_OK;
+    mdsd_scheme s;
+    if (rc || (rc = cli_build_scheme(o->scheme, o->n, o->custom, pq, custom, &s, err)))
+        return rc;
+    if (!pq->p)
+        return mdsd_fail(err, MDSD_EINVAL, "missing -p/--target");
+    if (pq->V != s.V)
+        return mdsd_fail(err, MDSD_EINVAL, "the target has %zu tokens, the scheme %zu", pq->V,
+                         s.V);
+    if ((rc = mdsd_scheme_check(&s, err)))
+        return rc;
+    if (m == MDSD_BOUND_ALL)
+        return run_all(pq->p, &s, o, err);
+    outcome oc;
+    rc = run_one(pq->p, &s, m, o, &oc, err);
+    if (rc == MDSD_OK)
+        print_single(o, &s, &oc);
+    free(oc.res.subset);
+    return rc;
+}
+
+int cmd_bound(int argc, char **argv)
+{
+    bound_opts o = {.n = 2};
+    cli_dist_opts_init(&o.dist);
+    if (parse_args(argc, argv, &o))
+        return CLI_EXIT_USAGE;
+    if (o.dist.help) {
+        fputs(usage_text, stdout);
+        return CLI_EXIT_OK;
+    }
+    if (!o.scheme)
+        return cli_usage_error("bound", "missing --scheme");
+    mdsd_err err;
+    mdsd_err_clear(&err);
+    cli_pq pq;
+    mdsd_joint custom = {0};
+    int rc = cli_load_pq(&o.dist, true, false, &pq, &err);
+    if (rc == MDSD_OK)
+        rc = run(&o, &pq, &custom, &err);
+    cli_pq_free(&pq);
+    mdsd_joint_free(&custom);
+    return rc ? cli_report("bound", &err) : CLI_EXIT_OK;
+}
