@@ -570,6 +570,9 @@ Test(check_cli, list_and_json)
         cr_expect(strstr(out, mdsd_check_get(i)->name), "%s missing from --list", mdsd_check_get(i)->name);
     cr_expect(strstr(out, "Khisti et al. (NeurIPS 2024) Thm 2"), "%s", out);
     free(out);
+    cr_assert_eq(test_run_mdsd("check --list --family uniform", 0, &out), 0);
+    cr_expect(strstr(out, "uniform-closed-form") && !strstr(out, "bernoulli-closed-form"), "%s", out);
+    free(out);
     cr_assert_eq(test_run_mdsd("check --list --json --only spechub-thm3", 0, &out), 0);
     cr_expect(strstr(out, "\"checks\":[{\"name\":\"spechub-thm3\"") && strstr(out, "\"must_hold\":true"),
               "%s", out);

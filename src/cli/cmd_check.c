@@ -35,7 +35,7 @@ static const char usage_text[] =
     "      --threads T     OpenMP threads of the Monte-Carlo runs (default 1; the\n"
     "                      results do not depend on it)\n"
     "      --list          list the checks (name, kind, families, tolerance,\n"
-    "                      source, claim) and exit\n"
+    "                      source, claim) and exit; with --family, those using it\n"
     "      --json          print one JSON object instead of the table\n"
     "  -h, --help          this help\n\n"
     "Statuses: pass, fail, finding (a published formula or claim under test:\n"
@@ -160,7 +160,7 @@ static int select_checks(const check_opts *o, bool *sel)
     return 0;
 }
 
-static void print_list(const check_opts *o, const bool *sel)
+static void print_list(const check_opts *o, int family, const bool *sel)
 {
     size_t n = mdsd_check_count();
     char fam[128], bound[32];
@@ -172,7 +172,7 @@ static void print_list(const check_opts *o, const bool *sel)
         mdsd_json_array_begin(&j);
         for (size_t i = 0; i < n; i++) {
             const mdsd_check *c = mdsd_check_get(i);
-            if (!sel[i])
+            if (!sel[i] || !mdsd_check_uses_family(c, family))
                 continue;
             families_text(c, fam, sizeof fam);
             mdsd_check_bound_text(c, bound, sizeof bound);
@@ -195,7 +195,7 @@ static void print_list(const check_opts *o, const bool *sel)
     }
     for (size_t i = 0; i < n; i++) {
         const mdsd_check *c = mdsd_check_get(i);
-        if (!sel[i])
+        if (!sel[i] || !mdsd_check_uses_family(c, family))
             continue;
         families_text(c, fam, sizeof fam);
         mdsd_check_bound_text(c, bound, sizeof bound);
@@ -407,7 +407,7 @@ int cmd_check(int argc, char **argv)
     }
     int rc = CLI_EXIT_OK;
     if (o.list)
-        print_list(&o, sel);
+        print_list(&o, co.family, sel);
     else
         rc = run_checks(&o, &co, sel);
     free(sel);
