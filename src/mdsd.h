@@ -15,5 +15,8 @@
 #include "verifier.h"
 #include "montecarlo.h"
 #include "lp.h"
+#include "dump.h"
+#include "toy.h"
+#include "csv.h"
 
 #endif

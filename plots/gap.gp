@@ -1,0 +1,17 @@
+# gap.gp - gap between each verifier's acceptance rate and its scheme's
+# optimal alpha* against temperature, with the paired standard error (the
+# Delta-alpha of Hu et al., ICLR 2025, Table 1). Variables as in
+# vs-temperature.gp (no bounds).
+set terminal @term
+set termoption noenhanced
+set output outfile
+set title plottitle
+set xlabel "temperature T"
+set ylabel "gap to alpha* of the scheme"
+set xzeroaxis lt -1
+set key outside right top box
+set grid
+set offsets graph 0.02, graph 0.02, graph 0.05, graph 0.05
+plot for [i=0:nseries-1] datafile index i using 1:2:3 with yerrorlines lw 2 pt 7 ps 0.8 \
+         title columnheader(1)
+unset output

@@ -1,0 +1,614 @@
+/* mdsd plot: figures from a results CSV of `mdsd table`, drawn by the
+ * gnuplot scripts in plots/. This file selects and reshapes the rows (one
+ * data block per scheme/method series) and runs gnuplot on a temporary output
+ * name, renaming it into place only when gnuplot succeeded. */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static const char usage_text[] =
+    "Usage: mdsd plot RESULTS.csv --kind K -o FILE.{png,svg,pdf}\n"
+    "                 [--dump D] [--n N] [--temperature T] [--scheme LIST]\n"
+    "                 [--method LIST] [--title TEXT] [--terminal TERM] [--scripts DIR]\n"
+    "Draws a figure from a results CSV (columns dump, temperature, n, scheme,\n"
+    "method, alpha, stderr, gap, gap_stderr, per_draft_1.., as `mdsd table`\n"
+    "writes them; method `bound` is the scheme's optimal alpha*) with the gnuplot\n"
+    "script plots/KIND.gp. One line per (scheme, method); alpha* dashed.\n\n"
+    "  -k, --kind K          vs-temperature  alpha against T (Hu et al. Fig. 1)\n"
+    "                        vs-drafts       alpha against n (Hu et al. Fig. 2)\n"
+    "                        per-draft       per-draft acceptance against the draft\n"
+    "                                        index (SpecHub Fig. 9)\n"
+    "                        gap             gap to alpha* against T, with its s.e.\n"
+    "  -o, --output FILE     .png (pngcairo, else png), .svg or .pdf (pdfcairo)\n"
+    "      --dump D          rows of this dump only\n"
+    "      --n N             rows with this number of drafts only\n"
+    "      --temperature T   rows at this temperature only\n"
+    "      --scheme LIST     comma-separated schemes to draw (default all)\n"
+    "      --method LIST     comma-separated methods to draw (default all)\n"
+    "      --title TEXT      figure title (default: the fixed dump / n / T)\n"
+    "      --terminal TERM   gnuplot terminal (default from the extension)\n"
+    "      --scripts DIR     where KIND.gp lives (default: $MDSD_PLOTS, plots/\n"
+    "                        beside the mdsd binary or its repository, ./plots)\n"
+    "  -h, --help            this help\n\n"
+    "A column the figure holds fixed (dump and n for vs-temperature, dump and T\n"
+    "for vs-drafts, all three for per-draft, dump and n for gap) that has several\n"
+    "values and no option takes the first value in the file, with a note.\n";
+
+enum { OPT_DUMP = CLI_OPT_COMMAND, OPT_N, OPT_TEMP, OPT_SCHEME, OPT_METHOD, OPT_TITLE, OPT_TERM, OPT_SCRIPTS };
+
+enum { X_TEMPERATURE, X_N, X_DRAFT };
+enum { FIX_DUMP = 1, FIX_T = 2, FIX_N = 4 };
+
+typedef struct {
+    const char *name;
+    int x;              /* X_* */
+    int fixed;          /* FIX_* */
+    const char *y, *e;  /* value and error columns (NULL for per-draft) */
+    int bounds;         /* draw method = bound rows */
+} plot_kind;
+
+static const plot_kind kinds[] = {
+    {"vs-temperature", X_TEMPERATURE, FIX_DUMP | FIX_N, "alpha", "stderr", 1},
+    {"vs-drafts", X_N, FIX_DUMP | FIX_T, "alpha", "stderr", 1},
+    {"per-draft", X_DRAFT, FIX_DUMP | FIX_T | FIX_N, NULL, NULL, 0},
+    {"gap", X_TEMPERATURE, FIX_DUMP | FIX_N, "gap", "gap_stderr", 0},
+};
+
+typedef struct {
+    const char *csv, *kind, *output, *dump, *scheme, *method, *title, *terminal, *scripts;
+    double temperature;
+    long n;
+} plot_opts;
+
+typedef struct {
+    size_t series;
+    double x, y, e;
+} point;
+
+typedef struct {
+    char **keys;        /* "scheme\tmethod" */
+    size_t n;
+} series_list;
+
+/* ---- selecting rows -------------------------------------------------------- */
+
+static int in_list(const char *list, const char *s)
+{
+    if (!list)
+        return 1;
+    size_t len = strlen(s);
+    for (const char *p = list; *p;) {
+        const char *comma = strchr(p, ',');
+        size_t l = comma ? (size_t)(comma - p) : strlen(p);
+        if (l == len && !strncmp(p, s, len))
+            return 1;
+        p += l + (comma != NULL);
+    }
+    return 0;
+}
+
+typedef struct {
+    const mdsd_csv *t;
+    int c_dump, c_T, c_n, c_scheme, c_method;
+} columns;
+
+static int row_keys(const columns *c, size_t r, double *T, double *n, mdsd_err *err)
+{
+    int rc = mdsd_csv_number(c->t, r, c->c_T, T, err);
+    if (rc == MDSD_OK)
+        rc = mdsd_csv_number(c->t, r, c->c_n, n, err);
+    return rc;
+}
+
+/* Marks the rows the figure uses in keep[]; fills in the fixed values. */
+static int select_rows(const columns *c, const plot_kind *k, plot_opts *o, unsigned char *keep,
+                       mdsd_err *err)
+{
+    const mdsd_csv *t = c->t;
+    const char *fixed_dump = o->dump;
+    double fixed_T = o->temperature, fixed_n = o->n >= 0 ? (double)o->n : NAN;
+    int several_dump = 0, several_T = 0, several_n = 0;
+    for (size_t r = 0; r < t->n_rows; r++) {
+        double T, n;
+        int rc = row_keys(c, r, &T, &n, err);
+        if (rc)
+            return rc;
+        const char *dump = mdsd_csv_cell(t, r, c->c_dump), *method = mdsd_csv_cell(t, r, c->c_method);
+        keep[r] = in_list(o->scheme, mdsd_csv_cell(t, r, c->c_scheme)) && in_list(o->method, method) &&
+                  (k->bounds || strcmp(method, "bound"));
+        if (!keep[r])
+            continue;
+        if (k->fixed & FIX_DUMP) {
+            if (!fixed_dump)
+                fixed_dump = dump;
+            several_dump |= strcmp(dump, fixed_dump) != 0 && !o->dump;
+            keep[r] &= !strcmp(dump, fixed_dump);
+        } else if (o->dump) {
+            keep[r] &= !strcmp(dump, o->dump);
+        }
+        if (!keep[r]) /* fixed values come from rows that pass the filters before */
+            continue;
+        if ((k->fixed & FIX_T) || !isnan(o->temperature)) {
+            if (isnan(fixed_T))
+                fixed_T = T;
+            several_T |= fabs(T - fixed_T) > 1e-9 && isnan(o->temperature);
+            keep[r] &= fabs(T - fixed_T) <= 1e-9;
+        }
+        if (!keep[r])
+            continue;
+        if ((k->fixed & FIX_N) || o->n >= 0) {
+            if (isnan(fixed_n))
+                fixed_n = n;
+            several_n |= n != fixed_n && o->n < 0;
+            keep[r] &= n == fixed_n;
+        }
+    }
+    if (several_dump)
+        fprintf(stderr, "mdsd plot: %s has several dumps; plotting %s (choose with --dump)\n", t->path, fixed_dump);
+    if (several_T)
+        fprintf(stderr, "mdsd plot: %s has several temperatures; plotting T = %g (choose with --temperature)\n",
+                t->path, fixed_T);
+    if (several_n)
+        fprintf(stderr, "mdsd plot: %s has several n; plotting n = %g (choose with --n)\n", t->path, fixed_n);
+    o->dump = fixed_dump;
+    o->temperature = fixed_T;
+    o->n = isnan(fixed_n) ? -1 : (long)fixed_n;
+    return MDSD_OK;
+}
+
+static long series_index(series_list *s, const char *scheme, const char *method)
+{
+    size_t len = strlen(scheme) + strlen(method) + 2;
+    char *key = malloc(len);
+    if (!key)
+        return -1;
+    snprintf(key, len, "%s\t%s", scheme, method);
+    for (size_t i = 0; i < s->n; i++)
+        if (!strcmp(s->keys[i], key)) {
+            free(key);
+            return (long)i;
+        }
+    char **g = realloc(s->keys, (s->n + 1) * sizeof *g);
+    if (!g) {
+        free(key);
+        return -1;
+    }
+    s->keys = g;
+    s->keys[s->n] = key;
+    return (long)s->n++;
+}
+
+static int add_point(point **pts, size_t *n, size_t *cap, point p)
+{
+    if (*n == *cap) {
+        size_t c = *cap ? 2 * *cap : 64;
+        point *g = realloc(*pts, c * sizeof *g);
+        if (!g)
+            return MDSD_ENOMEM;
+        *pts = g;
+        *cap = c;
+    }
+    (*pts)[(*n)++] = p;
+    return MDSD_OK;
+}
+
+/* The points of one kept row: one (x, y, e), or per-draft rates j = 1..n. */
+static int row_points(const columns *c, const plot_kind *k, size_t r, long series, point **pts,
+                      size_t *n, size_t *cap, mdsd_err *err)
+{
+    double T, nd;
+    int rc = row_keys(c, r, &T, &nd, err);
+    if (rc)
+        return rc;
+    if (k->x == X_DRAFT) {
+        for (int j = 1;; j++) {
+            char name[32];
+            snprintf(name, sizeof name, "per_draft_%d", j);
+            int col = mdsd_csv_col(c->t, name);
+            double y;
+            if (col < 0)
+                break;
+            if ((rc = mdsd_csv_number(c->t, r, col, &y, err)))
+                return rc;
+            if (!isnan(y) && add_point(pts, n, cap, (point){(size_t)series, j, y, 0.0}))
+                return mdsd_fail(err, MDSD_ENOMEM, "out of memory");
+        }
+        return MDSD_OK;
+    }
+    double y, e;
+    if ((rc = mdsd_csv_number(c->t, r, mdsd_csv_col(c->t, k->y), &y, err)) ||
+        (rc = mdsd_csv_number(c->t, r, mdsd_csv_col(c->t, k->e), &e, err)))
+        return rc;
+    if (isnan(y))
+        return MDSD_OK;
+    point p = {(size_t)series, k->x == X_N ? nd : T, y, isnan(e) ? 0.0 : e};
+    return add_point(pts, n, cap, p) ? mdsd_fail(err, MDSD_ENOMEM, "out of memory") : MDSD_OK;
+}
+
+static int cmp_point(const void *a, const void *b)
+{
+    const point *x = a, *y = b;
+    if (x->series != y->series)
+        return x->series < y->series ? -1 : 1;
+    return (x->x > y->x) - (x->x < y->x);
+}
+
+/* Writes one gnuplot data block per series: a quoted title line, then the
+ * points; blocks separated by two blank lines (gnuplot's `index`). */
+static int write_blocks(FILE *f, const series_list *s, const point *pts, size_t n, int bound)
+{
+    size_t i = 0;
+    for (size_t k = 0; k < s->n; k++) {
+        const char *tab = strchr(s->keys[k], '\t');
+        if (bound)
+            fprintf(f, "\"alpha* %.*s\"\n", (int)(tab - s->keys[k]), s->keys[k]);
+        else
+            fprintf(f, "\"%.*s / %s\"\n", (int)(tab - s->keys[k]), s->keys[k], tab + 1);
+        while (i < n && pts[i].series == k) {
+            fprintf(f, "%.17g %.17g %.17g\n", pts[i].x, pts[i].y, pts[i].e);
+            i++;
+        }
+        fprintf(f, "\n\n");
+    }
+    return ferror(f) ? MDSD_EIO : MDSD_OK;
+}
+
+/* ---- running gnuplot ------------------------------------------------------- */
+
+/* Runs gnuplot with the given arguments; stderr goes to the log file.
+ * Returns the exit status, or -1 if it could not be started. */
+static int run_gnuplot(char *const argv[], const char *log)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        int null = open("/dev/null", O_RDWR);
+        if (fd >= 0)
+            dup2(fd, STDERR_FILENO);
+        if (null >= 0) {
+            dup2(null, STDOUT_FILENO);
+            dup2(null, STDIN_FILENO);
+        }
+        execvp("gnuplot", argv);
+        _exit(127);
+    }
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static int terminal_available(const char *name, const char *log)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "set terminal %s", name);
+    char *argv[] = {"gnuplot", "-e", cmd, NULL};
+    return run_gnuplot(argv, log) == 0;
+}
+
+/* The terminal for the output's extension, with fallbacks. */
+static int choose_terminal(const char *output, const char *log, char *term, size_t size, mdsd_err *err)
+{
+    const char *dot = strrchr(output, '.');
+    const char *ext = dot ? dot + 1 : "";
+    const char *png[] = {"pngcairo", "png", NULL}, *svg[] = {"svg", NULL}, *pdf[] = {"pdfcairo", "pdf", NULL};
+    const char *const *cands = !strcmp(ext, "png") ? png : !strcmp(ext, "svg") ? svg : !strcmp(ext, "pdf") ? pdf : NULL;
+    if (!cands)
+        return mdsd_fail(err, MDSD_EINVAL, "output '%s': extension must be .png, .svg or .pdf (or give --terminal)", output);
+    for (size_t i = 0; cands[i]; i++) {
+        if (!terminal_available(cands[i], log))
+            continue;
+        if (i > 0)
+            fprintf(stderr, "mdsd plot: gnuplot has no %s terminal; using %s\n", cands[0], cands[i]);
+        const char *opts = !strcmp(ext, "pdf") ? "size 6in,4in" : "size 900,600";
+        snprintf(term, size, "%s %s", cands[i], opts);
+        return MDSD_OK;
+    }
+    return mdsd_fail(err, MDSD_EUNSUPPORTED, "gnuplot is missing or has no terminal for .%s (tried %s%s%s)", ext,
+                     cands[0], cands[1] ? ", " : "", cands[1] ? cands[1] : "");
+}
+
+/* 'text' with gnuplot's quote doubling. */
+static void gp_string(char *out, size_t size, const char *s)
+{
+    size_t k = 0;
+    if (k + 1 < size)
+        out[k++] = '\'';
+    for (; *s && k + 3 < size; s++) {
+        if (*s == '\'')
+            out[k++] = '\'';
+        out[k++] = *s;
+    }
+    if (k + 1 < size)
+        out[k++] = '\'';
+    out[k] = '\0';
+}
+
+static int file_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* plots/KIND.gp: --scripts, $MDSD_PLOTS, beside the binary (./mdsd in the
+ * repository, or build/<flavour>/mdsd two levels down), ./plots. */
+static int find_script(const char *dir_opt, const char *kind, char *path, size_t size, mdsd_err *err)
+{
+    char exe[4096] = "";
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[len > 0 ? len : 0] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (slash)
+        *slash = '\0';
+    const char *env = getenv("MDSD_PLOTS");
+    const char *fmt[] = {"%s/%s.gp", "%s/%s.gp", "%s/plots/%s.gp", "%s/../../plots/%s.gp", "%s/%s.gp"};
+    const char *dirs[] = {dir_opt, env, exe[0] ? exe : NULL, exe[0] ? exe : NULL, "plots"};
+    if (dir_opt) {
+        snprintf(path, size, "%s/%s.gp", dir_opt, kind);
+        return file_exists(path) ? MDSD_OK : mdsd_fail(err, MDSD_EIO, "no gnuplot script %s", path);
+    }
+    for (size_t i = 1; i < 5; i++) {
+        if (!dirs[i] || !dirs[i][0])
+            continue;
+        snprintf(path, size, fmt[i], dirs[i], kind);
+        if (file_exists(path))
+            return MDSD_OK;
+    }
+    return mdsd_fail(err, MDSD_EIO, "cannot find the gnuplot script %s.gp (give --scripts DIR or set MDSD_PLOTS)", kind);
+}
+
+static void default_title(const plot_kind *k, const plot_opts *o, char *buf, size_t size)
+{
+    size_t used = (size_t)snprintf(buf, size, "%s", o->dump ? o->dump : "all dumps");
+    if ((k->fixed & FIX_N) && o->n >= 0 && used < size)
+        used += (size_t)snprintf(buf + used, size - used, ", n = %ld", o->n);
+    if ((k->fixed & FIX_T) && !isnan(o->temperature) && used < size)
+        snprintf(buf + used, size - used, ", T = %g", o->temperature);
+}
+
+/* Last lines of gnuplot's stderr, for the error message. */
+static void log_tail(const char *log, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    FILE *f = fopen(log, "r");
+    if (!f)
+        return;
+    char text[4096];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    while (n > 0 && (text[n - 1] == '\n' || text[n - 1] == ' '))
+        text[--n] = '\0';
+    const char *start = n > size - 1 ? text + n - (size - 1) : text;
+    size_t len = strlen(start) < size - 1 ? strlen(start) : size - 1;
+    memcpy(buf, start, len);
+    buf[len] = '\0';
+    for (char *p = buf; *p; p++)
+        if (*p == '\n')
+            *p = ' ';
+}
+
+typedef struct {
+    char data[64], bounds[64], log[64];
+} temp_files;
+
+static int make_temp(char *path, size_t size, const char *what, mdsd_err *err)
+{
+    const char *dir = getenv("TMPDIR");
+    snprintf(path, size, "%s/mdsd-plot-%s-XXXXXX", dir && *dir && strlen(dir) < 32 ? dir : "/tmp", what);
+    int fd = mkstemp(path);
+    if (fd < 0) {
+        path[0] = '\0';
+        return mdsd_fail(err, MDSD_EIO, "cannot create a temporary file: %s", strerror(errno));
+    }
+    close(fd);
+    return MDSD_OK;
+}
+
+static int draw(const plot_kind *k, const plot_opts *o, const series_list *ms, const point *mp,
+                size_t mn, const series_list *bs, const point *bp, size_t bn, temp_files *tf,
+                mdsd_err *err)
+{
+    char script[4096], term[128], tmp[4096];
+    int rc = find_script(o->scripts, k->name, script, sizeof script, err);
+    if (rc == MDSD_OK)
+        rc = make_temp(tf->log, sizeof tf->log, "log", err);
+    if (rc == MDSD_OK) {
+        if (o->terminal)
+            snprintf(term, sizeof term, "%s", o->terminal);
+        else
+            rc = choose_terminal(o->output, tf->log, term, sizeof term, err);
+    }
+    if (rc == MDSD_OK)
+        rc = make_temp(tf->data, sizeof tf->data, "data", err);
+    if (rc == MDSD_OK)
+        rc = make_temp(tf->bounds, sizeof tf->bounds, "bounds", err);
+    if (rc == MDSD_OK)
+        rc = mdsd_tmpname(o->output, tmp, sizeof tmp, err);
+    if (rc)
+        return rc;
+    FILE *f = fopen(tf->data, "w"), *g = fopen(tf->bounds, "w");
+    int wrc = (!f || !g) ? MDSD_EIO : write_blocks(f, ms, mp, mn, 0) | write_blocks(g, bs, bp, bn, 1);
+    if (f && fclose(f))
+        wrc = MDSD_EIO;
+    if (g && fclose(g))
+        wrc = MDSD_EIO;
+    if (wrc)
+        return mdsd_fail(err, MDSD_EIO, "cannot write the temporary data files");
+    char title[600], q_data[200], q_bounds[200], q_out[8200], q_term[300], q_title[1300];
+    if (o->title)
+        snprintf(title, sizeof title, "%s", o->title);
+    else
+        default_title(k, o, title, sizeof title);
+    gp_string(q_data, sizeof q_data, tf->data);
+    gp_string(q_bounds, sizeof q_bounds, tf->bounds);
+    gp_string(q_out, sizeof q_out, tmp);
+    gp_string(q_term, sizeof q_term, term);
+    gp_string(q_title, sizeof q_title, title);
+    size_t vlen = strlen(q_data) + strlen(q_bounds) + strlen(q_out) + strlen(q_term) + strlen(q_title) + 200;
+    char *vars = malloc(vlen);
+    if (!vars)
+        return mdsd_fail(err, MDSD_ENOMEM, "out of memory");
+    snprintf(vars, vlen, "datafile=%s; boundfile=%s; nseries=%zu; nbounds=%zu; outfile=%s; term=%s; plottitle=%s",
+             q_data, q_bounds, ms->n, bs->n, q_out, q_term, q_title);
+    char *argv[] = {"gnuplot", "-e", vars, script, NULL};
+    int status = run_gnuplot(argv, tf->log);
+    free(vars);
+    struct stat st;
+    if (status != 0 || stat(tmp, &st) != 0 || st.st_size == 0) {
+        char why[400];
+        log_tail(tf->log, why, sizeof why);
+        unlink(tmp);
+        if (status == 127 || status < 0)
+            return mdsd_fail(err, MDSD_EIO, "cannot run gnuplot (install the Debian package gnuplot-nox)");
+        return mdsd_fail(err, MDSD_EIO, "gnuplot failed on %s (exit %d)%s%s", script, status,
+                         why[0] ? ": " : "", why);
+    }
+    return mdsd_publish(tmp, o->output, err);
+}
+
+/* ---- the command ----------------------------------------------------------- */
+
+static int parse_args(int argc, char **argv, plot_opts *o)
+{
+    static const struct option longopts[] = {
+        {"kind", required_argument, NULL, 'k'},       {"output", required_argument, NULL, 'o'},
+        {"dump", required_argument, NULL, OPT_DUMP},  {"n", required_argument, NULL, OPT_N},
+        {"temperature", required_argument, NULL, OPT_TEMP}, {"scheme", required_argument, NULL, OPT_SCHEME},
+        {"method", required_argument, NULL, OPT_METHOD}, {"title", required_argument, NULL, OPT_TITLE},
+        {"terminal", required_argument, NULL, OPT_TERM}, {"scripts", required_argument, NULL, OPT_SCRIPTS},
+        {"help", no_argument, NULL, 'h'},             {0, 0, 0, 0}};
+    int opt;
+    size_t n;
+    while ((opt = getopt_long(argc, argv, "k:o:h", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 'k': o->kind = optarg; break;
+        case 'o': o->output = optarg; break;
+        case OPT_DUMP: o->dump = optarg; break;
+        case OPT_N:
+            if (cli_parse_size(optarg, "--n", "plot", &n))
+                return -1;
+            o->n = (long)n;
+            break;
+        case OPT_TEMP: if (cli_parse_double(optarg, "--temperature", "plot", &o->temperature)) return -1; break;
+        case OPT_SCHEME: o->scheme = optarg; break;
+        case OPT_METHOD: o->method = optarg; break;
+        case OPT_TITLE: o->title = optarg; break;
+        case OPT_TERM: o->terminal = optarg; break;
+        case OPT_SCRIPTS: o->scripts = optarg; break;
+        case 'h': fputs(usage_text, stdout); return 1;
+        default: cli_usage_error("plot", "unrecognised option"); return -1;
+        }
+    }
+    if (optind + 1 != argc) {
+        cli_usage_error("plot", optind == argc ? "missing RESULTS.csv" : "give exactly one RESULTS.csv");
+        return -1;
+    }
+    o->csv = argv[optind];
+    if (!o->kind || !o->output) {
+        cli_usage_error("plot", "missing %s", !o->kind ? "--kind" : "-o/--output");
+        return -1;
+    }
+    return 0;
+}
+
+static int check_columns(const mdsd_csv *t, const plot_kind *k, columns *c, mdsd_err *err)
+{
+    const char *need[] = {"dump", "temperature", "n", "scheme", "method", k->y, k->e};
+    for (size_t i = 0; i < sizeof need / sizeof *need; i++)
+        if (need[i] && mdsd_csv_col(t, need[i]) < 0)
+            return mdsd_fail(err, MDSD_EFORMAT, "%s: no column '%s' (needed for --kind %s)", t->path, need[i], k->name);
+    if (k->x == X_DRAFT && mdsd_csv_col(t, "per_draft_1") < 0)
+        return mdsd_fail(err, MDSD_EFORMAT, "%s: no column 'per_draft_1' (needed for --kind per-draft)", t->path);
+    *c = (columns){t, mdsd_csv_col(t, "dump"), mdsd_csv_col(t, "temperature"), mdsd_csv_col(t, "n"),
+                   mdsd_csv_col(t, "scheme"), mdsd_csv_col(t, "method")};
+    return MDSD_OK;
+}
+
+static void free_series(series_list *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        free(s->keys[i]);
+    free(s->keys);
+}
+
+static int plot(plot_opts *o, const plot_kind *k, mdsd_err *err)
+{
+    mdsd_csv *t;
+    int rc = mdsd_csv_read(o->csv, &t, err);
+    if (rc)
+        return rc;
+    columns c = {0};
+    unsigned char *keep = malloc(t->n_rows + 1);
+    series_list ms = {0}, bs = {0};
+    point *mp = NULL, *bp = NULL;
+    size_t mn = 0, mcap = 0, bn = 0, bcap = 0;
+    temp_files tf = {"", "", ""};
+    rc = keep ? check_columns(t, k, &c, err) : mdsd_fail(err, MDSD_ENOMEM, "out of memory");
+    if (rc == MDSD_OK)
+        rc = select_rows(&c, k, o, keep, err);
+    for (size_t r = 0; rc == MDSD_OK && r < t->n_rows; r++) {
+        if (!keep[r])
+            continue;
+        const char *method = mdsd_csv_cell(t, r, c.c_method);
+        int bound = !strcmp(method, "bound");
+        long s = series_index(bound ? &bs : &ms, mdsd_csv_cell(t, r, c.c_scheme), method);
+        if (s < 0)
+            rc = mdsd_fail(err, MDSD_ENOMEM, "out of memory");
+        else
+            rc = row_points(&c, k, r, s, bound ? &bp : &mp, bound ? &bn : &mn, bound ? &bcap : &mcap, err);
+    }
+    if (rc == MDSD_OK && mn + bn == 0)
+        rc = mdsd_fail(err, MDSD_EINVAL, "%s: no rows to plot for --kind %s with the chosen dump, n, T, schemes and methods",
+                       t->path, k->name);
+    if (rc == MDSD_OK) {
+        if (mn)
+            qsort(mp, mn, sizeof *mp, cmp_point);
+        if (bn)
+            qsort(bp, bn, sizeof *bp, cmp_point);
+        rc = draw(k, o, &ms, mp, mn, &bs, bp, bn, &tf, err);
+    }
+    const char *temps[] = {tf.data, tf.bounds, tf.log};
+    for (size_t i = 0; i < 3; i++)
+        if (temps[i][0])
+            unlink(temps[i]);
+    free_series(&ms);
+    free_series(&bs);
+    free(mp);
+    free(bp);
+    free(keep);
+    mdsd_csv_free(t);
+    return rc;
+}
+
+int cmd_plot(int argc, char **argv)
+{
+    plot_opts o;
+    memset(&o, 0, sizeof o);
+    o.temperature = NAN;
+    o.n = -1;
+    int r = parse_args(argc, argv, &o);
+    if (r)
+        return r > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+    const plot_kind *k = NULL;
+    for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++)
+        if (!strcmp(o.kind, kinds[i].name))
+            k = &kinds[i];
+    if (!k)
+        return cli_usage_error("plot", "--kind: '%s' is not vs-temperature, vs-drafts, per-draft or gap", o.kind);
+    mdsd_err err;
+    mdsd_err_clear(&err);
+    return plot(&o, k, &err) ? cli_report("plot", &err) : CLI_EXIT_OK;
+}

@@ -1,0 +1,176 @@
+/* dump.h - HDF5 logit dumps, format version 1 (data/README.md): open and
+ * check a dump, read its metadata, stream blocks of rows as float, validate
+ * every row, and write dumps atomically.
+ *
+ * A dump holds N rows (response positions); each row has the raw logits of
+ * the target and of every drafter, [N x V] each, in float32, float16 or
+ * bfloat16 (uint16 bits with the dataset attribute dtype = "bfloat16"), plus
+ * tokens, sample_id and position [N]. Readers stream rows in blocks: memory is
+ * one block plus one HDF5 chunk per logits dataset, independent of N.
+ *
+ * HDF5 (serial build) is not thread-safe: read blocks from one thread and
+ * hand the float buffers to the workers. HDF5's own error printing is
+ * switched off; every failure comes back as an mdsd_err naming the file,
+ * dataset, row and value. */
+#ifndef MDSD_DUMP_H
+#define MDSD_DUMP_H
+
+#include <stddef.h>
+
+#include "err.h"
+
+#define MDSD_DUMP_FORMAT 1         /* the version this reader and writer speak */
+#define MDSD_DUMP_TARGET (-1)      /* `which` naming the target's logits */
+#define MDSD_DUMP_NAME_MAX 256     /* longest model / drafter name + 1 */
+#define MDSD_DUMP_CHUNK_ROWS 64    /* default rows per chunk of the writer */
+
+typedef enum { MDSD_DTYPE_FLOAT32, MDSD_DTYPE_FLOAT16, MDSD_DTYPE_BFLOAT16 } mdsd_dtype;
+
+/* "float32", "float16", "bfloat16". */
+const char *mdsd_dtype_name(mdsd_dtype t);
+int mdsd_dtype_parse(const char *name, mdsd_dtype *out, mdsd_err *err);
+
+/* float <-> float16 / bfloat16 bits, round to nearest even (as numpy and
+ * torch do); NaN stays NaN, overflow goes to +-inf. */
+unsigned short mdsd_float_to_half(float x);
+float mdsd_half_to_float(unsigned short h);
+unsigned short mdsd_float_to_bfloat16(float x);
+float mdsd_bfloat16_to_float(unsigned short b);
+
+/* One logits dataset: the target's or a drafter's. */
+typedef struct {
+    char name[MDSD_DUMP_NAME_MAX];   /* "target", or the drafter's group name */
+    char path[2 * MDSD_DUMP_NAME_MAX]; /* dataset path, e.g. "/drafts/small/logits" */
+    char model[MDSD_DUMP_NAME_MAX];  /* attribute `model`, "" if absent */
+    long long vocab_size;            /* attribute `vocab_size`, -1 if absent */
+    long long dropped_padding;       /* attribute `dropped_padding`, -1 if absent */
+    mdsd_dtype dtype;
+    size_t chunk_rows;               /* rows per HDF5 chunk; 0 = contiguous */
+    int gzip;                        /* deflate level of the chunks, 0 = none */
+} mdsd_dump_model;
+
+/* A root attribute rendered as text (numbers with %.17g, arrays as a,b,c). */
+typedef struct {
+    char name[MDSD_DUMP_NAME_MAX];
+    char value[1024];
+} mdsd_dump_attr;
+
+typedef struct mdsd_dump_h5 mdsd_dump_h5;
+
+typedef struct {
+    char path[4096];
+    int format;                    /* attribute mdsd_format */
+    size_t N;                      /* rows */
+    size_t V;                      /* width of every logits dataset */
+    size_t n_samples;              /* runs of equal sample_id (rows of a sample are contiguous) */
+    size_t max_sample_rows;        /* rows of the longest sample */
+    double generation_temperature; /* NaN if absent */
+    char creator[MDSD_DUMP_NAME_MAX], created[MDSD_DUMP_NAME_MAX];
+    char dataset[MDSD_DUMP_NAME_MAX], tokenizer[MDSD_DUMP_NAME_MAX]; /* "" if absent */
+    mdsd_dump_model target;
+    size_t n_drafts;               /* >= 1 */
+    mdsd_dump_model *drafts;       /* [n_drafts], in name order */
+    size_t n_attrs;
+    mdsd_dump_attr *attrs;         /* [n_attrs]: every attribute of '/' */
+    mdsd_dump_h5 *h5;              /* private: open HDF5 handles */
+} mdsd_dump;
+
+/* Opens and checks the structure (not the values) of a dump: format version,
+ * datasets present with the right rank, dtype and lengths, V agreeing across
+ * target, drafters and the vocab_size attribute, N >= 1. Reads sample_id once
+ * (in blocks) to count samples. */
+int mdsd_dump_open(const char *path, mdsd_dump **out, mdsd_err *err);
+void mdsd_dump_close(mdsd_dump *d);
+
+/* Index of drafter `name`, or -1. */
+int mdsd_dump_find_draft(const mdsd_dump *d, const char *name);
+/* The target (which = MDSD_DUMP_TARGET) or drafter `which`. */
+const mdsd_dump_model *mdsd_dump_model_at(const mdsd_dump *d, int which);
+
+/* Reads rows [row0, row0 + rows) of the logits of `which` into out[rows * V]
+ * (row-major) as float: float16 and bfloat16 bit patterns are read raw and
+ * widened exactly (mdsd_half_to_float agrees with HDF5's own float16
+ * conversion, and is much faster). Values are not checked: see
+ * mdsd_dump_check_logits. */
+int mdsd_dump_read_logits(mdsd_dump *d, int which, size_t row0, size_t rows, float *out,
+                          mdsd_err *err);
+/* Reads rows [row0, row0 + rows) of /tokens, /sample_id, /position (each
+ * output may be NULL to skip it). */
+int mdsd_dump_read_meta(mdsd_dump *d, size_t row0, size_t rows, int *tokens, int *sample_id,
+                        int *position, mdsd_err *err);
+/* Checks logits[rows * V] read from rows row0.. of `which`: no NaN, no +inf,
+ * at least one finite value per row (-inf is legal: probability 0). The
+ * error names the file, dataset, row, index and value. */
+int mdsd_dump_check_logits(const mdsd_dump *d, int which, size_t row0, size_t rows,
+                           const float *logits, mdsd_err *err);
+
+/* A good block size: the largest multiple of the target's chunk rows whose
+ * float buffers for the target and n_drafts drafters fit in max_bytes (at
+ * least one chunk, at most N). */
+size_t mdsd_dump_block_rows(const mdsd_dump *d, size_t n_drafts, size_t max_bytes);
+
+/* Buffers for streaming: the target, a chosen set of drafters and the
+ * per-row metadata of up to `cap` consecutive rows. */
+typedef struct {
+    size_t cap;          /* capacity in rows */
+    size_t V;
+    size_t n_drafts;     /* drafters held */
+    int *which;          /* [n_drafts] drafter indices in the dump */
+    size_t row0, rows;   /* the rows held: [row0, row0 + rows) */
+    float *target;       /* [cap * V] */
+    float **draft;       /* [n_drafts][cap * V] */
+    int *tokens, *sample_id, *position; /* [cap] */
+} mdsd_dump_block;
+
+/* which[n_drafts]: drafter indices (NULL with n_drafts = d->n_drafts means all). */
+mdsd_dump_block *mdsd_dump_block_alloc(const mdsd_dump *d, size_t cap, size_t n_drafts,
+                                       const int *which, mdsd_err *err);
+void mdsd_dump_block_free(mdsd_dump_block *b);
+/* Reads rows [row0, min(row0 + cap, N)) into b (b->rows = how many); with
+ * check, also runs mdsd_dump_check_logits on every dataset read. */
+int mdsd_dump_block_read(mdsd_dump *d, mdsd_dump_block *b, size_t row0, int check,
+                         mdsd_err *err);
+
+/* Reads every row and checks it: logits as mdsd_dump_check_logits; tokens in
+ * [0, V); positions >= 0 and increasing within a sample; a sample's rows
+ * contiguous. Stops at the first bad row and names it. progress (may be
+ * NULL) is called after each block with the rows done. */
+int mdsd_dump_validate(mdsd_dump *d, void (*progress)(size_t done, size_t N, void *ctx),
+                       void *ctx, mdsd_err *err);
+
+/* What to write. Strings may be NULL (written as ""). */
+typedef struct {
+    size_t V;
+    mdsd_dtype dtype;
+    size_t chunk_rows;             /* 0 = MDSD_DUMP_CHUNK_ROWS (lowered for huge V) */
+    int gzip;                      /* deflate level 0..9, 0 = none */
+    const char *creator, *dataset, *tokenizer;
+    double generation_temperature;
+    const char *target_model;
+    long long target_vocab_size;   /* <= 0: V */
+    size_t n_drafts;               /* >= 1 */
+    const char *const *draft_names;  /* [n_drafts] group names under /drafts */
+    const char *const *draft_models; /* [n_drafts] or NULL: the names */
+    size_t n_extra;                /* extra string attributes of '/' */
+    const char *const *extra_names, *const *extra_values;
+} mdsd_dump_spec;
+
+typedef struct mdsd_dump_writer mdsd_dump_writer;
+
+/* Creates a temporary file beside path; nothing appears under path until
+ * mdsd_dump_writer_commit. */
+int mdsd_dump_writer_open(const char *path, const mdsd_dump_spec *spec, mdsd_dump_writer **out,
+                          mdsd_err *err);
+/* Appends rows: target[rows * V], drafts[j][rows * V], and the metadata
+ * [rows]. NaN, +inf, and values that overflow the dtype to +inf are errors
+ * naming the row and index. */
+int mdsd_dump_writer_append(mdsd_dump_writer *w, size_t rows, const float *target,
+                            const float *const *drafts, const int *tokens,
+                            const int *sample_id, const int *position, mdsd_err *err);
+/* Closes, syncs and renames onto the final path; frees w. Fails (and removes
+ * the temporary file) if no row was written. */
+int mdsd_dump_writer_commit(mdsd_dump_writer *w, mdsd_err *err);
+/* Closes and removes the temporary file; frees w. NULL is allowed. */
+void mdsd_dump_writer_abort(mdsd_dump_writer *w);
+
+#endif
