@@ -1,0 +1,569 @@
+#include "bound.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dist.h"
+#include "lp.h"
+#include "qporder.h"
+#include "subset.h"
+#include "wor_q.h"
+
+struct mdsd_bound_workspace {
+    size_t V;             /* capacity */
+    mdsd_qp_order ord;
+    double *P;            /* [V+1] p mass of prefixes */
+    double *R;            /* [V+1] q mass of suffixes */
+    double *num;          /* [V+1] cps: W_{n, H_i} */
+    unsigned char *mark;  /* [V] greedy: the fixed tokens */
+    mdsd_wor_chain *wor;  /* allocated at the first wor scan with n >= 3 */
+    size_t wor_n;
+};
+
+static const char *const method_names[MDSD_BOUND_METHOD_COUNT] = {
+    "auto", "lp-full", "lp-reduced", "brute", "sort", "k2", "all",
+};
+
+const char *mdsd_bound_method_name(mdsd_bound_method m)
+{
+    return m < MDSD_BOUND_METHOD_COUNT ? method_names[m] : "?";
+}
+
+int mdsd_bound_method_parse(const char *name, mdsd_bound_method *m, mdsd_err *err)
+{
+    for (int k = 0; k < MDSD_BOUND_METHOD_COUNT; k++)
+        if (!strcmp(name, method_names[k])) {
+            *m = (mdsd_bound_method)k;
+            return MDSD_OK;
+        }
+    return mdsd_fail(err, MDSD_EINVAL,
+                     "unknown method '%s' (expected auto, lp-full, lp-reduced, brute, sort, k2 "
+                     "or all)", name);
+}
+
+static bool sort_applies(mdsd_scheme_kind k)
+{
+    return k == MDSD_SCHEME_IID || k == MDSD_SCHEME_WOR || k == MDSD_SCHEME_GREEDY ||
+           k == MDSD_SCHEME_HUB || k == MDSD_SCHEME_CPS;
+}
+
+bool mdsd_bound_applies(mdsd_bound_method m, const mdsd_scheme *s)
+{
+    switch (m) {
+    case MDSD_BOUND_AUTO:
+    case MDSD_BOUND_LP_FULL:
+    case MDSD_BOUND_LP_REDUCED:
+    case MDSD_BOUND_BRUTE: return true;
+    case MDSD_BOUND_SORT: return sort_applies(s->kind);
+    case MDSD_BOUND_K2: return s->kind == MDSD_SCHEME_IID && s->n == 2;
+    default: return false;
+    }
+}
+
+mdsd_bound_method mdsd_bound_auto_method(const mdsd_scheme *s)
+{
+    if (sort_applies(s->kind))
+        return MDSD_BOUND_SORT;
+    return s->V <= 16 ? MDSD_BOUND_BRUTE : MDSD_BOUND_LP_REDUCED;
+}
+
+/* ---- workspace ------------------------------------------------------------ */
+
+mdsd_bound_workspace *mdsd_bound_workspace_alloc(size_t V, size_t n, mdsd_err *err)
+{
+    mdsd_bound_workspace *ws = calloc(1, sizeof *ws);
+    if (!ws) {
+        mdsd_fail(err, MDSD_ENOMEM, "bound workspace: out of memory");
+        return NULL;
+    }
+    ws->V = V;
+    if (mdsd_qp_order_init(&ws->ord, V, err)) {
+        free(ws);
+        return NULL;
+    }
+    ws->P = malloc((V + 1) * sizeof *ws->P);
+    ws->R = malloc((V + 1) * sizeof *ws->R);
+    ws->num = malloc((V + 1) * sizeof *ws->num);
+    ws->mark = malloc(V + 1);
+    if (!ws->P || !ws->R || !ws->num || !ws->mark) {
+        mdsd_bound_workspace_free(ws);
+        mdsd_fail(err, MDSD_ENOMEM, "bound workspace: out of memory for V = %zu", V);
+        return NULL;
+    }
+    if (n >= 3) {
+        ws->wor = mdsd_wor_chain_alloc(V, n, err);
+        if (!ws->wor) {
+            mdsd_bound_workspace_free(ws);
+            return NULL;
+        }
+        ws->wor_n = n;
+    }
+    return ws;
+}
+
+void mdsd_bound_workspace_free(mdsd_bound_workspace *ws)
+{
+    if (!ws)
+        return;
+    mdsd_qp_order_destroy(&ws->ord);
+    free(ws->P), free(ws->R), free(ws->num), free(ws->mark);
+    mdsd_wor_chain_free(ws->wor);
+    free(ws);
+}
+
+/* ---- shared helpers ---------------------------------------------------------- */
+
+static inline void kahan_add(double *s, double *comp, double x)
+{
+    double t = *s + x;
+    *comp += fabs(*s) >= fabs(x) ? (*s - t) + x : (x - t) + *s;
+    *s = t;
+}
+
+static inline double ipow(double x, size_t n)
+{
+    double r = x;
+    for (size_t j = 1; j < n; j++)
+        r *= x;
+    return n ? r : 1.0;
+}
+
+/* P[i] = p mass of the first i scanned tokens (compensated). */
+static void prefix_p(mdsd_bound_workspace *ws, const double *p)
+{
+    const uint32_t *o = ws->ord.order;
+    double s = 0.0, c = 0.0;
+    ws->P[0] = 0.0;
+    for (size_t k = 0; k < ws->ord.n_scan; k++) {
+        kahan_add(&s, &c, p[o[k]]);
+        ws->P[k + 1] = s + c;
+    }
+}
+
+/* R[i] = q mass of the scanned tokens from position i on (compensated). */
+static void suffix_q(mdsd_bound_workspace *ws, const double *q)
+{
+    const uint32_t *o = ws->ord.order;
+    size_t N = ws->ord.n_scan;
+    double s = 0.0, c = 0.0;
+    ws->R[N] = 0.0;
+    for (size_t k = N; k-- > 0;) {
+        kahan_add(&s, &c, q[o[k]]);
+        ws->R[k] = s + c;
+    }
+}
+
+static void prefix_subset(const mdsd_bound_workspace *ws, size_t len, size_t V, unsigned char *H)
+{
+    memset(H, 0, V);
+    for (size_t k = 0; k < len; k++)
+        H[ws->ord.order[k]] = 1;
+}
+
+/* ---- sort-and-scan: iid, wor, cps ----------------------------------------- */
+
+/* iid: Q(H) = q(H)^n. */
+static void scan_iid(mdsd_bound_workspace *ws, const double *p, const double *q, size_t n,
+                     double *fmin, size_t *argmin)
+{
+    const uint32_t *o = ws->ord.order;
+    double P = 0.0, Pc = 0.0, S = 0.0, Sc = 0.0, best = 0.0;
+    size_t best_i = 0;
+    for (size_t k = 0; k < ws->ord.n_scan; k++) {
+        uint32_t x = o[k];
+        kahan_add(&P, &Pc, p[x]);
+        kahan_add(&S, &Sc, q[x]);
+        double f = (P + Pc) - ipow(S + Sc, n);
+        if (f < best)
+            best = f, best_i = k + 1;
+    }
+    *fmin = best;
+    *argmin = best_i;
+}
+
+/* wor, n = 2: Q(H) = sum_{x in H} q(x) (q(H) - q(x)) / (1 - q(x))
+ *            = q(H) - r sum_{x in H} q(x) / (1 - q(x)),  r = 1 - q(H),
+ * the second form free of the cancellation the first has when q(x) -> 1
+ * (each term r q(x)/(1 - q(x)) <= q(x) since r <= 1 - q(x)). Masses that
+ * may be tiny (r, and 1 - q(x) for the one token that can exceed 1/2) are
+ * summed directly, never formed as 1 - (something close to 1). */
+static void scan_wor2(mdsd_bound_workspace *ws, const double *p, const double *q,
+                      double *fmin, size_t *argmin)
+{
+    suffix_q(ws, q);
+    const uint32_t *o = ws->ord.order;
+    size_t N = ws->ord.n_scan, top = 0;
+    for (size_t k = 1; k < N; k++)
+        if (q[o[k]] > q[o[top]])
+            top = k;
+    double rest = 0.0, restc = 0.0; /* 1 - q(top) */
+    for (size_t k = 0; k < N; k++)
+        if (k != top)
+            kahan_add(&rest, &restc, q[o[k]]);
+    rest += restc;
+    double P = 0.0, Pc = 0.0, S = 0.0, Sc = 0.0, A = 0.0, Ac = 0.0, best = 0.0;
+    size_t best_i = 0;
+    for (size_t k = 0; k < N; k++) {
+        uint32_t x = o[k];
+        kahan_add(&P, &Pc, p[x]);
+        kahan_add(&S, &Sc, q[x]);
+        kahan_add(&A, &Ac, q[x] / (k == top ? rest : ws->R[0] - q[x]));
+        double r = ws->R[k + 1], Q = k + 1 == N ? 1.0 : (S + Sc) - r * (A + Ac);
+        double f = (P + Pc) - Q;
+        if (f < best)
+            best = f, best_i = k + 1;
+    }
+    *fmin = best;
+    *argmin = best_i;
+}
+
+static int scan_wor(mdsd_bound_workspace *ws, const double *p, const double *q, size_t n,
+                    double tol, double *fmin, size_t *argmin, size_t *evals, mdsd_err *err)
+{
+    if (n == 1) {
+        scan_iid(ws, p, q, 1, fmin, argmin);
+        return MDSD_OK;
+    }
+    if (n == 2) {
+        scan_wor2(ws, p, q, fmin, argmin);
+        return MDSD_OK;
+    }
+    if (!ws->wor || ws->wor_n != n) {
+        mdsd_wor_chain_free(ws->wor);
+        ws->wor = mdsd_wor_chain_alloc(ws->V, n, err);
+        ws->wor_n = n;
+        if (!ws->wor)
+            return MDSD_ENOMEM;
+    }
+    prefix_p(ws, p);
+    int rc = mdsd_wor_chain_set(ws->wor, q, ws->ord.order, ws->ord.n_scan, err);
+    if (rc == MDSD_OK)
+        rc = mdsd_wor_chain_min(ws->wor, ws->P, tol, fmin, argmin, evals, err);
+    return rc;
+}
+
+/* Elementary symmetric polynomials e_0..e_n of the values seen so far,
+ * each accumulated with a compensation term. T is double or long double. */
+#define ESP_SCAN(T, N_TOK, VALUE, STORE)                                      \
+    do {                                                                      \
+        T e[65] = {1}, c[65] = {0};                                           \
+        for (size_t k = 0; k < (N_TOK); k++) {                                \
+            T v = (VALUE);                                                    \
+            for (size_t j = n; j > 0; j--) {                                  \
+                T add = v * (e[j - 1] + c[j - 1]), t = e[j] + add;            \
+                c[j] += (e[j] >= add ? (e[j] - t) + add : (add - t) + e[j]);  \
+                e[j] = t;                                                     \
+            }                                                                 \
+            STORE;                                                            \
+        }                                                                     \
+        total = (long double)(e[n] + c[n]);                                   \
+    } while (0)
+
+/* cps: Q(H_i) = W_{n,H_i} / W_{n,all} (Hu et al.'s generating function). */
+static int scan_cps(mdsd_bound_workspace *ws, const double *p, const double *q, size_t n,
+                    double *fmin, size_t *argmin, mdsd_err *err)
+{
+    if (n > 64)
+        return mdsd_fail(err, MDSD_EUNSUPPORTED, "cps: n = %zu above 64", n);
+    prefix_p(ws, p);
+    const uint32_t *o = ws->ord.order;
+    size_t N = ws->ord.n_scan;
+    long double total;
+    ESP_SCAN(double, N, q[o[k]], ws->num[k + 1] = e[n] + c[n]);
+    double den = (double)total;
+    double best = 0.0;
+    size_t best_i = 0;
+    if (isfinite(den) && den > 1e-280) {
+        for (size_t i = n; i <= N; i++) {
+            double f = ws->P[i] - ws->num[i] / den;
+            if (f < best)
+                best = f, best_i = i;
+        }
+    } else {
+        /* W_{n,all} underflows in double (q(x) below ~1e-300^(1/n) among the
+         * top n): the same scan in long double's wider exponent range. */
+        long double *numl = malloc((N + 1) * sizeof *numl);
+        if (!numl)
+            return mdsd_fail(err, MDSD_ENOMEM, "cps: out of memory");
+        ESP_SCAN(long double, N, (long double)q[o[k]], numl[k + 1] = e[n] + c[n]);
+        if (!(total > 0.0L)) {
+            free(numl);
+            return mdsd_fail(err, MDSD_EUNSUPPORTED,
+                             "cps: W_{n,all} underflows even in long double");
+        }
+        for (size_t i = n; i <= N; i++) {
+            double f = ws->P[i] - (double)(numl[i] / total);
+            if (f < best)
+                best = f, best_i = i;
+        }
+        free(numl);
+    }
+    *fmin = best;
+    *argmin = best_i;
+    return MDSD_OK;
+}
+
+/* ---- closed forms: greedy (Hu Thm 7) and hub ------------------------------- */
+
+/* T = top n-1 of q (ties to the lower index), q' = q / q(T^c) off T:
+ * alpha* = p(T) + sum_{x not in T} min(p(x), q'(x)); an optimal H is
+ * T + {x : q'(x) > p(x)}, or the empty set when that does not beat 0. */
+static int closed_greedy(const double *p, const double *q, size_t V, size_t n_fixed,
+                         unsigned char *inT, double *alpha, unsigned char *H, mdsd_err *err)
+{
+    int top_buf[64], *top = n_fixed <= 64 ? top_buf : malloc(n_fixed * sizeof *top);
+    if (!top)
+        return mdsd_fail(err, MDSD_ENOMEM, "greedy: out of memory");
+    memset(inT, 0, V);
+    mdsd_top_indices(q, V, n_fixed, top);
+    for (size_t j = 0; j < n_fixed; j++)
+        inT[top[j]] = 1;
+    double rest = 0.0, rc_ = 0.0, pT = 0.0, pc = 0.0;
+    for (size_t x = 0; x < V; x++) {
+        if (inT[x])
+            kahan_add(&pT, &pc, p[x]);
+        else
+            kahan_add(&rest, &rc_, q[x]);
+    }
+    rest += rc_;
+    double acc = pT, ac = pc, gain = 0.0, gc = 0.0;
+    for (size_t x = 0; x < V; x++) {
+        if (inT[x])
+            continue;
+        double qp = q[x] / rest;
+        kahan_add(&acc, &ac, qp < p[x] ? qp : p[x]);
+        if (qp > p[x])
+            kahan_add(&gain, &gc, qp - p[x]);
+    }
+    *alpha = acc + ac;
+    if (H) {
+        bool empty = (pT + pc) - (gain + gc) >= 0.0;
+        for (size_t x = 0; x < V; x++)
+            H[x] = !empty && (inT[x] || q[x] / rest > p[x]);
+    }
+    if (top != top_buf)
+        free(top);
+    return MDSD_OK;
+}
+
+/* ---- k2: Khisti et al. Thm 3 and Thm 2 -------------------------------------- */
+
+/* alpha* = min over S of p(S) + q(S^c)^2 + 2 q(S) q(S^c), written as in the
+ * paper (q(S^c) summed, not 1 - q(S)); Thm 2: alpha* = 1 iff p(S) >= q(S)^2
+ * for every S. Small V: all 2^V sets S, independent of Hu's structure. Larger
+ * V: the prefixes of the q/p order, where Hu's Thm 3 puts the minimiser. */
+static int k2_alpha(mdsd_bound_workspace *ws, const double *p, const double *q, size_t V,
+                    mdsd_bound_result *res, mdsd_err *err)
+{
+    double best = INFINITY, margin = 0.0;
+    size_t best_mask = 0, best_len = 0;
+    bool enumerate = V <= 20;
+    if (enumerate) {
+        size_t half = V / 2, lo_count = (size_t)1 << half, hi_count = (size_t)1 << (V - half);
+        double *t = malloc(2 * (lo_count + hi_count) * sizeof *t);
+        if (!t)
+            return mdsd_fail(err, MDSD_ENOMEM, "k2: out of memory");
+        double *plo = t, *qlo = plo + lo_count, *phi = qlo + lo_count, *qhi = phi + hi_count;
+        for (size_t m = 0; m < lo_count; m++) {
+            plo[m] = qlo[m] = 0.0;
+            for (size_t x = 0; x < half; x++)
+                if (m >> x & 1)
+                    plo[m] += p[x], qlo[m] += q[x];
+        }
+        for (size_t m = 0; m < hi_count; m++) {
+            phi[m] = qhi[m] = 0.0;
+            for (size_t x = 0; x < V - half; x++)
+                if (m >> x & 1)
+                    phi[m] += p[half + x], qhi[m] += q[half + x];
+        }
+        size_t full_lo = lo_count - 1, full_hi = hi_count - 1;
+        for (size_t mask = 0; mask < ((size_t)1 << V); mask++) {
+            size_t lo = mask & full_lo, hi = mask >> half;
+            double pS = plo[lo] + phi[hi], qS = qlo[lo] + qhi[hi];
+            double qC = qlo[full_lo ^ lo] + qhi[full_hi ^ hi];
+            double v = pS + qC * qC + 2.0 * qS * qC, g = pS - qS * qS;
+            if (v < best)
+                best = v, best_mask = mask;
+            if (g < margin)
+                margin = g;
+        }
+        free(t);
+    } else {
+        mdsd_qp_order_compute(&ws->ord, p, q, V);
+        suffix_q(ws, q);
+        const uint32_t *o = ws->ord.order;
+        double P = 0.0, Pc = 0.0, S = 0.0, Sc = 0.0;
+        for (size_t k = 0; k <= ws->ord.n_scan; k++) {
+            if (k > 0) {
+                kahan_add(&P, &Pc, p[o[k - 1]]);
+                kahan_add(&S, &Sc, q[o[k - 1]]);
+            }
+            double pS = P + Pc, qS = S + Sc, qC = ws->R[k];
+            double v = pS + qC * qC + 2.0 * qS * qC, g = pS - qS * qS;
+            if (v < best)
+                best = v, best_len = k;
+            if (g < margin)
+                margin = g;
+        }
+    }
+    res->alpha = best;
+    res->k2_margin = margin;
+    res->alpha_one = margin >= -MDSD_BOUND_K2_TOL;
+    if (res->subset) {
+        /* The minimising S of Thm 3 is the H of the subset form. */
+        if (enumerate)
+            for (size_t x = 0; x < V; x++)
+                res->subset[x] = best_mask >> x & 1;
+        else
+            prefix_subset(ws, best_len, V, res->subset);
+        res->has_subset = true;
+    }
+    return MDSD_OK;
+}
+
+/* ---- dispatch ------------------------------------------------------------------ */
+
+static int finish_alpha(double alpha, mdsd_bound_result *res, const char *what, mdsd_err *err)
+{
+    if (!(alpha >= -MDSD_BOUND_RANGE_TOL && alpha <= 1.0 + MDSD_BOUND_RANGE_TOL))
+        return mdsd_fail(err, MDSD_ESOLVER, "%s: alpha* = %.17g is outside [0, 1] beyond rounding",
+                         what, alpha);
+    res->alpha = alpha < 0.0 ? 0.0 : alpha > 1.0 ? 1.0 : alpha;
+    return MDSD_OK;
+}
+
+static int by_sort(const double *p, const mdsd_scheme *s, double tol, mdsd_bound_workspace *ws,
+                   mdsd_bound_result *res, mdsd_err *err)
+{
+    size_t V = s->V, n = s->n;
+    if (s->kind == MDSD_SCHEME_GREEDY || s->kind == MDSD_SCHEME_HUB) {
+        double alpha;
+        int rc = closed_greedy(p, s->q, V, n - 1, ws->mark, &alpha, res->subset, err);
+        res->has_subset = res->subset != NULL;
+        return rc ? rc : finish_alpha(alpha, res, mdsd_scheme_name(s->kind), err);
+    }
+    mdsd_qp_order_compute(&ws->ord, p, s->q, V);
+    double fmin = 0.0;
+    size_t len = 0;
+    int rc = MDSD_OK;
+    switch (s->kind) {
+    case MDSD_SCHEME_IID: scan_iid(ws, p, s->q, n, &fmin, &len); break;
+    case MDSD_SCHEME_WOR: rc = scan_wor(ws, p, s->q, n, tol, &fmin, &len, &res->evaluations, err); break;
+    case MDSD_SCHEME_CPS: rc = scan_cps(ws, p, s->q, n, &fmin, &len, err); break;
+    default: return mdsd_fail(err, MDSD_EUNSUPPORTED, "sort: no scan for scheme %s",
+                              mdsd_scheme_name(s->kind));
+    }
+    if (rc)
+        return rc;
+    if (res->subset) {
+        prefix_subset(ws, len, V, res->subset);
+        res->has_subset = true;
+    }
+    return finish_alpha(1.0 + fmin, res, "sort", err);
+}
+
+static int by_enumeration(const double *p, const mdsd_scheme *s, mdsd_bound_method m,
+                          const mdsd_bound_opts *o, mdsd_bound_result *res, mdsd_err *err)
+{
+    if (m == MDSD_BOUND_BRUTE) {
+        size_t max_V = o->max_brute_V ? o->max_brute_V : MDSD_SUBSET_MAX_V;
+        if (s->V > max_V)
+            return mdsd_fail(err, MDSD_ETOOBIG,
+                             "brute force over 2^V subsets: V = %zu is above the limit of %zu; "
+                             "use --method sort (iid, wor, greedy, hub, cps) or lp-reduced",
+                             s->V, max_V);
+    }
+    mdsd_joint D;
+    int rc = mdsd_scheme_joint(s, o->max_tuples ? o->max_tuples : MDSD_JOINT_MAX_TUPLES, &D, err);
+    if (rc)
+        return rc;
+    if (m == MDSD_BOUND_BRUTE) {
+        double fmin;
+        rc = mdsd_subset_min(p, s->V, &D, o->max_brute_V, &fmin, res->subset, err);
+        res->has_subset = rc == MDSD_OK && res->subset;
+        if (rc == MDSD_OK)
+            rc = finish_alpha(1.0 + fmin, res, "brute", err);
+    } else {
+        mdsd_lp_opts lo = {.exact_arith = o->exact_arith, .max_vars = o->max_vars};
+        mdsd_lp_result lr;
+        memset(&lr, 0, sizeof lr);
+        rc = m == MDSD_BOUND_LP_FULL ? mdsd_lp_full(p, s->V, &D, &lo, &lr, err)
+                                     : mdsd_lp_reduced(p, s->V, &D, &lo, &lr, err);
+        if (rc == MDSD_OK) {
+            res->lp_vars = lr.vars;
+            rc = finish_alpha(lr.alpha, res, mdsd_bound_method_name(m), err);
+        }
+        mdsd_lp_result_free(&lr);
+    }
+    mdsd_joint_free(&D);
+    return rc;
+}
+
+int mdsd_bound_alpha(const double *p, const mdsd_scheme *s, mdsd_bound_method m,
+                     const mdsd_bound_opts *opts, mdsd_bound_workspace *ws,
+                     mdsd_bound_result *res, mdsd_err *err)
+{
+    static const mdsd_bound_opts defaults = {0};
+    const mdsd_bound_opts *o = opts ? opts : &defaults;
+    unsigned char *subset = res->subset;
+    memset(res, 0, sizeof *res);
+    res->subset = subset;
+    res->alpha_one = -1;
+    int rc = mdsd_scheme_check(s, err);
+    if (rc)
+        return rc;
+    if (m == MDSD_BOUND_AUTO)
+        m = mdsd_bound_auto_method(s);
+    if (m >= MDSD_BOUND_ALL)
+        return mdsd_fail(err, MDSD_EINVAL, "method '%s' is not a single method",
+                         mdsd_bound_method_name(m));
+    res->method = m;
+    if (!mdsd_bound_applies(m, s))
+        return mdsd_fail(err, MDSD_EUNSUPPORTED,
+                         m == MDSD_BOUND_K2
+                             ? "k2 (Khisti Thm 3) needs the iid scheme with n = 2 (got %s, n = %zu)"
+                             : "sort applies to iid, wor, greedy, hub and cps, not %s (n = %zu); "
+                               "use brute or lp-reduced",
+                         mdsd_scheme_name(s->kind), s->n);
+    if (m == MDSD_BOUND_BRUTE || m == MDSD_BOUND_LP_FULL || m == MDSD_BOUND_LP_REDUCED)
+        return by_enumeration(p, s, m, o, res, err);
+    mdsd_bound_workspace *own = NULL;
+    if (!ws || ws->V < s->V) {
+        if (ws)
+            return mdsd_fail(err, MDSD_EINVAL, "bound workspace for V = %zu used with V = %zu",
+                             ws->V, s->V);
+        if (!(ws = own = mdsd_bound_workspace_alloc(s->V, s->n, err)))
+            return MDSD_ENOMEM;
+    }
+    if (m == MDSD_BOUND_K2)
+        rc = k2_alpha(ws, p, s->q, s->V, res, err);
+    else
+        rc = by_sort(p, s, o->tol > 0 ? o->tol : 1e-14, ws, res, err);
+    if (rc == MDSD_OK && m == MDSD_BOUND_K2)
+        rc = finish_alpha(res->alpha, res, "k2", err);
+    mdsd_bound_workspace_free(own);
+    return rc;
+}
+
+/* ---- Hu's generating function for any subset ---------------------------------- */
+
+int mdsd_cps_Q(const double *q, size_t V, size_t n, const unsigned char *in_H, double *Q,
+               mdsd_err *err)
+{
+    if (n > 64)
+        return mdsd_fail(err, MDSD_EUNSUPPORTED, "cps: n = %zu above 64", n);
+    long double eH[65] = {1}, eA[65] = {1};
+    for (size_t x = 0; x < V; x++) {
+        long double v = q[x];
+        for (size_t j = n; j > 0; j--) {
+            eA[j] += v * eA[j - 1];
+            if (in_H[x])
+                eH[j] += v * eH[j - 1];
+        }
+    }
+    if (!(eA[n] > 0.0L))
+        return mdsd_fail(err, MDSD_EINVAL, "cps: fewer than n = %zu tokens have q > 0", n);
+    *Q = (double)(eH[n] / eA[n]);
+    return MDSD_OK;
+}

@@ -1,0 +1,96 @@
+/* bound.h - the optimal acceptance rate alpha*(p, D) of MATH.md section 2: the
+ * largest P(output in the drafts) any verifier whose output follows p can
+ * reach, for a draft scheme D built from q. Independent routes that must agree:
+ *
+ *   lp-full     full OTM LP (SpecTr eq. 4) through GLPK (lp.h)
+ *   lp-reduced  reduced LP, tuples aggregated by token set (SpecHub 3.2, Hu eq. 9)
+ *   brute       1 + min over all 2^V subsets H of p(H) - Q(H) (Hu section 3,
+ *               subset.h), any scheme, V <= 24
+ *   sort        Hu's sort-and-scan over prefixes of the q/p order (qporder.h)
+ *               for iid (Q = q(H)^n), wor (exact sequential Q, wor_q.h) and
+ *               cps (Hu's generating function W_{n,H} / W_{n,all}, exact for
+ *               cps only); closed forms for greedy (Hu Thm 7) and hub
+ *   k2          Khisti et al. Thm 3 (iid, n = 2):
+ *               alpha* = min_S { p(S) + q(S^c)^2 + 2 q(S) q(S^c) },
+ *               with Thm 2's condition for alpha* = 1 (p(S) >= q(S)^2 for all S)
+ *   auto        the fastest exact method for the scheme
+ *
+ * The per-position entry point is mdsd_bound_alpha with a reusable workspace
+ * (no allocation on the hot path once the workspace has warmed up). */
+#ifndef MDSD_BOUND_H
+#define MDSD_BOUND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "err.h"
+#include "scheme.h"
+
+typedef enum {
+    MDSD_BOUND_AUTO,
+    MDSD_BOUND_LP_FULL,
+    MDSD_BOUND_LP_REDUCED,
+    MDSD_BOUND_BRUTE,
+    MDSD_BOUND_SORT,
+    MDSD_BOUND_K2,
+    MDSD_BOUND_ALL, /* every applicable method: a CLI notion, refused by mdsd_bound_alpha */
+    MDSD_BOUND_METHOD_COUNT
+} mdsd_bound_method;
+
+typedef struct {
+    bool exact_arith;   /* LP methods: certify with GLPK's rational simplex */
+    size_t max_tuples;  /* enumeration guard for D (brute, LPs); 0 = MDSD_JOINT_MAX_TUPLES */
+    size_t max_vars;    /* LP size guard; 0 = MDSD_LP_MAX_VARS */
+    size_t max_brute_V; /* brute-force guard; 0 = MDSD_SUBSET_MAX_V */
+    double tol;         /* wor branch and bound: accepted slack; 0 = 1e-14 */
+} mdsd_bound_opts;
+
+typedef struct {
+    double alpha;             /* alpha*, in [0, 1] */
+    mdsd_bound_method method; /* the method that produced it (auto resolved) */
+    unsigned char *subset;    /* caller-owned [V] or NULL: an optimal H (1 = in H) */
+    bool has_subset;          /* subset was filled (every method but the LPs) */
+    int alpha_one;            /* k2: Khisti Thm 2 condition holds (alpha* = 1): 1 / 0; else -1 */
+    double k2_margin;         /* k2: min over S of p(S) - q(S)^2 (0 iff alpha* = 1) */
+    size_t evaluations;       /* sort for wor, n >= 3: exact Q(H) evaluations */
+    size_t lp_vars;           /* LP methods: structural variables */
+} mdsd_bound_result;
+
+typedef struct mdsd_bound_workspace mdsd_bound_workspace;
+
+/* Tolerance of the [0, 1] check: alpha* outside [-tol, 1 + tol] is an error. */
+#define MDSD_BOUND_RANGE_TOL 1e-12
+/* Khisti Thm 2 condition: alpha* = 1 when min_S p(S) - q(S)^2 >= -this. */
+#define MDSD_BOUND_K2_TOL 1e-12
+
+const char *mdsd_bound_method_name(mdsd_bound_method m);
+/* Parses auto, lp-full, lp-reduced, brute, sort, k2, all. */
+int mdsd_bound_method_parse(const char *name, mdsd_bound_method *m, mdsd_err *err);
+
+/* Whether method m can compute alpha* for scheme s at all (size guards are
+ * checked when it runs): sort for iid, wor, greedy, hub, cps; k2 for iid with
+ * n = 2; brute, lp-full, lp-reduced for every scheme; auto always. */
+bool mdsd_bound_applies(mdsd_bound_method m, const mdsd_scheme *s);
+
+/* What auto runs: sort where it applies; else brute for V <= 16; else lp-reduced. */
+mdsd_bound_method mdsd_bound_auto_method(const mdsd_scheme *s);
+
+/* Workspace for vocabularies up to V and any n (n sizes the first use). */
+mdsd_bound_workspace *mdsd_bound_workspace_alloc(size_t V, size_t n, mdsd_err *err);
+void mdsd_bound_workspace_free(mdsd_bound_workspace *ws);
+
+/* alpha*(p, D(s)) by method m. p[0..s->V) must be a validated probability
+ * vector (dist.h), s a scheme that passes mdsd_scheme_check. ws may be NULL
+ * (a temporary one is used). opts may be NULL (defaults). res->subset, if
+ * non-NULL, receives an optimal H. */
+int mdsd_bound_alpha(const double *p, const mdsd_scheme *s, mdsd_bound_method m,
+                     const mdsd_bound_opts *opts, mdsd_bound_workspace *ws,
+                     mdsd_bound_result *res, mdsd_err *err);
+
+/* Hu et al.'s generating-function Q(H) = W_{n,H} / W_{n,all}, W the
+ * elementary symmetric polynomial of q over the set: exactly Q(H) for the cps
+ * scheme, and NOT the sequential without-replacement probability (MATH.md). */
+int mdsd_cps_Q(const double *q, size_t V, size_t n, const unsigned char *in_H, double *Q,
+               mdsd_err *err);
+
+#endif

@@ -1,0 +1,698 @@
+#include "wor_q.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_integration.h>
+
+/* Gauss-Legendre nodes per panel. On a panel [T, 2T] every exponential that
+ * still matters has rate a with a T <= 37, and the error of G-point
+ * Gauss-Legendre on e^{-a t} is about e^{-aT} (aT/4)^{2G} / (2G)!, at most
+ * 3e-16 over aT for G = 12; 14 leaves a margin for the polynomial factors. */
+#define GL_POINTS 14
+/* t_max >= RANGE / lambda: the integrand is below e^{-RANGE} times
+ * combinatorial factors there; the tail is checked on every evaluation. */
+#define RANGE 64.0
+#define TAIL_TOL 1e-16
+/* A token's power series stops where its tail is below this fraction of the
+ * token's own first-order size. */
+#define SERIES_TOL 1e-17
+#define MAX_ORDER 64
+#define BLOCK 64
+#define EXPONENTS 90
+#define MAX_RESTARTS 6
+
+struct mdsd_wor_chain {
+    size_t cap_V, n, L;          /* L = n - 1: counts j < n matter */
+    double rho;                  /* small tokens: q t_max <= rho */
+    /* the chain */
+    const double *q;
+    const uint32_t *chain;
+    size_t N;
+    double *S;                   /* [N+1] q mass of prefixes */
+    double *R;                   /* [N+1] q mass of suffixes (r of H_i) */
+    double lambda;
+    /* set-up for one t_max */
+    double t_max, thr;
+    size_t K, node_cap;
+    double *t, *w, *tau;         /* [K] nodes, weights, t / t_max */
+    size_t nb, big_cap, table_cap;
+    size_t *big_pos;             /* [nb] chain positions of the big tokens, increasing */
+    double *big_q;
+    double *ebig, *bbig;         /* [nb * K]: e^{-q t}, 1 - e^{-q t} */
+    unsigned char order_of[EXPONENTS]; /* series order by binary exponent of w */
+    double *blk;                 /* [(N/BLOCK + 1) * (MAX_ORDER + 1)]: sums of w^m before block */
+    double *blk_qs;              /* [N/BLOCK + 1] small-token q mass before block */
+    unsigned char *blk_M;        /* [N/BLOCK + 1] largest order used before block */
+    double *a;                   /* [(L+1) * (MAX_ORDER + 1)]: a_{l,m} = [z^m](e^z - 1)^l */
+    double gl_x[GL_POINTS], gl_w[GL_POINTS]; /* Gauss-Legendre on [0, 1] */
+    /* evaluation scratch */
+    double *Shat, *coef, *pi, *Pl;
+    /* branch and bound stack */
+    size_t *stack, stack_cap;
+    double *stackQ;
+};
+
+/* ---- allocation ------------------------------------------------------- */
+
+static int grow(void **ptr, size_t *cap, size_t want, size_t elem)
+{
+    if (want <= *cap)
+        return 0;
+    size_t c = *cap ? *cap : 16;
+    while (c < want)
+        c *= 2;
+    void *p = realloc(*ptr, c * elem);
+    if (!p)
+        return -1;
+    *ptr = p;
+    *cap = c;
+    return 0;
+}
+
+static void series_coefficients(mdsd_wor_chain *c)
+{
+    size_t stride = MAX_ORDER + 1;
+    double *a1 = c->a + stride;
+    memset(c->a, 0, (c->L + 1) * stride * sizeof *c->a);
+    c->a[0] = 1.0; /* (e^z - 1)^0 = 1 */
+    double f = 1.0;
+    for (size_t m = 1; m <= MAX_ORDER; m++) {
+        f /= (double)m;
+        a1[m] = f;
+    }
+    for (size_t l = 2; l <= c->L; l++) {
+        double *al = c->a + l * stride, *prev = c->a + (l - 1) * stride;
+        for (size_t m = l; m <= MAX_ORDER; m++) {
+            double s = 0.0;
+            for (size_t k = 1; k + l - 1 <= m; k++)
+                s += a1[k] * prev[m - k];
+            al[m] = s;
+        }
+    }
+}
+
+/* Series order for w in (2^{-e-1}, 2^{-e}]: the tail sum_{m > M} (L w)^m / m!
+ * bounds the error of every P_l (l <= L), and is at most 2 (L w)^{M+1}/(M+1)!
+ * once L w <= (M + 2) / 2. */
+static void series_orders(mdsd_wor_chain *c)
+{
+    double L = c->L ? (double)c->L : 1.0;
+    for (int e = 0; e < EXPONENTS; e++) {
+        double w_hi = ldexp(c->rho, -e), w_lo = w_hi / 2, x = L * w_hi;
+        unsigned m = 1;
+        double term = x * x / 2; /* x^{m+1} / (m+1)! */
+        while (m < MAX_ORDER && (x > (m + 2) / 2.0 || 2 * term > SERIES_TOL * w_lo)) {
+            m++;
+            term *= x / (double)(m + 1);
+        }
+        c->order_of[e] = (unsigned char)m;
+    }
+}
+
+mdsd_wor_chain *mdsd_wor_chain_alloc(size_t V, size_t n, mdsd_err *err)
+{
+    mdsd_wor_chain *c = calloc(1, sizeof *c);
+    if (!c) {
+        mdsd_fail(err, MDSD_ENOMEM, "wor: out of memory");
+        return NULL;
+    }
+    c->cap_V = V;
+    c->n = n;
+    c->L = n ? n - 1 : 0;
+    c->rho = c->L > 4 ? 4.0 / (double)c->L : 1.0;
+    size_t nblk = V / BLOCK + 1, stride = MAX_ORDER + 1;
+    c->S = malloc((V + 1) * sizeof *c->S);
+    c->R = malloc((V + 1) * sizeof *c->R);
+    c->blk = malloc(nblk * stride * sizeof *c->blk);
+    c->blk_qs = malloc(nblk * sizeof *c->blk_qs);
+    c->blk_M = malloc(nblk);
+    c->a = malloc((c->L + 1) * stride * sizeof *c->a);
+    c->Shat = malloc(stride * sizeof *c->Shat);
+    c->coef = malloc((c->L + 1) * stride * sizeof *c->coef);
+    c->pi = malloc((n + 1) * sizeof *c->pi);
+    c->Pl = malloc((c->L + 1) * sizeof *c->Pl);
+    if (!c->S || !c->R || !c->blk || !c->blk_qs || !c->blk_M || !c->a || !c->Shat || !c->coef ||
+        !c->pi || !c->Pl) {
+        mdsd_wor_chain_free(c);
+        mdsd_fail(err, MDSD_ENOMEM, "wor: out of memory for V = %zu", V);
+        return NULL;
+    }
+    gsl_integration_glfixed_table *gl = gsl_integration_glfixed_table_alloc(GL_POINTS);
+    if (!gl) {
+        mdsd_wor_chain_free(c);
+        mdsd_fail(err, MDSD_ENOMEM, "wor: out of memory for the Gauss-Legendre table");
+        return NULL;
+    }
+    for (size_t g = 0; g < GL_POINTS; g++)
+        gsl_integration_glfixed_point(0.0, 1.0, g, &c->gl_x[g], &c->gl_w[g], gl);
+    gsl_integration_glfixed_table_free(gl);
+    series_coefficients(c);
+    series_orders(c);
+    return c;
+}
+
+void mdsd_wor_chain_free(mdsd_wor_chain *c)
+{
+    if (!c)
+        return;
+    free(c->S), free(c->R), free(c->t), free(c->w), free(c->tau);
+    free(c->big_pos), free(c->big_q), free(c->ebig), free(c->bbig);
+    free(c->blk), free(c->blk_qs), free(c->blk_M), free(c->a);
+    free(c->Shat), free(c->coef), free(c->pi), free(c->Pl);
+    free(c->stack), free(c->stackQ);
+    free(c);
+}
+
+/* ---- set-up ----------------------------------------------------------- */
+
+/* Neumaier step. */
+static inline void kahan_add(double *s, double *comp, double x)
+{
+    double t = *s + x;
+    *comp += fabs(*s) >= fabs(x) ? (*s - t) + x : (x - t) + *s;
+    *s = t;
+}
+
+/* lambda = mass outside the n - 1 largest q of the chain. */
+static double mass_outside_top(const mdsd_wor_chain *c)
+{
+    size_t L = c->L;
+    if (L == 0)
+        return 1.0;
+    double top[64];
+    size_t pos[64], have = 0;
+    if (L > 64)
+        L = 64; /* n > 65: a smaller lambda bound only lengthens the range */
+    for (size_t k = 0; k < c->N; k++) {
+        double x = c->q[c->chain[k]];
+        if (have == L && x <= top[L - 1])
+            continue;
+        size_t j = have < L ? have++ : L - 1;
+        while (j > 0 && top[j - 1] < x) {
+            top[j] = top[j - 1];
+            pos[j] = pos[j - 1];
+            j--;
+        }
+        top[j] = x;
+        pos[j] = k;
+    }
+    /* Direct compensated sum of the rest: lambda may be far below 1e-16. */
+    double s = 0.0, comp = 0.0;
+    size_t next = 0;
+    size_t sorted_pos[64];
+    memcpy(sorted_pos, pos, have * sizeof *pos);
+    for (size_t i = 1; i < have; i++)
+        for (size_t j = i; j > 0 && sorted_pos[j - 1] > sorted_pos[j]; j--) {
+            size_t t = sorted_pos[j];
+            sorted_pos[j] = sorted_pos[j - 1];
+            sorted_pos[j - 1] = t;
+        }
+    for (size_t k = 0; k < c->N; k++) {
+        if (next < have && sorted_pos[next] == k) {
+            next++;
+            continue;
+        }
+        kahan_add(&s, &comp, c->q[c->chain[k]]);
+    }
+    return s + comp;
+}
+
+static int nodes_setup(mdsd_wor_chain *c, mdsd_err *err)
+{
+    int panels = (int)lround(log2(c->t_max)); /* [0,2], [2,4], ..., [t_max/2, t_max] */
+    size_t K = (size_t)panels * GL_POINTS;
+    size_t cap = c->node_cap;
+    if (grow((void **)&c->t, &cap, K, sizeof *c->t) ||
+        (cap = c->node_cap, grow((void **)&c->w, &cap, K, sizeof *c->w)) ||
+        (cap = c->node_cap, grow((void **)&c->tau, &cap, K, sizeof *c->tau)))
+        return mdsd_fail(err, MDSD_ENOMEM, "wor: out of memory for %zu quadrature nodes", K);
+    c->node_cap = cap;
+    c->K = K;
+    size_t k = 0;
+    for (int j = 0; j < panels; j++) {
+        double lo = j == 0 ? 0.0 : ldexp(1.0, j), len = ldexp(1.0, j + 1) - lo;
+        for (size_t g = 0; g < GL_POINTS; g++, k++) {
+            c->t[k] = lo + len * c->gl_x[g];
+            c->w[k] = len * c->gl_w[g];
+            c->tau[k] = c->t[k] / c->t_max;
+        }
+    }
+    return MDSD_OK;
+}
+
+static int big_setup(mdsd_wor_chain *c, mdsd_err *err)
+{
+    size_t nb = 0;
+    for (size_t k = 0; k < c->N; k++)
+        nb += c->q[c->chain[k]] > c->thr;
+    size_t cap = c->big_cap, tcap = c->table_cap;
+    if (grow((void **)&c->big_pos, &cap, nb, sizeof *c->big_pos) ||
+        (cap = c->big_cap, grow((void **)&c->big_q, &cap, nb, sizeof *c->big_q)) ||
+        grow((void **)&c->ebig, &tcap, nb * c->K, sizeof *c->ebig) ||
+        (tcap = c->table_cap, grow((void **)&c->bbig, &tcap, nb * c->K, sizeof *c->bbig)))
+        return mdsd_fail(err, MDSD_ENOMEM, "wor: out of memory for %zu large tokens", nb);
+    c->big_cap = cap;
+    c->table_cap = tcap;
+    c->nb = 0;
+    for (size_t k = 0; k < c->N; k++) {
+        double x = c->q[c->chain[k]];
+        if (x <= c->thr)
+            continue;
+        c->big_pos[c->nb] = k;
+        c->big_q[c->nb] = x;
+        double *eb = c->ebig + c->nb * c->K, *bb = c->bbig + c->nb * c->K;
+        for (size_t i = 0; i < c->K; i++) {
+            eb[i] = exp(-x * c->t[i]);
+            bb[i] = -expm1(-x * c->t[i]);
+        }
+        c->nb++;
+    }
+    return MDSD_OK;
+}
+
+/* Series order of a small token with w = q t_max in (0, rho]. */
+static inline unsigned order_for(const mdsd_wor_chain *c, double w)
+{
+    int e;
+    frexp(w / c->rho, &e); /* w / rho in [2^{e-1}, 2^e), e <= 1 */
+    int idx = -e;
+    if (idx < 0)
+        idx = 0;
+    if (idx >= EXPONENTS)
+        idx = EXPONENTS - 1;
+    return c->order_of[idx];
+}
+
+/* Adds w^1..w^m to acc[1..m]. */
+static inline void add_powers(double *acc, double w, unsigned m)
+{
+    double x = w;
+    for (unsigned j = 1; j <= m; j++) {
+        acc[j] += x;
+        x *= w;
+    }
+}
+
+static void blocks_setup(mdsd_wor_chain *c)
+{
+    size_t stride = MAX_ORDER + 1;
+    double acc[MAX_ORDER + 1] = {0};
+    double qs = 0.0, comp = 0.0;
+    unsigned Mmax = 0;
+    for (size_t k = 0; k <= c->N; k++) {
+        if (k % BLOCK == 0) {
+            size_t b = k / BLOCK;
+            memcpy(c->blk + b * stride, acc, stride * sizeof *acc);
+            c->blk_qs[b] = qs + comp;
+            c->blk_M[b] = (unsigned char)Mmax;
+        }
+        if (k == c->N)
+            break;
+        double x = c->q[c->chain[k]];
+        if (x > c->thr)
+            continue;
+        double w = x * c->t_max;
+        unsigned m = order_for(c, w);
+        if (m > Mmax)
+            Mmax = m;
+        add_powers(acc, w, m);
+        kahan_add(&qs, &comp, x);
+    }
+}
+
+static int setup(mdsd_wor_chain *c, double t_max, mdsd_err *err)
+{
+    c->t_max = t_max;
+    c->thr = c->rho / t_max;
+    int rc;
+    if ((rc = nodes_setup(c, err)) || (rc = big_setup(c, err)))
+        return rc;
+    blocks_setup(c);
+    return MDSD_OK;
+}
+
+int mdsd_wor_chain_set(mdsd_wor_chain *c, const double *q, const uint32_t *chain, size_t N,
+                       mdsd_err *err)
+{
+    if (N > c->cap_V)
+        return mdsd_fail(err, MDSD_EINVAL, "wor: chain of %zu tokens exceeds the workspace (%zu)",
+                         N, c->cap_V);
+    if (N < c->n)
+        return mdsd_fail(err, MDSD_EINVAL,
+                         "wor: n = %zu drafts without replacement but only %zu tokens have q > 0",
+                         c->n, N);
+    c->q = q;
+    c->chain = chain;
+    c->N = N;
+    double s = 0.0, comp = 0.0;
+    c->S[0] = 0.0;
+    for (size_t k = 0; k < N; k++) {
+        kahan_add(&s, &comp, q[chain[k]]);
+        c->S[k + 1] = s + comp;
+    }
+    s = comp = 0.0;
+    c->R[N] = 0.0;
+    for (size_t k = N; k-- > 0;) {
+        kahan_add(&s, &comp, q[chain[k]]);
+        c->R[k] = s + comp;
+    }
+    c->lambda = mass_outside_top(c);
+    if (!(c->lambda > 0.0))
+        return mdsd_fail(err, MDSD_EINVAL, "wor: no draft mass outside the %zu largest tokens",
+                         c->L);
+    double t_raw = RANGE / c->lambda;
+    if (!(t_raw < 1e300))
+        return mdsd_fail(err, MDSD_EUNSUPPORTED,
+                         "wor: the draft mass outside its %zu largest tokens is %g, too small for "
+                         "the quadrature's range; use --method brute or lp-reduced", c->L,
+                         c->lambda);
+    double t_max = 4.0;
+    while (t_max < t_raw)
+        t_max *= 2.0;
+    return setup(c, t_max, err);
+}
+
+/* ---- evaluation ------------------------------------------------------- */
+
+/* One quadrature of Q(H_i); *tail receives e^{-r t} R(t) at the last node. */
+static double evaluate(mdsd_wor_chain *c, size_t i, double *tail)
+{
+    size_t stride = MAX_ORDER + 1, L = c->L, n = c->n;
+    size_t b = i / BLOCK;
+    double *Sh = c->Shat;
+    memcpy(Sh, c->blk + b * stride, stride * sizeof *Sh);
+    double qs = 0.0;
+    unsigned M = c->blk_M[b];
+    for (size_t k = b * BLOCK; k < i; k++) {
+        double x = c->q[c->chain[k]];
+        if (x > c->thr)
+            continue;
+        double w = x * c->t_max;
+        unsigned m = order_for(c, w);
+        if (m > M)
+            M = m;
+        add_powers(Sh, w, m);
+        qs += x;
+    }
+    qs += c->blk_qs[b];
+    Sh[1] = qs * c->t_max; /* the compensated mass, consistent with e^{-q(S) t} */
+    size_t nbH = 0;
+    while (nbH < c->nb && c->big_pos[nbH] < i)
+        nbH++;
+    /* coef[l][m] = a_{l,m} S_m, stored from m = l so that Horner runs on m - l. */
+    for (size_t l = 1; l <= L; l++) {
+        const double *al = c->a + l * stride;
+        double *cl = c->coef + l * stride;
+        for (size_t m = l; m <= M; m++)
+            cl[m - l] = al[m] * Sh[m];
+    }
+    double r = c->R[i], decay = r + qs, acc = 0.0, last = 0.0;
+    double *pi = c->pi, *P = c->Pl;
+    for (size_t k = 0; k < c->K; k++) {
+        double tau = c->tau[k];
+        for (size_t l = 1; l <= L; l++) {
+            const double *cl = c->coef + l * stride;
+            double h = 0.0;
+            for (size_t m = M + 1; m-- > l;)
+                h = h * tau + cl[m - l];
+            double tl = tau;
+            for (size_t j = 1; j < l; j++)
+                tl *= tau;
+            P[l] = h * tl;
+        }
+        /* pi_j = e^{-r t} P(N_S(t) = j): exp of the log-generating function. */
+        pi[0] = exp(-decay * c->t[k]);
+        for (size_t j = 1; j < n; j++) {
+            double s = 0.0;
+            for (size_t l = 1; l <= j; l++)
+                s += (l & 1 ? P[l] : -P[l]) * pi[j - l];
+            pi[j] = s / (double)j;
+        }
+        for (size_t bt = 0; bt < nbH; bt++) {
+            double e = c->ebig[bt * c->K + k], bb = c->bbig[bt * c->K + k];
+            for (size_t j = n - 1; j > 0; j--)
+                pi[j] = pi[j] * e + pi[j - 1] * bb;
+            pi[0] *= e;
+        }
+        double Rk = 0.0;
+        for (size_t j = 0; j < n; j++)
+            Rk += pi[j];
+        acc += c->w[k] * Rk;
+        last = Rk;
+    }
+    *tail = last;
+    return 1.0 - r * acc;
+}
+
+int mdsd_wor_chain_Q(mdsd_wor_chain *c, size_t i, double *Q, mdsd_err *err)
+{
+    if (i > c->N)
+        return mdsd_fail(err, MDSD_EINVAL, "wor: prefix %zu beyond the chain of %zu tokens", i,
+                         c->N);
+    if (i < c->n) {
+        *Q = 0.0; /* fewer than n tokens of positive probability */
+        return MDSD_OK;
+    }
+    if (i == c->N) {
+        *Q = 1.0;
+        return MDSD_OK;
+    }
+    for (int attempt = 0;; attempt++) {
+        double tail, v = evaluate(c, i, &tail);
+        if (tail <= TAIL_TOL && v >= -1e-12 && v <= 1.0 + 1e-12 && isfinite(v)) {
+            *Q = v < 0.0 ? 0.0 : v > 1.0 ? 1.0 : v;
+            return MDSD_OK;
+        }
+        if (attempt == MAX_RESTARTS || tail <= TAIL_TOL)
+            return mdsd_fail(err, MDSD_ESOLVER,
+                             "wor: quadrature of Q(H) failed (value %.17g, tail %.3g, t_max %g, "
+                             "lambda %.3g)", v, tail, c->t_max, c->lambda);
+        int rc = setup(c, c->t_max * 16.0, err);
+        if (rc)
+            return rc;
+    }
+}
+
+/* ---- branch and bound over prefixes ------------------------------------ */
+
+static int push(mdsd_wor_chain *c, size_t *top, size_t a, size_t b, double Qa, double Qb)
+{
+    size_t cap = c->stack_cap;
+    if (grow((void **)&c->stack, &cap, 2 * (*top + 1), sizeof *c->stack))
+        return -1;
+    size_t qcap = c->stack_cap;
+    if (grow((void **)&c->stackQ, &qcap, 2 * (*top + 1), sizeof *c->stackQ))
+        return -1;
+    c->stack_cap = cap < qcap ? cap : qcap;
+    c->stack[2 * *top] = a;
+    c->stack[2 * *top + 1] = b;
+    c->stackQ[2 * *top] = Qa;
+    c->stackQ[2 * *top + 1] = Qb;
+    (*top)++;
+    return 0;
+}
+
+int mdsd_wor_chain_min(mdsd_wor_chain *c, const double *P, double tol, double *fmin,
+                       size_t *argmin, size_t *evaluations, mdsd_err *err)
+{
+    size_t N = c->N, n = c->n, evals = 0;
+    double best = 0.0; /* the empty set */
+    size_t best_i = 0;
+    /* Prefixes shorter than n have Q = 0 and p(H) - Q(H) = P >= 0: skip them. */
+    size_t lo = n, hi = N;
+    double Qlo, Qhi = 1.0;
+    int rc = mdsd_wor_chain_Q(c, lo, &Qlo, err);
+    if (rc)
+        return rc;
+    evals++;
+    if (P[lo] - Qlo < best)
+        best = P[lo] - Qlo, best_i = lo;
+    if (P[hi] - Qhi < best)
+        best = P[hi] - Qhi, best_i = hi;
+    size_t top = 0;
+    if (push(c, &top, lo, hi, Qlo, Qhi))
+        return mdsd_fail(err, MDSD_ENOMEM, "wor: out of memory");
+    while (top > 0) {
+        top--;
+        size_t a = c->stack[2 * top], b = c->stack[2 * top + 1];
+        double Qa = c->stackQ[2 * top], Qb = c->stackQ[2 * top + 1];
+        if (b - a < 2)
+            continue;
+        /* Lower bound of P - Q inside (a, b): Q <= chord (q-convexity), Q <= q(H)^n. */
+        double slope = (Qb - Qa) / (c->S[b] - c->S[a]), lb = INFINITY;
+        size_t j = a + 1;
+        for (size_t i = a + 1; i < b; i++) {
+            double chord = Qa + slope * (c->S[i] - c->S[a]);
+            double s = c->S[i], pw = s;
+            for (size_t e = 1; e < n; e++)
+                pw *= s;
+            double g = P[i] - (chord < pw ? chord : pw);
+            if (g < lb)
+                lb = g, j = i;
+        }
+        if (lb >= best - tol)
+            continue;
+        size_t span = b - a, m = j;
+        if (m - a < span / 8 || b - m < span / 8)
+            m = a + span / 2;
+        double Qm;
+        if ((rc = mdsd_wor_chain_Q(c, m, &Qm, err)))
+            return rc;
+        evals++;
+        if (P[m] - Qm < best)
+            best = P[m] - Qm, best_i = m;
+        /* Explore the side holding the bound's minimiser first. */
+        int ok = j < m ? !push(c, &top, m, b, Qm, Qb) && !push(c, &top, a, m, Qa, Qm)
+                       : !push(c, &top, a, m, Qa, Qm) && !push(c, &top, m, b, Qm, Qb);
+        if (!ok)
+            return mdsd_fail(err, MDSD_ENOMEM, "wor: out of memory");
+    }
+    *fmin = best;
+    *argmin = best_i;
+    if (evaluations)
+        *evaluations = evals;
+    return MDSD_OK;
+}
+
+/* ---- arbitrary subsets -------------------------------------------------- */
+
+int mdsd_wor_Q(const double *q, size_t V, size_t n, const unsigned char *in_H, double *Q,
+               mdsd_err *err)
+{
+    uint32_t *chain = malloc((V ? V : 1) * sizeof *chain);
+    if (!chain)
+        return mdsd_fail(err, MDSD_ENOMEM, "wor: out of memory");
+    size_t N = 0, h = 0;
+    for (size_t x = 0; x < V; x++)
+        if (q[x] > 0.0 && in_H[x])
+            chain[N++] = (uint32_t)x, h++;
+    for (size_t x = 0; x < V; x++)
+        if (q[x] > 0.0 && !in_H[x])
+            chain[N++] = (uint32_t)x;
+    mdsd_wor_chain *c = mdsd_wor_chain_alloc(V, n, err);
+    int rc = c ? MDSD_OK : MDSD_ENOMEM;
+    if (rc == MDSD_OK)
+        rc = mdsd_wor_chain_set(c, q, chain, N, err);
+    if (rc == MDSD_OK)
+        rc = mdsd_wor_chain_Q(c, h, Q, err);
+    mdsd_wor_chain_free(c);
+    free(chain);
+    return rc;
+}
+
+/* ---- the GSL reference ---------------------------------------------------- */
+
+typedef struct {
+    const double *q;
+    const size_t *H;
+    size_t h, n;
+    double r;
+    double *pi;
+} quad_params;
+
+/* r e^{-rt} P(N_H(t) < n) by the Poisson-binomial DP over every token of H. */
+static double quad_integrand(double t, void *vp)
+{
+    quad_params *qp = vp;
+    double *pi = qp->pi;
+    size_t n = qp->n;
+    pi[0] = 1.0;
+    for (size_t j = 1; j < n; j++)
+        pi[j] = 0.0;
+    for (size_t k = 0; k < qp->h; k++) {
+        double x = qp->q[qp->H[k]], e = exp(-x * t), b = -expm1(-x * t);
+        for (size_t j = n - 1; j > 0; j--)
+            pi[j] = pi[j] * e + pi[j - 1] * b;
+        pi[0] *= e;
+    }
+    double R = 0.0;
+    for (size_t j = 0; j < n; j++)
+        R += pi[j];
+    return qp->r * exp(-qp->r * t) * R;
+}
+
+/* lambda of an arbitrary q: mass outside its n - 1 largest entries. */
+static double lambda_of(const double *q, size_t V, size_t n)
+{
+    size_t L = n ? n - 1 : 0;
+    double top[64] = {0};
+    if (L > 64)
+        L = 64;
+    double total = 0.0, comp = 0.0;
+    for (size_t x = 0; x < V; x++) {
+        if (!(q[x] > 0.0))
+            continue;
+        kahan_add(&total, &comp, q[x]);
+        double v = q[x];
+        for (size_t j = 0; j < L; j++)
+            if (v > top[j]) {
+                double t = top[j];
+                top[j] = v;
+                v = t;
+            }
+    }
+    double m = 0.0;
+    for (size_t j = 0; j < L; j++)
+        m += top[j];
+    return total + comp - m;
+}
+
+int mdsd_wor_Q_quad(const double *q, size_t V, size_t n, const unsigned char *in_H, double *Q,
+                    mdsd_err *err)
+{
+    size_t *H = malloc((V ? V : 1) * sizeof *H), h = 0;
+    double *pi = malloc((n ? n : 1) * sizeof *pi);
+    if (!H || !pi) {
+        free(H), free(pi);
+        return mdsd_fail(err, MDSD_ENOMEM, "wor: out of memory");
+    }
+    double r = 0.0, comp = 0.0;
+    for (size_t x = 0; x < V; x++) {
+        if (!(q[x] > 0.0))
+            continue;
+        if (in_H[x])
+            H[h++] = x;
+        else
+            kahan_add(&r, &comp, q[x]);
+    }
+    r += comp;
+    int rc = MDSD_OK;
+    if (h < n) {
+        *Q = 0.0;
+    } else if (r == 0.0) {
+        *Q = 1.0;
+    } else {
+        /* Adaptive Gauss-Kronrod (61 points) on [0,1], [1,2], [2,4], ... up to
+         * 100 / lambda: one panel per scale, so that no scale is missed. */
+        double lambda = lambda_of(q, V, n);
+        quad_params qp = {q, H, h, n, r, pi};
+        gsl_function F = {quad_integrand, &qp};
+        gsl_integration_workspace *ws = gsl_integration_workspace_alloc(1000);
+        gsl_error_handler_t *old = gsl_set_error_handler_off();
+        double total = 0.0, tcomp = 0.0, lo = 0.0, hi = 1.0, worst = 0.0;
+        while (ws && lo < 100.0 / lambda && rc == MDSD_OK) {
+            double result, abserr;
+            int status = gsl_integration_qag(&F, lo, hi, 1e-18, 1e-14, 1000, GSL_INTEG_GAUSS61, ws,
+                                             &result, &abserr);
+            if (status && abserr > 1e-14)
+                rc = mdsd_fail(err, MDSD_ESOLVER,
+                               "wor reference quadrature on [%g, %g]: %s (error estimate %g)", lo,
+                               hi, gsl_strerror(status), abserr);
+            kahan_add(&total, &tcomp, result);
+            worst = abserr > worst ? abserr : worst;
+            lo = hi;
+            hi *= 2.0;
+        }
+        gsl_set_error_handler(old);
+        if (!ws)
+            rc = mdsd_fail(err, MDSD_ENOMEM, "wor: out of memory");
+        gsl_integration_workspace_free(ws);
+        double v = 1.0 - (total + tcomp);
+        *Q = v < 0.0 ? 0.0 : v > 1.0 ? 1.0 : v;
+    }
+    free(H), free(pi);
+    return rc;
+}
