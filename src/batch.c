@@ -180,6 +180,9 @@ static int cell_verifier(const unit_ctx *u, worker *w, mdsd_verifier_kind kind,
                          const mdsd_scheme *s, size_t row, double *alpha, double *per_draft,
                          bool *exact, mdsd_err *err)
 {
+    *exact = false;
+    if (u->o->simulate)
+        return cell_simulate(u, w, kind, s, row, alpha, per_draft, err);
     int rc = mdsd_verifier_exact(kind, w->p, s, &u->o->verifier_opts, alpha, per_draft, err);
     *exact = rc == MDSD_OK;
     if ((rc == MDSD_EUNSUPPORTED || rc == MDSD_ETOOBIG) && u->o->trials > 0)
@@ -399,8 +402,9 @@ static int row_list_push(row_list *l, const mdsd_report_row *r, size_t k, mdsd_e
  * the same one. */
 static void job_signature(const mdsd_batch_opts *o, const plan *pl, char *sig, size_t size)
 {
-    size_t len = (size_t)snprintf(sig, size, "#mdsd-table 1 trials=%llu seed=%llu rows=%zu:%zu draft=%s cells=",
-                                  (unsigned long long)o->trials, (unsigned long long)o->seed,
+    size_t len = (size_t)snprintf(sig, size, "#mdsd-table 1 trials=%llu%s seed=%llu rows=%zu:%zu draft=%s cells=",
+                                  (unsigned long long)o->trials, o->simulate ? " simulate" : "",
+                                  (unsigned long long)o->seed,
                                   o->row_begin, o->row_end, o->draft_model ? o->draft_model : "");
     for (size_t c = 0; c < pl->count && len < size; c++)
         len += (size_t)snprintf(sig + len, size - len, "%zu/%s/%d;", pl->cells[c].n,
@@ -504,6 +508,8 @@ static int check_options(const mdsd_batch_opts *o, mdsd_err *err)
                              "batch jobs (one drafter per dump)", mdsd_scheme_name(o->schemes[i]));
     if (!o->output)
         return mdsd_fail(err, MDSD_EINVAL, "table: no output file (-o)");
+    if (o->simulate && o->trials == 0)
+        return mdsd_fail(err, MDSD_EINVAL, "table: --simulate needs --trials K");
     return MDSD_OK;
 }
 

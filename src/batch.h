@@ -41,6 +41,7 @@ typedef struct {
     const char *draft_model;             /* drafter group in the dumps; NULL = the first */
     size_t row_begin, row_end;           /* rows [row_begin, row_end); row_end 0 = all */
     uint64_t trials;                     /* Monte-Carlo trials where no exact form; 0 = none */
+    bool simulate;                       /* Monte Carlo for every verifier (needs trials) */
     uint64_t seed;
     int threads;                         /* OpenMP threads; 0 = default */
     mdsd_verifier_opts verifier_opts;

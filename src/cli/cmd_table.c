@@ -25,6 +25,8 @@ static const char usage_text[] =
     "      --draft-model NAME   the drafter group under /drafts (default: the first)\n"
     "      --trials K           Monte-Carlo trials per position where a verifier has\n"
     "                           no exact form (default 0: exact only)\n"
+    "      --simulate           Monte Carlo for every verifier, even where an exact\n"
+    "                           form exists (needs --trials)\n"
     "      --seed S             seed of the Monte-Carlo streams (default 1)\n"
     "      --positions a:b      rows a (inclusive) to b (exclusive) of every dump\n"
     "      --threads N          OpenMP threads (default: all cores); results do not\n"
@@ -40,7 +42,7 @@ static const char usage_text[] =
 
 enum {
     OPT_DRAFT_MODEL = CLI_OPT_COMMAND, OPT_TRIALS, OPT_SEED, OPT_POSITIONS, OPT_THREADS,
-    OPT_RESUME, OPT_IS_TOP, OPT_MARKDOWN, OPT_LATEX
+    OPT_RESUME, OPT_IS_TOP, OPT_MARKDOWN, OPT_LATEX, OPT_SIMULATE
 };
 
 #define MAX_LIST 64
@@ -161,6 +163,7 @@ static int parse_option(int opt, const char *arg, table_opts *t)
         b->threads = (int)u;
         return 0;
     case OPT_RESUME: b->resume = true; return 0;
+    case OPT_SIMULATE: b->simulate = true; return 0;
     case OPT_IS_TOP: return cli_parse_size(arg, "--is-top", "table", &b->verifier_opts.is_top);
     case OPT_MARKDOWN: t->want_markdown = true; t->markdown = arg ? arg : "-"; return 0;
     case OPT_LATEX: t->want_latex = true; t->latex = arg ? arg : "-"; return 0;
@@ -204,6 +207,7 @@ int cmd_table(int argc, char **argv)
         {"positions", required_argument, NULL, OPT_POSITIONS},
         {"threads", required_argument, NULL, OPT_THREADS},
         {"resume", no_argument, NULL, OPT_RESUME},
+        {"simulate", no_argument, NULL, OPT_SIMULATE},
         {"is-top", required_argument, NULL, OPT_IS_TOP},
         {"markdown", optional_argument, NULL, OPT_MARKDOWN},
         {"latex", optional_argument, NULL, OPT_LATEX},
