@@ -7,7 +7,7 @@ set termoption noenhanced
 set output outfile
 set title plottitle
 set xlabel "temperature T"
-set ylabel "gap to alpha* of the scheme"
+set ylabel "gap alpha - alpha* of the scheme"
 set xzeroaxis lt -1
 set key outside right top box
 set grid

@@ -6,7 +6,7 @@ set termoption noenhanced
 set output outfile
 set title plottitle
 set xlabel "draft j"
-set ylabel "acceptance rate of draft j"
+set ylabel "P(draft j is the accepted one)"
 set xtics 1
 set key outside right top box
 set grid

@@ -18,6 +18,6 @@ set grid
 set offsets graph 0.02, graph 0.02, graph 0.05, graph 0.05
 plot for [i=0:nseries-1] datafile index i using 1:2:3 with yerrorlines lw 2 pt 7 ps 0.8 \
          title columnheader(1), \
-     for [i=0:nbounds-1] boundfile index i using 1:2 with lines lc "black" dt i+2 lw 2 \
+     for [i=0:nbounds-1] boundfile index i using 1:2 with linespoints lc "black" dt i+2 pt i+4 ps 1.2 lw 2 \
          title columnheader(1)
 unset output

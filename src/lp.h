@@ -30,7 +30,10 @@ typedef struct {
     double alpha;      /* optimal acceptance rate alpha*, clamped to [0, 1] */
     size_t vars;       /* structural variables of the LP solved */
     size_t rows;       /* constraints */
-    double *plan;      /* want_plan: [D->count * V], plan[t*V + y] = pi(y, x_t); else NULL */
+    double *plan;      /* want_plan: [D->count * V], plan[t*V + y] = pi(y, x_t); else NULL.
+                        * Entries are clipped at 0 (the simplex may return -1e-17);
+                        * row t sums to D(x_t), column y to p(y), up to the simplex
+                        * tolerance (tested to 1e-7). */
 } mdsd_lp_result;
 
 /* Solves the full OTM LP for target p[0..V) and draft law D. */

@@ -188,13 +188,13 @@ void mdsd_toy_describe(const mdsd_toy *t, char *buf, size_t size)
 {
     switch (t->family) {
     case MDSD_TOY_BERNOULLI:
-        snprintf(buf, size, "a=%.17g,b=%.17g,grid=%zu", t->a, t->b, t->grid);
+        snprintf(buf, size, "a=%.15g,b=%.15g,grid=%zu", t->a, t->b, t->grid);
         break;
-    case MDSD_TOY_UNIFORM: snprintf(buf, size, "d=%zu,r=%.17g", t->d, t->r); break;
-    case MDSD_TOY_SPECHUB: snprintf(buf, size, "T=%.17g,lambda=%.17g", t->T, t->lambda); break;
-    case MDSD_TOY_DIRICHLET: snprintf(buf, size, "alpha=%.17g", t->alpha); break;
+    case MDSD_TOY_UNIFORM: snprintf(buf, size, "d=%zu,r=%.15g", t->d, t->r); break;
+    case MDSD_TOY_SPECHUB: snprintf(buf, size, "T=%.15g,lambda=%.15g", t->T, t->lambda); break;
+    case MDSD_TOY_DIRICHLET: snprintf(buf, size, "alpha=%.15g", t->alpha); break;
     case MDSD_TOY_ZIPF:
-        snprintf(buf, size, "s=%.17g,spread=%.17g,sigma=%.17g,tau=%.17g", t->s, t->spread, t->sigma, t->tau);
+        snprintf(buf, size, "s=%.15g,spread=%.15g,sigma=%.15g,tau=%.15g", t->s, t->spread, t->sigma, t->tau);
         break;
     case MDSD_TOY_DEGENERATE:
     default: snprintf(buf, size, "kind=%d", t->kind); break;

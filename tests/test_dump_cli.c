@@ -304,3 +304,12 @@ Test(dump_cli, bad_inputs_exit_1_with_the_problem_named)
     free(out);
     rm_tree(dir);
 }
+
+/* The dump shipped by the model runner (data/kjv-ngram.h5) is valid for mdsd. */
+Test(dump_cli, the_shipped_runner_dump_validates)
+{
+    char *out;
+    cr_assert_eq(test_run_mdsd("info data/kjv-ngram.h5 --validate --json", 1, &out), 0, "%s", out);
+    cr_assert(strstr(out, "\"validated\":true") && strstr(out, "\"dtype\":\"float16\""), "%s", out);
+    free(out);
+}

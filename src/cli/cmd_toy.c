@@ -272,7 +272,11 @@ static int write_dump(const toy_opts *o, const mdsd_toy *toy, char **names, size
         .n_extra = 3, .extra_names = extra_names, .extra_values = extra_values};
     mdsd_dump_writer *w = NULL;
     row_block b;
+    /* rows generated per append: a chunk, but at most ~64 MB of floats */
     size_t cap = o->chunk_rows ? o->chunk_rows : MDSD_DUMP_CHUNK_ROWS;
+    size_t row_bytes = (1 + n_q) * toy->V * sizeof(float), limit = (64u << 20) / row_bytes;
+    if (cap > limit)
+        cap = limit ? limit : 1;
     int rc = block_alloc(&b, cap, toy->V, n_q);
     if (rc)
         rc = mdsd_fail(err, MDSD_ENOMEM, "out of memory for %zu rows of V = %zu", cap, toy->V);
