@@ -308,12 +308,13 @@ static void finish_rows(const unit_acc *acc, const plan *pl, const char *label, 
     }
 }
 
+/* One column of the table: a dump with one of its drafters. */
 typedef struct {
     mdsd_dump *dump;
     int draft;                /* drafter index in the dump */
-    const char *label;
+    char label[512];          /* dump label, ":drafter" when several drafters are compared */
     size_t begin, end;        /* rows */
-    size_t dump_index;
+    size_t index;             /* job index: a stream coordinate for Monte Carlo */
 } dump_job;
 
 /* Evaluates one block's rows in parallel; returns the first failing row's error. */
@@ -343,7 +344,7 @@ static int run_unit(const mdsd_batch_opts *o, const plan *pl, const dump_job *jo
                     mdsd_report_row *rows_out, mdsd_err *err)
 {
     unit_ctx u = {o, pl, job->label, job->dump->V, T,
-                  mdsd_seed_mix(o->seed, job->dump_index, t_index)};
+                  mdsd_seed_mix(o->seed, job->index, t_index)};
     size_t cap = mdsd_dump_block_rows(job->dump, 1, BLOCK_BYTES);
     mdsd_dump_block *b = mdsd_dump_block_alloc(job->dump, cap, 1, &job->draft, err);
     unit_acc *acc = calloc(1, sizeof *acc);
@@ -402,10 +403,13 @@ static int row_list_push(row_list *l, const mdsd_report_row *r, size_t k, mdsd_e
  * the same one. */
 static void job_signature(const mdsd_batch_opts *o, const plan *pl, char *sig, size_t size)
 {
-    size_t len = (size_t)snprintf(sig, size, "#mdsd-table 1 trials=%llu%s seed=%llu rows=%zu:%zu draft=%s cells=",
+    size_t len = (size_t)snprintf(sig, size, "#mdsd-table 1 trials=%llu%s seed=%llu rows=%zu:%zu draft=%s",
                                   (unsigned long long)o->trials, o->simulate ? " simulate" : "",
                                   (unsigned long long)o->seed,
-                                  o->row_begin, o->row_end, o->draft_model ? o->draft_model : "");
+                                  o->row_begin, o->row_end, "");
+    for (size_t i = 0; i < o->n_draft_models && len < size; i++)
+        len += (size_t)snprintf(sig + len, size - len, "%s%s", i ? "," : "", o->draft_models[i]);
+    len += (size_t)snprintf(sig + len, size - len, " cells=");
     for (size_t c = 0; c < pl->count && len < size; c++)
         len += (size_t)snprintf(sig + len, size - len, "%zu/%s/%d;", pl->cells[c].n,
                                 mdsd_scheme_name(pl->cells[c].scheme), pl->cells[c].verifier);
@@ -506,6 +510,15 @@ static int check_options(const mdsd_batch_opts *o, mdsd_err *err)
         if (o->schemes[i] == MDSD_SCHEME_MULTI || o->schemes[i] == MDSD_SCHEME_CUSTOM)
             return mdsd_fail(err, MDSD_EUNSUPPORTED, "table: the %s scheme is not available in "
                              "batch jobs (one drafter per dump)", mdsd_scheme_name(o->schemes[i]));
+    for (size_t i = 0; i < o->n_dumps; i++)
+        for (size_t k = 0; k < i; k++)
+            if (!strcmp(o->dumps[i], o->dumps[k]))
+                return mdsd_fail(err, MDSD_EINVAL, "table: dump '%s' is given twice", o->dumps[i]);
+    for (size_t i = 0; i < o->n_draft_models; i++)
+        for (size_t k = 0; k < i; k++)
+            if (!strcmp(o->draft_models[i], o->draft_models[k]))
+                return mdsd_fail(err, MDSD_EINVAL, "table: drafter '%s' is given twice",
+                                 o->draft_models[i]);
     if (!o->output)
         return mdsd_fail(err, MDSD_EINVAL, "table: no output file (-o)");
     if (o->simulate && o->trials == 0)
@@ -513,18 +526,29 @@ static int check_options(const mdsd_batch_opts *o, mdsd_err *err)
     return MDSD_OK;
 }
 
-static int open_job(const mdsd_batch_opts *o, size_t i, dump_job *job, mdsd_err *err)
+static size_t job_count(const mdsd_batch_opts *o)
 {
+    return o->n_dumps * (o->n_draft_models ? o->n_draft_models : 1);
+}
+
+/* Job j: dump j / drafters, drafter j % drafters. */
+static int open_job(const mdsd_batch_opts *o, size_t j, dump_job *job, mdsd_err *err)
+{
+    size_t drafters = o->n_draft_models ? o->n_draft_models : 1, i = j / drafters;
     int rc = mdsd_dump_open(o->dumps[i], &job->dump, err);
     if (rc)
         return rc;
     mdsd_dump *d = job->dump;
-    job->label = dump_label(o, i);
-    job->dump_index = i;
-    job->draft = o->draft_model ? mdsd_dump_find_draft(d, o->draft_model) : 0;
+    const char *model = o->n_draft_models ? o->draft_models[j % drafters] : NULL;
+    job->index = j;
+    job->draft = model ? mdsd_dump_find_draft(d, model) : 0;
     if (job->draft < 0)
-        return mdsd_fail(err, MDSD_EINVAL, "%s: no drafter named '%s' under /drafts",
-                         o->dumps[i], o->draft_model);
+        return mdsd_fail(err, MDSD_EINVAL, "%s: no drafter named '%s' under /drafts", o->dumps[i],
+                         model);
+    if (drafters > 1)
+        snprintf(job->label, sizeof job->label, "%s:%s", dump_label(o, i), model);
+    else
+        snprintf(job->label, sizeof job->label, "%s", dump_label(o, i));
     job->begin = o->row_begin;
     job->end = o->row_end ? o->row_end : d->N;
     if (job->begin >= job->end || job->end > d->N)
@@ -585,21 +609,20 @@ static int run_dump(const mdsd_batch_opts *o, const plan *pl, const dump_job *jo
     return rc;
 }
 
-/* Orders the final rows as the job lists them: dumps, temperatures, cells;
+/* Orders the final rows as the job lists them: columns, temperatures, cells;
  * resumed units take their place. */
-static int collect(const mdsd_batch_opts *o, const plan *pl, const row_list *done,
-                   const row_list *fresh, row_list *out, mdsd_err *err)
+static int collect(const mdsd_batch_opts *o, const dump_job *jobs, size_t n_jobs,
+                   const row_list *done, const row_list *fresh, row_list *out, mdsd_err *err)
 {
     int rc = MDSD_OK;
-    for (size_t i = 0; i < o->n_dumps && rc == MDSD_OK; i++)
+    for (size_t i = 0; i < n_jobs && rc == MDSD_OK; i++)
         for (size_t t = 0; t < o->n_temperatures && rc == MDSD_OK; t++) {
-            const char *label = dump_label(o, i);
+            const char *label = jobs[i].label;
             const row_list *src = unit_done(done, label, o->temperatures[t]) ? done : fresh;
             for (size_t k = 0; k < src->count && rc == MDSD_OK; k++)
                 if (!strcmp(src->rows[k].dump, label) && src->rows[k].temperature == o->temperatures[t])
                     rc = row_list_push(out, &src->rows[k], 1, err);
         }
-    (void)pl;
     return rc;
 }
 
@@ -620,11 +643,12 @@ int mdsd_batch_run(const mdsd_batch_opts *o, mdsd_report_row **rows_out, size_t 
     snprintf(partial_path, sizeof partial_path, "%s.partial", o->output);
 
     row_list done = {0}, fresh = {0}, all = {0};
-    dump_job *jobs = calloc(o->n_dumps, sizeof *jobs);
+    size_t n_jobs = job_count(o);
+    dump_job *jobs = calloc(n_jobs, sizeof *jobs);
     if (!jobs)
         return mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
     size_t total = 0;
-    for (size_t i = 0; i < o->n_dumps && rc == MDSD_OK; i++)
+    for (size_t i = 0; i < n_jobs && rc == MDSD_OK; i++)
         if ((rc = open_job(o, i, &jobs[i], err)) == MDSD_OK)
             total += (jobs[i].end - jobs[i].begin) * o->n_temperatures;
     if (rc == MDSD_OK && o->resume)
@@ -643,7 +667,7 @@ int mdsd_batch_run(const mdsd_batch_opts *o, mdsd_report_row **rows_out, size_t 
     mdsd_progress_start(&progress, "mdsd table", total);
     if (!o->progress)
         progress.enabled = false;
-    for (size_t i = 0; i < o->n_dumps && rc == MDSD_OK; i++)
+    for (size_t i = 0; i < n_jobs && rc == MDSD_OK; i++)
         rc = run_dump(o, &pl, &jobs[i], &done, &fresh, partial, &progress, err);
     mdsd_progress_finish(&progress);
     if (partial)
@@ -652,12 +676,12 @@ int mdsd_batch_run(const mdsd_batch_opts *o, mdsd_report_row **rows_out, size_t 
     if (partial && rc != MDSD_OK && done.count == 0 && fresh.count == 0)
         unlink(partial_path);
     if (rc == MDSD_OK)
-        rc = collect(o, &pl, &done, &fresh, &all, err);
+        rc = collect(o, jobs, n_jobs, &done, &fresh, &all, err);
     if (rc == MDSD_OK)
         rc = write_output(o->output, &all, pl.max_n, err);
     if (rc == MDSD_OK)
         unlink(partial_path);
-    for (size_t i = 0; i < o->n_dumps; i++)
+    for (size_t i = 0; i < n_jobs; i++)
         if (jobs[i].dump)
             mdsd_dump_close(jobs[i].dump);
     free(jobs);

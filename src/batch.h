@@ -38,7 +38,9 @@ typedef struct {
     const mdsd_scheme_kind *schemes;     /* [n_schemes]: alpha* rows */
     size_t n_verifiers;
     const mdsd_verifier_kind *verifiers; /* [n_verifiers] */
-    const char *draft_model;             /* drafter group in the dumps; NULL = the first */
+    size_t n_draft_models;
+    const char *const *draft_models;     /* drafter groups to compare (each a column,
+                                            labelled DUMP:NAME when several); 0 = the first */
     size_t row_begin, row_end;           /* rows [row_begin, row_end); row_end 0 = all */
     uint64_t trials;                     /* Monte-Carlo trials where no exact form; 0 = none */
     bool simulate;                       /* Monte Carlo for every verifier (needs trials) */

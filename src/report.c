@@ -6,6 +6,8 @@
 
 #include <gsl/gsl_cdf.h>
 
+#include "csv.h"
+
 /* Gaps this small are rounding in alpha* and alpha (both exact to ~1e-12),
  * not a difference: a verifier that attains alpha* shows no marker. */
 #define GAP_ROUNDING 1e-9
@@ -37,7 +39,8 @@ static void csv_number(FILE *out, double x)
 
 void mdsd_report_csv_row(FILE *out, const mdsd_report_row *r, size_t max_drafts)
 {
-    fprintf(out, "%s,%.10g,%zu,%s,%s", r->dump, r->temperature, r->n, r->scheme, r->method);
+    mdsd_csv_write_field(out, r->dump);
+    fprintf(out, ",%.10g,%zu,%s,%s", r->temperature, r->n, r->scheme, r->method);
     csv_number(out, r->alpha);
     csv_number(out, r->se);
     csv_number(out, r->gap);
@@ -49,22 +52,6 @@ void mdsd_report_csv_row(FILE *out, const mdsd_report_row *r, size_t max_drafts)
     fputc('\n', out);
 }
 
-/* Splits a CSV line on commas (our fields never contain commas or quotes). */
-static size_t split(char *line, char **field, size_t max)
-{
-    size_t k = 0;
-    char *s = line;
-    while (k < max) {
-        field[k++] = s;
-        char *c = strchr(s, ',');
-        if (!c)
-            break;
-        *c = '\0';
-        s = c + 1;
-    }
-    return k;
-}
-
 static double parse_number(const char *s)
 {
     return *s ? strtod(s, NULL) : NAN;
@@ -72,14 +59,19 @@ static double parse_number(const char *s)
 
 int mdsd_report_csv_parse(const char *line, mdsd_report_row *r, mdsd_err *err)
 {
-    char buf[4096];
-    char *field[13 + MDSD_REPORT_MAX_DRAFTS];
+    char buf[8192];
     snprintf(buf, sizeof buf, "%s", line);
     buf[strcspn(buf, "\r\n")] = '\0';
-    size_t k = split(buf, field, 13 + MDSD_REPORT_MAX_DRAFTS);
-    if (k < 13 || strlen(field[0]) >= sizeof r->dump || strlen(field[3]) >= sizeof r->scheme ||
-        strlen(field[4]) >= sizeof r->method)
-        return mdsd_fail(err, MDSD_EFORMAT, "malformed results line: '%s'", line);
+    char **field;
+    size_t k;
+    int rc = mdsd_csv_split(buf, &field, &k, err);
+    if (rc)
+        return rc;
+    if (k < 13 || k > 13 + MDSD_REPORT_MAX_DRAFTS || strlen(field[0]) >= sizeof r->dump ||
+        strlen(field[3]) >= sizeof r->scheme || strlen(field[4]) >= sizeof r->method) {
+        mdsd_csv_fields_free(field, k);
+        return mdsd_fail(err, MDSD_EFORMAT, "malformed results line: '%s'", buf);
+    }
     memset(r, 0, sizeof *r);
     strcpy(r->dump, field[0]);
     r->temperature = parse_number(field[1]);
@@ -95,6 +87,7 @@ int mdsd_report_csv_parse(const char *line, mdsd_report_row *r, mdsd_err *err)
     r->exact = atoi(field[12]) != 0;
     for (size_t j = 13; j < k && isfinite(parse_number(field[j])); j++)
         r->per_draft[r->n_per_draft++] = parse_number(field[j]);
+    mdsd_csv_fields_free(field, k);
     return MDSD_OK;
 }
 

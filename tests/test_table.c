@@ -264,6 +264,7 @@ Test(table, bad_inputs_fail_cleanly)
         {"-d 2 --draft-model nope", NULL, 1, "nope"},
         {"-d 2 -s multi", NULL, 1, "multi"},
         {"-d 2 -v bogus", NULL, 2, "bogus"},
+        {"-d 2 --draft-model small,small", NULL, 1, "given twice"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         snprintf(args, sizeof args, "table %s -o %s %s", cases[i].dump ? cases[i].dump : dump, out,

@@ -22,7 +22,8 @@ static const char usage_text[] =
     "                           greedy: greedy, spechub: hub, sd: n = 1), whose alpha*\n"
     "                           is then reported too; 'none' for bounds only.\n"
     "                           rrsw (and is/otm at large V) need --trials\n"
-    "      --draft-model NAME   the drafter group under /drafts (default: the first)\n"
+    "      --draft-model LIST   drafter groups under /drafts to compare, each a table\n"
+    "                           column DUMP:NAME (default: the first drafter)\n"
     "      --trials K           Monte-Carlo trials per position where a verifier has\n"
     "                           no exact form (default 0: exact only)\n"
     "      --simulate           Monte Carlo for every verifier, even where an exact\n"
@@ -53,6 +54,8 @@ typedef struct {
     size_t counts[MAX_LIST];
     mdsd_scheme_kind schemes[MAX_LIST];
     mdsd_verifier_kind verifiers[MAX_LIST];
+    char draft_names[MAX_LIST][32];
+    const char *draft_models[MAX_LIST];
     const char *markdown, *latex; /* "-" = standard output */
     bool want_markdown, want_latex;
 } table_opts;
@@ -112,6 +115,16 @@ static int parse_verifiers(const char *spec, table_opts *t)
     return 0;
 }
 
+static int parse_draft_models(const char *spec, table_opts *t)
+{
+    if (split_list(spec, "--draft-model", t->draft_names, &t->batch.n_draft_models))
+        return -1;
+    for (size_t i = 0; i < t->batch.n_draft_models; i++)
+        t->draft_models[i] = t->draft_names[i];
+    t->batch.draft_models = t->draft_models;
+    return 0;
+}
+
 static int parse_positions(const char *spec, mdsd_batch_opts *b)
 {
     unsigned long long a = 0, e = 0;
@@ -145,7 +158,7 @@ static int parse_option(int opt, const char *arg, table_opts *t)
     case 'd': return parse_counts(arg, t);
     case 's': return parse_schemes(arg, t);
     case 'v': return parse_verifiers(arg, t);
-    case OPT_DRAFT_MODEL: b->draft_model = arg; return 0;
+    case OPT_DRAFT_MODEL: return parse_draft_models(arg, t);
     case OPT_TRIALS:
         if (cli_parse_u64(arg, "--trials", "table", &u))
             return -1;
