@@ -183,13 +183,15 @@ static void capture(mdsd_check_ctx *c, size_t n, const char *fmt, va_list ap)
     vsnprintf(r->worst_note, sizeof r->worst_note, fmt, ap);
 }
 
-/* The instance on which a solver failed becomes the reported one. */
+/* The first instance on which a solver failed becomes the reported one: an
+ * error is the worst outcome (deviation inf, p-value 0). */
 static void capture_error(mdsd_check_ctx *c, ...)
 {
     va_list ap;
     va_start(ap, c);
     capture(c, 0, "solver error (see error)", ap);
     va_end(ap);
+    c->res->worst = c->def->pvalue ? 0.0 : INFINITY;
 }
 
 void chk_record(mdsd_check_ctx *c, size_t n, double dev, const char *fmt, ...)
@@ -400,6 +402,12 @@ static void finish(mdsd_check_ctx *c, mdsd_check_result *res)
         res->worst = NAN;
     if (def->summarize && res->instances)
         def->summarize(c, res->summary, sizeof res->summary);
+    if (res->errors) {
+        char first[sizeof res->error];
+        memcpy(first, res->error, sizeof first);
+        snprintf(res->error, sizeof res->error, "%zu instance%s failed; first: %.540s", res->errors,
+                 res->errors > 1 ? "s" : "", first);
+    }
     if (!res->error[0] && def->must_hold && res->cases == 0)
         snprintf(res->error, sizeof res->error,
                  "no instance met the hypothesis in %zu draws", res->draws);
@@ -487,7 +495,7 @@ int mdsd_check_run(const mdsd_check *def, const mdsd_check_env *env, const mdsd_
         goto done;
     }
     size_t max_draws = o->count > SIZE_MAX / 20 ? SIZE_MAX : 20 * o->count;
-    for (size_t draw = 0; res->instances < o->count && draw < max_draws; draw++) {
+    for (size_t draw = 0; res->instances + res->errors < o->count && draw < max_draws; draw++) {
         mdsd_err e;
         mdsd_err_clear(&e);
         int r = draw_instance(&c, fams, nf, draw, &e);
@@ -502,11 +510,13 @@ int mdsd_check_run(const mdsd_check *def, const mdsd_check_env *env, const mdsd_
                 rc = mdsd_fail(err, MDSD_ENOMEM, "check %s: out of memory", def->name);
                 goto done;
             }
-            snprintf(res->error, sizeof res->error, "instance %zu (%s, V = %zu): %.440s", draw,
-                     mdsd_toy_family_name(c.toy.family), c.V,
-                     e.msg[0] ? e.msg : mdsd_strerror(r));
-            capture_error(&c);
-            break;
+            if (res->errors++ == 0) {
+                snprintf(res->error, sizeof res->error, "instance %zu (%s, V = %zu): %.440s", draw,
+                         mdsd_toy_family_name(c.toy.family), c.V,
+                         e.msg[0] ? e.msg : mdsd_strerror(r));
+                capture_error(&c);
+            }
+            continue;
         }
         res->instances++;
     }

@@ -105,6 +105,9 @@ typedef struct {
     size_t draws;            /* instances drawn (some may miss a hypothesis) */
     size_t cases;            /* comparisons made (instances x schemes x n x ...) */
     size_t counterexamples;  /* cases beyond the tolerance (a finding's counterexamples) */
+    size_t errors;           /* instances on which a solver failed (the check fails; the
+                                first is the reported instance, worst = inf, or 0 for
+                                p-value checks) */
     double worst;            /* see mdsd_check; NaN when nothing was evaluated */
     /* The worst instance (has_worst): draw index, family, V, drafter rows,
      * the n of the worst case, p[V], q[n_q * V], and what was compared. */
@@ -115,7 +118,7 @@ typedef struct {
     double *worst_p, *worst_q;
     char worst_note[384];
     char summary[1024];      /* check-specific totals (findings: the claim's verdict) */
-    char error[512];         /* a solver failed: status fail, message here */
+    char error[600];         /* a solver failed: status fail; the count and the first message */
 } mdsd_check_result;
 
 /* The registry, in a fixed order. */
@@ -135,8 +138,9 @@ void mdsd_check_env_default(mdsd_check_env *env);
  * seed 1, every family, threads 1. */
 void mdsd_check_opts_init(mdsd_check_opts *o, mdsd_check_profile profile);
 
-/* Runs check c. A failing solver makes the result fail (res->error) and is
- * not an error of this call, which fails only on bad options or memory. res
+/* Runs check c. A failing solver makes the result fail (res->errors,
+ * res->error) and the run goes on with the next instance; it is not an error
+ * of this call, which fails only on bad options or memory. res
  * must be freed with mdsd_check_result_free. */
 int mdsd_check_run(const mdsd_check *c, const mdsd_check_env *env, const mdsd_check_opts *o,
                    mdsd_check_result *res, mdsd_err *err);

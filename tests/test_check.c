@@ -499,14 +499,17 @@ Test(check, solver_errors_fail_the_check_with_the_message)
     env.bound = planted_bound;
     mdsd_check_result r = run("alpha-routes", &env, &o);
     cr_expect_eq(r.status, MDSD_CHECK_FAIL);
-    cr_expect(strstr(r.error, "planted solver failure") && strstr(r.error, "instance 0"), "%s", r.error);
-    cr_expect(r.has_worst);
+    cr_expect(strstr(r.error, "planted solver failure") && strstr(r.error, "first: instance 0"), "%s",
+              r.error);
+    cr_expect_eq(r.errors, o.count, "the run goes on after an error");
+    cr_expect(r.has_worst && r.worst_draw == 0 && isinf(r.worst), "worst %g", r.worst);
     mdsd_check_result_free(&r);
     env = env_default();
     env.verifiers[MDSD_VERIFIER_OTM] = NULL;
     r = run("verifier-outputs-p", &env, &o);
     cr_expect_eq(r.status, MDSD_CHECK_FAIL);
     cr_expect(strstr(r.error, "no verifier otm"), "%s", r.error);
+    cr_expect_eq(r.worst, 0.0, "an error is p-value 0");
     mdsd_check_result_free(&r);
 }
 

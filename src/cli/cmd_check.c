@@ -44,7 +44,8 @@ static const char usage_text[] =
     "p-value times the number of tests, Bonferroni) over all instances.\n\n"
     "JSON keys: profile, seed, count, trials, family (null = all), failed (number\n"
     "of must-hold checks that failed), checks: [{name, source, claim, measure,\n"
-    "must_hold, instances, draws, cases, counterexamples, worst, tol, bound\n"
+    "must_hold, instances, draws, cases, counterexamples, errors (instances on\n"
+    "which a solver failed: the check fails), worst, tol, bound\n"
     "(\"<= tol\" or \">= tol\"), status, summary, error (if any), detail (findings\n"
     "and failures: the worst instance {draw, family, V, n, p, q (rows of the\n"
     "drafters; row 0 is q), note})}].\n"
@@ -254,6 +255,7 @@ static void json_result(mdsd_json *j, const mdsd_check_result *r)
     mdsd_json_kv_integer(j, "draws", (long long)r->draws);
     mdsd_json_kv_integer(j, "cases", (long long)r->cases);
     mdsd_json_kv_integer(j, "counterexamples", (long long)r->counterexamples);
+    mdsd_json_kv_integer(j, "errors", (long long)r->errors);
     mdsd_json_kv_number(j, "worst", r->worst);
     mdsd_json_kv_number(j, "tol", c->tol);
     mdsd_json_kv_string(j, "bound", bound);
