@@ -248,58 +248,9 @@ double chk_binomial_p(uint64_t k, uint64_t T, double prob)
     return pv < 1.0 ? pv : 1.0;
 }
 
-static int by_prob(const void *a, const void *b)
-{
-    double x = ((const double *)a)[0], y = ((const double *)b)[0];
-    return (x > y) - (x < y);
-}
-
 mdsd_gof chk_gof(const uint64_t *counts, const double *prob, size_t V)
 {
-    mdsd_gof g = {0.0, 0, 1.0, 0};
-    double (*cells)[2] = malloc(V * sizeof *cells); /* (prob, count) of the cells with prob > 0 */
-    uint64_t *obs = malloc((V + 1) * sizeof *obs);
-    double *pr = malloc((V + 1) * sizeof *pr);
-    if (!cells || !obs || !pr) {
-        free(cells), free(obs), free(pr);
-        g.p_value = NAN; /* recorded as 0: a failure, never a silent pass */
-        return g;
-    }
-    size_t k = 0;
-    uint64_t T = 0;
-    for (size_t x = 0; x < V; x++) {
-        T += counts[x];
-        if (prob[x] > 0.0) {
-            cells[k][0] = prob[x];
-            cells[k++][1] = (double)counts[x];
-        } else if (counts[x] > 0) {
-            g.statistic = INFINITY;
-            g.p_value = 0.0;
-        }
-    }
-    if (g.p_value > 0.0) {
-        qsort(cells, k, sizeof *cells, by_prob);
-        size_t i = 0, m = 0;
-        double pool_p = 0.0, pool_obs = 0.0;
-        for (; i < k; i++) {
-            bool pool_short = pool_p > 0.0 && pool_p * (double)T < 5.0;
-            if (cells[i][0] * (double)T >= 5.0 && !pool_short)
-                break;
-            pool_p += cells[i][0];
-            pool_obs += cells[i][1];
-        }
-        if (i > 0) {
-            pr[m] = pool_p;
-            obs[m++] = (uint64_t)pool_obs;
-        }
-        for (; i < k; i++) {
-            pr[m] = cells[i][0];
-            obs[m++] = (uint64_t)cells[i][1];
-        }
-        g = mdsd_chisq_gof(obs, pr, m, 0.0);
-    }
-    free(cells), free(obs), free(pr);
-    return g;
+    return mdsd_chisq_gof(counts, prob, V, 5.0);
 }
 
 double chk_mass(const double *x, size_t V, unsigned long S)
