@@ -29,6 +29,8 @@ typedef struct {
     int *order;           /* [m] tokens with p > 0 by p/q decreasing (q = 0 first) */
     double *ratio;        /* [m] p/q along order (+inf where q = 0) */
     long double *P, *Q;   /* [m + 1] prefix sums of p and q along order */
+    int *q_rank;          /* [V] rank of each token in q ascending (ties by token) */
+    long double *A;       /* [V + 1] A[r] = q mass of the tokens of rank < r */
 } rrsw_state;
 
 static int rrsw_check(const mdsd_scheme *s, mdsd_err *err)
@@ -47,6 +49,8 @@ static void rrsw_release(void *state)
     free(st->ratio);
     free(st->P);
     free(st->Q);
+    free(st->q_rank);
+    free(st->A);
     free(st);
 }
 
@@ -62,6 +66,61 @@ static int by_ratio_desc(const void *a, const void *b)
     if (x->ratio != y->ratio)
         return x->ratio > y->ratio ? -1 : 1;
     return x->token - y->token;
+}
+
+static int by_q_ascending(const void *a, const void *b)
+{
+    const keyed *x = a, *y = b;
+    if (x->ratio != y->ratio)
+        return x->ratio < y->ratio ? -1 : 1;
+    return x->token - y->token;
+}
+
+/* Ranks of the tokens in q ascending and the prefix masses along them: the
+ * mass left after drawing a few tokens is a sum of segments between their
+ * ranks, never 1 - q(drawn), which cancels when the drawn tokens hold nearly
+ * all the mass. */
+static int rank_by_q(rrsw_state *st, const double *q, mdsd_err *err)
+{
+    size_t V = st->V;
+    keyed *k = mdsd_vc_malloc(V * sizeof *k, "rrsw", err);
+    st->q_rank = mdsd_vc_malloc(V * sizeof *st->q_rank, "rrsw", err);
+    st->A = mdsd_vc_malloc((V + 1) * sizeof *st->A, "rrsw", err);
+    if (!k || !st->q_rank || !st->A) {
+        free(k);
+        return MDSD_ENOMEM;
+    }
+    for (size_t x = 0; x < V; x++)
+        k[x] = (keyed){q[x], (int)x};
+    qsort(k, V, sizeof *k, by_q_ascending);
+    st->A[0] = 0.0L;
+    for (size_t r = 0; r < V; r++) {
+        st->q_rank[k[r].token] = (int)r;
+        st->A[r + 1] = st->A[r] + (long double)k[r].ratio;
+    }
+    free(k);
+    return MDSD_OK;
+}
+
+/* q mass of the tokens not among drawn[0..count). */
+static double mass_left(const rrsw_state *st, const int *drawn, size_t count)
+{
+    int rank[64];
+    for (size_t i = 0; i < count; i++) { /* insertion sort: count <= n is small */
+        int r = st->q_rank[drawn[i]];
+        size_t k = i;
+        for (; k > 0 && rank[k - 1] > r; k--)
+            rank[k] = rank[k - 1];
+        rank[k] = r;
+    }
+    long double left = 0.0L;
+    size_t from = 0;
+    for (size_t i = 0; i < count; i++) {
+        left += st->A[rank[i]] - st->A[from];
+        from = (size_t)rank[i] + 1;
+    }
+    left += st->A[st->V] - st->A[from];
+    return left > 0.0L ? (double)left : 0.0;
 }
 
 static int rrsw_prepare(const double *p, const mdsd_scheme *s, const mdsd_verifier_opts *opts,
@@ -102,7 +161,7 @@ static int rrsw_prepare(const double *p, const mdsd_scheme *s, const mdsd_verifi
         st->Q[i + 1] = st->Q[i] + s->q[k[i].token];
     }
     free(k);
-    return MDSD_OK;
+    return rank_by_q(st, s->q, err);
 }
 
 /* Number of tokens (along order) with p > c q, i.e. ratio > c. */
@@ -159,7 +218,7 @@ static int rrsw_verify(const void *state, const int *drafts, gsl_rng *rng, int *
         if (!(Z_next > 0.0) || K_next == 0)
             break; /* p_j = q_j: rejection had probability 0 (rounding only) */
         c = c_next, Z = Z_next, K = K_next;
-        R -= st->q[x];
+        R = mass_left(st, drafts, j + 1);
     }
     if (K == 0)
         return (int)st->order[0];
@@ -184,10 +243,25 @@ static void draft_row(const rrsw_paths *w, double R, double *qj)
         qj[v] = w->removed[v] ? 0.0 : w->q[v] / R;
 }
 
-/* Node at depth j (0-based) reached with probability prob; R as above. */
-static void walk(rrsw_paths *w, size_t j, double prob, double R)
+/* q mass off the removed tokens, summed directly (no 1 - q(removed)). */
+static double remaining(const rrsw_paths *w)
+{
+    double s = 0.0, c = 0.0;
+    for (size_t v = 0; v < w->V; v++) {
+        if (w->removed[v])
+            continue;
+        double y = w->q[v] - c, t = s + y;
+        c = (t - s) - y;
+        s = t;
+    }
+    return s;
+}
+
+/* Node at depth j (0-based) reached with probability prob. */
+static void walk(rrsw_paths *w, size_t j, double prob)
 {
     size_t V = w->V;
+    double R = remaining(w);
     const double *pj = w->pj + j * V;
     int last = j + 1 == w->n;
     draft_row(w, R, w->qj);
@@ -203,7 +277,7 @@ static void walk(rrsw_paths *w, size_t j, double prob, double R)
         if (last || a >= 1.0)
             continue;
         w->removed[x] = 1;
-        walk(w, j + 1, prob * qx * (1.0 - a), R - w->q[x]);
+        walk(w, j + 1, prob * qx * (1.0 - a));
         w->removed[x] = 0;
     }
     w->per_draft[j] += prob * acc;
@@ -229,7 +303,7 @@ static int rrsw_exact(const double *p, const mdsd_scheme *s, const mdsd_verifier
     } else {
         memcpy(w.pj, p, V * sizeof *p);
         memset(per_draft, 0, n * sizeof *per_draft);
-        walk(&w, 0, 1.0, 1.0);
+        walk(&w, 0, 1.0);
         *alpha = mdsd_sum(per_draft, n);
     }
     free(w.pj), free(w.qj), free(w.removed);

@@ -638,3 +638,27 @@ Test(verifier, bad_target_and_oversized_enumeration_are_reported)
         cr_assert_eq((int)k, i);
     }
 }
+
+/* Regression (found by mdsd check): drawing the tokens that hold nearly all
+ * of q left 1 - q(drawn) to rounding, and rrsw's exact rate became NaN and
+ * its simulation could accept on garbage. */
+Test(verifier, rrsw_with_nearly_one_hot_draft)
+{
+    static const double p[3] = {0.07496, 0.92504 - 5.2e-9, 5.2e-9};
+    static const double q[3] = {1 - 1.66e-5 - 6.7e-20, 6.7e-20, 1.66e-5};
+    mdsd_scheme s = {MDSD_SCHEME_WOR, 3, 3, q, NULL};
+    double alpha, per_draft[3];
+    cr_assert_eq(mdsd_verifier_exact(MDSD_VERIFIER_RRSW, p, &s, NULL, &alpha, per_draft, NULL), MDSD_OK);
+    cr_assert_float_eq(alpha, 1.0, 1e-12);
+    cr_assert_float_eq(per_draft[0], 0.07496 + 6.7e-20 + 5.2e-9, 1e-12); /* sum min(p, q) */
+    mdsd_verifier *v = mdsd_verifier_alloc(MDSD_VERIFIER_RRSW, p, &s, NULL, NULL);
+    mdsd_mc_opts mc;
+    mdsd_mc_opts_init(&mc);
+    mc.trials = 100000;
+    mdsd_mc_result res;
+    cr_assert_eq(mdsd_mc_run(v, &mc, &res, NULL), MDSD_OK);
+    cr_assert_eq(res.alpha, 1.0);
+    cr_assert_gt(mdsd_mc_check_output(&res, p).p_value, 1e-6);
+    mdsd_mc_result_free(&res);
+    mdsd_verifier_free(v);
+}
