@@ -253,10 +253,9 @@ static int scan_wor(mdsd_bound_workspace *ws, const double *p, const double *q, 
         if (!ws->wor)
             return MDSD_ENOMEM;
     }
-    prefix_p(ws, p);
     int rc = mdsd_wor_chain_set(ws->wor, q, ws->ord.order, ws->ord.n_scan, err);
     if (rc == MDSD_OK)
-        rc = mdsd_wor_chain_min(ws->wor, ws->P, tol, fmin, argmin, evals, err);
+        rc = mdsd_wor_chain_min(ws->wor, p, tol, fmin, argmin, evals, err);
     return rc;
 }
 

@@ -59,11 +59,12 @@ int mdsd_wor_chain_set(mdsd_wor_chain *c, const double *q, const uint32_t *chain
 /* Q(H_i), exact to about 1e-15, in [0, 1]. */
 int mdsd_wor_chain_Q(mdsd_wor_chain *c, size_t i, double *Q, mdsd_err *err);
 
-/* min over 0 <= i <= N of P[i] - Q(H_i), where P[0..N] is the target mass of
- * the prefixes (P[0] = 0), to within tol (plus the evaluation error); argmin
- * is the prefix length attaining it (0 = empty set), evaluations the number
- * of Q(H_i) computed. */
-int mdsd_wor_chain_min(mdsd_wor_chain *c, const double *P, double tol, double *fmin,
+/* min over 0 <= i <= N of p(H_i) - Q(H_i) for the target p (indexed like q),
+ * to within tol (plus the evaluation error); argmin is the prefix length
+ * attaining it (0 = empty set), evaluations the number of Q(H_i) computed.
+ * The chain must be in the sort-and-scan order (qporder.h: p/q of the
+ * added tokens non-decreasing), which the interval bound relies on. */
+int mdsd_wor_chain_min(mdsd_wor_chain *c, const double *p, double tol, double *fmin,
                        size_t *argmin, size_t *evaluations, mdsd_err *err);
 
 /* Q(H) for any subset (in_H[x] != 0), through a chain with H first. */

@@ -39,9 +39,9 @@ static const char usage_text[] =
     "\"all\" with --method all), seconds, subset (--show-subset: token ids of H),\n"
     "alpha_one and k2_margin (k2: Thm 2's condition min_S p(S) - q(S)^2 >= 0, and\n"
     "that minimum), evaluations (sort for wor with n >= 3: exact Q(H) computed),\n"
-    "lp_vars (LP methods); with --method all: methods ([{method, alpha, seconds,\n"
-    "subset?, ...}] or [{method, skipped}] for a method refused by a size guard)\n"
-    "and max_disagreement (largest |alpha_a - alpha_b| over the methods run).\n";
+    "lp_vars and exact_arith (LP methods); with --method all: methods ([{method,\n"
+    "alpha, seconds, subset?, ...}] or [{method, skipped}] for a method refused by a\n"
+    "size guard) and max_disagreement (largest |alpha_a - alpha_b| over the methods).\n";
 
 enum { OPT_CUSTOM = CLI_OPT_COMMAND, OPT_SHOW_SUBSET, OPT_EXACT, OPT_MAX_TUPLES, OPT_MAX_VARS };
 
@@ -109,6 +109,7 @@ typedef struct {
     int rc;                 /* MDSD_OK, or why it was skipped */
     char why[512];
     double seconds;
+    bool exact_arith;       /* LP methods: solved with --exact-arith */
     mdsd_bound_result res;
 } outcome;
 
@@ -123,6 +124,7 @@ static int run_one(const double *p, const mdsd_scheme *s, mdsd_bound_method m,
     out->rc = mdsd_bound_alpha(p, s, m, &o->bound, NULL, &out->res, err);
     out->seconds = now() - t0;
     out->method = out->rc == MDSD_OK ? out->res.method : m;
+    out->exact_arith = o->bound.exact_arith;
     snprintf(out->why, sizeof out->why, "%s", out->rc ? err->msg : "");
     return out->rc;
 }
@@ -149,8 +151,10 @@ static void json_details(mdsd_json *j, const outcome *oc, size_t V)
     }
     if (oc->res.evaluations)
         mdsd_json_kv_integer(j, "evaluations", (long long)oc->res.evaluations);
-    if (oc->res.lp_vars)
+    if (oc->res.lp_vars) {
         mdsd_json_kv_integer(j, "lp_vars", (long long)oc->res.lp_vars);
+        mdsd_json_kv_bool(j, "exact_arith", oc->exact_arith);
+    }
 }
 
 static void text_details(const outcome *oc, size_t V)
