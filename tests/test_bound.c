@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <criterion/criterion.h>
 #include <gsl/gsl_randist.h>
@@ -154,15 +155,16 @@ Test(bound, every_method_agrees_with_subset_enumeration)
     gsl_rng_free(r);
 }
 
-/* wor up to n = 6: the sort-and-scan against enumeration, including draft
- * laws with a nearly exhausted remaining mass (q with entries ~1e-12). */
+/* wor for n = 2 (closed form) to 6 (quadrature): the sort-and-scan against
+ * enumeration, including draft laws with a nearly exhausted remaining mass
+ * (q with entries ~1e-12). */
 Test(bound, wor_sort_is_exact_up_to_six_drafts)
 {
     gsl_rng *r = mdsd_rng_alloc(77);
     double worst = 0.0;
     unsigned done = 0;
     for (unsigned i = 0; done < 300; i++) {
-        size_t V = 6 + gsl_rng_uniform_int(r, 3), n = 3 + gsl_rng_uniform_int(r, 4);
+        size_t V = 6 + gsl_rng_uniform_int(r, 3), n = 2 + gsl_rng_uniform_int(r, 5);
         double p[8], q[8];
         toy_pair(r, i, V, p, q);
         if (i % 3 == 0) { /* a concentrated draft: two tokens hold all but ~1e-12 */
@@ -604,6 +606,24 @@ Test(bound, cli_methods_agree_and_report)
                        0, &out);
     cr_assert_eq(rc, 0, "%s", out);
     cr_assert(strstr(out, "\"method\":\"brute\""), "%s", out);
+    free(out);
+    /* custom: tuples from a file; brute and both LPs. */
+    char path[] = "/tmp/mdsd-bound-custom-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    fputs("# x1 x2 prob\n0 1 0.5\n1 2 0.3\n2 2 0.2\n", f);
+    fclose(f);
+    char args[256];
+    snprintf(args, sizeof args,
+             "bound -p 0.1,0.1,0.8 --scheme custom --custom %s --method all --json", path);
+    rc = test_run_mdsd(args, 0, &out);
+    unlink(path);
+    cr_assert_eq(rc, 0, "%s", out);
+    /* H = {0, 1}: p(H) - Q(H) = 0.2 - 0.5, so alpha* = 0.7 (no smaller value) */
+    cr_assert(strstr(out, "\"alpha\":0.69999999999") || strstr(out, "\"alpha\":0.7"), "%s", out);
+    cr_assert(strstr(out, "\"method\":\"lp-full\"") && strstr(out, "\"method\":\"brute\""),
+              "%s", out);
     free(out);
 }
 
