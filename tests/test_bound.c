@@ -94,7 +94,7 @@ Test(bound, every_method_agrees_with_subset_enumeration)
     mdsd_bound_workspace *ws = mdsd_bound_workspace_alloc(8, 5, NULL);
     unsigned per_kind[MDSD_SCHEME_COUNT] = {0}, lp_checked = 0, done = 0;
     double worst = 0.0, worst_lp = 0.0;
-    for (unsigned i = 0; done < 1400; i++) {
+    for (unsigned i = 0; done < 1050; i++) {
         size_t V = 2 + gsl_rng_uniform_int(r, 7), n = 1 + gsl_rng_uniform_int(r, 5);
         mdsd_scheme_kind kind = (mdsd_scheme_kind)(i % MDSD_SCHEME_COUNT);
         if (kind == MDSD_SCHEME_HUB)
@@ -120,7 +120,7 @@ Test(bound, every_method_agrees_with_subset_enumeration)
             if (!mdsd_bound_applies((mdsd_bound_method)m, &s))
                 continue;
             bool lp = m == MDSD_BOUND_LP_FULL || m == MDSD_BOUND_LP_REDUCED;
-            if (lp && (i % 4 != 0 || V * D.count > 20000))
+            if (lp && (i % 4 != 0 || V * D.count > 6000))
                 continue; /* keep the suite fast; test_lp.c covers the LPs at length */
             unsigned char H[8];
             mdsd_bound_result res;
@@ -146,9 +146,9 @@ Test(bound, every_method_agrees_with_subset_enumeration)
         mdsd_joint_free(&custom);
     }
     for (int k = 0; k < MDSD_SCHEME_COUNT; k++)
-        cr_assert_geq(per_kind[k], 120, "scheme %s: only %u instances", mdsd_scheme_name(k),
+        cr_assert_geq(per_kind[k], 100, "scheme %s: only %u instances", mdsd_scheme_name(k),
                       per_kind[k]);
-    cr_assert_geq(lp_checked, 300);
+    cr_assert_geq(lp_checked, 250);
     cr_log_info("alpha*: %u instances, worst |method - reference| %.3g (sort, brute, k2), "
                 "%.3g (LPs, %u solves)", done, worst, worst_lp, lp_checked);
     mdsd_bound_workspace_free(ws);
