@@ -528,6 +528,13 @@ static int by_enumeration(const double *p, const mdsd_scheme *s, mdsd_bound_meth
     int rc = mdsd_scheme_joint(s, o->max_tuples ? o->max_tuples : MDSD_JOINT_MAX_TUPLES, &D, err);
     if (rc)
         return rc;
+    double total = mdsd_sum(D.prob, D.count);
+    if (!(fabs(total - 1.0) <= MDSD_PROB_SUM_TOL)) {
+        mdsd_joint_free(&D);
+        return mdsd_fail(err, MDSD_ESOLVER,
+                         "%s: the enumerated joint law of the drafts sums to %g, not 1 (underflow "
+                         "in the scheme's enumeration?)", mdsd_bound_method_name(m), total);
+    }
     if (m == MDSD_BOUND_BRUTE) {
         double fmin;
         rc = mdsd_subset_min(p, s->V, &D, o->max_brute_V, &fmin, res->subset, err);

@@ -572,6 +572,14 @@ Test(bound, library_refusals_name_the_problem)
     mdsd_bound_method m;
     cr_assert_eq(mdsd_bound_method_parse("fast", &m, &err), MDSD_EINVAL);
     cr_assert(strstr(err.msg, "'fast'") && strstr(err.msg, "lp-reduced"), "%s", err.msg);
+    /* A joint law that is not a probability (here: sums to 0.5) is refused. */
+    int tokens[4] = {0, 1, 2, 2};
+    double prob[2] = {0.25, 0.25};
+    mdsd_joint D = {2, 2, tokens, prob};
+    mdsd_scheme custom = {MDSD_SCHEME_CUSTOM, 2, 3, NULL, &D};
+    cr_assert_eq(mdsd_bound_alpha(p, &custom, MDSD_BOUND_BRUTE, NULL, NULL, &res, &err),
+                 MDSD_ESOLVER);
+    cr_assert(strstr(err.msg, "sums to 0.5"), "%s", err.msg);
     mdsd_bound_workspace *ws = mdsd_bound_workspace_alloc(2, 2, NULL);
     cr_assert_eq(mdsd_bound_alpha(p, &iid3, MDSD_BOUND_SORT, NULL, ws, &res, &err), MDSD_EINVAL);
     cr_assert(strstr(err.msg, "workspace"), "%s", err.msg);
