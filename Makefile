@@ -96,11 +96,25 @@ $(OUT)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
-# The main job. Until the batch-table job exists this runs the most useful
-# end-to-end commands: a scheme's joint law checked against its sampler.
+# The main job: Hu et al.'s Table 1 layout (T = 0.7, n = 3) on the shipped
+# dump, then a sweep over temperatures and draft counts for the figures in
+# plots/figures/ (Hu Fig. 1 and 2, SpecHub Fig. 9, gap to alpha*).
+RUN_DUMP ?= data/kjv-ngram.h5
+RUN_OUT ?= build/run
+RUN_FIGURES ?= plots/figures
+RUN_VERIFIERS := sd,rrs,rrsw,kseq,greedy,spechub
 run: all
-	@echo "== make run: mdsd draft (joint law of 3 drafts without replacement, sampled and checked)"
-	./mdsd draft -q 0.5,0.3,0.15,0.05 -n 3 --scheme wor --sample 200000 --seed 1
+	@mkdir -p $(RUN_OUT) $(RUN_FIGURES)
+	./mdsd info $(RUN_DUMP)
+	./mdsd table $(RUN_DUMP) -o $(RUN_OUT)/table.csv -t 0.7 -d 3 -s iid,wor,greedy --draft-model kn2,kn3 \
+	  -v rrs,rrsw,kseq,greedy --trials 1000 --markdown
+	./mdsd table $(RUN_DUMP) -o $(RUN_OUT)/sweep.csv -t 0.3,0.5,0.7,1.0 -d 1,2,3,4 \
+	  -s iid,wor,greedy -v $(RUN_VERIFIERS) --trials 300 2>/dev/null
+	./mdsd plot $(RUN_OUT)/sweep.csv --kind vs-temperature --n 3 -o $(RUN_FIGURES)/vs-temperature.png
+	./mdsd plot $(RUN_OUT)/sweep.csv --kind vs-drafts --temperature 0.7 -o $(RUN_FIGURES)/vs-drafts.png
+	./mdsd plot $(RUN_OUT)/sweep.csv --kind per-draft --n 3 --temperature 0.7 -o $(RUN_FIGURES)/per-draft.png
+	./mdsd plot $(RUN_OUT)/sweep.csv --kind gap --n 3 -o $(RUN_FIGURES)/gap.png
+	@echo "== results: $(RUN_OUT)/table.csv, $(RUN_OUT)/sweep.csv; figures: $(RUN_FIGURES)/"
 
 test: deps
 	@$(MAKE) --no-print-directory test-run

@@ -78,6 +78,23 @@ static void free_fields(char **f, long n)
     free(f);
 }
 
+int mdsd_csv_split(const char *line, char ***fields, size_t *count, mdsd_err *err)
+{
+    size_t bad_col = 0;
+    long n = split_line(line, fields, &bad_col);
+    if (n == -2)
+        return mdsd_fail(err, MDSD_ENOMEM, "CSV: out of memory");
+    if (n < 0)
+        return mdsd_fail(err, MDSD_EFORMAT, "CSV: bad quoting in field %zu of '%s'", bad_col + 1, line);
+    *count = (size_t)n;
+    return MDSD_OK;
+}
+
+void mdsd_csv_fields_free(char **fields, size_t count)
+{
+    free_fields(fields, (long)count);
+}
+
 /* Reads one line of any length without its line ending; NULL at EOF. */
 static char *read_line(FILE *f)
 {

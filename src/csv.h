@@ -32,6 +32,12 @@ const char *mdsd_csv_cell(const mdsd_csv *t, size_t row, int col);
  * error naming the file, line, column and text. */
 int mdsd_csv_number(const mdsd_csv *t, size_t row, int col, double *out, mdsd_err *err);
 
+/* Splits one line (no line ending) into malloc'd fields, undoing quoting;
+ * free them with mdsd_csv_fields_free. Bad quoting is an error naming the
+ * field. */
+int mdsd_csv_split(const char *line, char ***fields, size_t *count, mdsd_err *err);
+void mdsd_csv_fields_free(char **fields, size_t count);
+
 /* Writes s as one field, quoted if it holds a comma, quote or line break. */
 void mdsd_csv_write_field(FILE *f, const char *s);
 

@@ -6,9 +6,15 @@
 
 #include <gsl/gsl_cdf.h>
 
+#include "csv.h"
+
+/* Gaps this small are rounding in alpha* and alpha (both exact to ~1e-12),
+ * not a difference: a verifier that attains alpha* shows no marker. */
+#define GAP_ROUNDING 1e-9
+
 const char *mdsd_report_significance(double gap, double gap_se)
 {
-    if (!isfinite(gap) || !(gap_se > 0))
+    if (!isfinite(gap) || !(gap_se > 0) || fabs(gap) < GAP_ROUNDING)
         return "";
     double p = 2 * gsl_cdf_ugaussian_Q(fabs(gap) / gap_se);
     return p < 0.001 ? "***" : p < 0.01 ? "**" : p < 0.05 ? "*" : "";
@@ -33,7 +39,8 @@ static void csv_number(FILE *out, double x)
 
 void mdsd_report_csv_row(FILE *out, const mdsd_report_row *r, size_t max_drafts)
 {
-    fprintf(out, "%s,%.10g,%zu,%s,%s", r->dump, r->temperature, r->n, r->scheme, r->method);
+    mdsd_csv_write_field(out, r->dump);
+    fprintf(out, ",%.10g,%zu,%s,%s", r->temperature, r->n, r->scheme, r->method);
     csv_number(out, r->alpha);
     csv_number(out, r->se);
     csv_number(out, r->gap);
@@ -45,22 +52,6 @@ void mdsd_report_csv_row(FILE *out, const mdsd_report_row *r, size_t max_drafts)
     fputc('\n', out);
 }
 
-/* Splits a CSV line on commas (our fields never contain commas or quotes). */
-static size_t split(char *line, char **field, size_t max)
-{
-    size_t k = 0;
-    char *s = line;
-    while (k < max) {
-        field[k++] = s;
-        char *c = strchr(s, ',');
-        if (!c)
-            break;
-        *c = '\0';
-        s = c + 1;
-    }
-    return k;
-}
-
 static double parse_number(const char *s)
 {
     return *s ? strtod(s, NULL) : NAN;
@@ -68,14 +59,19 @@ static double parse_number(const char *s)
 
 int mdsd_report_csv_parse(const char *line, mdsd_report_row *r, mdsd_err *err)
 {
-    char buf[4096];
-    char *field[13 + MDSD_REPORT_MAX_DRAFTS];
+    char buf[8192];
     snprintf(buf, sizeof buf, "%s", line);
     buf[strcspn(buf, "\r\n")] = '\0';
-    size_t k = split(buf, field, 13 + MDSD_REPORT_MAX_DRAFTS);
-    if (k < 13 || strlen(field[0]) >= sizeof r->dump || strlen(field[3]) >= sizeof r->scheme ||
-        strlen(field[4]) >= sizeof r->method)
-        return mdsd_fail(err, MDSD_EFORMAT, "malformed results line: '%s'", line);
+    char **field;
+    size_t k;
+    int rc = mdsd_csv_split(buf, &field, &k, err);
+    if (rc)
+        return rc;
+    if (k < 13 || k > 13 + MDSD_REPORT_MAX_DRAFTS || strlen(field[0]) >= sizeof r->dump ||
+        strlen(field[3]) >= sizeof r->scheme || strlen(field[4]) >= sizeof r->method) {
+        mdsd_csv_fields_free(field, k);
+        return mdsd_fail(err, MDSD_EFORMAT, "malformed results line: '%s'", buf);
+    }
     memset(r, 0, sizeof *r);
     strcpy(r->dump, field[0]);
     r->temperature = parse_number(field[1]);
@@ -91,6 +87,7 @@ int mdsd_report_csv_parse(const char *line, mdsd_report_row *r, mdsd_err *err)
     r->exact = atoi(field[12]) != 0;
     for (size_t j = 13; j < k && isfinite(parse_number(field[j])); j++)
         r->per_draft[r->n_per_draft++] = parse_number(field[j]);
+    mdsd_csv_fields_free(field, k);
     return MDSD_OK;
 }
 
@@ -119,9 +116,17 @@ static void cell(FILE *out, const mdsd_report_row *r, style st)
     fprintf(out, "%.4f%s%.4f", r->alpha, pm, r->se);
     if (!isfinite(r->gap))
         return;
+    if (fabs(r->gap) < GAP_ROUNDING) {
+        fputs(" (=)", out);
+        return;
+    }
     const char *arrow = r->gap < 0 ? (st == STYLE_LATEX ? "$\\downarrow$" : "↓")
                                    : (st == STYLE_LATEX ? "$\\uparrow$" : "↑");
-    fprintf(out, " (%s%.4f%s)", arrow, fabs(r->gap), mdsd_report_significance(r->gap, r->gap_se));
+    const char *sig = mdsd_report_significance(r->gap, r->gap_se);
+    if (st == STYLE_LATEX && *sig)
+        fprintf(out, " (%s%.4f$^{%s}$)", arrow, fabs(r->gap), sig);
+    else
+        fprintf(out, " (%s%.4f%s)", arrow, fabs(r->gap), sig);
 }
 
 static const mdsd_report_row *find(const mdsd_report_row *rows, size_t count, double T, size_t n,
@@ -132,6 +137,49 @@ static const mdsd_report_row *find(const mdsd_report_row *rows, size_t count, do
             !strcmp(rows[i].method, method) && !strcmp(rows[i].dump, dump))
             return &rows[i];
     return NULL;
+}
+
+/* Index of the first row of (T, n) with rows[i]'s scheme. */
+static size_t first_of_scheme(const mdsd_report_row *rows, size_t i, double T, size_t n)
+{
+    for (size_t k = 0; k < i; k++)
+        if (rows[k].temperature == T && rows[k].n == n && !strcmp(rows[k].scheme, rows[i].scheme))
+            return k;
+    return i;
+}
+
+/* Index of the first row of (T, n) with rows[i]'s scheme and method. */
+static size_t first_of_method(const mdsd_report_row *rows, size_t i, double T, size_t n)
+{
+    for (size_t k = 0; k < i; k++)
+        if (rows[k].temperature == T && rows[k].n == n && !strcmp(rows[k].scheme, rows[i].scheme) &&
+            !strcmp(rows[k].method, rows[i].method))
+            return k;
+    return i;
+}
+
+/* One table row: (scheme, method) across the dumps; nothing if no dump has it. */
+static void render_row(FILE *out, const mdsd_report_row *rows, size_t count, double T, size_t n,
+                       const char *scheme, const char *method_name, const label_set *dumps, style st)
+{
+    const mdsd_report_row *any = NULL;
+    for (size_t d = 0; d < dumps->count && !any; d++)
+        any = find(rows, count, T, n, scheme, method_name, dumps->labels[d]);
+    if (!any)
+        return;
+    const char *sep = st == STYLE_LATEX ? " & " : " | ";
+    const char *method = strcmp(method_name, "bound") ? method_name
+                                                      : (st == STYLE_LATEX ? "$\\alpha^*$" : "α*");
+    fprintf(out, st == STYLE_LATEX ? "%s & %s" : "| %s | %s", scheme, method);
+    for (size_t d = 0; d < dumps->count; d++) {
+        fputs(sep, out);
+        const mdsd_report_row *c = find(rows, count, T, n, scheme, method_name, dumps->labels[d]);
+        if (c)
+            cell(out, c, st);
+        else
+            fputs("–", out);
+    }
+    fputs(st == STYLE_LATEX ? " \\\\\n" : " |\n", out);
 }
 
 static void render_block(FILE *out, const mdsd_report_row *rows, size_t count, double T, size_t n,
@@ -157,29 +205,16 @@ static void render_block(FILE *out, const mdsd_report_row *rows, size_t count, d
             fputs("|---", out);
         fputs("|\n", out);
     }
-    /* rows in order of first appearance of (scheme, method) */
+    /* schemes in order of first appearance; each: its alpha* row, then its methods */
     for (size_t i = 0; i < count; i++) {
         const mdsd_report_row *r = &rows[i];
-        if (r->temperature != T || r->n != n)
+        if (r->temperature != T || r->n != n || first_of_scheme(rows, i, T, n) != i)
             continue;
-        int seen = 0;
-        for (size_t k = 0; k < i && !seen; k++)
-            seen = rows[k].temperature == T && rows[k].n == n && !strcmp(rows[k].scheme, r->scheme) &&
-                   !strcmp(rows[k].method, r->method);
-        if (seen)
-            continue;
-        const char *method = strcmp(r->method, "bound") ? r->method
-                                                        : (st == STYLE_LATEX ? "$\\alpha^*$" : "α*");
-        fprintf(out, st == STYLE_LATEX ? "%s & %s" : "| %s | %s", r->scheme, method);
-        for (size_t d = 0; d < dumps->count; d++) {
-            fputs(sep, out);
-            const mdsd_report_row *c = find(rows, count, T, n, r->scheme, r->method, dumps->labels[d]);
-            if (c)
-                cell(out, c, st);
-            else
-                fputs("–", out);
-        }
-        fputs(st == STYLE_LATEX ? " \\\\\n" : " |\n", out);
+        render_row(out, rows, count, T, n, r->scheme, "bound", dumps, st);
+        for (size_t k = i; k < count; k++)
+            if (rows[k].temperature == T && rows[k].n == n && !strcmp(rows[k].scheme, r->scheme) &&
+                strcmp(rows[k].method, "bound") && first_of_method(rows, k, T, n) == k)
+                render_row(out, rows, count, T, n, r->scheme, rows[k].method, dumps, st);
     }
     if (st == STYLE_LATEX)
         fputs("\\bottomrule\n\\end{tabular}\n\\end{table}\n", out);

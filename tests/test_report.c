@@ -99,8 +99,8 @@ static mdsd_report_row row(const char *dump, const char *scheme, const char *met
 Test(report, csv_round_trips)
 {
     mdsd_report_row rows[2] = {row("a.h5", "iid", "bound", 0.81, NAN), row("a.h5", "iid", "rrs", 0.8, -0.01)};
-    char *buf;
-    size_t len;
+    char *buf, *buf2;
+    size_t len, len2;
     FILE *f = open_memstream(&buf, &len);
     mdsd_report_csv_header(f, 3);
     for (int i = 0; i < 2; i++)
@@ -119,6 +119,15 @@ Test(report, csv_round_trips)
     cr_assert(isnan(back.gap));
     cr_assert_eq(back.n_per_draft, 0);
     cr_assert_eq(mdsd_report_csv_parse("garbage", &back, NULL), MDSD_EFORMAT);
+    /* a dump label with a comma and a quote survives the round trip */
+    mdsd_report_row odd = row("my,\"dump\".h5", "iid", "rrs", 0.5, -0.1);
+    FILE *g = open_memstream(&buf2, &len2);
+    mdsd_report_csv_row(g, &odd, 3);
+    fclose(g);
+    cr_assert_eq(mdsd_report_csv_parse(buf2, &back, NULL), MDSD_OK, "%s", buf2);
+    cr_assert_str_eq(back.dump, "my,\"dump\".h5");
+    cr_assert_float_eq(back.alpha, 0.5, 1e-12);
+    free(buf2);
     free(buf);
 }
 

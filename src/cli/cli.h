@@ -100,6 +100,7 @@ int cmd_dist(int argc, char **argv);
 int cmd_draft(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_toy(int argc, char **argv);
+int cmd_table(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 int cmd_accept(int argc, char **argv);
 int cmd_lp(int argc, char **argv);

@@ -20,6 +20,7 @@ static const command commands[] = {
     {"draft", cmd_draft, "enumerate or sample the joint law D of a draft scheme; Q(H)"},
     {"info", cmd_info, "summarise an HDF5 logit dump; --validate checks every row"},
     {"toy", cmd_toy, "write a logit dump of a toy family (zipf, spechub-toy, ...)"},
+    {"table", cmd_table, "batch job over logit dumps: acceptance-rate tables (CSV, Markdown, LaTeX)"},
     {"plot", cmd_plot, "plot a results CSV with gnuplot (alpha vs T, vs n, per draft, gap)"},
     {"accept", cmd_accept, "a verifier's acceptance rate: exact, Monte Carlo, output check"},
     {"lp", cmd_lp, "optimal acceptance alpha* from the full or reduced LP (GLPK); LP export"},

@@ -1,0 +1,696 @@
+#include "batch.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <omp.h>
+
+#include "bound.h"
+#include "cluster.h"
+#include "dist.h"
+#include "dump.h"
+#include "montecarlo.h"
+#include "outfile.h"
+#include "progress.h"
+#include "rng.h"
+
+#define MAX_CELLS 256
+#define BLOCK_BYTES ((size_t)64 << 20)
+
+/* One output row of a (dump, temperature) unit: the alpha* of a scheme
+ * (verifier < 0) or a verifier's acceptance, at n drafts. */
+typedef struct {
+    size_t n;
+    mdsd_scheme_kind scheme;
+    int verifier;     /* mdsd_verifier_kind, or -1 for the scheme's alpha* */
+    int bound_cell;   /* verifier cells: index of the same (scheme, n) alpha* cell */
+} cell;
+
+typedef struct {
+    size_t count;
+    size_t max_n;
+    cell cells[MAX_CELLS];
+} plan;
+
+/* Everything a worker needs to evaluate one row. */
+typedef struct {
+    const mdsd_batch_opts *o;
+    const plan *pl;
+    const char *label;   /* dump label for messages */
+    size_t V;
+    double T;
+    uint64_t unit_seed;  /* seed mixed with the unit, for Monte Carlo */
+} unit_ctx;
+
+typedef struct {
+    double *p, *q;                 /* [V] */
+    mdsd_bound_workspace *bound;   /* per-thread scratch of the alpha* solvers */
+} worker;
+
+/* ---- planning ------------------------------------------------------------- */
+
+static void note(const mdsd_batch_opts *o, const char *fmt, const char *a, size_t n, const char *why)
+{
+    if (!o->note)
+        return;
+    char msg[768];
+    snprintf(msg, sizeof msg, fmt, a, n, why);
+    o->note(msg, o->note_ctx);
+}
+
+/* Whether scheme `kind` with n drafts is defined at all (with a full-support
+ * q; a given position may still fail on support, which is then an error). */
+static int scheme_applies(mdsd_scheme_kind kind, size_t n, const double *uniform, size_t V,
+                          mdsd_err *err)
+{
+    mdsd_scheme s = {kind, n, V, uniform, NULL};
+    return mdsd_scheme_check(&s, err);
+}
+
+static int find_bound_cell(const plan *pl, mdsd_scheme_kind kind, size_t n)
+{
+    for (size_t c = 0; c < pl->count; c++)
+        if (pl->cells[c].verifier < 0 && pl->cells[c].scheme == kind && pl->cells[c].n == n)
+            return (int)c;
+    return -1;
+}
+
+static int add_cell(plan *pl, cell c, mdsd_err *err)
+{
+    if (pl->count == MAX_CELLS)
+        return mdsd_fail(err, MDSD_ETOOBIG, "table: more than %d (n, scheme, method) rows per "
+                         "temperature; split the job", MAX_CELLS);
+    pl->cells[pl->count++] = c;
+    if (c.n > pl->max_n)
+        pl->max_n = c.n;
+    return MDSD_OK;
+}
+
+static int add_bound(plan *pl, mdsd_scheme_kind kind, size_t n, mdsd_err *err)
+{
+    if (find_bound_cell(pl, kind, n) >= 0)
+        return MDSD_OK;
+    return add_cell(pl, (cell){n, kind, -1, -1}, err);
+}
+
+static int make_plan(const mdsd_batch_opts *o, size_t V, plan *pl, mdsd_err *err)
+{
+    memset(pl, 0, sizeof *pl);
+    double *uniform = malloc(V * sizeof *uniform);
+    if (!uniform)
+        return mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
+    for (size_t v = 0; v < V; v++)
+        uniform[v] = 1.0 / (double)V;
+    int rc = MDSD_OK;
+    mdsd_err why;
+    for (size_t k = 0; k < o->n_counts && rc == MDSD_OK; k++) {
+        size_t n = o->draft_counts[k];
+        for (size_t i = 0; i < o->n_schemes && rc == MDSD_OK; i++) {
+            mdsd_scheme_kind kind = o->schemes[i];
+            if (scheme_applies(kind, n, uniform, V, &why) == MDSD_OK)
+                rc = add_bound(pl, kind, n, err);
+            else
+                note(o, "skipping the %s scheme at n = %zu: %s", mdsd_scheme_name(kind), n, why.msg);
+        }
+        for (size_t i = 0; i < o->n_verifiers && rc == MDSD_OK; i++) {
+            mdsd_verifier_kind v = o->verifiers[i];
+            mdsd_scheme s = {mdsd_verifier_scheme(v), n, V, uniform, NULL};
+            if (mdsd_verifier_check(v, &s, &why) != MDSD_OK) {
+                note(o, "skipping verifier %s at n = %zu: %s", mdsd_verifier_name(v), n, why.msg);
+                continue;
+            }
+            if ((rc = add_bound(pl, s.kind, n, err)))
+                break;
+            rc = add_cell(pl, (cell){n, s.kind, (int)v, find_bound_cell(pl, s.kind, n)}, err);
+        }
+    }
+    free(uniform);
+    if (rc == MDSD_OK && pl->count == 0)
+        rc = mdsd_fail(err, MDSD_EINVAL, "table: no (scheme, verifier, n) combination applies");
+    if (rc == MDSD_OK && pl->max_n > MDSD_REPORT_MAX_DRAFTS)
+        rc = mdsd_fail(err, MDSD_EINVAL, "table: n = %zu is above the limit of %d drafts", pl->max_n,
+                       MDSD_REPORT_MAX_DRAFTS);
+    return rc;
+}
+
+/* ---- one position --------------------------------------------------------- */
+
+static int cell_bound(const unit_ctx *u, worker *w, const mdsd_scheme *s, double *alpha,
+                      mdsd_err *err)
+{
+    mdsd_bound_result res = {0};
+    int rc = mdsd_bound_alpha(w->p, s, MDSD_BOUND_AUTO, NULL, w->bound, &res, err);
+    *alpha = res.alpha;
+    (void)u;
+    return rc;
+}
+
+/* Monte Carlo for a verifier without an exact form at this size. */
+static int cell_simulate(const unit_ctx *u, worker *w, mdsd_verifier_kind kind,
+                         const mdsd_scheme *s, size_t row, double *alpha, double *per_draft,
+                         mdsd_err *err)
+{
+    mdsd_verifier *v = mdsd_verifier_alloc(kind, w->p, s, &u->o->verifier_opts, err);
+    if (!v)
+        return err->code ? err->code : MDSD_ENOMEM;
+    mdsd_mc_opts mc;
+    mdsd_mc_opts_init(&mc);
+    mc.trials = u->o->trials;
+    mc.seed = u->unit_seed;
+    mc.position = row;
+    mc.threads = 1; /* the rows are already spread over the threads */
+    mc.histogram = false;
+    mdsd_mc_result res;
+    int rc = mdsd_mc_run(v, &mc, &res, err);
+    if (rc == MDSD_OK) {
+        *alpha = res.alpha;
+        for (size_t j = 0; j < s->n; j++)
+            per_draft[j] = (double)res.per_draft[j] / (double)res.trials;
+        mdsd_mc_result_free(&res);
+    }
+    mdsd_verifier_free(v);
+    return rc;
+}
+
+static int cell_verifier(const unit_ctx *u, worker *w, mdsd_verifier_kind kind,
+                         const mdsd_scheme *s, size_t row, double *alpha, double *per_draft,
+                         bool *exact, mdsd_err *err)
+{
+    *exact = false;
+    if (u->o->simulate)
+        return cell_simulate(u, w, kind, s, row, alpha, per_draft, err);
+    int rc = mdsd_verifier_exact(kind, w->p, s, &u->o->verifier_opts, alpha, per_draft, err);
+    *exact = rc == MDSD_OK;
+    if ((rc == MDSD_EUNSUPPORTED || rc == MDSD_ETOOBIG) && u->o->trials > 0)
+        rc = cell_simulate(u, w, kind, s, row, alpha, per_draft, err);
+    else if (rc == MDSD_EUNSUPPORTED || rc == MDSD_ETOOBIG)
+        rc = mdsd_fail(err, rc, "no exact acceptance at this size; pass --trials K for Monte Carlo");
+    return rc;
+}
+
+/* Evaluates every cell at one row: alpha[cells], per_draft[cells * max_n]. */
+static int evaluate_row(const unit_ctx *u, worker *w, const float *target, const float *draft,
+                        size_t row, double *alpha, double *per_draft, bool *exact, mdsd_err *err)
+{
+    int rc = mdsd_softmax_float(target, u->V, u->T, w->p, "target", err);
+    if (rc == MDSD_OK)
+        rc = mdsd_softmax_float(draft, u->V, u->T, w->q, "draft", err);
+    const plan *pl = u->pl;
+    for (size_t c = 0; c < pl->count && rc == MDSD_OK; c++) {
+        const cell *ce = &pl->cells[c];
+        mdsd_scheme s = {ce->scheme, ce->n, u->V, w->q, NULL};
+        double *pd = per_draft + c * pl->max_n;
+        memset(pd, 0, pl->max_n * sizeof *pd);
+        exact[c] = true;
+        if (ce->verifier < 0)
+            rc = cell_bound(u, w, &s, &alpha[c], err);
+        else
+            rc = cell_verifier(u, w, (mdsd_verifier_kind)ce->verifier, &s, row, &alpha[c], pd,
+                               &exact[c], err);
+        if (rc) {
+            char what[600];
+            snprintf(what, sizeof what, "%s", err->msg);
+            mdsd_fail(err, rc, "%s, row %zu (T = %g, n = %zu, %s, %s): %s", u->label, row, u->T,
+                      ce->n, mdsd_scheme_name(ce->scheme),
+                      ce->verifier < 0 ? "alpha*" : mdsd_verifier_name((mdsd_verifier_kind)ce->verifier),
+                      what);
+        }
+    }
+    if (rc && strncmp(err->msg, u->label, strlen(u->label)) != 0) {
+        char what[600];
+        snprintf(what, sizeof what, "%s", err->msg);
+        mdsd_fail(err, rc, "%s, row %zu (T = %g): %s", u->label, row, u->T, what);
+    }
+    return rc;
+}
+
+/* ---- one (dump, temperature) unit ----------------------------------------- */
+
+typedef struct {
+    mdsd_cluster_stats alpha[MAX_CELLS];
+    mdsd_cluster_stats gap[MAX_CELLS];
+    double per_draft_sum[MAX_CELLS][MDSD_REPORT_MAX_DRAFTS];
+    bool exact[MAX_CELLS];
+} unit_acc;
+
+/* Per-block results, filled in parallel, consumed in row order. */
+typedef struct {
+    size_t cap, cells, max_n;
+    double *alpha;      /* [cap * cells] */
+    double *per_draft;  /* [cap * cells * max_n] */
+    bool *exact;        /* [cap * cells] */
+    int *rc;            /* [cap] */
+    mdsd_err *err;      /* [cap] */
+} block_results;
+
+static void block_results_free(block_results *b)
+{
+    free(b->alpha), free(b->per_draft), free(b->exact), free(b->rc), free(b->err);
+}
+
+static int block_results_alloc(block_results *b, size_t cap, const plan *pl, mdsd_err *err)
+{
+    b->cap = cap, b->cells = pl->count, b->max_n = pl->max_n;
+    b->alpha = malloc(cap * pl->count * sizeof *b->alpha);
+    b->per_draft = malloc(cap * pl->count * pl->max_n * sizeof *b->per_draft);
+    b->exact = malloc(cap * pl->count * sizeof *b->exact);
+    b->rc = malloc(cap * sizeof *b->rc);
+    b->err = malloc(cap * sizeof *b->err);
+    if (!b->alpha || !b->per_draft || !b->exact || !b->rc || !b->err) {
+        block_results_free(b);
+        return mdsd_fail(err, MDSD_ENOMEM, "table: out of memory for a block of %zu rows", cap);
+    }
+    return MDSD_OK;
+}
+
+static void accumulate(unit_acc *acc, const plan *pl, const block_results *br, size_t i,
+                       long long sample)
+{
+    const double *alpha = br->alpha + i * pl->count;
+    for (size_t c = 0; c < pl->count; c++) {
+        const cell *ce = &pl->cells[c];
+        mdsd_cluster_add(&acc->alpha[c], sample, alpha[c]);
+        if (ce->verifier >= 0)
+            mdsd_cluster_add(&acc->gap[c], sample, alpha[c] - alpha[ce->bound_cell]);
+        for (size_t j = 0; j < ce->n; j++)
+            acc->per_draft_sum[c][j] += br->per_draft[(i * pl->count + c) * pl->max_n + j];
+        acc->exact[c] = acc->exact[c] && br->exact[i * pl->count + c];
+    }
+}
+
+static void finish_rows(const unit_acc *acc, const plan *pl, const char *label, double T,
+                        mdsd_report_row *out)
+{
+    for (size_t c = 0; c < pl->count; c++) {
+        const cell *ce = &pl->cells[c];
+        mdsd_report_row *r = &out[c];
+        memset(r, 0, sizeof *r);
+        snprintf(r->dump, sizeof r->dump, "%s", label);
+        r->temperature = T;
+        r->n = ce->n;
+        snprintf(r->scheme, sizeof r->scheme, "%s", mdsd_scheme_name(ce->scheme));
+        snprintf(r->method, sizeof r->method, "%s",
+                 ce->verifier < 0 ? "bound" : mdsd_verifier_name((mdsd_verifier_kind)ce->verifier));
+        r->alpha = mdsd_cluster_mean(&acc->alpha[c]);
+        r->se = mdsd_cluster_stderr(&acc->alpha[c]);
+        r->gap = ce->verifier < 0 ? NAN : mdsd_cluster_mean(&acc->gap[c]);
+        r->gap_se = ce->verifier < 0 ? NAN : mdsd_cluster_stderr(&acc->gap[c]);
+        r->positions = (size_t)mdsd_cluster_count(&acc->alpha[c]);
+        r->samples = (size_t)mdsd_cluster_groups(&acc->alpha[c]);
+        r->exact = acc->exact[c];
+        r->n_per_draft = ce->verifier < 0 ? 0 : ce->n;
+        for (size_t j = 0; j < r->n_per_draft; j++)
+            r->per_draft[j] = acc->per_draft_sum[c][j] / (double)r->positions;
+    }
+}
+
+/* One column of the table: a dump with one of its drafters. */
+typedef struct {
+    mdsd_dump *dump;
+    int draft;                /* drafter index in the dump */
+    char label[512];          /* dump label, ":drafter" when several drafters are compared */
+    size_t begin, end;        /* rows */
+    size_t index;             /* job index: a stream coordinate for Monte Carlo */
+} dump_job;
+
+/* Evaluates one block's rows in parallel; returns the first failing row's error. */
+static int evaluate_block(const unit_ctx *u, worker *workers, const mdsd_dump_block *b,
+                          size_t rows, block_results *br, mdsd_err *err)
+{
+    size_t V = u->V, cells = u->pl->count, max_n = u->pl->max_n;
+    int threads = u->o->threads > 0 ? u->o->threads : omp_get_max_threads();
+#pragma omp parallel for schedule(dynamic, 4) num_threads(threads)
+    for (size_t i = 0; i < rows; i++) {
+        worker *w = &workers[omp_get_thread_num()];
+        mdsd_err_clear(&br->err[i]);
+        br->rc[i] = evaluate_row(u, w, b->target + i * V, b->draft[0] + i * V, b->row0 + i,
+                                 br->alpha + i * cells, br->per_draft + i * cells * max_n,
+                                 br->exact + i * cells, &br->err[i]);
+    }
+    for (size_t i = 0; i < rows; i++)
+        if (br->rc[i]) {
+            *err = br->err[i];
+            return br->rc[i];
+        }
+    return MDSD_OK;
+}
+
+static int run_unit(const mdsd_batch_opts *o, const plan *pl, const dump_job *job, double T,
+                    size_t t_index, worker *workers, mdsd_progress *progress,
+                    mdsd_report_row *rows_out, mdsd_err *err)
+{
+    unit_ctx u = {o, pl, job->label, job->dump->V, T,
+                  mdsd_seed_mix(o->seed, job->index, t_index)};
+    size_t cap = mdsd_dump_block_rows(job->dump, 1, BLOCK_BYTES);
+    mdsd_dump_block *b = mdsd_dump_block_alloc(job->dump, cap, 1, &job->draft, err);
+    unit_acc *acc = calloc(1, sizeof *acc);
+    block_results br = {0};
+    int rc = !b ? (err->code ? err->code : MDSD_ENOMEM)
+             : !acc ? mdsd_fail(err, MDSD_ENOMEM, "table: out of memory")
+                    : block_results_alloc(&br, cap, pl, err);
+    for (size_t c = 0; c < pl->count && rc == MDSD_OK; c++) {
+        mdsd_cluster_init(&acc->alpha[c]);
+        mdsd_cluster_init(&acc->gap[c]);
+        acc->exact[c] = true;
+    }
+    for (size_t row0 = job->begin; row0 < job->end && rc == MDSD_OK; row0 += cap) {
+        if ((rc = mdsd_dump_block_read(job->dump, b, row0, 1, err)))
+            break;
+        size_t rows = b->rows < job->end - row0 ? b->rows : job->end - row0;
+        if ((rc = evaluate_block(&u, workers, b, rows, &br, err)))
+            break;
+        for (size_t i = 0; i < rows; i++)
+            accumulate(acc, pl, &br, i, b->sample_id[i]);
+        mdsd_progress_add(progress, rows);
+    }
+    if (rc == MDSD_OK)
+        finish_rows(acc, pl, job->label, T, rows_out);
+    block_results_free(&br);
+    free(acc);
+    mdsd_dump_block_free(b);
+    return rc;
+}
+
+/* ---- resumable job -------------------------------------------------------- */
+
+typedef struct {
+    mdsd_report_row *rows;
+    size_t count, cap;
+} row_list;
+
+static int row_list_push(row_list *l, const mdsd_report_row *r, size_t k, mdsd_err *err)
+{
+    if (l->count + k > l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 64;
+        while (cap < l->count + k)
+            cap *= 2;
+        mdsd_report_row *rows = realloc(l->rows, cap * sizeof *rows);
+        if (!rows)
+            return mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
+        l->rows = rows;
+        l->cap = cap;
+    }
+    memcpy(l->rows + l->count, r, k * sizeof *r);
+    l->count += k;
+    return MDSD_OK;
+}
+
+/* The first line of the .partial file: resuming is refused unless the job is
+ * the same one. */
+static void job_signature(const mdsd_batch_opts *o, const plan *pl, char *sig, size_t size)
+{
+    size_t len = (size_t)snprintf(sig, size, "#mdsd-table 1 trials=%llu%s seed=%llu rows=%zu:%zu draft=%s",
+                                  (unsigned long long)o->trials, o->simulate ? " simulate" : "",
+                                  (unsigned long long)o->seed,
+                                  o->row_begin, o->row_end, "");
+    for (size_t i = 0; i < o->n_draft_models && len < size; i++)
+        len += (size_t)snprintf(sig + len, size - len, "%s%s", i ? "," : "", o->draft_models[i]);
+    len += (size_t)snprintf(sig + len, size - len, " cells=");
+    for (size_t c = 0; c < pl->count && len < size; c++)
+        len += (size_t)snprintf(sig + len, size - len, "%zu/%s/%d;", pl->cells[c].n,
+                                mdsd_scheme_name(pl->cells[c].scheme), pl->cells[c].verifier);
+    for (size_t i = 0; i < o->n_dumps && len < size; i++)
+        len += (size_t)snprintf(sig + len, size - len, " %s", o->dumps[i]);
+}
+
+static bool unit_done(const row_list *done, const char *label, double T)
+{
+    for (size_t i = 0; i < done->count; i++)
+        if (!strcmp(done->rows[i].dump, label) && done->rows[i].temperature == T)
+            return true;
+    return false;
+}
+
+/* Reads the finished units of a previous run; rows after the last "#done"
+ * marker belong to an interrupted unit and are dropped. */
+static int read_partial(const char *path, const char *signature, row_list *done, mdsd_err *err)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return errno == ENOENT ? MDSD_OK
+                               : mdsd_fail(err, MDSD_EIO, "cannot read '%s': %s", path, strerror(errno));
+    char line[8192];
+    int rc = MDSD_OK;
+    if (!fgets(line, sizeof line, f) || strncmp(line, signature, strlen(signature)) != 0 ||
+        (line[strlen(signature)] != '\n' && line[strlen(signature)] != '\0'))
+        rc = mdsd_fail(err, MDSD_EINVAL, "'%s' was made by a different table job; "
+                       "remove it or run without --resume", path);
+    row_list pending = {0};
+    while (rc == MDSD_OK && fgets(line, sizeof line, f)) {
+        if (!strncmp(line, "#done", 5)) {
+            rc = row_list_push(done, pending.rows, pending.count, err);
+            pending.count = 0;
+        } else if (line[0] != '#' && strncmp(line, "dump,", 5) != 0) {
+            mdsd_report_row r;
+            if ((rc = mdsd_report_csv_parse(line, &r, err)) == MDSD_OK)
+                rc = row_list_push(&pending, &r, 1, err);
+        }
+    }
+    free(pending.rows);
+    fclose(f);
+    return rc;
+}
+
+static int append_unit(FILE *partial, const mdsd_report_row *rows, size_t k, size_t max_n,
+                       mdsd_err *err)
+{
+    for (size_t i = 0; i < k; i++)
+        mdsd_report_csv_row(partial, &rows[i], max_n);
+    fprintf(partial, "#done %s,%.10g\n", rows[0].dump, rows[0].temperature);
+    if (fflush(partial) != 0 || fsync(fileno(partial)) != 0)
+        return mdsd_fail(err, MDSD_EIO, "error writing the partial results: %s", strerror(errno));
+    return MDSD_OK;
+}
+
+static int write_output(const char *path, const row_list *all, size_t max_n, mdsd_err *err)
+{
+    mdsd_outfile out;
+    int rc = mdsd_outfile_open(&out, path, err);
+    if (rc)
+        return rc;
+    mdsd_report_csv_header(out.f, max_n);
+    for (size_t i = 0; i < all->count; i++)
+        mdsd_report_csv_row(out.f, &all->rows[i], max_n);
+    return mdsd_outfile_commit(&out, err);
+}
+
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+/* The dump's label: its base name, or the path if two dumps share a name. */
+static const char *dump_label(const mdsd_batch_opts *o, size_t i)
+{
+    for (size_t k = 0; k < o->n_dumps; k++)
+        if (k != i && !strcmp(base_name(o->dumps[k]), base_name(o->dumps[i])))
+            return o->dumps[i];
+    return base_name(o->dumps[i]);
+}
+
+static int check_options(const mdsd_batch_opts *o, mdsd_err *err)
+{
+    if (o->n_dumps == 0)
+        return mdsd_fail(err, MDSD_EINVAL, "table: no dump given");
+    if (o->n_temperatures == 0 || o->n_counts == 0)
+        return mdsd_fail(err, MDSD_EINVAL, "table: give --temperatures and --drafts");
+    for (size_t i = 0; i < o->n_temperatures; i++)
+        if (!(o->temperatures[i] >= 0) || isinf(o->temperatures[i]))
+            return mdsd_fail(err, MDSD_EINVAL, "table: temperature %g is not a finite value >= 0 "
+                             "(0 means argmax)", o->temperatures[i]);
+    for (size_t i = 0; i < o->n_counts; i++)
+        if (o->draft_counts[i] < 1)
+            return mdsd_fail(err, MDSD_EINVAL, "table: the number of drafts must be >= 1");
+    for (size_t i = 0; i < o->n_schemes; i++)
+        if (o->schemes[i] == MDSD_SCHEME_MULTI || o->schemes[i] == MDSD_SCHEME_CUSTOM)
+            return mdsd_fail(err, MDSD_EUNSUPPORTED, "table: the %s scheme is not available in "
+                             "batch jobs (one drafter per dump)", mdsd_scheme_name(o->schemes[i]));
+    for (size_t i = 0; i < o->n_dumps; i++)
+        for (size_t k = 0; k < i; k++)
+            if (!strcmp(o->dumps[i], o->dumps[k]))
+                return mdsd_fail(err, MDSD_EINVAL, "table: dump '%s' is given twice", o->dumps[i]);
+    for (size_t i = 0; i < o->n_draft_models; i++)
+        for (size_t k = 0; k < i; k++)
+            if (!strcmp(o->draft_models[i], o->draft_models[k]))
+                return mdsd_fail(err, MDSD_EINVAL, "table: drafter '%s' is given twice",
+                                 o->draft_models[i]);
+    if (!o->output)
+        return mdsd_fail(err, MDSD_EINVAL, "table: no output file (-o)");
+    if (o->simulate && o->trials == 0)
+        return mdsd_fail(err, MDSD_EINVAL, "table: --simulate needs --trials K");
+    return MDSD_OK;
+}
+
+static size_t job_count(const mdsd_batch_opts *o)
+{
+    return o->n_dumps * (o->n_draft_models ? o->n_draft_models : 1);
+}
+
+/* Job j: dump j / drafters, drafter j % drafters. */
+static int open_job(const mdsd_batch_opts *o, size_t j, dump_job *job, mdsd_err *err)
+{
+    size_t drafters = o->n_draft_models ? o->n_draft_models : 1, i = j / drafters;
+    int rc = mdsd_dump_open(o->dumps[i], &job->dump, err);
+    if (rc)
+        return rc;
+    mdsd_dump *d = job->dump;
+    const char *model = o->n_draft_models ? o->draft_models[j % drafters] : NULL;
+    job->index = j;
+    job->draft = model ? mdsd_dump_find_draft(d, model) : 0;
+    if (job->draft < 0)
+        return mdsd_fail(err, MDSD_EINVAL, "%s: no drafter named '%s' under /drafts", o->dumps[i],
+                         model);
+    if (drafters > 1)
+        snprintf(job->label, sizeof job->label, "%s:%s", dump_label(o, i), model);
+    else
+        snprintf(job->label, sizeof job->label, "%s", dump_label(o, i));
+    job->begin = o->row_begin;
+    job->end = o->row_end ? o->row_end : d->N;
+    if (job->begin >= job->end || job->end > d->N)
+        return mdsd_fail(err, MDSD_EINVAL, "%s: rows %zu:%zu are outside the dump's %zu rows",
+                         o->dumps[i], job->begin, job->end, d->N);
+    return MDSD_OK;
+}
+
+static void workers_free(worker *w, int count)
+{
+    for (int i = 0; w && i < count; i++) {
+        free(w[i].p), free(w[i].q);
+        mdsd_bound_workspace_free(w[i].bound);
+    }
+    free(w);
+}
+
+static worker *workers_alloc(int count, size_t V, size_t max_n, mdsd_err *err)
+{
+    worker *w = calloc((size_t)count, sizeof *w);
+    for (int i = 0; w && i < count; i++) {
+        w[i].p = malloc(V * sizeof *w[i].p);
+        w[i].q = malloc(V * sizeof *w[i].q);
+        w[i].bound = mdsd_bound_workspace_alloc(V, max_n, err);
+        if (!w[i].p || !w[i].q || !w[i].bound) {
+            workers_free(w, count);
+            w = NULL;
+        }
+    }
+    if (!w)
+        mdsd_fail(err, MDSD_ENOMEM, "table: out of memory for V = %zu", V);
+    return w;
+}
+
+/* Runs every temperature of one dump, appending finished units. */
+static int run_dump(const mdsd_batch_opts *o, const plan *pl, const dump_job *job,
+                    const row_list *done, row_list *all, FILE *partial, mdsd_progress *progress,
+                    mdsd_err *err)
+{
+    int threads = o->threads > 0 ? o->threads : omp_get_max_threads();
+    worker *workers = workers_alloc(threads, job->dump->V, pl->max_n, err);
+    mdsd_report_row *rows = malloc(pl->count * sizeof *rows);
+    int rc = workers && rows ? MDSD_OK : (err->code ? err->code : MDSD_ENOMEM);
+    for (size_t t = 0; t < o->n_temperatures && rc == MDSD_OK; t++) {
+        double T = o->temperatures[t];
+        if (unit_done(done, job->label, T)) {
+            mdsd_progress_add(progress, job->end - job->begin);
+            continue;
+        }
+        rc = run_unit(o, pl, job, T, t, workers, progress, rows, err);
+        if (rc == MDSD_OK)
+            rc = append_unit(partial, rows, pl->count, pl->max_n, err);
+        if (rc == MDSD_OK)
+            rc = row_list_push(all, rows, pl->count, err);
+    }
+    free(rows);
+    workers_free(workers, threads);
+    return rc;
+}
+
+/* Orders the final rows as the job lists them: columns, temperatures, cells;
+ * resumed units take their place. */
+static int collect(const mdsd_batch_opts *o, const dump_job *jobs, size_t n_jobs,
+                   const row_list *done, const row_list *fresh, row_list *out, mdsd_err *err)
+{
+    int rc = MDSD_OK;
+    for (size_t i = 0; i < n_jobs && rc == MDSD_OK; i++)
+        for (size_t t = 0; t < o->n_temperatures && rc == MDSD_OK; t++) {
+            const char *label = jobs[i].label;
+            const row_list *src = unit_done(done, label, o->temperatures[t]) ? done : fresh;
+            for (size_t k = 0; k < src->count && rc == MDSD_OK; k++)
+                if (!strcmp(src->rows[k].dump, label) && src->rows[k].temperature == o->temperatures[t])
+                    rc = row_list_push(out, &src->rows[k], 1, err);
+        }
+    return rc;
+}
+
+int mdsd_batch_run(const mdsd_batch_opts *o, mdsd_report_row **rows_out, size_t *count_out,
+                   mdsd_err *err)
+{
+    int rc = check_options(o, err);
+    if (rc)
+        return rc;
+    size_t max_n = 1;
+    for (size_t k = 0; k < o->n_counts; k++)
+        max_n = o->draft_counts[k] > max_n ? o->draft_counts[k] : max_n;
+    plan pl;
+    if ((rc = make_plan(o, max_n + 1, &pl, err)))
+        return rc;
+    char signature[8192], partial_path[4200];
+    job_signature(o, &pl, signature, sizeof signature);
+    snprintf(partial_path, sizeof partial_path, "%s.partial", o->output);
+
+    row_list done = {0}, fresh = {0}, all = {0};
+    size_t n_jobs = job_count(o);
+    dump_job *jobs = calloc(n_jobs, sizeof *jobs);
+    if (!jobs)
+        return mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
+    size_t total = 0;
+    for (size_t i = 0; i < n_jobs && rc == MDSD_OK; i++)
+        if ((rc = open_job(o, i, &jobs[i], err)) == MDSD_OK)
+            total += (jobs[i].end - jobs[i].begin) * o->n_temperatures;
+    if (rc == MDSD_OK && o->resume)
+        rc = read_partial(partial_path, signature, &done, err);
+    /* Rewrite the partial file with what is kept, then append as units finish. */
+    FILE *partial = rc == MDSD_OK ? fopen(partial_path, "w") : NULL;
+    if (rc == MDSD_OK && !partial)
+        rc = mdsd_fail(err, MDSD_EIO, "cannot write '%s': %s", partial_path, strerror(errno));
+    if (partial) {
+        fprintf(partial, "%s\n", signature);
+        mdsd_report_csv_header(partial, pl.max_n);
+    }
+    for (size_t i = 0; i < done.count && rc == MDSD_OK; i += pl.count)
+        rc = append_unit(partial, done.rows + i, pl.count, pl.max_n, err);
+    mdsd_progress progress;
+    mdsd_progress_start(&progress, "mdsd table", total);
+    if (!o->progress)
+        progress.enabled = false;
+    for (size_t i = 0; i < n_jobs && rc == MDSD_OK; i++)
+        rc = run_dump(o, &pl, &jobs[i], &done, &fresh, partial, &progress, err);
+    mdsd_progress_finish(&progress);
+    if (partial)
+        fclose(partial);
+    /* Keep the partial file only if it holds finished work to resume from. */
+    if (partial && rc != MDSD_OK && done.count == 0 && fresh.count == 0)
+        unlink(partial_path);
+    if (rc == MDSD_OK)
+        rc = collect(o, jobs, n_jobs, &done, &fresh, &all, err);
+    if (rc == MDSD_OK)
+        rc = write_output(o->output, &all, pl.max_n, err);
+    if (rc == MDSD_OK)
+        unlink(partial_path);
+    for (size_t i = 0; i < n_jobs; i++)
+        if (jobs[i].dump)
+            mdsd_dump_close(jobs[i].dump);
+    free(jobs);
+    free(done.rows), free(fresh.rows);
+    if (rc == MDSD_OK && rows_out) {
+        *rows_out = all.rows;
+        *count_out = all.count;
+    } else {
+        free(all.rows);
+    }
+    return rc;
+}

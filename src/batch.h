@@ -1,0 +1,64 @@
+/* batch.h - the batch job behind `mdsd table`: stream the rows of logit
+ * dumps, turn each row into (p, q) at every temperature, and compute per
+ * position the optimal acceptance alpha* of every draft scheme and the
+ * acceptance of every verifier (exact where a closed form exists, Monte
+ * Carlo otherwise), then aggregate per (dump, temperature, n, scheme,
+ * method) into report rows (report.h): mean, standard error clustered by
+ * sample, gap to the scheme's alpha* with its paired standard error, and
+ * per-draft acceptance.
+ *
+ * Data flow is one-way: dump block -> distributions -> per-position values
+ * (in parallel, OpenMP over rows) -> aggregates fed in row order (so results
+ * do not depend on the thread count) -> rows. Memory is one block of rows,
+ * independent of the number of positions.
+ *
+ * Resumable: each finished (dump, temperature, n) unit is appended to
+ * OUTPUT.partial with a "#done" marker line and fsync'd; --resume reads the
+ * finished units back and skips them. The final CSV is written atomically. */
+#ifndef MDSD_BATCH_H
+#define MDSD_BATCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "report.h"
+#include "scheme.h"
+#include "verifier.h"
+
+typedef struct {
+    size_t n_dumps;
+    const char *const *dumps;            /* [n_dumps] paths */
+    size_t n_temperatures;
+    const double *temperatures;          /* [n_temperatures], 0 = argmax */
+    size_t n_counts;
+    const size_t *draft_counts;          /* [n_counts] values of n */
+    size_t n_schemes;
+    const mdsd_scheme_kind *schemes;     /* [n_schemes]: alpha* rows */
+    size_t n_verifiers;
+    const mdsd_verifier_kind *verifiers; /* [n_verifiers] */
+    size_t n_draft_models;
+    const char *const *draft_models;     /* drafter groups to compare (each a column,
+                                            labelled DUMP:NAME when several); 0 = the first */
+    size_t row_begin, row_end;           /* rows [row_begin, row_end); row_end 0 = all */
+    uint64_t trials;                     /* Monte-Carlo trials where no exact form; 0 = none */
+    bool simulate;                       /* Monte Carlo for every verifier (needs trials) */
+    uint64_t seed;
+    int threads;                         /* OpenMP threads; 0 = default */
+    mdsd_verifier_opts verifier_opts;
+    const char *output;                  /* results CSV (the .partial file lives beside it) */
+    bool resume;
+    bool progress;                       /* progress bar on stderr (when a terminal) */
+    /* Told about (scheme, method, n) combinations that do not apply and are
+     * skipped, e.g. hub at n = 3; NULL = silent. */
+    void (*note)(const char *message, void *ctx);
+    void *note_ctx;
+} mdsd_batch_opts;
+
+/* Runs the job and writes opts->output atomically. rows/count (optional)
+ * receive the result rows (free with free()). */
+int mdsd_batch_run(const mdsd_batch_opts *opts, mdsd_report_row **rows, size_t *count,
+                   mdsd_err *err);
+
+#endif

@@ -1,0 +1,272 @@
+/* mdsd table: the batch job over logit dumps (batch.h), with the results as
+ * a tidy CSV and, on request, Markdown / LaTeX tables (report.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "../batch.h"
+
+static const char usage_text[] =
+    "Usage: mdsd table DUMP... -o results.csv [options]\n"
+    "Acceptance rates over the positions of logit dumps: per (dump, temperature, n,\n"
+    "scheme, method) the mean acceptance, its standard error clustered by sample,\n"
+    "the gap to the scheme's optimal alpha* (paired, clustered s.e., significance\n"
+    "marker) and per-draft rates. method is a verifier, or 'bound' for alpha*.\n\n"
+    "  -o, --output FILE        results CSV (written atomically)\n"
+    "  -t, --temperatures LIST  comma list or a:b:step (default 0.7; 0 = argmax)\n"
+    "  -d, --drafts LIST        numbers of drafts n (default 3)\n"
+    "  -s, --schemes LIST       schemes whose alpha* to report (default iid,wor,greedy)\n"
+    "  -v, --verifiers LIST     verifiers (default rrs,kseq,greedy); each runs\n"
+    "                           on its own scheme (rrs/kseq/is: iid, rrsw: wor,\n"
+    "                           greedy: greedy, spechub: hub, sd: n = 1), whose alpha*\n"
+    "                           is then reported too; 'none' for bounds only.\n"
+    "                           rrsw (and is/otm at large V) need --trials\n"
+    "      --draft-model LIST   drafter groups under /drafts to compare, each a table\n"
+    "                           column DUMP:NAME (default: the first drafter)\n"
+    "      --trials K           Monte-Carlo trials per position where a verifier has\n"
+    "                           no exact form (default 0: exact only)\n"
+    "      --simulate           Monte Carlo for every verifier, even where an exact\n"
+    "                           form exists (needs --trials)\n"
+    "      --seed S             seed of the Monte-Carlo streams (default 1)\n"
+    "      --positions a:b      rows a (inclusive) to b (exclusive) of every dump\n"
+    "      --threads N          OpenMP threads (default: all cores); results do not\n"
+    "                           depend on N\n"
+    "      --resume             continue an interrupted job from FILE.partial\n"
+    "      --is-top S           is verifier: free weights only among the top S tokens\n"
+    "      --markdown[=FILE]    also render a Hu-et-al.-Table-1-style Markdown table\n"
+    "                           (to standard output without FILE)\n"
+    "      --latex[=FILE]       the same table in LaTeX (booktabs)\n"
+    "  -h, --help               this help\n\n"
+    "CSV columns: dump,temperature,n,scheme,method,alpha,stderr,gap,gap_stderr,\n"
+    "significance,positions,samples,exact,per_draft_1..per_draft_K\n";
+
+enum {
+    OPT_DRAFT_MODEL = CLI_OPT_COMMAND, OPT_TRIALS, OPT_SEED, OPT_POSITIONS, OPT_THREADS,
+    OPT_RESUME, OPT_IS_TOP, OPT_MARKDOWN, OPT_LATEX, OPT_SIMULATE
+};
+
+#define MAX_LIST 64
+
+typedef struct {
+    mdsd_batch_opts batch;
+    double *temperatures;
+    size_t counts[MAX_LIST];
+    mdsd_scheme_kind schemes[MAX_LIST];
+    mdsd_verifier_kind verifiers[MAX_LIST];
+    char draft_names[MAX_LIST][32];
+    const char *draft_models[MAX_LIST];
+    const char *markdown, *latex; /* "-" = standard output */
+    bool want_markdown, want_latex;
+} table_opts;
+
+static int split_list(const char *spec, const char *opt, char items[][32], size_t *count)
+{
+    char copy[2048];
+    snprintf(copy, sizeof copy, "%s", spec);
+    *count = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (*count == MAX_LIST || strlen(tok) >= 32)
+            return cli_usage_error("table", "%s: too many or too long entries", opt);
+        strcpy(items[(*count)++], tok);
+    }
+    return *count ? 0 : cli_usage_error("table", "%s: empty list", opt);
+}
+
+static int parse_counts(const char *spec, table_opts *t)
+{
+    char items[MAX_LIST][32];
+    if (split_list(spec, "--drafts", items, &t->batch.n_counts))
+        return -1;
+    for (size_t i = 0; i < t->batch.n_counts; i++)
+        if (cli_parse_size(items[i], "--drafts", "table", &t->counts[i]))
+            return -1;
+    return 0;
+}
+
+static int parse_schemes(const char *spec, table_opts *t)
+{
+    char items[MAX_LIST][32];
+    if (split_list(spec, "--schemes", items, &t->batch.n_schemes))
+        return -1;
+    for (size_t i = 0; i < t->batch.n_schemes; i++) {
+        mdsd_err err;
+        if (mdsd_scheme_parse(items[i], &t->schemes[i], &err))
+            return cli_usage_error("table", "--schemes: %s", err.msg);
+    }
+    return 0;
+}
+
+static int parse_verifiers(const char *spec, table_opts *t)
+{
+    char items[MAX_LIST][32];
+    if (!strcmp(spec, "none")) {
+        t->batch.n_verifiers = 0;
+        return 0;
+    }
+    if (split_list(spec, "--verifiers", items, &t->batch.n_verifiers))
+        return -1;
+    for (size_t i = 0; i < t->batch.n_verifiers; i++) {
+        mdsd_err err;
+        if (mdsd_verifier_parse(items[i], &t->verifiers[i], &err))
+            return cli_usage_error("table", "--verifiers: %s", err.msg);
+    }
+    return 0;
+}
+
+static int parse_draft_models(const char *spec, table_opts *t)
+{
+    if (split_list(spec, "--draft-model", t->draft_names, &t->batch.n_draft_models))
+        return -1;
+    for (size_t i = 0; i < t->batch.n_draft_models; i++)
+        t->draft_models[i] = t->draft_names[i];
+    t->batch.draft_models = t->draft_models;
+    return 0;
+}
+
+static int parse_positions(const char *spec, mdsd_batch_opts *b)
+{
+    unsigned long long a = 0, e = 0;
+    int used = 0;
+    if (sscanf(spec, "%llu:%n", &a, &used) != 1 || used == 0)
+        return cli_usage_error("table", "--positions: '%s' is not a:b", spec);
+    if (spec[used] && (sscanf(spec + used, "%llu", &e) != 1 || e <= a))
+        return cli_usage_error("table", "--positions: '%s' needs a < b", spec);
+    b->row_begin = (size_t)a;
+    b->row_end = (size_t)e;
+    return 0;
+}
+
+static int parse_temperatures(const char *spec, table_opts *t)
+{
+    mdsd_err err;
+    free(t->temperatures);
+    t->temperatures = NULL;
+    if (mdsd_parse_range(spec, "--temperatures", &t->temperatures, &t->batch.n_temperatures, &err))
+        return cli_usage_error("table", "%s", err.msg);
+    return 0;
+}
+
+static int parse_option(int opt, const char *arg, table_opts *t)
+{
+    mdsd_batch_opts *b = &t->batch;
+    unsigned long long u;
+    switch (opt) {
+    case 'o': b->output = arg; return 0;
+    case 't': return parse_temperatures(arg, t);
+    case 'd': return parse_counts(arg, t);
+    case 's': return parse_schemes(arg, t);
+    case 'v': return parse_verifiers(arg, t);
+    case OPT_DRAFT_MODEL: return parse_draft_models(arg, t);
+    case OPT_TRIALS:
+        if (cli_parse_u64(arg, "--trials", "table", &u))
+            return -1;
+        b->trials = u;
+        return 0;
+    case OPT_SEED:
+        if (cli_parse_u64(arg, "--seed", "table", &u))
+            return -1;
+        b->seed = u;
+        return 0;
+    case OPT_POSITIONS: return parse_positions(arg, b);
+    case OPT_THREADS:
+        if (cli_parse_u64(arg, "--threads", "table", &u))
+            return -1;
+        b->threads = (int)u;
+        return 0;
+    case OPT_RESUME: b->resume = true; return 0;
+    case OPT_SIMULATE: b->simulate = true; return 0;
+    case OPT_IS_TOP: return cli_parse_size(arg, "--is-top", "table", &b->verifier_opts.is_top);
+    case OPT_MARKDOWN: t->want_markdown = true; t->markdown = arg ? arg : "-"; return 0;
+    case OPT_LATEX: t->want_latex = true; t->latex = arg ? arg : "-"; return 0;
+    default: return cli_usage_error("table", "unrecognised option");
+    }
+}
+
+static void print_note(const char *message, void *ctx)
+{
+    (void)ctx;
+    fprintf(stderr, "mdsd table: %s\n", message);
+}
+
+/* Renders to stdout ("-") or atomically to a file. */
+static int render(const char *dest, void (*fn)(FILE *, const mdsd_report_row *, size_t),
+                  const mdsd_report_row *rows, size_t count, mdsd_err *err)
+{
+    if (!strcmp(dest, "-")) {
+        fn(stdout, rows, count);
+        return MDSD_OK;
+    }
+    mdsd_outfile out;
+    int rc = mdsd_outfile_open(&out, dest, err);
+    if (rc)
+        return rc;
+    fn(out.f, rows, count);
+    return mdsd_outfile_commit(&out, err);
+}
+
+int cmd_table(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"output", required_argument, NULL, 'o'},
+        {"temperatures", required_argument, NULL, 't'},
+        {"drafts", required_argument, NULL, 'd'},
+        {"schemes", required_argument, NULL, 's'},
+        {"verifiers", required_argument, NULL, 'v'},
+        {"draft-model", required_argument, NULL, OPT_DRAFT_MODEL},
+        {"trials", required_argument, NULL, OPT_TRIALS},
+        {"seed", required_argument, NULL, OPT_SEED},
+        {"positions", required_argument, NULL, OPT_POSITIONS},
+        {"threads", required_argument, NULL, OPT_THREADS},
+        {"resume", no_argument, NULL, OPT_RESUME},
+        {"simulate", no_argument, NULL, OPT_SIMULATE},
+        {"is-top", required_argument, NULL, OPT_IS_TOP},
+        {"markdown", optional_argument, NULL, OPT_MARKDOWN},
+        {"latex", optional_argument, NULL, OPT_LATEX},
+        {"help", no_argument, NULL, 'h'},
+        {0, 0, 0, 0}};
+    table_opts t = {0};
+    mdsd_batch_opts *b = &t.batch;
+    b->seed = 1;
+    b->progress = true;
+    b->note = print_note;
+    mdsd_verifier_opts_init(&b->verifier_opts);
+    int bad = parse_temperatures("0.7", &t) || parse_counts("3", &t) ||
+              parse_schemes("iid,wor,greedy", &t) || parse_verifiers("rrs,kseq,greedy", &t);
+    int opt;
+    while (!bad && (opt = getopt_long(argc, argv, "o:t:d:s:v:h", longopts, NULL)) != -1) {
+        if (opt == 'h') {
+            fputs(usage_text, stdout);
+            free(t.temperatures);
+            return CLI_EXIT_OK;
+        }
+        bad = opt == '?' ? cli_usage_error("table", "unrecognised option") : parse_option(opt, optarg, &t);
+    }
+    if (!bad && optind == argc)
+        bad = cli_usage_error("table", "no dump given");
+    if (!bad && !b->output)
+        bad = cli_usage_error("table", "missing -o/--output FILE");
+    if (bad) {
+        free(t.temperatures);
+        return CLI_EXIT_USAGE;
+    }
+    b->dumps = (const char *const *)argv + optind;
+    b->n_dumps = (size_t)(argc - optind);
+    b->temperatures = t.temperatures;
+    b->draft_counts = t.counts;
+    b->schemes = t.schemes;
+    b->verifiers = t.verifiers;
+    mdsd_err err;
+    mdsd_err_clear(&err);
+    mdsd_report_row *rows = NULL;
+    size_t count = 0;
+    int rc = mdsd_batch_run(b, &rows, &count, &err);
+    if (rc == MDSD_OK && t.want_markdown)
+        rc = render(t.markdown, mdsd_report_markdown, rows, count, &err);
+    if (rc == MDSD_OK && t.want_latex)
+        rc = render(t.latex, mdsd_report_latex, rows, count, &err);
+    free(rows);
+    free(t.temperatures);
+    return rc ? cli_report("table", &err) : CLI_EXIT_OK;
+}
