@@ -246,12 +246,15 @@ static int scan_wor(mdsd_bound_workspace *ws, const double *p, const double *q, 
         scan_wor2(ws, p, q, fmin, argmin);
         return MDSD_OK;
     }
-    if (!ws->wor || ws->wor_n != n) {
-        mdsd_wor_chain_free(ws->wor);
-        ws->wor = mdsd_wor_chain_alloc(ws->V, n, err);
-        ws->wor_n = n;
-        if (!ws->wor)
+    if (!ws->wor) {
+        if (!(ws->wor = mdsd_wor_chain_alloc(ws->V, n, err)))
             return MDSD_ENOMEM;
+        ws->wor_n = n;
+    } else if (ws->wor_n != n) { /* small tables only: the batch job alternates n */
+        int rc = mdsd_wor_chain_set_drafts(ws->wor, n, err);
+        if (rc)
+            return rc;
+        ws->wor_n = n;
     }
     int rc = mdsd_wor_chain_set(ws->wor, q, ws->ord.order, ws->ord.n_scan, err);
     if (rc == MDSD_OK)

@@ -30,6 +30,7 @@
 
 struct mdsd_wor_chain {
     size_t cap_V, n, L;          /* L = n - 1: counts j < n matter */
+    size_t n_cap;                /* n the small tables are sized for */
     double rho, inv_rho;         /* small tokens: q t_max <= rho */
     double w_fixed;              /* largest w whose series needs <= FIXED_ORDER terms */
     /* the chain */
@@ -82,7 +83,7 @@ static void series_coefficients(mdsd_wor_chain *c)
 {
     size_t stride = MAX_ORDER + 1;
     double *a1 = c->a + stride;
-    memset(c->a, 0, (c->L + 1) * stride * sizeof *c->a);
+    memset(c->a, 0, (c->L < 1 ? 2 : c->L + 1) * stride * sizeof *c->a);
     c->a[0] = 1.0; /* (e^z - 1)^0 = 1 */
     double f = 1.0;
     for (size_t m = 1; m <= MAX_ORDER; m++) {
@@ -118,6 +119,43 @@ static void series_orders(mdsd_wor_chain *c)
     }
 }
 
+int mdsd_wor_chain_set_drafts(mdsd_wor_chain *c, size_t n, mdsd_err *err)
+{
+    if (n == 0)
+        return mdsd_fail(err, MDSD_EINVAL, "wor: n must be >= 1");
+    size_t stride = MAX_ORDER + 1;
+    if (n > c->n_cap) {
+        size_t rows = n < 2 ? 2 : n; /* a holds (e^z - 1)^1 even for n = 1 */
+        double *a = realloc(c->a, rows * stride * sizeof *a);
+        if (a)
+            c->a = a;
+        double *coef = realloc(c->coef, rows * stride * sizeof *coef);
+        if (coef)
+            c->coef = coef;
+        double *pi = realloc(c->pi, (n + 1) * sizeof *pi);
+        if (pi)
+            c->pi = pi;
+        double *Pl = realloc(c->Pl, n * sizeof *Pl);
+        if (Pl)
+            c->Pl = Pl;
+        if (!a || !coef || !pi || !Pl)
+            return mdsd_fail(err, MDSD_ENOMEM, "wor: out of memory for n = %zu", n);
+        c->n_cap = n;
+    }
+    c->n = n;
+    c->L = n - 1;
+    c->rho = c->L > 4 ? 4.0 / (double)c->L : 1.0;
+    c->inv_rho = 1.0 / c->rho;
+    series_coefficients(c);
+    series_orders(c);
+    int e = 0;
+    while (e + 1 < EXPONENTS && c->order_of[e] > FIXED_ORDER)
+        e++;
+    c->w_fixed = ldexp(c->rho, -e);
+    c->N = 0; /* a chain must be set again */
+    return MDSD_OK;
+}
+
 mdsd_wor_chain *mdsd_wor_chain_alloc(size_t V, size_t n, mdsd_err *err)
 {
     mdsd_wor_chain *c = calloc(1, sizeof *c);
@@ -126,9 +164,6 @@ mdsd_wor_chain *mdsd_wor_chain_alloc(size_t V, size_t n, mdsd_err *err)
         return NULL;
     }
     c->cap_V = V;
-    c->n = n;
-    c->L = n ? n - 1 : 0;
-    c->rho = c->L > 4 ? 4.0 / (double)c->L : 1.0;
     size_t nblk = V / BLOCK + 1, stride = MAX_ORDER + 1;
     c->S = malloc((V + 1) * sizeof *c->S);
     c->R = malloc((V + 1) * sizeof *c->R);
@@ -136,13 +171,8 @@ mdsd_wor_chain *mdsd_wor_chain_alloc(size_t V, size_t n, mdsd_err *err)
     c->blk = malloc(nblk * stride * sizeof *c->blk);
     c->blk_qs = malloc(nblk * sizeof *c->blk_qs);
     c->blk_M = malloc(nblk);
-    c->a = malloc((c->L + 1) * stride * sizeof *c->a);
     c->Shat = malloc(stride * sizeof *c->Shat);
-    c->coef = malloc((c->L + 1) * stride * sizeof *c->coef);
-    c->pi = malloc((n + 1) * sizeof *c->pi);
-    c->Pl = malloc((c->L + 1) * sizeof *c->Pl);
-    if (!c->S || !c->R || !c->P || !c->blk || !c->blk_qs || !c->blk_M || !c->a || !c->Shat || !c->coef ||
-        !c->pi || !c->Pl) {
+    if (!c->S || !c->R || !c->P || !c->blk || !c->blk_qs || !c->blk_M || !c->Shat) {
         mdsd_wor_chain_free(c);
         mdsd_fail(err, MDSD_ENOMEM, "wor: out of memory for V = %zu", V);
         return NULL;
@@ -156,13 +186,10 @@ mdsd_wor_chain *mdsd_wor_chain_alloc(size_t V, size_t n, mdsd_err *err)
     for (size_t g = 0; g < GL_POINTS; g++)
         gsl_integration_glfixed_point(0.0, 1.0, g, &c->gl_x[g], &c->gl_w[g], gl);
     gsl_integration_glfixed_table_free(gl);
-    series_coefficients(c);
-    series_orders(c);
-    c->inv_rho = 1.0 / c->rho;
-    int e = 0;
-    while (e + 1 < EXPONENTS && c->order_of[e] > FIXED_ORDER)
-        e++;
-    c->w_fixed = ldexp(c->rho, -e);
+    if (mdsd_wor_chain_set_drafts(c, n ? n : 1, err)) {
+        mdsd_wor_chain_free(c);
+        return NULL;
+    }
     return c;
 }
 

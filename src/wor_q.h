@@ -54,6 +54,10 @@ typedef struct mdsd_wor_chain mdsd_wor_chain;
 mdsd_wor_chain *mdsd_wor_chain_alloc(size_t V, size_t n, mdsd_err *err);
 void mdsd_wor_chain_free(mdsd_wor_chain *c);
 
+/* Switches the workspace to n drafts (small tables only; the chain must then
+ * be set again). */
+int mdsd_wor_chain_set_drafts(mdsd_wor_chain *c, size_t n, mdsd_err *err);
+
 /* Sets the chain H_i = {chain[0..i)}, 0 <= i <= N: chain[0..N) must list every
  * token with q > 0 exactly once (and no other), so that H_N = supp q. q and
  * chain are referenced, not copied, until the next set. Requires N >= n. */

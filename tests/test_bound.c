@@ -289,6 +289,43 @@ Test(bound, wor_branch_and_bound_equals_full_scan)
     gsl_rng_free(r);
 }
 
+/* One workspace, n switching back and forth (as the batch job does): the
+ * same values as fresh workspaces; n = 1 and 2 through the chain match
+ * q(H) and the n = 2 closed form. */
+Test(bound, wor_workspace_switches_n)
+{
+    gsl_rng *r = mdsd_rng_alloc(8);
+    size_t V = 300;
+    double *p = malloc(V * sizeof *p), *q = malloc(V * sizeof *q);
+    mdsd_bound_workspace *ws = mdsd_bound_workspace_alloc(V, 3, NULL);
+    for (int it = 0; it < 12; it++) {
+        size_t n = (size_t)(it % 2 ? 5 : 3) + (size_t)(it / 6);
+        llm_pair(r, V, it % 3, 0.8, p, q);
+        mdsd_scheme s = {MDSD_SCHEME_WOR, n, V, q, NULL};
+        double shared = alpha_of(p, &s, MDSD_BOUND_SORT, ws, NULL, NULL);
+        double fresh = alpha_of(p, &s, MDSD_BOUND_SORT, NULL, NULL, NULL);
+        cr_assert_eq(shared, fresh, "n = %zu: %.17g with a reused workspace, %.17g fresh", n,
+                     shared, fresh);
+    }
+    unsigned char *H = malloc(V);
+    for (size_t x = 0; x < V; x++)
+        H[x] = x % 3 != 0;
+    double Q1, Q2, qH = 0.0, A = 0.0, r_out = 0.0;
+    cr_assert_eq(mdsd_wor_Q(q, V, 1, H, &Q1, NULL), MDSD_OK);
+    cr_assert_eq(mdsd_wor_Q(q, V, 2, H, &Q2, NULL), MDSD_OK);
+    for (size_t x = 0; x < V; x++) {
+        if (H[x])
+            qH += q[x], A += q[x] / (1.0 - q[x]);
+        else
+            r_out += q[x];
+    }
+    cr_assert_float_eq(Q1, qH, 1e-14);
+    cr_assert_float_eq(Q2, qH - r_out * A, 1e-14);
+    free(H), free(p), free(q);
+    mdsd_bound_workspace_free(ws);
+    gsl_rng_free(r);
+}
+
 /* ---- closed forms ------------------------------------------------------------ */
 
 static double sort_iid(const double *p, const double *q, size_t V, size_t n)
