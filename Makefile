@@ -164,3 +164,9 @@ bench-bound: deps
 
 $(BENCH_BOUND): $(OUT)/tests/bench/bench_bound.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(PKG_LIBS)
+
+# The theorem regression suite, thorough profile: 10^4 instances per check (minutes).
+# `make test` runs its quick profile (tests/test_check.c).
+.PHONY: check
+check: all
+	./mdsd check --profile thorough

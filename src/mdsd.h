@@ -26,5 +26,6 @@
 #include "qporder.h"
 #include "subset.h"
 #include "wor_q.h"
+#include "check.h"
 
 #endif

@@ -1,42 +1,70 @@
 #include "stats.h"
 
 #include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
 
 #include <gsl/gsl_cdf.h>
 
+typedef struct {
+    double prob;
+    uint64_t count;
+} gof_cell;
+
+static int by_prob_ascending(const void *a, const void *b)
+{
+    double x = ((const gof_cell *)a)->prob, y = ((const gof_cell *)b)->prob;
+    return (x > y) - (x < y);
+}
+
+/* Pools the least likely cells, smallest first, until the pool expects at
+ * least min_expected and every remaining cell does too: a pool that still
+ * expects far less than one observation would turn a single rare outcome
+ * into a false alarm. */
 mdsd_gof mdsd_chisq_gof(const uint64_t *counts, const double *prob, size_t k,
                         double min_expected)
 {
     mdsd_gof g = {0.0, 0, 1.0, 0};
-    for (size_t i = 0; i < k; i++)
-        g.trials += counts[i];
-    double n = (double)g.trials;
-    double pooled_obs = 0.0, pooled_exp = 0.0;
-    size_t cells = 0;
+    gof_cell *cell = malloc((k ? k : 1) * sizeof *cell);
+    if (!cell) {
+        g.p_value = NAN; /* never a silent pass */
+        return g;
+    }
+    size_t m = 0;
     for (size_t i = 0; i < k; i++) {
-        double e = n * prob[i];
-        if (prob[i] <= 0.0) {
-            if (counts[i] > 0) {
-                g.statistic = INFINITY;
-                g.p_value = 0.0;
-                return g;
-            }
-            continue;
-        }
-        if (e < min_expected) {
-            pooled_obs += (double)counts[i];
-            pooled_exp += e;
-            continue;
-        }
-        double d = (double)counts[i] - e;
+        g.trials += counts[i];
+        if (prob[i] > 0.0)
+            cell[m++] = (gof_cell){prob[i], counts[i]};
+        else if (counts[i] > 0)
+            g.statistic = INFINITY; /* an impossible outcome was seen */
+    }
+    if (isinf(g.statistic)) {
+        g.p_value = 0.0;
+        free(cell);
+        return g;
+    }
+    double n = (double)g.trials;
+    qsort(cell, m, sizeof *cell, by_prob_ascending);
+    size_t i = 0, cells = 0;
+    double pool_p = 0.0, pool_obs = 0.0;
+    for (; i < m; i++) {
+        bool pool_short = pool_p > 0.0 && pool_p * n < min_expected;
+        if (cell[i].prob * n >= min_expected && !pool_short)
+            break;
+        pool_p += cell[i].prob;
+        pool_obs += (double)cell[i].count;
+    }
+    if (i > 0) {
+        double e = n * pool_p, d = pool_obs - e;
         g.statistic += d * d / e;
         cells++;
     }
-    if (pooled_exp > 0.0) {
-        double d = pooled_obs - pooled_exp;
-        g.statistic += d * d / pooled_exp;
+    for (; i < m; i++) {
+        double e = n * cell[i].prob, d = (double)cell[i].count - e;
+        g.statistic += d * d / e;
         cells++;
     }
+    free(cell);
     g.dof = cells > 1 ? cells - 1 : 0;
     g.p_value = g.dof ? gsl_cdf_chisq_Q(g.statistic, (double)g.dof) : 1.0;
     return g;

@@ -15,8 +15,9 @@ typedef struct {
 } mdsd_gof;
 
 /* Pearson chi-square test of counts[0..k) against probabilities prob[0..k)
- * (which should sum to 1). Cells with expected count < min_expected are pooled
- * into one cell, so the chi-square approximation holds. Observations in a cell
+ * (which should sum to 1). The least likely cells are pooled, smallest first,
+ * until the pool and every remaining cell expect at least min_expected
+ * observations, so the chi-square approximation holds. Observations in a cell
  * of probability 0 give p_value = 0 (an impossible outcome was seen). */
 mdsd_gof mdsd_chisq_gof(const uint64_t *counts, const double *prob, size_t k,
                         double min_expected);

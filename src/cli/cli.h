@@ -105,5 +105,6 @@ int cmd_plot(int argc, char **argv);
 int cmd_accept(int argc, char **argv);
 int cmd_lp(int argc, char **argv);
 int cmd_bound(int argc, char **argv);
+int cmd_check(int argc, char **argv);
 
 #endif

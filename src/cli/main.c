@@ -25,6 +25,7 @@ static const command commands[] = {
     {"accept", cmd_accept, "a verifier's acceptance rate: exact, Monte Carlo, output check"},
     {"lp", cmd_lp, "optimal acceptance alpha* from the full or reduced LP (GLPK); LP export"},
     {"bound", cmd_bound, "optimal acceptance alpha*: sort-and-scan, brute force, LPs, k2, or all"},
+    {"check", cmd_check, "theorem regression suite: the papers' results on toy families"},
 };
 
 static void usage(FILE *out)
