@@ -246,17 +246,19 @@ static int scan_wor(mdsd_bound_workspace *ws, const double *p, const double *q, 
         scan_wor2(ws, p, q, fmin, argmin);
         return MDSD_OK;
     }
-    if (!ws->wor || ws->wor_n != n) {
-        mdsd_wor_chain_free(ws->wor);
-        ws->wor = mdsd_wor_chain_alloc(ws->V, n, err);
-        ws->wor_n = n;
-        if (!ws->wor)
+    if (!ws->wor) {
+        if (!(ws->wor = mdsd_wor_chain_alloc(ws->V, n, err)))
             return MDSD_ENOMEM;
+        ws->wor_n = n;
+    } else if (ws->wor_n != n) { /* small tables only: the batch job alternates n */
+        int rc = mdsd_wor_chain_set_drafts(ws->wor, n, err);
+        if (rc)
+            return rc;
+        ws->wor_n = n;
     }
-    prefix_p(ws, p);
     int rc = mdsd_wor_chain_set(ws->wor, q, ws->ord.order, ws->ord.n_scan, err);
     if (rc == MDSD_OK)
-        rc = mdsd_wor_chain_min(ws->wor, ws->P, tol, fmin, argmin, evals, err);
+        rc = mdsd_wor_chain_min(ws->wor, p, tol, fmin, argmin, evals, err);
     return rc;
 }
 
@@ -529,6 +531,13 @@ static int by_enumeration(const double *p, const mdsd_scheme *s, mdsd_bound_meth
     int rc = mdsd_scheme_joint(s, o->max_tuples ? o->max_tuples : MDSD_JOINT_MAX_TUPLES, &D, err);
     if (rc)
         return rc;
+    double total = mdsd_sum(D.prob, D.count);
+    if (!(fabs(total - 1.0) <= MDSD_PROB_SUM_TOL)) {
+        mdsd_joint_free(&D);
+        return mdsd_fail(err, MDSD_ESOLVER,
+                         "%s: the enumerated joint law of the drafts sums to %g, not 1 (underflow "
+                         "in the scheme's enumeration?)", mdsd_bound_method_name(m), total);
+    }
     if (m == MDSD_BOUND_BRUTE) {
         double fmin;
         rc = mdsd_subset_min(p, s->V, &D, o->max_brute_V, &fmin, res->subset, err);

@@ -30,6 +30,7 @@
 
 struct mdsd_wor_chain {
     size_t cap_V, n, L;          /* L = n - 1: counts j < n matter */
+    size_t n_cap;                /* n the small tables are sized for */
     double rho, inv_rho;         /* small tokens: q t_max <= rho */
     double w_fixed;              /* largest w whose series needs <= FIXED_ORDER terms */
     /* the chain */
@@ -38,6 +39,7 @@ struct mdsd_wor_chain {
     size_t N;
     double *S;                   /* [N+1] q mass of prefixes */
     double *R;                   /* [N+1] q mass of suffixes (r of H_i) */
+    double *P;                   /* [N+1] target mass of prefixes (chain_min) */
     double lambda;
     /* set-up for one t_max */
     double t_max, thr;
@@ -81,7 +83,7 @@ static void series_coefficients(mdsd_wor_chain *c)
 {
     size_t stride = MAX_ORDER + 1;
     double *a1 = c->a + stride;
-    memset(c->a, 0, (c->L + 1) * stride * sizeof *c->a);
+    memset(c->a, 0, (c->L < 1 ? 2 : c->L + 1) * stride * sizeof *c->a);
     c->a[0] = 1.0; /* (e^z - 1)^0 = 1 */
     double f = 1.0;
     for (size_t m = 1; m <= MAX_ORDER; m++) {
@@ -117,6 +119,43 @@ static void series_orders(mdsd_wor_chain *c)
     }
 }
 
+int mdsd_wor_chain_set_drafts(mdsd_wor_chain *c, size_t n, mdsd_err *err)
+{
+    if (n == 0)
+        return mdsd_fail(err, MDSD_EINVAL, "wor: n must be >= 1");
+    size_t stride = MAX_ORDER + 1;
+    if (n > c->n_cap) {
+        size_t rows = n < 2 ? 2 : n; /* a holds (e^z - 1)^1 even for n = 1 */
+        double *a = realloc(c->a, rows * stride * sizeof *a);
+        if (a)
+            c->a = a;
+        double *coef = realloc(c->coef, rows * stride * sizeof *coef);
+        if (coef)
+            c->coef = coef;
+        double *pi = realloc(c->pi, (n + 1) * sizeof *pi);
+        if (pi)
+            c->pi = pi;
+        double *Pl = realloc(c->Pl, n * sizeof *Pl);
+        if (Pl)
+            c->Pl = Pl;
+        if (!a || !coef || !pi || !Pl)
+            return mdsd_fail(err, MDSD_ENOMEM, "wor: out of memory for n = %zu", n);
+        c->n_cap = n;
+    }
+    c->n = n;
+    c->L = n - 1;
+    c->rho = c->L > 4 ? 4.0 / (double)c->L : 1.0;
+    c->inv_rho = 1.0 / c->rho;
+    series_coefficients(c);
+    series_orders(c);
+    int e = 0;
+    while (e + 1 < EXPONENTS && c->order_of[e] > FIXED_ORDER)
+        e++;
+    c->w_fixed = ldexp(c->rho, -e);
+    c->N = 0; /* a chain must be set again */
+    return MDSD_OK;
+}
+
 mdsd_wor_chain *mdsd_wor_chain_alloc(size_t V, size_t n, mdsd_err *err)
 {
     mdsd_wor_chain *c = calloc(1, sizeof *c);
@@ -125,22 +164,15 @@ mdsd_wor_chain *mdsd_wor_chain_alloc(size_t V, size_t n, mdsd_err *err)
         return NULL;
     }
     c->cap_V = V;
-    c->n = n;
-    c->L = n ? n - 1 : 0;
-    c->rho = c->L > 4 ? 4.0 / (double)c->L : 1.0;
     size_t nblk = V / BLOCK + 1, stride = MAX_ORDER + 1;
     c->S = malloc((V + 1) * sizeof *c->S);
     c->R = malloc((V + 1) * sizeof *c->R);
+    c->P = malloc((V + 1) * sizeof *c->P);
     c->blk = malloc(nblk * stride * sizeof *c->blk);
     c->blk_qs = malloc(nblk * sizeof *c->blk_qs);
     c->blk_M = malloc(nblk);
-    c->a = malloc((c->L + 1) * stride * sizeof *c->a);
     c->Shat = malloc(stride * sizeof *c->Shat);
-    c->coef = malloc((c->L + 1) * stride * sizeof *c->coef);
-    c->pi = malloc((n + 1) * sizeof *c->pi);
-    c->Pl = malloc((c->L + 1) * sizeof *c->Pl);
-    if (!c->S || !c->R || !c->blk || !c->blk_qs || !c->blk_M || !c->a || !c->Shat || !c->coef ||
-        !c->pi || !c->Pl) {
+    if (!c->S || !c->R || !c->P || !c->blk || !c->blk_qs || !c->blk_M || !c->Shat) {
         mdsd_wor_chain_free(c);
         mdsd_fail(err, MDSD_ENOMEM, "wor: out of memory for V = %zu", V);
         return NULL;
@@ -154,13 +186,10 @@ mdsd_wor_chain *mdsd_wor_chain_alloc(size_t V, size_t n, mdsd_err *err)
     for (size_t g = 0; g < GL_POINTS; g++)
         gsl_integration_glfixed_point(0.0, 1.0, g, &c->gl_x[g], &c->gl_w[g], gl);
     gsl_integration_glfixed_table_free(gl);
-    series_coefficients(c);
-    series_orders(c);
-    c->inv_rho = 1.0 / c->rho;
-    int e = 0;
-    while (e + 1 < EXPONENTS && c->order_of[e] > FIXED_ORDER)
-        e++;
-    c->w_fixed = ldexp(c->rho, -e);
+    if (mdsd_wor_chain_set_drafts(c, n ? n : 1, err)) {
+        mdsd_wor_chain_free(c);
+        return NULL;
+    }
     return c;
 }
 
@@ -168,7 +197,7 @@ void mdsd_wor_chain_free(mdsd_wor_chain *c)
 {
     if (!c)
         return;
-    free(c->S), free(c->R), free(c->t), free(c->w), free(c->tau);
+    free(c->S), free(c->R), free(c->P), free(c->t), free(c->w), free(c->tau);
     free(c->big_pos), free(c->big_q), free(c->ebig), free(c->bbig);
     free(c->blk), free(c->blk_qs), free(c->blk_M), free(c->a);
     free(c->Shat), free(c->coef), free(c->pi), free(c->Pl);
@@ -413,7 +442,7 @@ int mdsd_wor_chain_set(mdsd_wor_chain *c, const double *q, const uint32_t *chain
         return mdsd_fail(err, MDSD_EINVAL, "wor: no draft mass outside the %zu largest tokens",
                          c->L);
     double t_max = RANGE / c->lambda;
-    if (!(t_max < 1e300))
+    if (!(t_max < 1e306)) /* panels up to 2^1017 and room for the restarts' growth */
         return mdsd_fail(err, MDSD_EUNSUPPORTED,
                          "wor: the draft mass outside its %zu largest tokens is %g, too small for "
                          "the quadrature's range; use --method brute or lp-reduced", c->L,
@@ -542,10 +571,26 @@ static int push(mdsd_wor_chain *c, size_t *top, size_t a, size_t b, double Qa, d
     return 0;
 }
 
-int mdsd_wor_chain_min(mdsd_wor_chain *c, const double *P, double tol, double *fmin,
+/* q mass of the tokens at chain positions a..b-1, from whichever of the
+ * prefix or suffix masses resolves it: near H = everything the prefix mass is
+ * ~1 and the tail tokens' q may be far below its rounding. */
+static inline double mass_between(const mdsd_wor_chain *c, size_t a, size_t b)
+{
+    return c->R[a] <= 0.5 ? c->R[a] - c->R[b] : c->S[b] - c->S[a];
+}
+
+int mdsd_wor_chain_min(mdsd_wor_chain *c, const double *p, double tol, double *fmin,
                        size_t *argmin, size_t *evaluations, mdsd_err *err)
 {
     size_t N = c->N, n = c->n, evals = 0;
+    double *P = c->P;
+    mdsd_bsum s;
+    mdsd_bsum_init(&s);
+    P[0] = 0.0;
+    for (size_t k = 0; k < N; k++) {
+        mdsd_bsum_add(&s, p[c->chain[k]]);
+        P[k + 1] = mdsd_bsum_value(&s);
+    }
     double best = 0.0; /* the empty set */
     size_t best_i = 0;
     /* Prefixes shorter than n have Q = 0 and p(H) - Q(H) = P >= 0: skip them. */
@@ -568,42 +613,48 @@ int mdsd_wor_chain_min(mdsd_wor_chain *c, const double *P, double tol, double *f
         double Qa = c->stackQ[2 * top], Qb = c->stackQ[2 * top + 1];
         if (b - a < 2)
             continue;
-        /* Lower bound of P - Q inside (a, b): Q <= the chord (q-convexity),
-         * so P - Q >= A_i = P_i - chord_i. Along the chain P is convex in the
-         * q mass S (its slopes p/q of the added tokens never decrease), so
-         * A_i is unimodal: its minimum is where the increment
-         * (P_i - P_{i-1}) - slope (S_i - S_{i-1}) turns positive, found by
-         * bisection in O(log(b - a)). */
-        double slope = (Qb - Qa) / (c->S[b] - c->S[a]);
-        size_t lo = a + 1, hi = b; /* first i in [lo, b) with a positive increment, else b */
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            double d = (P[mid] - P[mid - 1]) - slope * (c->S[mid] - c->S[mid - 1]);
-            if (d > 0.0)
-                hi = mid;
-            else
-                lo = mid + 1;
+        /* Lower bound of P - Q inside (a, b): Q <= the chord in the q-mass
+         * coordinate (q-convexity), so P - Q >= A_i = P_i - chord_i. Along
+         * the chain the added tokens' p/q never decrease, so A_i is unimodal:
+         * its minimum is where the increment p(x) - slope q(x) of the token
+         * added turns positive, found by bisection in O(log(b - a)). */
+        double span_mass = mass_between(c, a, b), lb;
+        size_t j;
+        if (span_mass > 0.0) {
+            double slope = (Qb - Qa) / span_mass;
+            size_t l = a + 1, h = b; /* first i in [a+1, b) with a positive increment, else b */
+            while (l < h) {
+                size_t mid = l + (h - l) / 2;
+                uint32_t x = c->chain[mid - 1];
+                if (p[x] - slope * c->q[x] > 0.0)
+                    h = mid;
+                else
+                    l = mid + 1;
+            }
+            j = l > a + 1 ? l - 1 : a + 1;
+            if (j >= b)
+                j = b - 1;
+            lb = P[j] - (Qa + slope * mass_between(c, a, j));
+        } else { /* masses below rounding: only monotonicity, Q <= Q(H_b) */
+            j = a + (b - a) / 2;
+            lb = P[a + 1] - Qb;
         }
-        size_t j = lo > a + 1 ? lo - 1 : a + 1;
-        if (j >= b)
-            j = b - 1;
-        double lb = P[j] - (Qa + slope * (c->S[j] - c->S[a]));
-        if (lb >= best - tol)
-            continue;
-        size_t span = b - a, m = j;
-        if (m - a < span / 8 || b - m < span / 8)
-            m = a + span / 2;
-        double Qm;
-        if ((rc = mdsd_wor_chain_Q(c, m, &Qm, err)))
-            return rc;
-        evals++;
-        if (P[m] - Qm < best)
-            best = P[m] - Qm, best_i = m;
-        /* Explore the side holding the bound's minimiser first. */
-        int ok = j < m ? !push(c, &top, m, b, Qm, Qb) && !push(c, &top, a, m, Qa, Qm)
-                       : !push(c, &top, a, m, Qa, Qm) && !push(c, &top, m, b, Qm, Qb);
-        if (!ok)
-            return mdsd_fail(err, MDSD_ENOMEM, "wor: out of memory");
+        if (!(lb >= best - tol)) {
+            size_t span = b - a, m = j;
+            if (m - a < span / 8 || b - m < span / 8)
+                m = a + span / 2;
+            double Qm;
+            if ((rc = mdsd_wor_chain_Q(c, m, &Qm, err)))
+                return rc;
+            evals++;
+            if (P[m] - Qm < best)
+                best = P[m] - Qm, best_i = m;
+            /* Explore the side holding the bound's minimiser first. */
+            int ok = j < m ? !push(c, &top, m, b, Qm, Qb) && !push(c, &top, a, m, Qa, Qm)
+                           : !push(c, &top, a, m, Qa, Qm) && !push(c, &top, m, b, Qm, Qb);
+            if (!ok)
+                return mdsd_fail(err, MDSD_ENOMEM, "wor: out of memory");
+        }
     }
     *fmin = best;
     *argmin = best_i;

@@ -39,9 +39,10 @@ static const char usage_text[] =
     "\"all\" with --method all), seconds, subset (--show-subset: token ids of H),\n"
     "alpha_one and k2_margin (k2: Thm 2's condition min_S p(S) - q(S)^2 >= 0, and\n"
     "that minimum), evaluations (sort for wor with n >= 3: exact Q(H) computed),\n"
-    "lp_vars (LP methods); with --method all: methods ([{method, alpha, seconds,\n"
-    "subset?, ...}] or [{method, skipped}] for a method refused by a size guard)\n"
-    "and max_disagreement (largest |alpha_a - alpha_b| over the methods run).\n";
+    "lp_vars and exact_arith (LP methods); with --method all: methods ([{method,\n"
+    "alpha, seconds, subset?, ...}], [{method, skipped}] for a method refused by a\n"
+    "size guard or [{method, failed}]), max_disagreement (largest |alpha_a - alpha_b|\n"
+    "over the methods that ran) and failures (bool; the exit status is then 1).\n";
 
 enum { OPT_CUSTOM = CLI_OPT_COMMAND, OPT_SHOW_SUBSET, OPT_EXACT, OPT_MAX_TUPLES, OPT_MAX_VARS };
 
@@ -109,6 +110,7 @@ typedef struct {
     int rc;                 /* MDSD_OK, or why it was skipped */
     char why[512];
     double seconds;
+    bool exact_arith;       /* LP methods: solved with --exact-arith */
     mdsd_bound_result res;
 } outcome;
 
@@ -123,6 +125,7 @@ static int run_one(const double *p, const mdsd_scheme *s, mdsd_bound_method m,
     out->rc = mdsd_bound_alpha(p, s, m, &o->bound, NULL, &out->res, err);
     out->seconds = now() - t0;
     out->method = out->rc == MDSD_OK ? out->res.method : m;
+    out->exact_arith = o->bound.exact_arith;
     snprintf(out->why, sizeof out->why, "%s", out->rc ? err->msg : "");
     return out->rc;
 }
@@ -149,8 +152,10 @@ static void json_details(mdsd_json *j, const outcome *oc, size_t V)
     }
     if (oc->res.evaluations)
         mdsd_json_kv_integer(j, "evaluations", (long long)oc->res.evaluations);
-    if (oc->res.lp_vars)
+    if (oc->res.lp_vars) {
         mdsd_json_kv_integer(j, "lp_vars", (long long)oc->res.lp_vars);
+        mdsd_json_kv_bool(j, "exact_arith", oc->exact_arith);
+    }
 }
 
 static void text_details(const outcome *oc, size_t V)
@@ -197,6 +202,58 @@ static void print_single(const bound_opts *o, const mdsd_scheme *s, const outcom
 }
 
 /* Every method that applies to the scheme; guards refuse some (skipped). */
+/* A method refused by a size guard or not defined for the instance is
+ * skipped; any other error is a failure: reported, and the exit status is 1,
+ * but the other methods still run and are printed. */
+static bool skipped(int rc) { return rc == MDSD_ETOOBIG || rc == MDSD_EUNSUPPORTED; }
+
+static void json_all(const mdsd_scheme *s, const outcome *oc, size_t count, double alpha,
+                     double worst, bool any_failed)
+{
+    mdsd_json j;
+    print_header(&j, alpha, s, "all");
+    mdsd_json_key(&j, "methods");
+    mdsd_json_array_begin(&j);
+    for (size_t k = 0; k < count; k++) {
+        if (!mdsd_bound_applies(oc[k].method, s))
+            continue;
+        mdsd_json_object_begin(&j);
+        mdsd_json_kv_string(&j, "method", mdsd_bound_method_name(oc[k].method));
+        if (oc[k].rc) {
+            mdsd_json_kv_string(&j, skipped(oc[k].rc) ? "skipped" : "failed", oc[k].why);
+        } else {
+            mdsd_json_kv_number(&j, "alpha", oc[k].res.alpha);
+            json_details(&j, &oc[k], s->V);
+        }
+        mdsd_json_object_end(&j);
+    }
+    mdsd_json_array_end(&j);
+    mdsd_json_kv_number(&j, "max_disagreement", worst);
+    mdsd_json_kv_bool(&j, "failures", any_failed);
+    mdsd_json_object_end(&j);
+}
+
+static void text_all(const mdsd_scheme *s, const outcome *oc, size_t count, double alpha,
+                     double worst)
+{
+    printf("alpha* = %.15g (scheme %s, n = %zu, V = %zu)\n", alpha, mdsd_scheme_name(s->kind),
+           s->n, s->V);
+    for (size_t k = 0; k < count; k++) {
+        if (!mdsd_bound_applies(oc[k].method, s))
+            continue;
+        if (oc[k].rc) {
+            printf("  %-10s %s: %s\n", mdsd_bound_method_name(oc[k].method),
+                   skipped(oc[k].rc) ? "skipped" : "FAILED", oc[k].why);
+            continue;
+        }
+        printf("  %-10s %.15g  %.3g s\n", mdsd_bound_method_name(oc[k].method), oc[k].res.alpha,
+               oc[k].seconds);
+        text_details(&oc[k], s->V);
+    }
+    printf("largest disagreement: %.3g\n", worst);
+}
+
+/* Every method that applies to the scheme, timed; their largest disagreement. */
 static int run_all(const double *p, const mdsd_scheme *s, const bound_opts *o, mdsd_err *err)
 {
     static const mdsd_bound_method order[] = {MDSD_BOUND_SORT, MDSD_BOUND_K2, MDSD_BOUND_BRUTE,
@@ -204,7 +261,9 @@ static int run_all(const double *p, const mdsd_scheme *s, const bound_opts *o, m
     enum { COUNT = sizeof order / sizeof *order };
     outcome oc[COUNT];
     size_t ran = 0;
-    int rc = MDSD_OK;
+    int failed = MDSD_OK;
+    mdsd_err first_failure;
+    mdsd_err_clear(&first_failure);
     for (size_t k = 0; k < COUNT; k++) {
         oc[k].res.subset = NULL;
         oc[k].rc = MDSD_EUNSUPPORTED;
@@ -213,18 +272,23 @@ static int run_all(const double *p, const mdsd_scheme *s, const bound_opts *o, m
             continue;
         mdsd_err_clear(err);
         int r = run_one(p, s, order[k], o, &oc[k], err);
+        oc[k].method = order[k];
         if (r == MDSD_OK)
             ran++;
-        else if (r != MDSD_ETOOBIG && r != MDSD_EUNSUPPORTED) {
-            rc = r; /* a real failure, not a guard */
-            break;
-        }
+        else if (!skipped(r) && failed == MDSD_OK)
+            failed = r, first_failure = *err;
     }
-    if (rc == MDSD_OK && ran == 0)
-        rc = mdsd_fail(err, MDSD_ETOOBIG, "no method could run: %s", oc[COUNT - 1].why);
+    int rc = MDSD_OK;
+    if (ran == 0) {
+        rc = failed ? failed : MDSD_ETOOBIG;
+        if (failed)
+            *err = first_failure;
+        else
+            mdsd_fail(err, MDSD_ETOOBIG, "no method could run: %s", oc[COUNT - 1].why);
+    }
     double worst = 0.0, alpha = NAN;
     mdsd_bound_method preferred = mdsd_bound_auto_method(s);
-    for (size_t a = 0; a < COUNT && rc == MDSD_OK; a++) {
+    for (size_t a = 0; a < COUNT; a++) {
         if (oc[a].rc)
             continue;
         if (isnan(alpha) || oc[a].method == preferred)
@@ -233,42 +297,15 @@ static int run_all(const double *p, const mdsd_scheme *s, const bound_opts *o, m
             if (!oc[b].rc && fabs(oc[a].res.alpha - oc[b].res.alpha) > worst)
                 worst = fabs(oc[a].res.alpha - oc[b].res.alpha);
     }
-    if (rc == MDSD_OK && o->dist.json) {
-        mdsd_json j;
-        print_header(&j, alpha, s, "all");
-        mdsd_json_key(&j, "methods");
-        mdsd_json_array_begin(&j);
-        for (size_t k = 0; k < COUNT; k++) {
-            if (!mdsd_bound_applies(order[k], s))
-                continue;
-            mdsd_json_object_begin(&j);
-            mdsd_json_kv_string(&j, "method", mdsd_bound_method_name(oc[k].method));
-            if (oc[k].rc) {
-                mdsd_json_kv_string(&j, "skipped", oc[k].why);
-            } else {
-                mdsd_json_kv_number(&j, "alpha", oc[k].res.alpha);
-                json_details(&j, &oc[k], s->V);
-            }
-            mdsd_json_object_end(&j);
+    if (rc == MDSD_OK) {
+        if (o->dist.json)
+            json_all(s, oc, COUNT, alpha, worst, failed != MDSD_OK);
+        else
+            text_all(s, oc, COUNT, alpha, worst);
+        if (failed) {
+            rc = failed;
+            *err = first_failure;
         }
-        mdsd_json_array_end(&j);
-        mdsd_json_kv_number(&j, "max_disagreement", worst);
-        mdsd_json_object_end(&j);
-    } else if (rc == MDSD_OK) {
-        printf("alpha* = %.15g (scheme %s, n = %zu, V = %zu)\n", alpha, mdsd_scheme_name(s->kind),
-               s->n, s->V);
-        for (size_t k = 0; k < COUNT; k++) {
-            if (!mdsd_bound_applies(order[k], s))
-                continue;
-            if (oc[k].rc) {
-                printf("  %-10s skipped: %s\n", mdsd_bound_method_name(oc[k].method), oc[k].why);
-                continue;
-            }
-            printf("  %-10s %.15g  %.3g s\n", mdsd_bound_method_name(oc[k].method),
-                   oc[k].res.alpha, oc[k].seconds);
-            text_details(&oc[k], s->V);
-        }
-        printf("largest disagreement: %.3g\n", worst);
     }
     for (size_t k = 0; k < COUNT; k++)
         free(oc[k].res.subset);
