@@ -128,8 +128,13 @@ static inline void kahan_add(double *s, double *comp, double x)
 static inline double dmin(double a, double b) { return a < b ? a : b; }
 static inline double positive_part(double a) { return 0.5 * (a + fabs(a)); }
 
+/* x^n for a probability mass x: clamped to 1 first, since a rounded mass of
+ * 1 + 1e-16 raised to a large n would leave [0, 1] by more than rounding. */
 static inline double ipow(double x, size_t n)
 {
+    x = dmin(x, 1.0);
+    if (n > 64)
+        return pow(x, (double)n);
     double r = x;
     for (size_t j = 1; j < n; j++)
         r *= x;

@@ -82,11 +82,7 @@ static int run_q_cps(mdsd_check_ctx *c, mdsd_err *err)
 
 static int run_q_wor_exact(mdsd_check_ctx *c, mdsd_err *err)
 {
-    /* From n = 2: mdsd_wor_Q with n = 1 writes past a buffer in
-     * mdsd_wor_chain_alloc (L = 0 allocates one row of series coefficients,
-     * series_coefficients fills two), found by this check under ASan. Start
-     * from n = 1 again once wor_q.c is fixed. */
-    return q_check(c, MDSD_SCHEME_WOR, 2, c->env->wor_Q, "exact wor Q (wor_q.h)", err);
+    return q_check(c, MDSD_SCHEME_WOR, 1, c->env->wor_Q, "exact wor Q (wor_q.h)", err);
 }
 
 static int run_q_wor_hu(mdsd_check_ctx *c, mdsd_err *err)
@@ -162,7 +158,7 @@ const mdsd_check mdsd_checks_formula[] = {
      "W_{n,H}/W_{n,all} = Q(H) of the conditional-Poisson scheme (enumerated), every H, n = 1..4",
      "max |dQ|", true, false, 1e-12, FAM_ALL, 2, 7, NULL, run_q_cps, sum_q},
     {"wor-Q-exact", "MATH.md sec. 2 (exponential clocks); Hu et al. eq. 6 (wor)",
-     "the exact wor Q(H) (wor_q.h) = Q(H) of the enumerated wor joint, every H, n = 2..4",
+     "the exact wor Q(H) (wor_q.h) = Q(H) of the enumerated wor joint, every H, n = 1..4",
      "max |dQ|", true, false, 1e-12, FAM_ALL, 2, 7, NULL, run_q_wor_exact, sum_q},
     {"hu-Q-wor", "Hu et al. (ICLR 2025) sec. 4.2.2, used for sampling without replacement",
      "W_{n,H}/W_{n,all} = Q(H) of sequential sampling without replacement, n = 2..4 (published formula under test)",
