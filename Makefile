@@ -67,7 +67,7 @@ all: deps
 
 build: $(BIN)
 ifeq ($(BUILD),release)
-	@cp $(BIN) mdsd
+	@cp $(BIN) mdsd.tmp && mv -f mdsd.tmp mdsd
 endif
 
 deps:
@@ -121,7 +121,7 @@ test: deps
 
 test-run: $(BIN) $(TEST_BIN)
 ifeq ($(BUILD),release)
-	@cp $(BIN) mdsd
+	@cp $(BIN) mdsd.tmp && mv -f mdsd.tmp mdsd
 endif
 	MDSD_BIN=$(BIN) $(TEST_BIN) --jobs $(TEST_JOBS)
 
