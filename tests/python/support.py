@@ -24,13 +24,6 @@ def mdsd_bin():
     return path if os.access(path, os.X_OK) else None
 
 
-def mdsd_has_info():
-    exe = mdsd_bin()
-    if exe is None:
-        return False
-    return subprocess.run([exe, "info", "--help"], capture_output=True).returncode == 0
-
-
 def run_main(*args):
     """(exit status, stdout, stderr) of the same command run in this process (faster)."""
     import contextlib

@@ -13,7 +13,7 @@ import unittest
 import h5py
 import numpy as np
 
-from support import mdsd_bin, mdsd_has_info, run_cli
+from support import mdsd_bin, run_cli
 from mdsd_runner import ngram
 from mdsd_runner.dump import from_bfloat16_bits
 from mdsd_runner.ngram import BOS, EOS, KneserNey
@@ -166,18 +166,12 @@ class NgramEndToEnd(unittest.TestCase):
         for key in a:
             np.testing.assert_array_equal(a[key], b[key])
 
-    def test_mdsd_info_validate_when_built(self):
-        """`mdsd info --validate` (the C reader) accepts the dump once the info command is
-        in the build; until then the h5py check above is the validation (said on stderr)."""
-        if mdsd_has_info():
-            proc = subprocess.run([mdsd_bin(), "info", "--validate", self.out],
-                                  capture_output=True, text=True)
-            self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
-        else:
-            print("note: mdsd info is not built here; dumps validated with h5py only",
-                  file=sys.stderr)
-            rc, _, err = run_cli("validate", self.out)
-            self.assertEqual(rc, 0, err)
+    def test_mdsd_info_validate(self):
+        """`mdsd info --validate` (the C reader) accepts the dump."""
+        self.assertIsNotNone(mdsd_bin(), "no mdsd binary: run through make test (MDSD_BIN)")
+        proc = subprocess.run([mdsd_bin(), "info", "--validate", self.out],
+                              capture_output=True, text=True)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
 
 
 if __name__ == "__main__":
