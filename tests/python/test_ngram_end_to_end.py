@@ -6,7 +6,6 @@ import datetime
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import unittest
 
