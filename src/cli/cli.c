@@ -70,6 +70,20 @@ int cli_parse_size(const char *arg, const char *opt, const char *cmd, size_t *ou
     return 0;
 }
 
+int cli_scheme_option(cli_scheme_opts *o, int opt, const char *arg, const char *cmd)
+{
+    switch (opt) {
+    case 'n':
+        if (cli_parse_size(arg, "--drafts", cmd, &o->n))
+            return -1;
+        o->n_given = true;
+        return 1;
+    case 's': o->name = arg; return 1;
+    case CLI_OPT_CUSTOM: o->custom = arg; return 1;
+    default: return 0;
+    }
+}
+
 int cli_dist_option(cli_dist_opts *o, int opt, const char *arg, const char *cmd)
 {
     switch (opt) {

@@ -20,6 +20,7 @@ enum {
     CLI_OPT_TOP_P,
     CLI_OPT_JSON,
     CLI_OPT_HELP,
+    CLI_OPT_CUSTOM,
     CLI_OPT_COMMAND = 300
 };
 
@@ -60,6 +61,24 @@ typedef struct {
     bool json;
     bool help;
 } cli_dist_opts;
+
+/* The draft-scheme options shared by draft, lp, bound and accept:
+ * -n/--drafts N, -s/--scheme S, --custom FILE. */
+#define CLI_SCHEME_SHORT "n:s:"
+#define CLI_SCHEME_LONG_OPTIONS                        \
+    {"drafts", required_argument, NULL, 'n'},          \
+    {"scheme", required_argument, NULL, 's'},          \
+    {"custom", required_argument, NULL, CLI_OPT_CUSTOM}
+
+typedef struct {
+    size_t n;            /* number of drafts (the command's default until given) */
+    bool n_given;
+    const char *name;    /* scheme name, NULL if not given */
+    const char *custom;  /* --custom FILE, or NULL */
+} cli_scheme_opts;
+
+/* Handles -n, -s and --custom: 1 handled, 0 not ours, -1 bad value (printed). */
+int cli_scheme_option(cli_scheme_opts *o, int opt, const char *arg, const char *cmd);
 
 /* Distributions after temperature, truncation and validation. */
 typedef struct {

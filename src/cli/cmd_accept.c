@@ -51,15 +51,14 @@ enum {
     OPT_THREADS,
     OPT_CHECK,
     OPT_MAX_PATHS,
-    OPT_IS_TOP,
-    OPT_CUSTOM
+    OPT_IS_TOP
 };
 
 typedef struct {
     cli_dist_opts dist;
-    const char *verifier, *scheme, *custom;
-    size_t n;
-    bool n_given, exact, check;
+    const char *verifier;
+    cli_scheme_opts scheme;
+    bool exact, check;
     unsigned long long trials, seed;
     size_t threads;
     mdsd_verifier_opts vopts;
@@ -70,9 +69,7 @@ static int parse_args(int argc, char **argv, accept_opts *o)
     static const struct option longopts[] = {
         CLI_DIST_LONG_OPTIONS,
         {"verifier", required_argument, NULL, 'v'},
-        {"drafts", required_argument, NULL, 'n'},
-        {"scheme", required_argument, NULL, 's'},
-        {"custom", required_argument, NULL, OPT_CUSTOM},
+        CLI_SCHEME_LONG_OPTIONS,
         {"exact", no_argument, NULL, OPT_EXACT},
         {"trials", required_argument, NULL, OPT_TRIALS},
         {"seed", required_argument, NULL, OPT_SEED},
@@ -82,20 +79,16 @@ static int parse_args(int argc, char **argv, accept_opts *o)
         {"is-top", required_argument, NULL, OPT_IS_TOP},
         {0, 0, 0, 0}};
     int opt;
-    while ((opt = getopt_long(argc, argv, CLI_DIST_SHORT "v:n:s:", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, CLI_DIST_SHORT CLI_SCHEME_SHORT "v:", longopts, NULL)) != -1) {
         int r = cli_dist_option(&o->dist, opt, optarg, "accept");
+        if (r == 0)
+            r = cli_scheme_option(&o->scheme, opt, optarg, "accept");
         if (r < 0)
             return -1;
         if (r > 0)
             continue;
         switch (opt) {
         case 'v': o->verifier = optarg; break;
-        case 'n':
-            if (cli_parse_size(optarg, "--drafts", "accept", &o->n)) return -1;
-            o->n_given = true;
-            break;
-        case 's': o->scheme = optarg; break;
-        case OPT_CUSTOM: o->custom = optarg; break;
         case OPT_EXACT: o->exact = true; break;
         case OPT_TRIALS: if (cli_parse_u64(optarg, "--trials", "accept", &o->trials)) return -1; break;
         case OPT_SEED: if (cli_parse_u64(optarg, "--seed", "accept", &o->seed)) return -1; break;
@@ -229,8 +222,8 @@ static int simulate(const accept_opts *o, mdsd_verifier_kind kind, const double 
 /* The scheme named, or the verifier's own (rrs with several -q: multi). */
 static const char *scheme_name(const accept_opts *o, mdsd_verifier_kind kind, const cli_pq *pq)
 {
-    if (o->scheme)
-        return o->scheme;
+    if (o->scheme.name)
+        return o->scheme.name;
     if (kind == MDSD_VERIFIER_RRS && pq->n_q > 1)
         return "multi";
     return mdsd_scheme_name(mdsd_verifier_scheme(kind));
@@ -246,9 +239,9 @@ static int run(const accept_opts *o, mdsd_err *err)
     mdsd_joint custom = {0};
     accept_result r = {0};
     mdsd_scheme s;
-    size_t n = o->n_given ? o->n : kind == MDSD_VERIFIER_SD ? 1 : 2;
+    size_t n = o->scheme.n_given ? o->scheme.n : kind == MDSD_VERIFIER_SD ? 1 : 2;
     if ((rc = cli_load_pq(&o->dist, true, false, &pq, err)) == MDSD_OK)
-        rc = cli_build_scheme(scheme_name(o, kind, &pq), n, o->custom, &pq, &custom, &s, err);
+        rc = cli_build_scheme(scheme_name(o, kind, &pq), n, o->scheme.custom, &pq, &custom, &s, err);
     if (rc == MDSD_OK && (o->exact || o->trials == 0)) {
         r.per_draft = calloc(s.n, sizeof *r.per_draft);
         rc = r.per_draft ? mdsd_verifier_exact(kind, pq.p, &s, &o->vopts, &r.alpha, r.per_draft, err)

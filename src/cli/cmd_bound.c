@@ -44,12 +44,12 @@ static const char usage_text[] =
     "size guard or [{method, failed}]), max_disagreement (largest |alpha_a - alpha_b|\n"
     "over the methods that ran) and failures (bool; the exit status is then 1).\n";
 
-enum { OPT_CUSTOM = CLI_OPT_COMMAND, OPT_SHOW_SUBSET, OPT_EXACT, OPT_MAX_TUPLES, OPT_MAX_VARS };
+enum { OPT_SHOW_SUBSET = CLI_OPT_COMMAND, OPT_EXACT, OPT_MAX_TUPLES, OPT_MAX_VARS };
 
 typedef struct {
     cli_dist_opts dist;
-    size_t n;
-    const char *scheme, *method, *custom;
+    cli_scheme_opts scheme;
+    const char *method;
     bool show_subset;
     mdsd_bound_opts bound;
 } bound_opts;
@@ -58,27 +58,24 @@ static int parse_args(int argc, char **argv, bound_opts *o)
 {
     static const struct option longopts[] = {
         CLI_DIST_LONG_OPTIONS,
-        {"drafts", required_argument, NULL, 'n'},
-        {"scheme", required_argument, NULL, 's'},
+        CLI_SCHEME_LONG_OPTIONS,
         {"method", required_argument, NULL, 'm'},
-        {"custom", required_argument, NULL, OPT_CUSTOM},
         {"show-subset", no_argument, NULL, OPT_SHOW_SUBSET},
         {"exact-arith", no_argument, NULL, OPT_EXACT},
         {"max-tuples", required_argument, NULL, OPT_MAX_TUPLES},
         {"max-vars", required_argument, NULL, OPT_MAX_VARS},
         {0, 0, 0, 0}};
     int opt;
-    while ((opt = getopt_long(argc, argv, CLI_DIST_SHORT "n:s:m:", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, CLI_DIST_SHORT CLI_SCHEME_SHORT "m:", longopts, NULL)) != -1) {
         int r = cli_dist_option(&o->dist, opt, optarg, "bound");
+        if (r == 0)
+            r = cli_scheme_option(&o->scheme, opt, optarg, "bound");
         if (r < 0)
             return -1;
         if (r > 0)
             continue;
         switch (opt) {
-        case 'n': if (cli_parse_size(optarg, "--drafts", "bound", &o->n)) return -1; break;
-        case 's': o->scheme = optarg; break;
         case 'm': o->method = optarg; break;
-        case OPT_CUSTOM: o->custom = optarg; break;
         case OPT_SHOW_SUBSET: o->show_subset = true; break;
         case OPT_EXACT: o->bound.exact_arith = true; break;
         case OPT_MAX_TUPLES:
@@ -317,7 +314,7 @@ static int run(const bound_opts *o, const cli_pq *pq, mdsd_joint *custom, mdsd_e
     mdsd_bound_method m = MDSD_BOUND_AUTO;
     int rc = o->method ? mdsd_bound_method_parse(o->method, &m, err) : MDSD_OK;
     mdsd_scheme s;
-    if (rc || (rc = cli_build_scheme(o->scheme, o->n, o->custom, pq, custom, &s, err)))
+    if (rc || (rc = cli_build_scheme(o->scheme.name, o->scheme.n, o->scheme.custom, pq, custom, &s, err)))
         return rc;
     if (!pq->p)
         return mdsd_fail(err, MDSD_EINVAL, "missing -p/--target");
@@ -338,7 +335,7 @@ static int run(const bound_opts *o, const cli_pq *pq, mdsd_joint *custom, mdsd_e
 
 int cmd_bound(int argc, char **argv)
 {
-    bound_opts o = {.n = 2};
+    bound_opts o = {.scheme.n = 2};
     cli_dist_opts_init(&o.dist);
     if (parse_args(argc, argv, &o))
         return CLI_EXIT_USAGE;
@@ -346,7 +343,7 @@ int cmd_bound(int argc, char **argv)
         fputs(usage_text, stdout);
         return CLI_EXIT_OK;
     }
-    if (!o.scheme)
+    if (!o.scheme.name)
         return cli_usage_error("bound", "missing --scheme");
     mdsd_err err;
     mdsd_err_clear(&err);

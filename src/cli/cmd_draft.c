@@ -24,13 +24,11 @@ static const char usage_text[] =
     "\nJSON keys: scheme, n, V, tuples ([{tokens, prob, count?}]), total (sum of D),\n"
     "Q (with --subset), sample ({trials, seed, statistic, dof, p_value}).\n";
 
-enum { OPT_CUSTOM = CLI_OPT_COMMAND, OPT_SUBSET, OPT_SAMPLE, OPT_SEED, OPT_MAX_TUPLES };
+enum { OPT_SUBSET = CLI_OPT_COMMAND, OPT_SAMPLE, OPT_SEED, OPT_MAX_TUPLES };
 
 typedef struct {
     cli_dist_opts dist;
-    size_t n;
-    const char *scheme;
-    const char *custom;
+    cli_scheme_opts scheme;
     const char *subset;
     unsigned long long sample, seed;
     size_t max_tuples;
@@ -40,25 +38,22 @@ static int parse_args(int argc, char **argv, draft_opts *o)
 {
     static const struct option longopts[] = {
         CLI_DIST_LONG_OPTIONS,
-        {"drafts", required_argument, NULL, 'n'},
-        {"scheme", required_argument, NULL, 's'},
-        {"custom", required_argument, NULL, OPT_CUSTOM},
+        CLI_SCHEME_LONG_OPTIONS,
         {"subset", required_argument, NULL, OPT_SUBSET},
         {"sample", required_argument, NULL, OPT_SAMPLE},
         {"seed", required_argument, NULL, OPT_SEED},
         {"max-tuples", required_argument, NULL, OPT_MAX_TUPLES},
         {0, 0, 0, 0}};
     int opt;
-    while ((opt = getopt_long(argc, argv, CLI_DIST_SHORT "n:s:", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, CLI_DIST_SHORT CLI_SCHEME_SHORT "", longopts, NULL)) != -1) {
         int r = cli_dist_option(&o->dist, opt, optarg, "draft");
+        if (r == 0)
+            r = cli_scheme_option(&o->scheme, opt, optarg, "draft");
         if (r < 0)
             return -1;
         if (r > 0)
             continue;
         switch (opt) {
-        case 'n': if (cli_parse_size(optarg, "--drafts", "draft", &o->n)) return -1; break;
-        case 's': o->scheme = optarg; break;
-        case OPT_CUSTOM: o->custom = optarg; break;
         case OPT_SUBSET: o->subset = optarg; break;
         case OPT_SAMPLE: if (cli_parse_u64(optarg, "--sample", "draft", &o->sample)) return -1; break;
         case OPT_SEED: if (cli_parse_u64(optarg, "--seed", "draft", &o->seed)) return -1; break;
@@ -175,7 +170,7 @@ static void print_result(const draft_opts *o, const mdsd_scheme *s, const mdsd_j
 static int run(const draft_opts *o, const cli_pq *pq, mdsd_joint *custom, mdsd_err *err)
 {
     mdsd_scheme s;
-    int rc = cli_build_scheme(o->scheme, o->n, o->custom, pq, custom, &s, err);
+    int rc = cli_build_scheme(o->scheme.name, o->scheme.n, o->scheme.custom, pq, custom, &s, err);
     if (rc)
         return rc;
     mdsd_joint D;
@@ -199,7 +194,7 @@ static int run(const draft_opts *o, const cli_pq *pq, mdsd_joint *custom, mdsd_e
 
 int cmd_draft(int argc, char **argv)
 {
-    draft_opts o = {.n = 2, .seed = 1, .max_tuples = 1000000};
+    draft_opts o = {.scheme.n = 2, .seed = 1, .max_tuples = 1000000};
     cli_dist_opts_init(&o.dist);
     if (parse_args(argc, argv, &o))
         return CLI_EXIT_USAGE;
@@ -207,7 +202,7 @@ int cmd_draft(int argc, char **argv)
         fputs(usage_text, stdout);
         return CLI_EXIT_OK;
     }
-    if (!o.scheme)
+    if (!o.scheme.name)
         return cli_usage_error("draft", "missing --scheme");
     mdsd_err err;
     mdsd_err_clear(&err);

@@ -36,14 +36,12 @@ static const char usage_text[] =
     "exact_arith (bool), written (list of files written), plan (with --plan:\n"
     "[{tokens, y, mass}], the nonzero pi(y, x)).\n";
 
-enum { OPT_CUSTOM = CLI_OPT_COMMAND, OPT_REDUCED, OPT_EXACT, OPT_WRITE_DATA, OPT_WRITE,
+enum { OPT_REDUCED = CLI_OPT_COMMAND, OPT_EXACT, OPT_WRITE_DATA, OPT_WRITE,
        OPT_PLAN, OPT_MAX_VARS, OPT_MAX_TUPLES };
 
 typedef struct {
     cli_dist_opts dist;
-    size_t n;
-    const char *scheme;
-    const char *custom;
+    cli_scheme_opts scheme;
     bool reduced, exact, plan;
     const char *write_data, *write;
     mdsd_lp_format write_format;
@@ -54,9 +52,7 @@ static int parse_args(int argc, char **argv, lp_opts *o)
 {
     static const struct option longopts[] = {
         CLI_DIST_LONG_OPTIONS,
-        {"drafts", required_argument, NULL, 'n'},
-        {"scheme", required_argument, NULL, 's'},
-        {"custom", required_argument, NULL, OPT_CUSTOM},
+        CLI_SCHEME_LONG_OPTIONS,
         {"reduced", no_argument, NULL, OPT_REDUCED},
         {"exact-arith", no_argument, NULL, OPT_EXACT},
         {"write-data", required_argument, NULL, OPT_WRITE_DATA},
@@ -66,16 +62,15 @@ static int parse_args(int argc, char **argv, lp_opts *o)
         {"max-tuples", required_argument, NULL, OPT_MAX_TUPLES},
         {0, 0, 0, 0}};
     int opt;
-    while ((opt = getopt_long(argc, argv, CLI_DIST_SHORT "n:s:", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, CLI_DIST_SHORT CLI_SCHEME_SHORT "", longopts, NULL)) != -1) {
         int r = cli_dist_option(&o->dist, opt, optarg, "lp");
+        if (r == 0)
+            r = cli_scheme_option(&o->scheme, opt, optarg, "lp");
         if (r < 0)
             return -1;
         if (r > 0)
             continue;
         switch (opt) {
-        case 'n': if (cli_parse_size(optarg, "--drafts", "lp", &o->n)) return -1; break;
-        case 's': o->scheme = optarg; break;
-        case OPT_CUSTOM: o->custom = optarg; break;
         case OPT_REDUCED: o->reduced = true; break;
         case OPT_EXACT: o->exact = true; break;
         case OPT_WRITE_DATA: o->write_data = optarg; break;
@@ -174,7 +169,7 @@ static void print_result(const lp_opts *o, const mdsd_scheme *s, const mdsd_join
 static int run(const lp_opts *o, const cli_pq *pq, mdsd_joint *custom, mdsd_err *err)
 {
     mdsd_scheme s;
-    int rc = cli_build_scheme(o->scheme, o->n, o->custom, pq, custom, &s, err);
+    int rc = cli_build_scheme(o->scheme.name, o->scheme.n, o->scheme.custom, pq, custom, &s, err);
     if (rc)
         return rc;
     if (!pq->p)
@@ -199,7 +194,7 @@ static int run(const lp_opts *o, const cli_pq *pq, mdsd_joint *custom, mdsd_err 
 
 int cmd_lp(int argc, char **argv)
 {
-    lp_opts o = {.n = 2, .max_tuples = MDSD_JOINT_MAX_TUPLES};
+    lp_opts o = {.scheme.n = 2, .max_tuples = MDSD_JOINT_MAX_TUPLES};
     cli_dist_opts_init(&o.dist);
     if (parse_args(argc, argv, &o))
         return CLI_EXIT_USAGE;
@@ -207,7 +202,7 @@ int cmd_lp(int argc, char **argv)
         fputs(usage_text, stdout);
         return CLI_EXIT_OK;
     }
-    if (!o.scheme)
+    if (!o.scheme.name)
         return cli_usage_error("lp", "missing --scheme");
     mdsd_err err;
     mdsd_err_clear(&err);
