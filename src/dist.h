@@ -47,6 +47,7 @@ int mdsd_truncate(double *p, size_t V, size_t top_k, double top_p, mdsd_err *err
 
 
 /* Writes the k largest entries' indices, by decreasing value with ties to the
- * lower index, into top[0..k). k must not exceed n. O(n k): for small k. */
+ * lower index, into top[0..k). k must not exceed n; x must hold no NaN.
+ * One pass for k <= 64 (O(n) plus O(k) per entry into the top k). */
 void mdsd_top_indices(const double *x, size_t n, size_t k, int *top);
 #endif

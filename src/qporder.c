@@ -83,6 +83,14 @@ static uint64_t *radix_sort(uint64_t *w, uint64_t *tmp, size_t m)
     return w;
 }
 
+/* The exact order inside a run of equal float keys: the double ratios of a
+ * run round to one float, so their bit patterns (monotone for positive
+ * doubles) lie within about one float ulp, 2^29 double ulps, of the run's
+ * largest: d = (largest bits - bits) fits in 32 bits and increases as the
+ * ratio decreases. Words (d << 32 | token) in increasing order are the
+ * ratios decreasing, ties by increasing token. Float keys are monotone but
+ * can collapse far more than an ulp where the float overflows or underflows
+ * (ratios beyond 3.4e38 or below 1.2e-38): such a run falls back to qsort. */
 static int by_ratio_desc(const void *a, const void *b)
 {
     const ranked *x = a, *y = b;
@@ -91,23 +99,89 @@ static int by_ratio_desc(const void *a, const void *b)
     return (x->token > y->token) - (x->token < y->token);
 }
 
+static inline uint64_t double_bits(double x)
+{
+    uint64_t b;
+    memcpy(&b, &x, sizeof b);
+    return b;
+}
+
+/* Sorts w[0..m) ascending: insertion sort for short runs, else LSD radix on
+ * the 32-bit key in 8-bit digits (digits shared by every key skipped). */
+static void sort_words(uint64_t *w, uint64_t *tmp, size_t m)
+{
+    if (m <= 32) {
+        for (size_t i = 1; i < m; i++) {
+            uint64_t x = w[i];
+            size_t j = i;
+            for (; j > 0 && w[j - 1] > x; j--)
+                w[j] = w[j - 1];
+            w[j] = x;
+        }
+        return;
+    }
+    uint32_t count[4][256];
+    memset(count, 0, sizeof count);
+    for (size_t i = 0; i < m; i++) {
+        uint32_t k = (uint32_t)(w[i] >> 32);
+        count[0][k & 255]++;
+        count[1][k >> 8 & 255]++;
+        count[2][k >> 16 & 255]++;
+        count[3][k >> 24]++;
+    }
+    uint64_t *src = w, *dst = tmp;
+    for (int d = 0; d < 4; d++) {
+        uint32_t *c = count[d];
+        int sh = 32 + 8 * d;
+        if (c[(src[0] >> sh) & 255] == m)
+            continue;
+        uint32_t sum = 0;
+        for (int b = 0; b < 256; b++) {
+            uint32_t t = c[b];
+            c[b] = sum;
+            sum += t;
+        }
+        for (size_t i = 0; i < m; i++)
+            dst[c[(src[i] >> sh) & 255]++] = src[i];
+        uint64_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != w)
+        memcpy(w, src, m * sizeof *w);
+}
+
 /* Runs of equal float keys may hold distinct double ratios: order them exactly. */
 static void fix_up(mdsd_qp_order *o, uint32_t *order, const uint64_t *w, size_t m)
 {
+    uint64_t *words = o->words_tmp; /* free once the radix sort has finished */
+    if (words == w)
+        words = o->words;
     size_t start = 0;
     while (start < m) {
         size_t end = start + 1;
         uint32_t key = (uint32_t)(w[start] >> 32);
-        int distinct = 0;
+        uint64_t hi = double_bits(o->ratio[order[start]]), lo = hi;
         while (end < m && (uint32_t)(w[end] >> 32) == key) {
-            distinct |= o->ratio[order[end]] != o->ratio[order[start]];
+            uint64_t b = double_bits(o->ratio[order[end]]);
+            hi = b > hi ? b : hi;
+            lo = b < lo ? b : lo;
             end++;
         }
-        if (distinct) {
+        size_t len = end - start;
+        if (hi != lo && hi - lo <= UINT32_MAX) {
+            for (size_t i = 0; i < len; i++) {
+                uint32_t x = order[start + i];
+                words[i] = (hi - double_bits(o->ratio[x])) << 32 | x;
+            }
+            sort_words(words, (uint64_t *)o->run, len);
+            for (size_t i = 0; i < len; i++)
+                order[start + i] = (uint32_t)words[i];
+        } else if (hi != lo) {
             ranked *r = o->run;
             for (size_t i = start; i < end; i++)
                 r[i - start] = (ranked){o->ratio[order[i]], order[i]};
-            qsort(r, end - start, sizeof *r, by_ratio_desc);
+            qsort(r, len, sizeof *r, by_ratio_desc);
             for (size_t i = start; i < end; i++)
                 order[i] = r[i - start].token;
         }

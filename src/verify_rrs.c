@@ -93,24 +93,32 @@ static int rrs_verify(const void *state, const int *drafts, gsl_rng *rng, int *a
     return (int)gsl_ran_discrete(rng, st->residual);
 }
 
+/* The chain of residuals as rrs_prepare builds it, two rows at a time and
+ * without the alias table: only the overlaps beta_j enter alpha. */
 static int rrs_exact(const double *p, const mdsd_scheme *s, const mdsd_verifier_opts *opts,
                      double *alpha, double *per_draft, mdsd_err *err)
 {
-    void *state = NULL;
-    int rc = rrs_prepare(p, s, opts, &state, err);
-    if (rc == MDSD_OK) {
-        const rrs_state *st = state;
-        double reach = 1.0, a = 0.0;
-        for (size_t j = 0; j < st->n; j++) {
-            per_draft[j] = reach * st->beta[j];
-            a += per_draft[j];
-            reach *= 1.0 - st->beta[j];
+    (void)opts;
+    size_t n = s->n, V = s->V, q_step = s->kind == MDSD_SCHEME_MULTI ? V : 0;
+    double *cur = mdsd_vc_malloc((n > 1 ? 2 : 1) * V * sizeof *cur, "rrs", err);
+    if (!cur)
+        return MDSD_ENOMEM;
+    double *next = cur + V;
+    const double *pj = p, *qj = s->q;
+    double reach = 1.0, a = 0.0;
+    for (size_t j = 0; j < n; j++, qj += q_step) {
+        double beta = mdsd_vc_overlap(pj, qj, V);
+        per_draft[j] = reach * beta;
+        a += per_draft[j];
+        reach *= 1.0 - beta;
+        if (j + 1 < n) {
+            mdsd_vc_residual(pj, qj, V, j % 2 ? cur : next);
+            pj = j % 2 ? cur : next;
         }
-        *alpha = a;
     }
-    if (state)
-        rrs_release(state);
-    return rc;
+    *alpha = a;
+    free(cur);
+    return MDSD_OK;
 }
 
 const mdsd_verifier_ops mdsd_verify_rrs_ops = {

@@ -3,6 +3,7 @@
  * enumerated D) on random toy instances; published closed forms and bounds;
  * Hu's generating function against sequential sampling without replacement;
  * the q/p order; bad input. */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -500,7 +501,7 @@ Test(bound, qp_order_follows_its_definition)
     double *p = malloc(V * sizeof *p), *q = malloc(V * sizeof *q);
     mdsd_qp_order o;
     cr_assert_eq(mdsd_qp_order_init(&o, V, NULL), MDSD_OK);
-    for (int it = 0; it < 6; it++) {
+    for (int it = 0; it < 9; it++) {
         for (size_t x = 0; x < V; x++) {
             double u = gsl_rng_uniform(r);
             p[x] = u < 0.1 ? 0.0 : gsl_rng_uniform(r);
@@ -509,6 +510,12 @@ Test(bound, qp_order_follows_its_definition)
                 q[x] = p[x] * (1.0 + 1e-13 * (double)(x % 7));
             if (it == 4 && x % 2) /* exact ties */
                 q[x] = p[x];
+            if (it == 6 && x % 2) /* ties up to a few ulps (softmax of quantised logits) */
+                q[x] = p[x] * 0.5 * (1.0 + DBL_EPSILON * (double)(x % 5));
+            if (it >= 7 && p[x] > 0.0 && q[x] > 0.0 && x % 4 == 0) /* ratios beyond float range */
+                q[x] *= 1e-200 * (it == 8 ? 1.0 : gsl_rng_uniform(r));
+            if (it >= 7 && p[x] > 0.0 && q[x] > 0.0 && x % 4 == 1)
+                p[x] *= 1e-200 * (it == 8 ? 1.0 : gsl_rng_uniform(r));
         }
         mdsd_qp_order_compute(&o, p, q, V);
         unsigned char *seen = calloc(V, 1);
