@@ -49,6 +49,8 @@ typedef struct {
 typedef struct {
     double *p, *q;                 /* [V] */
     mdsd_bound_workspace *bound;   /* per-thread scratch of the alpha* solvers */
+    uint64_t pq_tag;               /* bumped with each new (p, q): lets the alpha* cells
+                                      of one position share the q/p order */
 } worker;
 
 /* ---- planning ------------------------------------------------------------- */
@@ -143,7 +145,8 @@ static int cell_bound(const unit_ctx *u, worker *w, const mdsd_scheme *s, double
                       mdsd_err *err)
 {
     mdsd_bound_result res = {0};
-    int rc = mdsd_bound_alpha(w->p, s, MDSD_BOUND_AUTO, NULL, w->bound, &res, err);
+    mdsd_bound_opts opts = {.pq_tag = w->pq_tag};
+    int rc = mdsd_bound_alpha(w->p, s, MDSD_BOUND_AUTO, &opts, w->bound, &res, err);
     *alpha = res.alpha;
     (void)u;
     return rc;
@@ -199,6 +202,7 @@ static int evaluate_row(const unit_ctx *u, worker *w, const float *target, const
     int rc = mdsd_softmax_float(target, u->V, u->T, w->p, "target", err);
     if (rc == MDSD_OK)
         rc = mdsd_softmax_float(draft, u->V, u->T, w->q, "draft", err);
+    w->pq_tag++;
     const plan *pl = u->pl;
     for (size_t c = 0; c < pl->count && rc == MDSD_OK; c++) {
         const cell *ce = &pl->cells[c];
