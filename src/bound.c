@@ -6,6 +6,7 @@
 
 #include "bsum.h"
 #include "dist.h"
+#include "simd.h"
 #include "lp.h"
 #include "qporder.h"
 #include "subset.h"
@@ -371,11 +372,51 @@ static void top_k(const double *q, size_t V, size_t k, int *top)
     }
 }
 
+/* sum_x min(q(x) inv, p(x)) and sum_x (q(x) inv - p(x))+ over every token,
+ * each by Kahan's sum in MDSD_LANES lanes (they vectorise). */
+MDSD_SIMD_CLONES static void lanes_min_gain(const double *p, const double *q, size_t V, double inv,
+                                            double *acc, double *gain)
+{
+    double s[MDSD_LANES] = {0}, c[MDSD_LANES] = {0}, g[MDSD_LANES] = {0}, gc[MDSD_LANES] = {0};
+    size_t x = 0;
+    for (; x + MDSD_LANES <= V; x += MDSD_LANES) {
+#pragma omp simd
+        for (size_t j = 0; j < MDSD_LANES; j++) {
+            double qp = q[x + j] * inv, px = p[x + j], d = qp - px;
+            double y = (qp < px ? qp : px) - c[j], t = s[j] + y;
+            c[j] = (t - s[j]) - y;
+            s[j] = t;
+            double yg = 0.5 * (d + fabs(d)) - gc[j], tg = g[j] + yg;
+            gc[j] = (tg - g[j]) - yg;
+            g[j] = tg;
+        }
+    }
+    for (size_t j = 0; x < V; x++, j++) {
+        double qp = q[x] * inv, px = p[x], d = qp - px;
+        double y = (qp < px ? qp : px) - c[j], t = s[j] + y;
+        c[j] = (t - s[j]) - y;
+        s[j] = t;
+        double yg = 0.5 * (d + fabs(d)) - gc[j], tg = g[j] + yg;
+        gc[j] = (tg - g[j]) - yg;
+        g[j] = tg;
+    }
+    double a = 0.0, ac = 0.0, b = 0.0, bc = 0.0;
+    for (size_t j = 0; j < MDSD_LANES; j++) {
+        kahan_add(&a, &ac, s[j]);
+        ac -= c[j];
+        kahan_add(&b, &bc, g[j]);
+        bc -= gc[j];
+    }
+    *acc = a + ac;
+    *gain = b + bc;
+}
+
 /* T = top n-1 of q (ties to the lower index), q' = q / q(T^c) off T:
  * alpha* = p(T) + sum_{x not in T} min(p(x), q'(x)); an optimal H is
  * T + {x : q'(x) > p(x)}, or the empty set when that does not beat 0. */
 static int closed_greedy(const double *p, const double *q, size_t V, size_t n_fixed,
-                         unsigned char *inT, double *alpha, unsigned char *H, mdsd_err *err)
+                         unsigned char *inT, double *scratch, double *alpha, unsigned char *H,
+                         mdsd_err *err)
 {
     int top_buf[64], *top = n_fixed <= 64 ? top_buf : malloc(n_fixed * sizeof *top);
     if (!top)
@@ -388,25 +429,23 @@ static int closed_greedy(const double *p, const double *q, size_t V, size_t n_fi
     for (size_t j = 0; j < n_fixed; j++)
         inT[top[j]] = 1;
     double pT = 0.0, pc = 0.0;
-    mdsd_bsum restq;
-    mdsd_bsum_init(&restq);
-    for (size_t x = 0; x < V; x++) {
-        if (inT[x])
-            kahan_add(&pT, &pc, p[x]);
-        else
-            mdsd_bsum_add(&restq, q[x]);
-    }
-    double rest = mdsd_bsum_value(&restq);
-    /* Branch-free over every token; the n - 1 fixed ones are corrected after. */
+    for (size_t j = 0; j < n_fixed; j++)
+        kahan_add(&pT, &pc, p[top[j]]);
+    /* q(T^c) summed directly (it may be far below the resolution of
+     * 1 - q(T)): q with T zeroed, in scratch */
+    memcpy(scratch, q, V * sizeof *scratch);
+    for (size_t j = 0; j < n_fixed; j++)
+        scratch[top[j]] = 0.0;
+    double rest = mdsd_sum(scratch, V);
+    /* Branch-free over every token (lanes_min_gain); the n - 1 fixed ones
+     * are corrected after. */
+    double inv = 1.0 / rest, acc_sum, gain_sum;
+    lanes_min_gain(p, q, V, inv, &acc_sum, &gain_sum);
     mdsd_bsum acc, gain;
     mdsd_bsum_init(&acc);
     mdsd_bsum_init(&gain);
-    double inv = 1.0 / rest;
-    for (size_t x = 0; x < V; x++) {
-        double qp = q[x] * inv;
-        mdsd_bsum_add(&acc, dmin(qp, p[x]));
-        mdsd_bsum_add(&gain, positive_part(qp - p[x]));
-    }
+    mdsd_bsum_add(&acc, acc_sum);
+    mdsd_bsum_add(&gain, gain_sum);
     for (size_t j = 0; j < n_fixed; j++) {
         double px = p[top[j]], qp = q[top[j]] * inv;
         mdsd_bsum_add(&acc, px - dmin(qp, px));
@@ -515,7 +554,7 @@ static int by_sort(const double *p, const mdsd_scheme *s, double tol, uint64_t t
     size_t V = s->V, n = s->n;
     if (s->kind == MDSD_SCHEME_GREEDY || s->kind == MDSD_SCHEME_HUB) {
         double alpha;
-        int rc = closed_greedy(p, s->q, V, n - 1, ws->mark, &alpha, res->subset, err);
+        int rc = closed_greedy(p, s->q, V, n - 1, ws->mark, ws->num, &alpha, res->subset, err);
         res->has_subset = res->subset != NULL;
         return rc ? rc : finish_alpha(alpha, res, mdsd_scheme_name(s->kind), err);
     }
