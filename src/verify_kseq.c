@@ -24,9 +24,16 @@ typedef struct {
     gsl_ran_discrete_t *residual;
 } kseq_state;
 
+/* beta(rho) = const_q + const_p / rho + sum over the tokens still in play
+ * (p, q)[0..m) of min(q, p/rho): tokens with p/q >= hi of the root's bracket
+ * give q, those with p/q <= lo give p/rho for every rho in it, so once the
+ * bracket is narrow they leave the loop (compact) and each evaluation of
+ * beta costs the few tokens whose p/q lies inside the bracket. */
 typedef struct {
-    const double *p, *q;
-    size_t V, n;
+    const double *p, *q;  /* [m] the tokens in play */
+    size_t m, V, n;
+    double const_q, const_qc, const_p, const_pc; /* compensated sums */
+    double *buf;          /* [2 V] p, q of the tokens in play once compacted */
 } kseq_problem;
 
 /* beta(rho) = sum_x min(q(x), p(x)/rho) by Kahan's sum in MDSD_LANES lanes
@@ -75,12 +82,74 @@ static double accept_any(double beta, size_t n)
  * derivative; *beta gets beta(rho). */
 static double gap(const kseq_problem *pr, double rho, double *beta, double *slope)
 {
-    double active, b = beta_sum(pr->p, pr->q, pr->V, rho, &active);
+    double active, b = beta_sum(pr->p, pr->q, pr->m, rho, &active);
+    b = (pr->const_q + pr->const_qc) + ((pr->const_p + pr->const_pc) / rho + b);
+    active += pr->const_p + pr->const_pc;
     double db = -active / (rho * rho);
     double dA = b >= 1.0 ? 0.0 : (double)pr->n * pow(1.0 - b, (double)pr->n - 1.0);
     *beta = b;
     *slope = db * (dA - rho) - b;
     return accept_any(b, pr->n) - rho * b;
+}
+
+/* The settled masses of compact: sum of q over p >= hi q and of p over
+ * p <= lo q, by Kahan's sum in MDSD_LANES lanes (they vectorise). */
+MDSD_SIMD_CLONES static void settled_sums(const double *p, const double *q, size_t m, double lo,
+                                          double hi, double *sum_q, double *sum_p)
+{
+    double a[MDSD_LANES] = {0}, ac[MDSD_LANES] = {0}, b[MDSD_LANES] = {0}, bc[MDSD_LANES] = {0};
+    size_t x = 0;
+    for (; x + MDSD_LANES <= m; x += MDSD_LANES) {
+#pragma omp simd
+        for (size_t j = 0; j < MDSD_LANES; j++) {
+            double px = p[x + j], qx = q[x + j];
+            double ya = (px >= hi * qx ? qx : 0.0) - ac[j], ta = a[j] + ya;
+            ac[j] = (ta - a[j]) - ya;
+            a[j] = ta;
+            double yb = (px <= lo * qx ? px : 0.0) - bc[j], tb = b[j] + yb;
+            bc[j] = (tb - b[j]) - yb;
+            b[j] = tb;
+        }
+    }
+    for (size_t j = 0; x < m; x++, j++) {
+        double px = p[x], qx = q[x];
+        double ya = (px >= hi * qx ? qx : 0.0) - ac[j], ta = a[j] + ya;
+        ac[j] = (ta - a[j]) - ya;
+        a[j] = ta;
+        double yb = (px <= lo * qx ? px : 0.0) - bc[j], tb = b[j] + yb;
+        bc[j] = (tb - b[j]) - yb;
+        b[j] = tb;
+    }
+    double sa = 0.0, sac = 0.0, sb = 0.0, sbc = 0.0;
+    for (size_t j = 0; j < MDSD_LANES; j++) {
+        MDSD_NEUMAIER_ADD(sa, sac, a[j]);
+        sac -= ac[j];
+        MDSD_NEUMAIER_ADD(sb, sbc, b[j]);
+        sbc -= bc[j];
+    }
+    *sum_q = sa + sac;
+    *sum_p = sb + sbc;
+}
+
+/* Moves the tokens whose min(q, p/rho) no longer depends on where rho lies
+ * in [lo, hi] into the constants (classified by p >= hi q and p <= lo q,
+ * which agree with p/q up to an ulp at the bracket's ends). The copy is
+ * branch-free (every token written, the index advanced for those kept), and
+ * may run in place. */
+static void compact(kseq_problem *pr, double lo, double hi)
+{
+    double sq, sp;
+    settled_sums(pr->p, pr->q, pr->m, lo, hi, &sq, &sp);
+    MDSD_NEUMAIER_ADD(pr->const_q, pr->const_qc, sq);
+    MDSD_NEUMAIER_ADD(pr->const_p, pr->const_pc, sp);
+    double *bp = pr->buf, *bq = pr->buf + pr->V;
+    size_t k = 0;
+    for (size_t x = 0; x < pr->m; x++) {
+        double p = pr->p[x], q = pr->q[x];
+        bp[k] = p, bq[k] = q;
+        k += !(p >= hi * q) & !(p <= lo * q);
+    }
+    pr->p = bp, pr->q = bq, pr->m = k;
 }
 
 /* rho* in [1, n] by Newton's method kept inside a bracket [lo, hi] with
@@ -90,7 +159,7 @@ static double gap(const kseq_problem *pr, double rho, double *beta, double *slop
  * (GSL's own derivative solvers keep no bracket, which validity needs).
  * Returns the upper end hi (gap <= 0 there, so the residual is
  * non-negative) and *beta = beta(hi). */
-static int solve_rho(const kseq_problem *pr, double *rho, double *beta, mdsd_err *err)
+static int solve_rho(kseq_problem *pr, double *rho, double *beta, mdsd_err *err)
 {
     double lo = 1.0, hi = (double)pr->n, b, d;
     double g = gap(pr, lo, &b, &d);
@@ -105,6 +174,7 @@ static int solve_rho(const kseq_problem *pr, double *rho, double *beta, mdsd_err
     }
     /* start at the secant point of the bracket */
     double x = lo + (hi - lo) * (g_lo / (g_lo - g_hi)), step_old = hi - lo, probe = 2 * DBL_EPSILON;
+    double width = hi - lo;
     if (!(x > lo && x < hi))
         x = 0.5 * (lo + hi);
     for (int it = 0; it < 200; it++) {
@@ -118,6 +188,10 @@ static int solve_rho(const kseq_problem *pr, double *rho, double *beta, mdsd_err
         if (hi - lo <= 4 * DBL_EPSILON * lo) {
             *rho = hi, *beta = b_hi;
             return MDSD_OK;
+        }
+        if (pr->buf && hi - lo < 0.25 * width) { /* the bracket narrowed: drop settled tokens */
+            compact(pr, lo, hi);
+            width = hi - lo;
         }
         double newton = x - gx / d, next;
         if (fabs(newton - x) <= probe * x) {
@@ -160,8 +234,10 @@ static void kseq_release(void *state)
 static int kseq_solve(const double *p, const mdsd_scheme *s, double *rho, double *beta,
                       double *p_acc, mdsd_err *err)
 {
-    kseq_problem pr = {p, s->q, s->V, s->n};
+    kseq_problem pr = {p, s->q, s->V, s->V, s->n, 0.0, 0.0, 0.0, 0.0, NULL};
+    pr.buf = malloc(2 * s->V * sizeof *pr.buf); /* without it: full passes, same root */
     int rc = solve_rho(&pr, rho, beta, err);
+    free(pr.buf);
     if (rc)
         return rc;
     *p_acc = accept_any(*beta, s->n);
