@@ -3,16 +3,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A group-2 token and its key: the bits of the double q/p, inverted. The
- * bit patterns of non-negative doubles (+inf included) increase with their
- * value, so ascending keys are exactly decreasing ratios. */
+/* qsort has no context argument: the fix-up sorts (ratio, token) pairs. */
 typedef struct {
-    uint64_t key;
+    double ratio;
     uint32_t token;
-} item;
-
-/* Runs at most this long are finished by insertion sort. */
-#define SMALL 16
+} ranked;
 
 int mdsd_qp_order_init(mdsd_qp_order *o, size_t V, mdsd_err *err)
 {
@@ -20,9 +15,11 @@ int mdsd_qp_order_init(mdsd_qp_order *o, size_t V, mdsd_err *err)
     size_t cap = V ? V : 1;
     o->V = V;
     o->order = malloc(cap * sizeof *o->order);
-    o->items = malloc(cap * sizeof(item));
-    o->items_tmp = malloc(cap * sizeof(item));
-    if (!o->order || !o->items || !o->items_tmp) {
+    o->words = malloc(cap * sizeof *o->words);
+    o->words_tmp = malloc(cap * sizeof *o->words_tmp);
+    o->ratio = malloc(cap * sizeof *o->ratio);
+    o->run = malloc(cap * sizeof(ranked));
+    if (!o->order || !o->words || !o->words_tmp || !o->ratio || !o->run) {
         mdsd_qp_order_destroy(o);
         return mdsd_fail(err, MDSD_ENOMEM, "sort-and-scan: out of memory for V = %zu", V);
     }
@@ -31,127 +28,203 @@ int mdsd_qp_order_init(mdsd_qp_order *o, size_t V, mdsd_err *err)
 
 void mdsd_qp_order_destroy(mdsd_qp_order *o)
 {
-    free(o->order), free(o->items), free(o->items_tmp);
+    free(o->order), free(o->words), free(o->words_tmp);
+    free(o->ratio), free(o->run);
     memset(o, 0, sizeof *o);
 }
 
-static inline uint64_t descending_key(double ratio)
+/* Descending order of positive floats = ascending order of the inverted bits. */
+static uint32_t descending_key(double ratio)
 {
-    uint64_t bits;
-    memcpy(&bits, &ratio, sizeof bits);
+    float f = (float)ratio;
+    uint32_t bits;
+    memcpy(&bits, &f, sizeof bits);
     return ~bits;
 }
 
-/* Stable insertion sort of src[0..m) into dst[0..m). */
-static void insertion_to(const item *src, item *dst, size_t m)
+/* Stable LSD radix sort of the words w[0..m) by their high 32 bits (the key;
+ * the low 32 bits carry the token): 11 + 11 + 10 bit digits, ping-ponging
+ * between w and tmp; returns the buffer holding the result. */
+static uint64_t *radix_sort(uint64_t *w, uint64_t *tmp, size_t m)
 {
+    enum { DIGITS = 3 };
+    static const int shift[DIGITS] = {32, 43, 54};
+    static const uint32_t mask[DIGITS] = {(1u << 11) - 1, (1u << 11) - 1, (1u << 10) - 1};
+    uint32_t count[DIGITS][1 << 11];
+    memset(count, 0, sizeof count);
     for (size_t i = 0; i < m; i++) {
-        item x = src[i];
-        size_t j = i;
-        for (; j > 0 && dst[j - 1].key > x.key; j--)
-            dst[j] = dst[j - 1];
-        dst[j] = x;
+        uint64_t k = w[i];
+        count[0][(k >> 32) & mask[0]]++;
+        count[1][(k >> 43) & mask[1]]++;
+        count[2][(k >> 54) & mask[2]]++;
     }
-}
-
-/* Stable insertion sort of a[0..m) in place. */
-static void insertion(item *a, size_t m)
-{
-    for (size_t i = 1; i < m; i++) {
-        item x = a[i];
-        size_t j = i;
-        for (; j > 0 && a[j - 1].key > x.key; j--)
-            a[j] = a[j - 1];
-        a[j] = x;
+    for (int pass = 0; pass < DIGITS; pass++) {
+        uint32_t *c = count[pass];
+        size_t buckets = (size_t)mask[pass] + 1;
+        /* A digit shared by every key leaves the order unchanged: skip it. */
+        if (c[(w[0] >> shift[pass]) & mask[pass]] == m)
+            continue;
+        uint32_t sum = 0;
+        for (size_t b = 0; b < buckets; b++) {
+            uint32_t t = c[b];
+            c[b] = sum;
+            sum += t;
+        }
+        int sh = shift[pass];
+        uint32_t mk = mask[pass];
+        for (size_t i = 0; i < m; i++) {
+            uint64_t x = w[i];
+            tmp[c[(x >> sh) & mk]++] = x;
+        }
+        uint64_t *t = w;
+        w = tmp;
+        tmp = t;
     }
+    return w;
 }
 
-static inline int bit_length(uint64_t x)
+/* The exact order inside a run of equal float keys: the double ratios of a
+ * run round to one float, so their bit patterns (monotone for positive
+ * doubles) lie within about one float ulp, 2^29 double ulps, of the run's
+ * largest: d = (largest bits - bits) fits in 32 bits and increases as the
+ * ratio decreases. Words (d << 32 | token) in increasing order are the
+ * ratios decreasing, ties by increasing token. Float keys are monotone but
+ * can collapse far more than an ulp where the float overflows or underflows
+ * (ratios beyond 3.4e38 or below 1.2e-38): such a run falls back to qsort. */
+static int by_ratio_desc(const void *a, const void *b)
 {
-    return x ? 64 - __builtin_clzll(x) : 0;
+    const ranked *x = a, *y = b;
+    if (x->ratio != y->ratio)
+        return x->ratio > y->ratio ? -1 : 1;
+    return (x->token > y->token) - (x->token < y->token);
 }
 
-static void sort_in_place(item *a, item *tmp, size_t m);
-
-/* One MSD radix step: scatters src[0..m) into dst by the digit of its keys
- * below their spread (max - min), of up to 11 bits sized to m; start[] gets
- * the bucket bounds (buckets + 1 of them). Returns the bucket count, 0 if
- * every key is equal (nothing moved). */
-static size_t scatter(const item *src, item *dst, size_t m, uint32_t *start)
+static inline uint64_t double_bits(double x)
 {
-    uint64_t lo = src[0].key, hi = lo;
-    for (size_t i = 1; i < m; i++) {
-        uint64_t k = src[i].key;
-        lo = k < lo ? k : lo;
-        hi = k > hi ? k : hi;
-    }
-    if (lo == hi)
-        return 0;
-    int digit = bit_length(m) - 3; /* ~8 keys per bucket */
-    digit = digit < 4 ? 4 : digit > 11 ? 11 : digit;
-    int width = bit_length(hi - lo), shift = width > digit ? width - digit : 0;
-    size_t buckets = (size_t)((hi - lo) >> shift) + 1;
-    memset(start, 0, (buckets + 1) * sizeof *start);
-    for (size_t i = 0; i < m; i++)
-        start[((src[i].key - lo) >> shift) + 1]++;
-    for (size_t b = 0; b < buckets; b++)
-        start[b + 1] += start[b];
-    uint32_t pos[1 << 11];
-    memcpy(pos, start, buckets * sizeof *pos);
-    for (size_t i = 0; i < m; i++)
-        dst[pos[(src[i].key - lo) >> shift]++] = src[i];
-    return buckets;
+    uint64_t b;
+    memcpy(&b, &x, sizeof b);
+    return b;
 }
 
-/* Stable sort of src[0..m) by key into dst[0..m) (src is then scratch). MSD
- * radix (scatter) recursing into buckets longer than SMALL, which sort in
- * place with the matching part of src as scratch; exact ties keep their
- * input order (increasing token). The ratios of LLM-like (p, q) pairs spread
- * over a few binades, so the first digit leaves buckets of tens of tokens;
- * the ties up to rounding that quantised logits make (runs of ratios a few
- * ulps apart) are resolved by the recursion on their own, small spread. */
-static void sort_into(item *src, item *dst, size_t m)
+/* Sorts w[0..m) ascending: insertion sort for short runs, else LSD radix on
+ * the 32-bit key in 8-bit digits (digits shared by every key skipped). */
+static void sort_words(uint64_t *w, uint64_t *tmp, size_t m)
 {
-    uint32_t start[(1 << 11) + 1];
-    size_t buckets = m > SMALL ? scatter(src, dst, m, start) : 0;
-    if (buckets == 0) {
-        if (m > SMALL) /* all keys equal */
-            memcpy(dst, src, m * sizeof *dst);
-        else
-            insertion_to(src, dst, m);
+    if (m <= 32) {
+        for (size_t i = 1; i < m; i++) {
+            uint64_t x = w[i];
+            size_t j = i;
+            for (; j > 0 && w[j - 1] > x; j--)
+                w[j] = w[j - 1];
+            w[j] = x;
+        }
         return;
     }
-    for (size_t b = 0; b < buckets; b++)
-        if (start[b + 1] - start[b] > 1)
-            sort_in_place(dst + start[b], src + start[b], start[b + 1] - start[b]);
+    uint32_t count[4][256];
+    memset(count, 0, sizeof count);
+    for (size_t i = 0; i < m; i++) {
+        uint32_t k = (uint32_t)(w[i] >> 32);
+        count[0][k & 255]++;
+        count[1][k >> 8 & 255]++;
+        count[2][k >> 16 & 255]++;
+        count[3][k >> 24]++;
+    }
+    uint64_t *src = w, *dst = tmp;
+    for (int d = 0; d < 4; d++) {
+        uint32_t *c = count[d];
+        int sh = 32 + 8 * d;
+        if (c[(src[0] >> sh) & 255] == m)
+            continue;
+        uint32_t sum = 0;
+        for (int b = 0; b < 256; b++) {
+            uint32_t t = c[b];
+            c[b] = sum;
+            sum += t;
+        }
+        for (size_t i = 0; i < m; i++)
+            dst[c[(src[i] >> sh) & 255]++] = src[i];
+        uint64_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != w)
+        memcpy(w, src, m * sizeof *w);
 }
 
-/* The same with the result in a[0..m) and tmp[0..m) as scratch. */
-static void sort_in_place(item *a, item *tmp, size_t m)
+/* Runs of equal float keys may hold distinct double ratios: order them
+ * exactly. A run's bit patterns are gathered once; a run whose ratios lie
+ * within SPAN_MAX ulps of its largest (the usual case: ties up to rounding,
+ * as the softmax of quantised logits makes) is ordered by a counting sort on
+ * the distance in ulps, stable, so exact ties keep the token order. */
+#define SPAN_MAX 255
+static void fix_up(mdsd_qp_order *o, uint32_t *order, const uint64_t *w, size_t m)
 {
-    if (m <= SMALL) {
-        insertion(a, m);
-        return;
+    uint64_t *words = o->words_tmp; /* free once the radix sort has finished */
+    if (words == w)
+        words = o->words;
+    uint32_t *placed = o->run;
+    size_t start = 0;
+    while (start < m) {
+        size_t end = start + 1;
+        uint32_t key = (uint32_t)(w[start] >> 32);
+        while (end < m && (uint32_t)(w[end] >> 32) == key)
+            end++;
+        size_t len = end - start;
+        if (len == 1) {
+            start = end;
+            continue;
+        }
+        uint64_t hi = 0, lo = UINT64_MAX;
+        for (size_t i = 0; i < len; i++) {
+            uint64_t b = double_bits(o->ratio[order[start + i]]);
+            words[i] = b;
+            hi = b > hi ? b : hi;
+            lo = b < lo ? b : lo;
+        }
+        if (hi - lo <= SPAN_MAX) {
+            if (hi != lo) {
+                uint32_t count[SPAN_MAX + 2] = {0};
+                size_t span = (size_t)(hi - lo);
+                for (size_t i = 0; i < len; i++)
+                    count[hi - words[i] + 1]++;
+                for (size_t d = 0; d <= span; d++)
+                    count[d + 1] += count[d];
+                for (size_t i = 0; i < len; i++)
+                    placed[count[hi - words[i]]++] = order[start + i];
+                memcpy(order + start, placed, len * sizeof *placed);
+            }
+        } else if (hi - lo <= UINT32_MAX) {
+            for (size_t i = 0; i < len; i++)
+                words[i] = (hi - words[i]) << 32 | order[start + i];
+            sort_words(words, (uint64_t *)o->run, len);
+            for (size_t i = 0; i < len; i++)
+                order[start + i] = (uint32_t)words[i];
+        } else {
+            ranked *r = o->run;
+            for (size_t i = start; i < end; i++)
+                r[i - start] = (ranked){o->ratio[order[i]], order[i]};
+            qsort(r, len, sizeof *r, by_ratio_desc);
+            for (size_t i = start; i < end; i++)
+                order[i] = r[i - start].token;
+        }
+        start = end;
     }
-    uint32_t start[(1 << 11) + 1];
-    size_t buckets = scatter(a, tmp, m, start);
-    for (size_t b = 0; b < buckets; b++)
-        sort_into(tmp + start[b], a + start[b], start[b + 1] - start[b]);
 }
 
 void mdsd_qp_order_compute(mdsd_qp_order *o, const double *p, const double *q, size_t V)
 {
     /* Partition by group, each in increasing index order; group 2 is packed
-     * as (key, token) items for the sort. */
-    item *w = o->items;
+     * as (key, token) words for the radix sort. */
+    uint64_t *w = o->words;
     size_t n0 = 0, n1 = 0, n2 = 0;
     for (size_t x = 0; x < V; x++) {
         double px = p[x], qx = q[x];
         if (!(qx > 0.0)) {
             n2++;
         } else if (px > 0.0) {
-            w[n1].key = descending_key(qx / px);
-            w[n1++].token = (uint32_t)x;
+            double ratio = qx / px;
+            o->ratio[x] = ratio;
+            w[n1++] = (uint64_t)descending_key(ratio) << 32 | (uint32_t)x;
         } else {
             o->order[n0++] = (uint32_t)x;
         }
@@ -166,8 +239,9 @@ void mdsd_qp_order_compute(mdsd_qp_order *o, const double *p, const double *q, s
     }
     if (n1 == 0)
         return;
-    sort_in_place(w, o->items_tmp, n1);
+    uint64_t *sorted = n1 > 1 ? radix_sort(w, o->words_tmp, n1) : w;
     uint32_t *g = o->order + n0;
     for (size_t i = 0; i < n1; i++)
-        g[i] = w[i].token;
+        g[i] = (uint32_t)sorted[i];
+    fix_up(o, g, sorted, n1);
 }

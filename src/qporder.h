@@ -11,10 +11,13 @@
  *      Q unchanged, so no optimal H needs them.
  * The scan runs over prefixes of length 0..n_scan of groups 1 and 2.
  *
- * Speed: an MSD radix sort on the exact keys (the bits of the double q/p),
- * digits sized to the keys' spread, buckets of <= 32 finished by insertion
- * sort; no comparison callback, and exact by construction (no float keys to
- * fix up). */
+ * Speed: an LSD radix sort (11-11-10 bits) on the float image of q/p, which is
+ * monotone in the double ratio, followed by an exact fix-up of runs whose
+ * float keys are equal but whose double ratios differ (a counting sort on
+ * the distance in ulps for the ties up to rounding that the softmax of
+ * quantised logits makes; a radix sort on 32 bits of the double, or qsort
+ * where the float over- or underflows). An MSD radix sort on the 64-bit
+ * keys was tried: 1.5-2x slower on float32 logits, 10% faster on float16. */
 #ifndef MDSD_QPORDER_H
 #define MDSD_QPORDER_H
 
@@ -29,7 +32,9 @@ typedef struct {
     size_t n_zero_p;   /* group 1 size (p = 0, q > 0) */
     size_t n_scan;     /* groups 1 + 2: the scanned tokens */
     /* scratch */
-    void *items, *items_tmp; /* [V] (key, token) pairs of group 2 for the sort */
+    uint64_t *words, *words_tmp; /* [V] (key << 32 | token) for the radix sort */
+    double *ratio;     /* [V] q/p by token id */
+    void *run;         /* [V] fix-up scratch */
 } mdsd_qp_order;
 
 /* Allocates scratch for vocabularies up to V tokens (MDSD_ENOMEM on failure). */
