@@ -63,6 +63,59 @@ MDSD_SIMD_CLONES static void scale(double *p, size_t V, double by)
         p[i] *= by;
 }
 
+/* out = p with the lanes' compensated sum of p and whether every p[i] is
+ * finite and >= 0, in one pass. */
+MDSD_SIMD_CLONES static double copy_checked_sum(const double *p, size_t V, double *out, int *ok)
+{
+    double s[MDSD_LANES] = {0}, c[MDSD_LANES] = {0};
+    int good[MDSD_LANES];
+    for (size_t j = 0; j < MDSD_LANES; j++)
+        good[j] = 1;
+    size_t i = 0;
+    for (; i + MDSD_LANES <= V; i += MDSD_LANES) {
+#pragma omp simd
+        for (size_t j = 0; j < MDSD_LANES; j++) {
+            double x = p[i + j];
+            out[i + j] = x;
+            good[j] &= x >= 0.0 && x < INFINITY;
+            MDSD_NEUMAIER_ADD(s[j], c[j], x);
+        }
+    }
+    for (size_t j = 0; i < V; i++, j++) {
+        double x = p[i];
+        out[i] = x;
+        good[j] &= x >= 0.0 && x < INFINITY;
+        MDSD_NEUMAIER_ADD(s[j], c[j], x);
+    }
+    double total = 0.0, comp = 0.0;
+    *ok = 1;
+    for (size_t j = 0; j < MDSD_LANES; j++) {
+        MDSD_NEUMAIER_ADD(total, comp, s[j]);
+        *ok &= good[j];
+    }
+    for (size_t j = 0; j < MDSD_LANES; j++)
+        comp += c[j];
+    return total + comp;
+}
+
+int mdsd_probs_validate_copy(const double *p, size_t V, double *out, const char *what,
+                             mdsd_err *err)
+{
+    if (V == 0)
+        return mdsd_fail(err, MDSD_EINVAL, "%s: empty distribution", what);
+    int ok;
+    double s = copy_checked_sum(p, V, out, &ok);
+    if (!ok) /* the checks in order, for the message */
+        return mdsd_probs_validate(out, V, what, err);
+    if (fabs(s - 1.0) > MDSD_PROB_SUM_TOL)
+        return mdsd_fail(err, MDSD_EINVAL,
+                         "%s: probabilities sum to %.9g, not 1 (tolerance %g); "
+                         "pass --logits if these are logits", what, s, MDSD_PROB_SUM_TOL);
+    if (s != 1.0)
+        scale(out, V, 1.0 / s);
+    return MDSD_OK;
+}
+
 int mdsd_probs_validate(double *p, size_t V, const char *what, mdsd_err *err)
 {
     if (V == 0)

@@ -27,6 +27,10 @@ size_t mdsd_support_size(const double *p, size_t V);
  * Errors name `what` (e.g. "target") and the offending index: NaN, +-inf,
  * negative values, a sum that is not within MDSD_PROB_SUM_TOL of 1, or V = 0. */
 int mdsd_probs_validate(double *p, size_t V, const char *what, mdsd_err *err);
+/* The same into out[0..V) (p untouched), in one pass over p: out = the
+ * validated, renormalised p, with the same values and errors. */
+int mdsd_probs_validate_copy(const double *p, size_t V, double *out, const char *what,
+                             mdsd_err *err);
 
 /* p = softmax(logits / T), accumulated in double with the max subtracted.
  * T = 0 means argmax one-hot (ties to the lowest index); T < 0 is an error.

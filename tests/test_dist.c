@@ -129,6 +129,32 @@ Test(dist, probability_errors_name_the_index)
     cr_assert(strstr(err.msg, "sum"), "%s", err.msg);
 }
 
+/* The one-pass copy gives validate's bits and validate's errors. */
+Test(dist, validate_copy_matches_validate)
+{
+    gsl_rng *r = mdsd_rng_alloc(5);
+    double a[37], b[37], src[37];
+    for (int it = 0; it < 60; it++) {
+        size_t V = 1 + (size_t)it % 37;
+        for (size_t i = 0; i < V; i++)
+            src[i] = gsl_rng_uniform(r);
+        double s = mdsd_sum(src, V);
+        for (size_t i = 0; i < V; i++)
+            src[i] = src[i] / s * (1.0 + (it % 3 == 1 ? 3e-7 : it % 3 == 2 ? 3e-6 : 0.0));
+        if (it % 10 == 7)
+            src[V / 2] = it % 20 == 7 ? NAN : -0.25;
+        memcpy(a, src, V * sizeof *a);
+        mdsd_err ea, eb;
+        int ra = mdsd_probs_validate(a, V, "t", &ea), rb = mdsd_probs_validate_copy(src, V, b, "t", &eb);
+        cr_assert_eq(ra, rb, "it %d", it);
+        if (ra == MDSD_OK)
+            cr_assert_arr_eq(a, b, V * sizeof *a, "it %d", it);
+        else
+            cr_assert_str_eq(ea.msg, eb.msg);
+    }
+    gsl_rng_free(r);
+}
+
 Test(dist, near_normalised_probabilities_are_renormalised)
 {
     double p[2] = {0.5, 0.5 + 5e-7};
