@@ -193,9 +193,9 @@ class Bench:
                            check=True, stdout=subprocess.DEVNULL)
         return path
 
-    def table_cmd(self, dump, out):
+    def table_cmd(self, dump, out, threads=2):
         return [self.a.mdsd, "table", dump, "-o", out, "-t", "0.7", "-d", "3", "-s", "iid,wor,greedy",
-                "-v", "rrs,kseq,greedy", "--threads", "2"]
+                "-v", "rrs,kseq,greedy", "--threads", str(threads)]
 
     def table(self):
         N = 500 if self.a.quick else 2000
@@ -205,12 +205,14 @@ class Bench:
         wall = median([r[0] for r in runs])
         cpu = median([r[1] for r in runs])
         rss = max(r[2] for r in runs)
+        one = [run_rusage(self.table_cmd(dump, out, 1)) for _ in range(1 if self.a.quick else 3)]
+        wall1 = median([r[0] for r in one])
         self.row("`mdsd table` end to end: T = 0.7, n = 3, iid,wor,greedy α\\* + exact rrs,kseq,greedy, "
-                 "--threads 2", f"V = 32,000 Zipf dump, {N:,} positions",
-                 f"{N / wall:,.0f} positions/s ({N / cpu:,.0f} /s per core of CPU time)", "–", "–",
-                 f"peak RSS {rss:.0f} MB")
+                 "--threads 2", f"V = 32,000 Zipf dump (float16), {N:,} positions",
+                 f"{N / wall:,.0f} positions/s ({N / cpu:,.0f} per CPU-second; --threads 1: "
+                 f"{N / wall1:,.0f}/s)", "–", "–", f"peak RSS {rss:.0f} MB")
         self.data["table"] = {"positions": N, "wall": [r[0] for r in runs], "cpu": [r[1] for r in runs],
-                              "rss_mb": rss}
+                              "wall_1_thread": [r[0] for r in one], "rss_mb": rss}
         # Memory does not grow with the number of positions: the same job on
         # 10^4 and 10^5 positions (V = 1,000 keeps the 10^5-row dump at 400 MB;
         # at V = 32,000 it would be 12.8 GB).
