@@ -170,3 +170,20 @@ $(BENCH_BOUND): $(OUT)/tests/bench/bench_bound.o $(LIB)
 .PHONY: check
 check: all
 	./mdsd check --profile thorough
+# Benchmark (not a test): mdsd beside numpy/scipy peers (Debian's python3-numpy,
+# python3-scipy) on identical inputs, printing the table of README's
+# Performance section; BENCH_ARGS=--quick for a smoke run
+# (tests/bench/run_bench.py, tests/bench/bench_driver.c, tests/bench/peers.py).
+BENCH_DRIVER := $(OUT)/bench-driver
+BENCH_ARGS ?=
+.PHONY: bench
+bench: deps
+	@dpkg-query -W -f='$${Status}' python3-scipy 2>/dev/null | grep -q 'install ok installed' || \
+	  { if [ "$$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi; \
+	    $$sudo apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends python3-scipy; }
+	@$(MAKE) --no-print-directory $(BENCH_DRIVER) build
+	/usr/bin/python3 tests/bench/run_bench.py --driver $(BENCH_DRIVER) --mdsd ./mdsd --out build/bench $(BENCH_ARGS)
+
+$(BENCH_DRIVER): $(OUT)/tests/bench/bench_driver.o $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(PKG_LIBS)

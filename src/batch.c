@@ -19,7 +19,9 @@
 #include "rng.h"
 
 #define MAX_CELLS 256
-#define BLOCK_BYTES ((size_t)64 << 20)
+/* Float logits per block of rows; two blocks are held (one read while the
+ * other is evaluated), so memory is about 2 x this, whatever the dump's size. */
+#define BLOCK_BYTES ((size_t)16 << 20)
 
 /* One output row of a (dump, temperature) unit: the alpha* of a scheme
  * (verifier < 0) or a verifier's acceptance, at n drafts. */
@@ -49,6 +51,8 @@ typedef struct {
 typedef struct {
     double *p, *q;                 /* [V] */
     mdsd_bound_workspace *bound;   /* per-thread scratch of the alpha* solvers */
+    uint64_t pq_tag;               /* bumped with each new (p, q): lets the alpha* cells
+                                      of one position share the q/p order */
 } worker;
 
 /* ---- planning ------------------------------------------------------------- */
@@ -143,7 +147,8 @@ static int cell_bound(const unit_ctx *u, worker *w, const mdsd_scheme *s, double
                       mdsd_err *err)
 {
     mdsd_bound_result res = {0};
-    int rc = mdsd_bound_alpha(w->p, s, MDSD_BOUND_AUTO, NULL, w->bound, &res, err);
+    mdsd_bound_opts opts = {.pq_tag = w->pq_tag};
+    int rc = mdsd_bound_alpha(w->p, s, MDSD_BOUND_AUTO, &opts, w->bound, &res, err);
     *alpha = res.alpha;
     (void)u;
     return rc;
@@ -199,6 +204,7 @@ static int evaluate_row(const unit_ctx *u, worker *w, const float *target, const
     int rc = mdsd_softmax_float(target, u->V, u->T, w->p, "target", err);
     if (rc == MDSD_OK)
         rc = mdsd_softmax_float(draft, u->V, u->T, w->q, "draft", err);
+    w->pq_tag++;
     const plan *pl = u->pl;
     for (size_t c = 0; c < pl->count && rc == MDSD_OK; c++) {
         const cell *ce = &pl->cells[c];
@@ -317,19 +323,37 @@ typedef struct {
     size_t index;             /* job index: a stream coordinate for Monte Carlo */
 } dump_job;
 
-/* Evaluates one block's rows in parallel; returns the first failing row's error. */
+/* The next block to read while one is evaluated. */
+typedef struct {
+    mdsd_dump *dump;
+    mdsd_dump_block *block; /* NULL: nothing to read */
+    size_t row0;
+    int rc;
+    mdsd_err err;
+} prefetch;
+
+/* Evaluates one block's rows in parallel, while one thread first reads the
+ * next block (HDF5 is called from that thread only); returns the first
+ * failing row's error (the read's error is left in pf). */
 static int evaluate_block(const unit_ctx *u, worker *workers, const mdsd_dump_block *b,
-                          size_t rows, block_results *br, mdsd_err *err)
+                          size_t rows, block_results *br, prefetch *pf, mdsd_err *err)
 {
     size_t V = u->V, cells = u->pl->count, max_n = u->pl->max_n;
     int threads = u->o->threads > 0 ? u->o->threads : omp_get_max_threads();
-#pragma omp parallel for schedule(dynamic, 4) num_threads(threads)
-    for (size_t i = 0; i < rows; i++) {
-        worker *w = &workers[omp_get_thread_num()];
-        mdsd_err_clear(&br->err[i]);
-        br->rc[i] = evaluate_row(u, w, b->target + i * V, b->draft[0] + i * V, b->row0 + i,
-                                 br->alpha + i * cells, br->per_draft + i * cells * max_n,
-                                 br->exact + i * cells, &br->err[i]);
+    pf->rc = MDSD_OK;
+#pragma omp parallel num_threads(threads)
+    {
+#pragma omp single nowait
+        if (pf->block)
+            pf->rc = mdsd_dump_block_read(pf->dump, pf->block, pf->row0, 1, &pf->err);
+#pragma omp for schedule(dynamic, 4)
+        for (size_t i = 0; i < rows; i++) {
+            worker *w = &workers[omp_get_thread_num()];
+            mdsd_err_clear(&br->err[i]);
+            br->rc[i] = evaluate_row(u, w, b->target + i * V, b->draft[0] + i * V, b->row0 + i,
+                                     br->alpha + i * cells, br->per_draft + i * cells * max_n,
+                                     br->exact + i * cells, &br->err[i]);
+        }
     }
     for (size_t i = 0; i < rows; i++)
         if (br->rc[i]) {
@@ -346,10 +370,12 @@ static int run_unit(const mdsd_batch_opts *o, const plan *pl, const dump_job *jo
     unit_ctx u = {o, pl, job->label, job->dump->V, T,
                   mdsd_seed_mix(o->seed, job->index, t_index)};
     size_t cap = mdsd_dump_block_rows(job->dump, 1, BLOCK_BYTES);
-    mdsd_dump_block *b = mdsd_dump_block_alloc(job->dump, cap, 1, &job->draft, err);
+    mdsd_dump_block *blk[2] = {mdsd_dump_block_alloc(job->dump, cap, 1, &job->draft, err), NULL};
+    if (blk[0])
+        blk[1] = mdsd_dump_block_alloc(job->dump, cap, 1, &job->draft, err);
     unit_acc *acc = calloc(1, sizeof *acc);
     block_results br = {0};
-    int rc = !b ? (err->code ? err->code : MDSD_ENOMEM)
+    int rc = !blk[0] || !blk[1] ? (err->code ? err->code : MDSD_ENOMEM)
              : !acc ? mdsd_fail(err, MDSD_ENOMEM, "table: out of memory")
                     : block_results_alloc(&br, cap, pl, err);
     for (size_t c = 0; c < pl->count && rc == MDSD_OK; c++) {
@@ -357,21 +383,30 @@ static int run_unit(const mdsd_batch_opts *o, const plan *pl, const dump_job *jo
         mdsd_cluster_init(&acc->gap[c]);
         acc->exact[c] = true;
     }
-    for (size_t row0 = job->begin; row0 < job->end && rc == MDSD_OK; row0 += cap) {
-        if ((rc = mdsd_dump_block_read(job->dump, b, row0, 1, err)))
-            break;
+    if (rc == MDSD_OK)
+        rc = mdsd_dump_block_read(job->dump, blk[0], job->begin, 1, err);
+    size_t k = 0;
+    for (size_t row0 = job->begin; row0 < job->end && rc == MDSD_OK; row0 += cap, k++) {
+        mdsd_dump_block *b = blk[k % 2];
         size_t rows = b->rows < job->end - row0 ? b->rows : job->end - row0;
-        if ((rc = evaluate_block(&u, workers, b, rows, &br, err)))
+        prefetch pf = {job->dump, row0 + cap < job->end ? blk[(k + 1) % 2] : NULL, row0 + cap,
+                       MDSD_OK, {0}};
+        if ((rc = evaluate_block(&u, workers, b, rows, &br, &pf, err)))
             break;
         for (size_t i = 0; i < rows; i++)
             accumulate(acc, pl, &br, i, b->sample_id[i]);
         mdsd_progress_add(progress, rows);
+        if (pf.rc) {
+            *err = pf.err;
+            rc = pf.rc;
+        }
     }
     if (rc == MDSD_OK)
         finish_rows(acc, pl, job->label, T, rows_out);
     block_results_free(&br);
     free(acc);
-    mdsd_dump_block_free(b);
+    mdsd_dump_block_free(blk[0]);
+    mdsd_dump_block_free(blk[1]);
     return rc;
 }
 

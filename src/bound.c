@@ -6,6 +6,7 @@
 
 #include "bsum.h"
 #include "dist.h"
+#include "simd.h"
 #include "lp.h"
 #include "qporder.h"
 #include "subset.h"
@@ -14,6 +15,10 @@
 struct mdsd_bound_workspace {
     size_t V;             /* capacity */
     mdsd_qp_order ord;
+    double *ps, *qs;      /* [V] p and q along the order (gathered once, scanned in turn) */
+    uint32_t *ident;      /* [V] 0, 1, 2, ...: the chain over qs for wor */
+    uint64_t tag;         /* opts->pq_tag of the order held (0 = none reusable) */
+    size_t tag_V;
     double *P;            /* [V+1] p mass of prefixes */
     double *R;            /* [V+1] q mass of suffixes */
     double *num;          /* [V+1] cps: W_{n, H_i} */
@@ -87,11 +92,16 @@ mdsd_bound_workspace *mdsd_bound_workspace_alloc(size_t V, size_t n, mdsd_err *e
     ws->R = malloc((V + 1) * sizeof *ws->R);
     ws->num = malloc((V + 1) * sizeof *ws->num);
     ws->mark = malloc(V + 1);
-    if (!ws->P || !ws->R || !ws->num || !ws->mark) {
+    ws->ps = malloc((V + 1) * sizeof *ws->ps);
+    ws->qs = malloc((V + 1) * sizeof *ws->qs);
+    ws->ident = malloc((V + 1) * sizeof *ws->ident);
+    if (!ws->P || !ws->R || !ws->num || !ws->mark || !ws->ps || !ws->qs || !ws->ident) {
         mdsd_bound_workspace_free(ws);
         mdsd_fail(err, MDSD_ENOMEM, "bound workspace: out of memory for V = %zu", V);
         return NULL;
     }
+    for (size_t k = 0; k <= V; k++)
+        ws->ident[k] = (uint32_t)k;
     if (n >= 3) {
         ws->wor = mdsd_wor_chain_alloc(V, n, err);
         if (!ws->wor) {
@@ -109,6 +119,7 @@ void mdsd_bound_workspace_free(mdsd_bound_workspace *ws)
         return;
     mdsd_qp_order_destroy(&ws->ord);
     free(ws->P), free(ws->R), free(ws->num), free(ws->mark);
+    free(ws->ps), free(ws->qs), free(ws->ident);
     mdsd_wor_chain_free(ws->wor);
     free(ws);
 }
@@ -141,29 +152,46 @@ static inline double ipow(double x, size_t n)
     return n ? r : 1.0;
 }
 
-/* P[i] = p mass of the first i scanned tokens (compensated). */
-static void prefix_p(mdsd_bound_workspace *ws, const double *p)
+/* The q/p order of (p, q) and p, q gathered along it, unless the caller's
+ * tag says that the workspace already holds them. */
+static void order_of(mdsd_bound_workspace *ws, const double *p, const double *q, size_t V,
+                     uint64_t tag)
 {
+    if (tag != 0 && tag == ws->tag && V == ws->tag_V)
+        return;
+    mdsd_qp_order_compute(&ws->ord, p, q, V);
     const uint32_t *o = ws->ord.order;
+    for (size_t k = 0; k < ws->ord.n_scan; k++) {
+        ws->ps[k] = p[o[k]];
+        ws->qs[k] = q[o[k]];
+    }
+    ws->tag = tag;
+    ws->tag_V = V;
+}
+
+/* P[i] = p mass of the first i scanned tokens (compensated). */
+static void prefix_p(mdsd_bound_workspace *ws)
+{
+    const double *ps = ws->ps;
     mdsd_bsum s;
     mdsd_bsum_init(&s);
     ws->P[0] = 0.0;
     for (size_t k = 0; k < ws->ord.n_scan; k++) {
-        mdsd_bsum_add(&s, p[o[k]]);
+        mdsd_bsum_add(&s, ps[k]);
         ws->P[k + 1] = mdsd_bsum_value(&s);
     }
 }
 
-/* R[i] = q mass of the scanned tokens from position i on (compensated). */
-static void suffix_q(mdsd_bound_workspace *ws, const double *q)
+/* R[i] = q mass of the scanned tokens from position i on (compensated),
+ * with qs[k] = q(order[k]). */
+static void suffix_q(mdsd_bound_workspace *ws, const double *qs)
 {
-    const uint32_t *o = ws->ord.order;
     size_t N = ws->ord.n_scan;
     mdsd_bsum s;
     mdsd_bsum_init(&s);
     ws->R[N] = 0.0;
     for (size_t k = N; k-- > 0;) {
-        mdsd_bsum_add(&s, q[o[k]]);
+        mdsd_bsum_add(&s, qs[k]);
         ws->R[k] = mdsd_bsum_value(&s);
     }
 }
@@ -178,19 +206,17 @@ static void prefix_subset(const mdsd_bound_workspace *ws, size_t len, size_t V, 
 /* ---- sort-and-scan: iid, wor, cps ----------------------------------------- */
 
 /* iid: Q(H) = q(H)^n. */
-static void scan_iid(mdsd_bound_workspace *ws, const double *p, const double *q, size_t n,
-                     double *fmin, size_t *argmin)
+static void scan_iid(mdsd_bound_workspace *ws, size_t n, double *fmin, size_t *argmin)
 {
-    const uint32_t *o = ws->ord.order;
+    const double *ps = ws->ps, *qs = ws->qs;
     mdsd_bsum P, S;
     mdsd_bsum_init(&P);
     mdsd_bsum_init(&S);
     double best = 0.0;
     size_t best_i = 0;
     for (size_t k = 0; k < ws->ord.n_scan; k++) {
-        uint32_t x = o[k];
-        mdsd_bsum_add(&P, p[x]);
-        mdsd_bsum_add(&S, q[x]);
+        mdsd_bsum_add(&P, ps[k]);
+        mdsd_bsum_add(&S, qs[k]);
         double f = mdsd_bsum_value(&P) - ipow(mdsd_bsum_value(&S), n);
         if (f < best)
             best = f, best_i = k + 1;
@@ -205,19 +231,18 @@ static void scan_iid(mdsd_bound_workspace *ws, const double *p, const double *q,
  * (each term r q(x)/(1 - q(x)) <= q(x) since r <= 1 - q(x)). Masses that
  * may be tiny (r, and 1 - q(x) for the one token that can exceed 1/2) are
  * summed directly, never formed as 1 - (something close to 1). */
-static void scan_wor2(mdsd_bound_workspace *ws, const double *p, const double *q,
-                      double *fmin, size_t *argmin)
+static void scan_wor2(mdsd_bound_workspace *ws, double *fmin, size_t *argmin)
 {
-    suffix_q(ws, q);
-    const uint32_t *o = ws->ord.order;
+    const double *ps = ws->ps, *qs = ws->qs;
+    suffix_q(ws, qs);
     size_t N = ws->ord.n_scan, top = 0;
     for (size_t k = 1; k < N; k++)
-        if (q[o[k]] > q[o[top]])
+        if (qs[k] > qs[top])
             top = k;
     double rest = 0.0, restc = 0.0; /* 1 - q(top) */
     for (size_t k = 0; k < N; k++)
         if (k != top)
-            kahan_add(&rest, &restc, q[o[k]]);
+            kahan_add(&rest, &restc, qs[k]);
     rest += restc;
     mdsd_bsum P, S, A;
     mdsd_bsum_init(&P);
@@ -226,10 +251,10 @@ static void scan_wor2(mdsd_bound_workspace *ws, const double *p, const double *q
     double best = 0.0;
     size_t best_i = 0;
     for (size_t k = 0; k < N; k++) {
-        uint32_t x = o[k];
-        mdsd_bsum_add(&P, p[x]);
-        mdsd_bsum_add(&S, q[x]);
-        mdsd_bsum_add(&A, q[x] / (k == top ? rest : ws->R[0] - q[x]));
+        double px = ps[k], qx = qs[k];
+        mdsd_bsum_add(&P, px);
+        mdsd_bsum_add(&S, qx);
+        mdsd_bsum_add(&A, qx / (k == top ? rest : ws->R[0] - qx));
         double r = ws->R[k + 1];
         double Q = k + 1 == N ? 1.0 : mdsd_bsum_value(&S) - r * mdsd_bsum_value(&A);
         double f = mdsd_bsum_value(&P) - Q;
@@ -240,15 +265,15 @@ static void scan_wor2(mdsd_bound_workspace *ws, const double *p, const double *q
     *argmin = best_i;
 }
 
-static int scan_wor(mdsd_bound_workspace *ws, const double *p, const double *q, size_t n,
-                    double tol, double *fmin, size_t *argmin, size_t *evals, mdsd_err *err)
+static int scan_wor(mdsd_bound_workspace *ws, size_t n, double tol, double *fmin,
+                    size_t *argmin, size_t *evals, mdsd_err *err)
 {
     if (n == 1) {
-        scan_iid(ws, p, q, 1, fmin, argmin);
+        scan_iid(ws, 1, fmin, argmin);
         return MDSD_OK;
     }
     if (n == 2) {
-        scan_wor2(ws, p, q, fmin, argmin);
+        scan_wor2(ws, fmin, argmin);
         return MDSD_OK;
     }
     if (!ws->wor) {
@@ -261,9 +286,10 @@ static int scan_wor(mdsd_bound_workspace *ws, const double *p, const double *q, 
             return rc;
         ws->wor_n = n;
     }
-    int rc = mdsd_wor_chain_set(ws->wor, q, ws->ord.order, ws->ord.n_scan, err);
+    /* the chain over the gathered qs and ps: sequential reads in every pass */
+    int rc = mdsd_wor_chain_set(ws->wor, ws->qs, ws->ident, ws->ord.n_scan, err);
     if (rc == MDSD_OK)
-        rc = mdsd_wor_chain_min(ws->wor, p, tol, fmin, argmin, evals, err);
+        rc = mdsd_wor_chain_min(ws->wor, ws->ps, tol, fmin, argmin, evals, err);
     return rc;
 }
 
@@ -285,16 +311,16 @@ static int scan_wor(mdsd_bound_workspace *ws, const double *p, const double *q, 
     } while (0)
 
 /* cps: Q(H_i) = W_{n,H_i} / W_{n,all} (Hu et al.'s generating function). */
-static int scan_cps(mdsd_bound_workspace *ws, const double *p, const double *q, size_t n,
-                    double *fmin, size_t *argmin, mdsd_err *err)
+static int scan_cps(mdsd_bound_workspace *ws, size_t n, double *fmin, size_t *argmin,
+                    mdsd_err *err)
 {
     if (n > 64)
         return mdsd_fail(err, MDSD_EUNSUPPORTED, "cps: n = %zu above 64", n);
-    prefix_p(ws, p);
-    const uint32_t *o = ws->ord.order;
+    prefix_p(ws);
+    const double *qs = ws->qs;
     size_t N = ws->ord.n_scan;
     long double total;
-    ESP_SCAN(double, N, q[o[k]], ws->num[k + 1] = e[n] + c[n]);
+    ESP_SCAN(double, N, qs[k], ws->num[k + 1] = e[n] + c[n]);
     double den = (double)total;
     double best = 0.0;
     size_t best_i = 0;
@@ -310,7 +336,7 @@ static int scan_cps(mdsd_bound_workspace *ws, const double *p, const double *q, 
         long double *numl = malloc((N + 1) * sizeof *numl);
         if (!numl)
             return mdsd_fail(err, MDSD_ENOMEM, "cps: out of memory");
-        ESP_SCAN(long double, N, (long double)q[o[k]], numl[k + 1] = e[n] + c[n]);
+        ESP_SCAN(long double, N, (long double)qs[k], numl[k + 1] = e[n] + c[n]);
         if (!(total > 0.0L)) {
             free(numl);
             return mdsd_fail(err, MDSD_EUNSUPPORTED,
@@ -353,11 +379,51 @@ static void top_k(const double *q, size_t V, size_t k, int *top)
     }
 }
 
+/* sum_x min(q(x) inv, p(x)) and sum_x (q(x) inv - p(x))+ over every token,
+ * each by Kahan's sum in MDSD_LANES lanes (they vectorise). */
+MDSD_SIMD_CLONES static void lanes_min_gain(const double *p, const double *q, size_t V, double inv,
+                                            double *acc, double *gain)
+{
+    double s[MDSD_LANES] = {0}, c[MDSD_LANES] = {0}, g[MDSD_LANES] = {0}, gc[MDSD_LANES] = {0};
+    size_t x = 0;
+    for (; x + MDSD_LANES <= V; x += MDSD_LANES) {
+#pragma omp simd
+        for (size_t j = 0; j < MDSD_LANES; j++) {
+            double qp = q[x + j] * inv, px = p[x + j], d = qp - px;
+            double y = (qp < px ? qp : px) - c[j], t = s[j] + y;
+            c[j] = (t - s[j]) - y;
+            s[j] = t;
+            double yg = 0.5 * (d + fabs(d)) - gc[j], tg = g[j] + yg;
+            gc[j] = (tg - g[j]) - yg;
+            g[j] = tg;
+        }
+    }
+    for (size_t j = 0; x < V; x++, j++) {
+        double qp = q[x] * inv, px = p[x], d = qp - px;
+        double y = (qp < px ? qp : px) - c[j], t = s[j] + y;
+        c[j] = (t - s[j]) - y;
+        s[j] = t;
+        double yg = 0.5 * (d + fabs(d)) - gc[j], tg = g[j] + yg;
+        gc[j] = (tg - g[j]) - yg;
+        g[j] = tg;
+    }
+    double a = 0.0, ac = 0.0, b = 0.0, bc = 0.0;
+    for (size_t j = 0; j < MDSD_LANES; j++) {
+        kahan_add(&a, &ac, s[j]);
+        ac -= c[j];
+        kahan_add(&b, &bc, g[j]);
+        bc -= gc[j];
+    }
+    *acc = a + ac;
+    *gain = b + bc;
+}
+
 /* T = top n-1 of q (ties to the lower index), q' = q / q(T^c) off T:
  * alpha* = p(T) + sum_{x not in T} min(p(x), q'(x)); an optimal H is
  * T + {x : q'(x) > p(x)}, or the empty set when that does not beat 0. */
 static int closed_greedy(const double *p, const double *q, size_t V, size_t n_fixed,
-                         unsigned char *inT, double *alpha, unsigned char *H, mdsd_err *err)
+                         unsigned char *inT, double *scratch, double *alpha, unsigned char *H,
+                         mdsd_err *err)
 {
     int top_buf[64], *top = n_fixed <= 64 ? top_buf : malloc(n_fixed * sizeof *top);
     if (!top)
@@ -370,25 +436,23 @@ static int closed_greedy(const double *p, const double *q, size_t V, size_t n_fi
     for (size_t j = 0; j < n_fixed; j++)
         inT[top[j]] = 1;
     double pT = 0.0, pc = 0.0;
-    mdsd_bsum restq;
-    mdsd_bsum_init(&restq);
-    for (size_t x = 0; x < V; x++) {
-        if (inT[x])
-            kahan_add(&pT, &pc, p[x]);
-        else
-            mdsd_bsum_add(&restq, q[x]);
-    }
-    double rest = mdsd_bsum_value(&restq);
-    /* Branch-free over every token; the n - 1 fixed ones are corrected after. */
+    for (size_t j = 0; j < n_fixed; j++)
+        kahan_add(&pT, &pc, p[top[j]]);
+    /* q(T^c) summed directly (it may be far below the resolution of
+     * 1 - q(T)): q with T zeroed, in scratch */
+    memcpy(scratch, q, V * sizeof *scratch);
+    for (size_t j = 0; j < n_fixed; j++)
+        scratch[top[j]] = 0.0;
+    double rest = mdsd_sum(scratch, V);
+    /* Branch-free over every token (lanes_min_gain); the n - 1 fixed ones
+     * are corrected after. */
+    double inv = 1.0 / rest, acc_sum, gain_sum;
+    lanes_min_gain(p, q, V, inv, &acc_sum, &gain_sum);
     mdsd_bsum acc, gain;
     mdsd_bsum_init(&acc);
     mdsd_bsum_init(&gain);
-    double inv = 1.0 / rest;
-    for (size_t x = 0; x < V; x++) {
-        double qp = q[x] * inv;
-        mdsd_bsum_add(&acc, dmin(qp, p[x]));
-        mdsd_bsum_add(&gain, positive_part(qp - p[x]));
-    }
+    mdsd_bsum_add(&acc, acc_sum);
+    mdsd_bsum_add(&gain, gain_sum);
     for (size_t j = 0; j < n_fixed; j++) {
         double px = p[top[j]], qp = q[top[j]] * inv;
         mdsd_bsum_add(&acc, px - dmin(qp, px));
@@ -448,8 +512,8 @@ static int k2_alpha(mdsd_bound_workspace *ws, const double *p, const double *q, 
         }
         free(t);
     } else {
-        mdsd_qp_order_compute(&ws->ord, p, q, V);
-        suffix_q(ws, q);
+        order_of(ws, p, q, V, 0);
+        suffix_q(ws, ws->qs);
         const uint32_t *o = ws->ord.order;
         double P = 0.0, Pc = 0.0, S = 0.0, Sc = 0.0;
         for (size_t k = 0; k <= ws->ord.n_scan; k++) {
@@ -491,24 +555,24 @@ static int finish_alpha(double alpha, mdsd_bound_result *res, const char *what, 
     return MDSD_OK;
 }
 
-static int by_sort(const double *p, const mdsd_scheme *s, double tol, mdsd_bound_workspace *ws,
-                   mdsd_bound_result *res, mdsd_err *err)
+static int by_sort(const double *p, const mdsd_scheme *s, double tol, uint64_t tag,
+                   mdsd_bound_workspace *ws, mdsd_bound_result *res, mdsd_err *err)
 {
     size_t V = s->V, n = s->n;
     if (s->kind == MDSD_SCHEME_GREEDY || s->kind == MDSD_SCHEME_HUB) {
         double alpha;
-        int rc = closed_greedy(p, s->q, V, n - 1, ws->mark, &alpha, res->subset, err);
+        int rc = closed_greedy(p, s->q, V, n - 1, ws->mark, ws->num, &alpha, res->subset, err);
         res->has_subset = res->subset != NULL;
         return rc ? rc : finish_alpha(alpha, res, mdsd_scheme_name(s->kind), err);
     }
-    mdsd_qp_order_compute(&ws->ord, p, s->q, V);
+    order_of(ws, p, s->q, V, tag);
     double fmin = 0.0;
     size_t len = 0;
     int rc = MDSD_OK;
     switch (s->kind) {
-    case MDSD_SCHEME_IID: scan_iid(ws, p, s->q, n, &fmin, &len); break;
-    case MDSD_SCHEME_WOR: rc = scan_wor(ws, p, s->q, n, tol, &fmin, &len, &res->evaluations, err); break;
-    case MDSD_SCHEME_CPS: rc = scan_cps(ws, p, s->q, n, &fmin, &len, err); break;
+    case MDSD_SCHEME_IID: scan_iid(ws, n, &fmin, &len); break;
+    case MDSD_SCHEME_WOR: rc = scan_wor(ws, n, tol, &fmin, &len, &res->evaluations, err); break;
+    case MDSD_SCHEME_CPS: rc = scan_cps(ws, n, &fmin, &len, err); break;
     default: return mdsd_fail(err, MDSD_EUNSUPPORTED, "sort: no scan for scheme %s",
                               mdsd_scheme_name(s->kind));
     }
@@ -604,7 +668,7 @@ int mdsd_bound_alpha(const double *p, const mdsd_scheme *s, mdsd_bound_method m,
     if (m == MDSD_BOUND_K2)
         rc = k2_alpha(ws, p, s->q, s->V, res, err);
     else
-        rc = by_sort(p, s, o->tol > 0 ? o->tol : 1e-14, ws, res, err);
+        rc = by_sort(p, s, o->tol > 0 ? o->tol : 1e-14, o->pq_tag, ws, res, err);
     if (rc == MDSD_OK && m == MDSD_BOUND_K2)
         rc = finish_alpha(res->alpha, res, "k2", err);
     mdsd_bound_workspace_free(own);

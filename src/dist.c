@@ -1,17 +1,31 @@
 #include "dist.h"
+#include "simd.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
-double mdsd_sum(const double *x, size_t n)
+/* MDSD_LANES lanes of Neumaier's sum (they vectorise), then Neumaier over
+ * the lane sums and their corrections: the error stays about eps |sum| +
+ * n eps^2 sum |x| as for the serial loop. */
+MDSD_SIMD_CLONES double mdsd_sum(const double *x, size_t n)
 {
-    double s = 0.0, c = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        double t = s + x[i];
-        c += fabs(s) >= fabs(x[i]) ? (s - t) + x[i] : (x[i] - t) + s;
-        s = t;
+    double s[MDSD_LANES] = {0}, c[MDSD_LANES] = {0};
+    size_t i = 0;
+    for (; i + MDSD_LANES <= n; i += MDSD_LANES) {
+#pragma omp simd
+        for (size_t j = 0; j < MDSD_LANES; j++)
+            MDSD_NEUMAIER_ADD(s[j], c[j], x[i + j]);
     }
-    return s + c;
+    for (size_t j = 0; i < n; i++, j++)
+        MDSD_NEUMAIER_ADD(s[j], c[j], x[i]);
+    double total = 0.0, comp = 0.0;
+    for (size_t j = 0; j < MDSD_LANES; j++)
+        MDSD_NEUMAIER_ADD(total, comp, s[j]);
+    for (size_t j = 0; j < MDSD_LANES; j++)
+        comp += c[j];
+    return total + comp;
 }
 
 size_t mdsd_argmax(const double *x, size_t n)
@@ -23,19 +37,91 @@ size_t mdsd_argmax(const double *x, size_t n)
     return best;
 }
 
-size_t mdsd_support_size(const double *p, size_t V)
+MDSD_SIMD_CLONES size_t mdsd_support_size(const double *p, size_t V)
 {
     size_t k = 0;
+#pragma omp simd reduction(+ : k)
     for (size_t i = 0; i < V; i++)
         k += p[i] > 0.0;
     return k;
+}
+
+/* Whether every p[i] is finite and >= 0, without early exits (vectorises). */
+MDSD_SIMD_CLONES static int all_finite_nonneg(const double *p, size_t V)
+{
+    int ok = 1;
+#pragma omp simd reduction(& : ok)
+    for (size_t i = 0; i < V; i++)
+        ok &= p[i] >= 0.0 && p[i] < INFINITY;
+    return ok;
+}
+
+MDSD_SIMD_CLONES static void scale(double *p, size_t V, double by)
+{
+#pragma omp simd
+    for (size_t i = 0; i < V; i++)
+        p[i] *= by;
+}
+
+/* out = p with the lanes' compensated sum of p and whether every p[i] is
+ * finite and >= 0, in one pass. */
+MDSD_SIMD_CLONES static double copy_checked_sum(const double *p, size_t V, double *out, int *ok)
+{
+    double s[MDSD_LANES] = {0}, c[MDSD_LANES] = {0};
+    int good[MDSD_LANES];
+    for (size_t j = 0; j < MDSD_LANES; j++)
+        good[j] = 1;
+    size_t i = 0;
+    for (; i + MDSD_LANES <= V; i += MDSD_LANES) {
+#pragma omp simd
+        for (size_t j = 0; j < MDSD_LANES; j++) {
+            double x = p[i + j];
+            out[i + j] = x;
+            good[j] &= x >= 0.0 && x < INFINITY;
+            MDSD_NEUMAIER_ADD(s[j], c[j], x);
+        }
+    }
+    for (size_t j = 0; i < V; i++, j++) {
+        double x = p[i];
+        out[i] = x;
+        good[j] &= x >= 0.0 && x < INFINITY;
+        MDSD_NEUMAIER_ADD(s[j], c[j], x);
+    }
+    double total = 0.0, comp = 0.0;
+    *ok = 1;
+    for (size_t j = 0; j < MDSD_LANES; j++) {
+        MDSD_NEUMAIER_ADD(total, comp, s[j]);
+        *ok &= good[j];
+    }
+    for (size_t j = 0; j < MDSD_LANES; j++)
+        comp += c[j];
+    return total + comp;
+}
+
+int mdsd_probs_validate_copy(const double *p, size_t V, double *out, const char *what,
+                             mdsd_err *err)
+{
+    if (V == 0)
+        return mdsd_fail(err, MDSD_EINVAL, "%s: empty distribution", what);
+    int ok;
+    double s = copy_checked_sum(p, V, out, &ok);
+    if (!ok) /* the checks in order, for the message */
+        return mdsd_probs_validate(out, V, what, err);
+    if (fabs(s - 1.0) > MDSD_PROB_SUM_TOL)
+        return mdsd_fail(err, MDSD_EINVAL,
+                         "%s: probabilities sum to %.9g, not 1 (tolerance %g); "
+                         "pass --logits if these are logits", what, s, MDSD_PROB_SUM_TOL);
+    if (s != 1.0)
+        scale(out, V, 1.0 / s);
+    return MDSD_OK;
 }
 
 int mdsd_probs_validate(double *p, size_t V, const char *what, mdsd_err *err)
 {
     if (V == 0)
         return mdsd_fail(err, MDSD_EINVAL, "%s: empty distribution", what);
-    for (size_t i = 0; i < V; i++) {
+    int ok = all_finite_nonneg(p, V);
+    for (size_t i = 0; !ok && i < V; i++) {
         if (isnan(p[i]))
             return mdsd_fail(err, MDSD_EINVAL, "%s: probability at index %zu is NaN", what, i);
         if (isinf(p[i]))
@@ -49,55 +135,151 @@ int mdsd_probs_validate(double *p, size_t V, const char *what, mdsd_err *err)
         return mdsd_fail(err, MDSD_EINVAL,
                          "%s: probabilities sum to %.9g, not 1 (tolerance %g); "
                          "pass --logits if these are logits", what, s, MDSD_PROB_SUM_TOL);
-    for (size_t i = 0; i < V; i++)
-        p[i] /= s;
+    if (s != 1.0) /* s is within 1e-6 of 1: p * (1/s) is p / s to within an ulp */
+        scale(p, V, 1.0 / s);
     return MDSD_OK;
 }
 
+/* exp(x) for x <= 0 (-inf included), written so that a loop of it
+ * vectorises (glibc's exp is a scalar call, ~5 ns, and the softmax is 2V of
+ * them per position). x = k ln2 + r with |r| <= ln2/2 (Cody-Waite: ln2_hi
+ * has 11 trailing zero bits, so k ln2_hi is exact); e^r by its Taylor series
+ * to r^13 (truncation below 4e-18 relative); 2^k by building the exponent
+ * bits, in two factors so that results down to the subnormals are rounded
+ * once. Error about 1 ulp (tests/test_dist.c checks it against exp over the
+ * whole range). x below -746 gives 0, as exp does. */
+MDSD_NO_TRAP static inline double exp_nonpos(double x)
+{
+    const double shift = 0x1.8p52, log2e = 0x1.71547652b82fep0;
+    const double ln2_hi = 0x1.62e42fee00000p-1, ln2_lo = 0x1.a39ef35793c76p-33;
+    x = x < -746.0 ? -746.0 : x;
+    double t = x * log2e + shift; /* k + 1.5 2^52, rounded to the nearest integer k */
+    double k = t - shift;
+    double r = (x - k * ln2_hi) - k * ln2_lo;
+    /* e^r = 1 + (r + r^2 P(r)), P by Estrin's scheme (a dependency chain of
+     * ~10 operations instead of Horner's 26); the 1 added last keeps the
+     * error near half an ulp plus that of the small part. */
+    double r2 = r * r, r4 = r2 * r2, r8 = r4 * r4;
+    double c23 = 0.5 + r * (1.0 / 6.0), c45 = 1.0 / 24.0 + r * (1.0 / 120.0);
+    double c67 = 1.0 / 720.0 + r * (1.0 / 5040.0), c89 = 1.0 / 40320.0 + r * (1.0 / 362880.0);
+    double c1011 = 1.0 / 3628800.0 + r * (1.0 / 39916800.0);
+    double c1213 = 1.0 / 479001600.0 + r * (1.0 / 6227020800.0);
+    double P = ((c23 + r2 * c45) + r4 * (c67 + r2 * c89)) + r8 * (c1011 + r2 * c1213);
+    double e = 1.0 + (r + r2 * P);
+    /* 2^k = 2^k1 2^k2 with k1 >= -1000 normal, k2 in [-77, 0]. */
+    double k1 = k < -1000.0 ? -1000.0 : k, k2 = k - k1;
+    double t1 = k1 + shift, t2 = k2 + shift;
+    uint64_t b1, b2, bs;
+    memcpy(&b1, &t1, sizeof b1);
+    memcpy(&b2, &t2, sizeof b2);
+    memcpy(&bs, &shift, sizeof bs);
+    b1 = (b1 - bs + 1023) << 52;
+    b2 = (b2 - bs + 1023) << 52;
+    double s1, s2;
+    memcpy(&s1, &b1, sizeof s1);
+    memcpy(&s2, &b2, sizeof s2);
+    return e * s1 * s2;
+}
+
+#define LANES MDSD_LANES
+
+/* p[i] = exp((x[i] - top) * inv_t) for i < V and the sum of p, accumulated
+ * in LANES fixed lanes (so the bits do not depend on the vector width). */
+#define EXP_SHIFTED(NAME, T)                                                          \
+    MDSD_SIMD_CLONES static double NAME(const T *x, size_t V, double top, double inv_t, \
+                                        double *p)                                    \
+    {                                                                                 \
+        double acc[LANES] = {0};                                                      \
+        size_t i = 0;                                                                 \
+        for (; i + LANES <= V; i += LANES) {                                          \
+            _Pragma("omp simd")                                                       \
+            for (size_t j = 0; j < LANES; j++) {                                      \
+                double e = exp_nonpos(((double)x[i + j] - top) * inv_t);              \
+                p[i + j] = e;                                                         \
+                acc[j] += e;                                                          \
+            }                                                                         \
+        }                                                                             \
+        for (size_t j = 0; i < V; i++, j++) {                                         \
+            p[i] = exp_nonpos(((double)x[i] - top) * inv_t);                          \
+            acc[j] += p[i];                                                           \
+        }                                                                             \
+        return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7])); \
+    }
+
+/* The largest logit (-inf if none is finite) and whether any is NaN or
+ * +inf, without early exits so that the loop vectorises. */
+#define SCAN_LOGITS(NAME, T)                                                          \
+    MDSD_SIMD_CLONES static double NAME(const T *x, size_t V, int *bad)                                \
+    {                                                                                 \
+        T mx[LANES];                                                                  \
+        int b[LANES] = {0};                                                           \
+        for (size_t j = 0; j < LANES; j++)                                            \
+            mx[j] = -(T)INFINITY;                                                     \
+        size_t i = 0;                                                                 \
+        for (; i + LANES <= V; i += LANES)                                            \
+            _Pragma("omp simd")                                                       \
+            for (size_t j = 0; j < LANES; j++) {                                      \
+                T l = x[i + j];                                                       \
+                b[j] |= !(l < (T)INFINITY);                                           \
+                mx[j] = l > mx[j] ? l : mx[j];                                        \
+            }                                                                         \
+        for (; i < V; i++) {                                                          \
+            b[0] |= !(x[i] < (T)INFINITY);                                            \
+            mx[0] = x[i] > mx[0] ? x[i] : mx[0];                                      \
+        }                                                                             \
+        T m = mx[0];                                                                  \
+        for (size_t j = 0; j < LANES; j++) {                                          \
+            m = mx[j] > m ? mx[j] : m;                                                \
+            *bad |= b[j];                                                             \
+        }                                                                             \
+        return (double)m;                                                             \
+    }
+
+EXP_SHIFTED(exp_shifted_double, double)
+EXP_SHIFTED(exp_shifted_float, float)
+SCAN_LOGITS(scan_logits_double, double)
+SCAN_LOGITS(scan_logits_float, float)
+
 /* One body for double and float logits: the element type is the only change. */
-#define SOFTMAX_BODY(logits)                                                          \
+#define SOFTMAX_BODY(logits, SCAN, EXP)                                               \
     if (V == 0)                                                                       \
         return mdsd_fail(err, MDSD_EINVAL, "%s: empty logit vector", what);           \
     if (!(T >= 0.0) || isinf(T))                                                      \
         return mdsd_fail(err, MDSD_EINVAL, "%s: temperature %g is not a finite value >= 0", \
                          what, T);                                                    \
-    size_t best = V;                                                                  \
-    for (size_t i = 0; i < V; i++) {                                                  \
+    int bad = 0;                                                                      \
+    double top = SCAN(logits, V, &bad);                                               \
+    for (size_t i = 0; bad && i < V; i++) {                                           \
         double l = (double)logits[i];                                                 \
         if (isnan(l))                                                                 \
             return mdsd_fail(err, MDSD_EINVAL, "%s: logit at index %zu is NaN", what, i); \
         if (isinf(l) && l > 0)                                                        \
             return mdsd_fail(err, MDSD_EINVAL, "%s: logit at index %zu is +inf", what, i); \
-        if (l != -INFINITY && (best == V || l > (double)logits[best]))                \
-            best = i;                                                                 \
     }                                                                                 \
-    if (best == V)                                                                    \
+    if (top == -INFINITY)                                                             \
         return mdsd_fail(err, MDSD_EINVAL, "%s: every logit is -inf", what);          \
     if (T == 0.0) {                                                                   \
+        size_t best = 0;                                                              \
+        while ((double)logits[best] != top)                                           \
+            best++;                                                                   \
         for (size_t i = 0; i < V; i++)                                                \
             p[i] = i == best;                                                         \
         return MDSD_OK;                                                               \
     }                                                                                 \
-    double top = (double)logits[best], inv_t = 1.0 / T, s = 0.0;                      \
-    for (size_t i = 0; i < V; i++) {                                                  \
-        p[i] = exp(((double)logits[i] - top) * inv_t);                                \
-        s += p[i];                                                                    \
-    }                                                                                 \
-    double inv_s = 1.0 / s;                                                           \
-    for (size_t i = 0; i < V; i++)                                                    \
-        p[i] *= inv_s;                                                                \
+    double s = EXP(logits, V, top, 1.0 / T, p);                                       \
+    scale(p, V, 1.0 / s);                                                             \
     return MDSD_OK;
 
 int mdsd_softmax(const double *logits, size_t V, double T, double *p,
                  const char *what, mdsd_err *err)
 {
-    SOFTMAX_BODY(logits)
+    SOFTMAX_BODY(logits, scan_logits_double, exp_shifted_double)
 }
 
 int mdsd_softmax_float(const float *logits, size_t V, double T, double *p,
                        const char *what, mdsd_err *err)
 {
-    SOFTMAX_BODY(logits)
+    SOFTMAX_BODY(logits, scan_logits_float, exp_shifted_float)
 }
 
 typedef struct {
@@ -142,6 +324,27 @@ int mdsd_truncate(double *p, size_t V, size_t top_k, double top_p, mdsd_err *err
 
 void mdsd_top_indices(const double *x, size_t n, size_t k, int *top)
 {
+    if (k <= 64) {
+        /* One pass: a value enters the kept list only if strictly larger than
+         * its last entry, and moves up past strictly smaller ones only, so
+         * equal values keep their index order. */
+        double kept[64];
+        size_t have = 0;
+        for (size_t i = 0; i < n && k > 0; i++) {
+            double v = x[i];
+            if (have == k && !(v > kept[k - 1]))
+                continue;
+            size_t j = have < k ? have++ : k - 1;
+            while (j > 0 && kept[j - 1] < v) {
+                kept[j] = kept[j - 1];
+                top[j] = top[j - 1];
+                j--;
+            }
+            kept[j] = v;
+            top[j] = (int)i;
+        }
+        return;
+    }
     for (size_t r = 0; r < k; r++) {
         size_t best = n;
         for (size_t i = 0; i < n; i++) {

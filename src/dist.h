@@ -27,6 +27,10 @@ size_t mdsd_support_size(const double *p, size_t V);
  * Errors name `what` (e.g. "target") and the offending index: NaN, +-inf,
  * negative values, a sum that is not within MDSD_PROB_SUM_TOL of 1, or V = 0. */
 int mdsd_probs_validate(double *p, size_t V, const char *what, mdsd_err *err);
+/* The same into out[0..V) (p untouched), in one pass over p: out = the
+ * validated, renormalised p, with the same values and errors. */
+int mdsd_probs_validate_copy(const double *p, size_t V, double *out, const char *what,
+                             mdsd_err *err);
 
 /* p = softmax(logits / T), accumulated in double with the max subtracted.
  * T = 0 means argmax one-hot (ties to the lowest index); T < 0 is an error.
@@ -47,6 +51,7 @@ int mdsd_truncate(double *p, size_t V, size_t top_k, double top_p, mdsd_err *err
 
 
 /* Writes the k largest entries' indices, by decreasing value with ties to the
- * lower index, into top[0..k). k must not exceed n. O(n k): for small k. */
+ * lower index, into top[0..k). k must not exceed n; x must hold no NaN.
+ * One pass for k <= 64 (O(n) plus O(k) per entry into the top k). */
 void mdsd_top_indices(const double *x, size_t n, size_t k, int *top);
 #endif

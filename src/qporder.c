@@ -83,6 +83,14 @@ static uint64_t *radix_sort(uint64_t *w, uint64_t *tmp, size_t m)
     return w;
 }
 
+/* The exact order inside a run of equal float keys: the double ratios of a
+ * run round to one float, so their bit patterns (monotone for positive
+ * doubles) lie within about one float ulp, 2^29 double ulps, of the run's
+ * largest: d = (largest bits - bits) fits in 32 bits and increases as the
+ * ratio decreases. Words (d << 32 | token) in increasing order are the
+ * ratios decreasing, ties by increasing token. Float keys are monotone but
+ * can collapse far more than an ulp where the float overflows or underflows
+ * (ratios beyond 3.4e38 or below 1.2e-38): such a run falls back to qsort. */
 static int by_ratio_desc(const void *a, const void *b)
 {
     const ranked *x = a, *y = b;
@@ -91,23 +99,111 @@ static int by_ratio_desc(const void *a, const void *b)
     return (x->token > y->token) - (x->token < y->token);
 }
 
-/* Runs of equal float keys may hold distinct double ratios: order them exactly. */
+static inline uint64_t double_bits(double x)
+{
+    uint64_t b;
+    memcpy(&b, &x, sizeof b);
+    return b;
+}
+
+/* Sorts w[0..m) ascending: insertion sort for short runs, else LSD radix on
+ * the 32-bit key in 8-bit digits (digits shared by every key skipped). */
+static void sort_words(uint64_t *w, uint64_t *tmp, size_t m)
+{
+    if (m <= 32) {
+        for (size_t i = 1; i < m; i++) {
+            uint64_t x = w[i];
+            size_t j = i;
+            for (; j > 0 && w[j - 1] > x; j--)
+                w[j] = w[j - 1];
+            w[j] = x;
+        }
+        return;
+    }
+    uint32_t count[4][256];
+    memset(count, 0, sizeof count);
+    for (size_t i = 0; i < m; i++) {
+        uint32_t k = (uint32_t)(w[i] >> 32);
+        count[0][k & 255]++;
+        count[1][k >> 8 & 255]++;
+        count[2][k >> 16 & 255]++;
+        count[3][k >> 24]++;
+    }
+    uint64_t *src = w, *dst = tmp;
+    for (int d = 0; d < 4; d++) {
+        uint32_t *c = count[d];
+        int sh = 32 + 8 * d;
+        if (c[(src[0] >> sh) & 255] == m)
+            continue;
+        uint32_t sum = 0;
+        for (int b = 0; b < 256; b++) {
+            uint32_t t = c[b];
+            c[b] = sum;
+            sum += t;
+        }
+        for (size_t i = 0; i < m; i++)
+            dst[c[(src[i] >> sh) & 255]++] = src[i];
+        uint64_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != w)
+        memcpy(w, src, m * sizeof *w);
+}
+
+/* Runs of equal float keys may hold distinct double ratios: order them
+ * exactly. A run's bit patterns are gathered once; a run whose ratios lie
+ * within SPAN_MAX ulps of its largest (the usual case: ties up to rounding,
+ * as the softmax of quantised logits makes) is ordered by a counting sort on
+ * the distance in ulps, stable, so exact ties keep the token order. */
+#define SPAN_MAX 255
 static void fix_up(mdsd_qp_order *o, uint32_t *order, const uint64_t *w, size_t m)
 {
+    uint64_t *words = o->words_tmp; /* free once the radix sort has finished */
+    if (words == w)
+        words = o->words;
+    uint32_t *placed = o->run;
     size_t start = 0;
     while (start < m) {
         size_t end = start + 1;
         uint32_t key = (uint32_t)(w[start] >> 32);
-        int distinct = 0;
-        while (end < m && (uint32_t)(w[end] >> 32) == key) {
-            distinct |= o->ratio[order[end]] != o->ratio[order[start]];
+        while (end < m && (uint32_t)(w[end] >> 32) == key)
             end++;
+        size_t len = end - start;
+        if (len == 1) {
+            start = end;
+            continue;
         }
-        if (distinct) {
+        uint64_t hi = 0, lo = UINT64_MAX;
+        for (size_t i = 0; i < len; i++) {
+            uint64_t b = double_bits(o->ratio[order[start + i]]);
+            words[i] = b;
+            hi = b > hi ? b : hi;
+            lo = b < lo ? b : lo;
+        }
+        if (hi - lo <= SPAN_MAX) {
+            if (hi != lo) {
+                uint32_t count[SPAN_MAX + 2] = {0};
+                size_t span = (size_t)(hi - lo);
+                for (size_t i = 0; i < len; i++)
+                    count[hi - words[i] + 1]++;
+                for (size_t d = 0; d <= span; d++)
+                    count[d + 1] += count[d];
+                for (size_t i = 0; i < len; i++)
+                    placed[count[hi - words[i]]++] = order[start + i];
+                memcpy(order + start, placed, len * sizeof *placed);
+            }
+        } else if (hi - lo <= UINT32_MAX) {
+            for (size_t i = 0; i < len; i++)
+                words[i] = (hi - words[i]) << 32 | order[start + i];
+            sort_words(words, (uint64_t *)o->run, len);
+            for (size_t i = 0; i < len; i++)
+                order[start + i] = (uint32_t)words[i];
+        } else {
             ranked *r = o->run;
             for (size_t i = start; i < end; i++)
                 r[i - start] = (ranked){o->ratio[order[i]], order[i]};
-            qsort(r, end - start, sizeof *r, by_ratio_desc);
+            qsort(r, len, sizeof *r, by_ratio_desc);
             for (size_t i = start; i < end; i++)
                 order[i] = r[i - start].token;
         }

@@ -13,7 +13,11 @@
  *
  * Speed: an LSD radix sort (11-11-10 bits) on the float image of q/p, which is
  * monotone in the double ratio, followed by an exact fix-up of runs whose
- * float keys are equal but whose double ratios differ. */
+ * float keys are equal but whose double ratios differ (a counting sort on
+ * the distance in ulps for the ties up to rounding that the softmax of
+ * quantised logits makes; a radix sort on 32 bits of the double, or qsort
+ * where the float over- or underflows). An MSD radix sort on the 64-bit
+ * keys was tried: 1.5-2x slower on float32 logits, 10% faster on float16. */
 #ifndef MDSD_QPORDER_H
 #define MDSD_QPORDER_H
 

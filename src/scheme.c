@@ -62,7 +62,12 @@ int mdsd_scheme_check(const mdsd_scheme *s, mdsd_err *err)
         return check_custom(s, err);
     if (!s->q)
         return mdsd_fail(err, MDSD_EINVAL, "%s: no draft distribution", name);
-    size_t support = mdsd_support_size(s->q, s->V);
+    /* Only whether the support reaches n matters (exact count for the message). */
+    size_t need = s->kind == MDSD_SCHEME_HUB ? 2 : s->n, support = 0;
+    for (size_t x = 0; x < s->V && support < need; x++)
+        support += s->q[x] > 0.0;
+    if (support < need)
+        support = mdsd_support_size(s->q, s->V);
     switch (s->kind) {
     case MDSD_SCHEME_WOR:
     case MDSD_SCHEME_CPS:

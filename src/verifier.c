@@ -109,8 +109,7 @@ static int target_copy(const double *p, size_t V, double **out, mdsd_err *err)
     double *copy = mdsd_vc_malloc(V * sizeof *copy, "target", err);
     if (!copy)
         return MDSD_ENOMEM;
-    memcpy(copy, p, V * sizeof *copy);
-    int rc = mdsd_probs_validate(copy, V, "target", err);
+    int rc = mdsd_probs_validate_copy(p, V, copy, "target", err);
     if (rc) {
         free(copy);
         return rc;

@@ -1,33 +1,90 @@
 #include "verify_common.h"
 
+#include <float.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dist.h"
+#include "simd.h"
+
+/* (a + |a|) / 2 is exactly max(a, 0) (2a or 0) and needs no branch. */
+MDSD_SIMD_CLONES static void positive_difference(const double *p, const double *q, size_t V,
+                                                 double *out)
+{
+#pragma omp simd
+    for (size_t x = 0; x < V; x++) {
+        double d = p[x] - q[x];
+        out[x] = 0.5 * (d + fabs(d));
+    }
+}
+
+MDSD_SIMD_CLONES static void scale(double *x, size_t V, double by)
+{
+#pragma omp simd
+    for (size_t i = 0; i < V; i++)
+        x[i] *= by;
+}
+
+MDSD_SIMD_CLONES static void divide(double *x, size_t V, double by)
+{
+#pragma omp simd
+    for (size_t i = 0; i < V; i++)
+        x[i] /= by;
+}
+
+void mdsd_vc_normalise(double *x, size_t V, double mass)
+{
+    if (mass >= DBL_MIN) /* x * (1/mass) is x / mass to within an ulp, and cheaper */
+        scale(x, V, 1.0 / mass);
+    else
+        divide(x, V, mass); /* 1/mass would overflow */
+}
 
 double mdsd_vc_residual(const double *p, const double *q, size_t V, double *out)
 {
-    for (size_t x = 0; x < V; x++)
-        out[x] = p[x] > q[x] ? p[x] - q[x] : 0.0;
+    positive_difference(p, q, V, out);
     double mass = mdsd_sum(out, V);
-    if (mass > 0.0) {
-        for (size_t x = 0; x < V; x++)
-            out[x] /= mass;
-    } else {
+    if (mass > 0.0)
+        mdsd_vc_normalise(out, V, mass);
+    else
         memcpy(out, p, V * sizeof *out);
-    }
     return mass;
+}
+
+/* sum_x min(p(x), scale q(x)) by Kahan's sum in MDSD_LANES lanes (they
+ * vectorise), the lanes then added with compensation. */
+MDSD_SIMD_CLONES double mdsd_vc_overlap_scaled(const double *p, const double *q, size_t V,
+                                               double scale)
+{
+    double s[MDSD_LANES] = {0}, c[MDSD_LANES] = {0};
+    size_t x = 0;
+    for (; x + MDSD_LANES <= V; x += MDSD_LANES) {
+#pragma omp simd
+        for (size_t j = 0; j < MDSD_LANES; j++) {
+            double a = p[x + j], b = q[x + j] * scale;
+            double y = (a < b ? a : b) - c[j], t = s[j] + y;
+            c[j] = (t - s[j]) - y;
+            s[j] = t;
+        }
+    }
+    for (size_t j = 0; x < V; x++, j++) {
+        double a = p[x], b = q[x] * scale;
+        double y = (a < b ? a : b) - c[j], t = s[j] + y;
+        c[j] = (t - s[j]) - y;
+        s[j] = t;
+    }
+    double total = 0.0, comp = 0.0;
+    for (size_t j = 0; j < MDSD_LANES; j++) {
+        MDSD_NEUMAIER_ADD(total, comp, s[j]);
+        comp -= c[j];
+    }
+    return total + comp;
 }
 
 double mdsd_vc_overlap(const double *p, const double *q, size_t V)
 {
-    double s = 0.0, c = 0.0;
-    for (size_t x = 0; x < V; x++) {
-        double y = (p[x] < q[x] ? p[x] : q[x]) - c, t = s + y;
-        c = (t - s) - y;
-        s = t;
-    }
-    return s;
+    return mdsd_vc_overlap_scaled(p, q, V, 1.0); /* q * 1 is q exactly */
 }
 
 gsl_ran_discrete_t *mdsd_vc_alias(const double *w, const double *fallback, size_t V,

@@ -18,6 +18,11 @@ double mdsd_vc_residual(const double *p, const double *q, size_t V, double *out)
 
 /* sum_x min(p(x), q(x)), compensated. */
 double mdsd_vc_overlap(const double *p, const double *q, size_t V);
+/* sum_x min(p(x), scale q(x)), compensated (q need not be normalised). */
+double mdsd_vc_overlap_scaled(const double *p, const double *q, size_t V, double scale);
+
+/* x /= mass over [0, V) (mass > 0), as x * (1/mass) where that is finite. */
+void mdsd_vc_normalise(double *x, size_t V, double mass);
 
 /* Walker alias table of the non-negative weights w[0..V) (need not be
  * normalised). If they sum to 0, of `fallback` instead (a distribution that

@@ -5,6 +5,7 @@
  * min(1, p(x_n)/q'(x_n)), else y ~ norm((p - q')+). Since q'(T) = 0 the
  * residual keeps p's full mass on T, and a residual draw in T is accepted.
  * alpha = p(T) + sum_{x not in T} min(p(x), q'(x)) = alpha*(greedy) (Thm 7). */
+#include <float.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,17 +19,22 @@ typedef struct {
     gsl_ran_discrete_t *residual;
 } greedy_state;
 
-/* q' = q off the top n-1 tokens, renormalised; top[] gets them. */
-static void restricted_draft(const mdsd_scheme *s, int *top, double *qr)
+/* q off the top n-1 tokens (top[] gets them), not normalised; returns its
+ * mass q(T^c), summed directly (it may be far below 1 - q(T)'s resolution). */
+static double rest_of_draft(const mdsd_scheme *s, int *top, double *qr)
 {
     size_t fixed = s->n - 1;
     mdsd_top_indices(s->q, s->V, fixed, top);
     memcpy(qr, s->q, s->V * sizeof *qr);
     for (size_t j = 0; j < fixed; j++)
         qr[top[j]] = 0.0;
-    double rest = mdsd_sum(qr, s->V);
-    for (size_t x = 0; x < s->V; x++)
-        qr[x] /= rest;
+    return mdsd_sum(qr, s->V);
+}
+
+/* q' = q off the top n-1 tokens, renormalised; top[] gets them. */
+static void restricted_draft(const mdsd_scheme *s, int *top, double *qr)
+{
+    mdsd_vc_normalise(qr, s->V, rest_of_draft(s, top, qr));
 }
 
 static int greedy_check(const mdsd_scheme *s, mdsd_err *err)
@@ -96,10 +102,15 @@ static int greedy_exact(const double *p, const mdsd_scheme *s, const mdsd_verifi
     double *qr = mdsd_vc_malloc(s->V * sizeof *qr, "greedy", err);
     if (!qr)
         return MDSD_ENOMEM;
-    restricted_draft(s, top, qr);
+    double rest = rest_of_draft(s, top, qr);
     for (size_t j = 0; j + 1 < s->n; j++)
         per_draft[j] = p[top[j]];
-    per_draft[s->n - 1] = mdsd_vc_overlap(p, qr, s->V); /* q'(T) = 0 */
+    if (rest >= DBL_MIN) { /* q' = qr / rest, formed on the fly */
+        per_draft[s->n - 1] = mdsd_vc_overlap_scaled(p, qr, s->V, 1.0 / rest); /* q'(T) = 0 */
+    } else { /* 1 / rest would overflow */
+        mdsd_vc_normalise(qr, s->V, rest);
+        per_draft[s->n - 1] = mdsd_vc_overlap(p, qr, s->V);
+    }
     *alpha = mdsd_sum(per_draft, s->n);
     free(qr);
     return MDSD_OK;

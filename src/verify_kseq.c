@@ -1,6 +1,6 @@
 /* verify_kseq.c - SpecTr's k-Seq verifier (MATH.md section 3), iid drafts.
  *   beta(rho) = sum_x min(q(x), p(x)/rho); rho* in [1, n] solves
- *   1 - (1 - beta)^n = rho beta (GSL Brent root finding);
+ *   1 - (1 - beta)^n = rho beta (bracketed Newton, solve_rho);
  *   accept x_j w.p. min(1, p(x_j)/(rho* q(x_j))) for j = 1..n in turn;
  *   none accepted: y ~ p_res prop. to p - min(q, p/rho*) p_acc / beta,
  *   p_acc = 1 - (1 - beta)^n.
@@ -8,13 +8,12 @@
  * verifier uses the upper end of the final root bracket: validity does not
  * depend on the solver's tolerance. At rho* the residual vanishes on the
  * tokens a test can reject, so alpha = p_acc (up to the bracket width). */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <gsl/gsl_errno.h>
-#include <gsl/gsl_roots.h>
-
+#include "simd.h"
 #include "verifier.h"
 #include "verify_common.h"
 
@@ -25,21 +24,53 @@ typedef struct {
     gsl_ran_discrete_t *residual;
 } kseq_state;
 
+/* beta(rho) = const_q + const_p / rho + sum over the tokens still in play
+ * (p, q)[0..m) of min(q, p/rho): tokens with p/q >= hi of the root's bracket
+ * give q, those with p/q <= lo give p/rho for every rho in it, so once the
+ * bracket is narrow they leave the loop (compact) and each evaluation of
+ * beta costs the few tokens whose p/q lies inside the bracket. */
 typedef struct {
-    const double *p, *q;
-    size_t V, n;
+    const double *p, *q;  /* [m] the tokens in play */
+    size_t m, V, n;
+    double const_q, const_qc, const_p, const_pc; /* compensated sums */
+    double *buf;          /* [2 V] p, q of the tokens in play once compacted */
 } kseq_problem;
 
-static double beta_of(const kseq_problem *pr, double rho)
+/* beta(rho) = sum_x min(q(x), p(x)/rho) by Kahan's sum in MDSD_LANES lanes
+ * (they vectorise), the lanes then added with compensation; *active gets
+ * sum of p over the tokens with p/rho < q, so that beta'(rho) = -active/rho^2.
+ * p/rho is taken as p * (1/rho) (within an ulp; a vector division would
+ * cost more than the rest of the loop). */
+MDSD_SIMD_CLONES static double beta_sum(const double *p, const double *q, size_t V, double rho,
+                                        double *active)
 {
-    double s = 0.0, c = 0.0;
-    for (size_t x = 0; x < pr->V; x++) {
-        double a = pr->p[x] / rho, m = pr->q[x] < a ? pr->q[x] : a;
-        double y = m - c, t = s + y;
-        c = (t - s) - y;
-        s = t;
+    double s[MDSD_LANES] = {0}, c[MDSD_LANES] = {0}, act[MDSD_LANES] = {0}, inv = 1.0 / rho;
+    size_t x = 0;
+    for (; x + MDSD_LANES <= V; x += MDSD_LANES) {
+#pragma omp simd
+        for (size_t j = 0; j < MDSD_LANES; j++) {
+            double a = p[x + j] * inv, m = q[x + j] < a ? q[x + j] : a;
+            double y = m - c[j], t = s[j] + y;
+            c[j] = (t - s[j]) - y;
+            s[j] = t;
+            act[j] += a < q[x + j] ? p[x + j] : 0.0;
+        }
     }
-    return s;
+    for (size_t j = 0; x < V; x++, j++) {
+        double a = p[x] * inv, m = q[x] < a ? q[x] : a;
+        double y = m - c[j], t = s[j] + y;
+        c[j] = (t - s[j]) - y;
+        s[j] = t;
+        act[j] += a < q[x] ? p[x] : 0.0;
+    }
+    double total = 0.0, comp = 0.0, sum_act = 0.0;
+    for (size_t j = 0; j < MDSD_LANES; j++) {
+        MDSD_NEUMAIER_ADD(total, comp, s[j]);
+        comp -= c[j];
+        sum_act += act[j];
+    }
+    *active = sum_act;
+    return total + comp;
 }
 
 static double accept_any(double beta, size_t n)
@@ -47,47 +78,139 @@ static double accept_any(double beta, size_t n)
     return beta >= 1.0 ? 1.0 : -expm1((double)n * log1p(-beta));
 }
 
-static double gap(double rho, void *params)
+/* gap(rho) = 1 - (1 - beta)^n - rho beta, decreasing in rho, and its
+ * derivative; *beta gets beta(rho). */
+static double gap(const kseq_problem *pr, double rho, double *beta, double *slope)
 {
-    const kseq_problem *pr = params;
-    double b = beta_of(pr, rho);
+    double active, b = beta_sum(pr->p, pr->q, pr->m, rho, &active);
+    b = (pr->const_q + pr->const_qc) + ((pr->const_p + pr->const_pc) / rho + b);
+    active += pr->const_p + pr->const_pc;
+    double db = -active / (rho * rho);
+    double dA = b >= 1.0 ? 0.0 : (double)pr->n * pow(1.0 - b, (double)pr->n - 1.0);
+    *beta = b;
+    *slope = db * (dA - rho) - b;
     return accept_any(b, pr->n) - rho * b;
 }
 
-/* rho* by Brent's method on [1, n]; returns the upper end of the bracket
- * (gap <= 0 there, so the residual is non-negative). */
-static int solve_rho(const kseq_problem *pr, double *rho, mdsd_err *err)
+/* The settled masses of compact: sum of q over p >= hi q and of p over
+ * p <= lo q, by Kahan's sum in MDSD_LANES lanes (they vectorise). */
+MDSD_SIMD_CLONES static void settled_sums(const double *p, const double *q, size_t m, double lo,
+                                          double hi, double *sum_q, double *sum_p)
 {
-    kseq_problem copy = *pr;
-    gsl_function F = {gap, &copy};
-    double lo = 1.0, hi = (double)pr->n;
-    if (gap(lo, &copy) <= 0.0 || hi <= lo) {
-        *rho = lo;
+    double a[MDSD_LANES] = {0}, ac[MDSD_LANES] = {0}, b[MDSD_LANES] = {0}, bc[MDSD_LANES] = {0};
+    size_t x = 0;
+    for (; x + MDSD_LANES <= m; x += MDSD_LANES) {
+#pragma omp simd
+        for (size_t j = 0; j < MDSD_LANES; j++) {
+            double px = p[x + j], qx = q[x + j];
+            double ya = (px >= hi * qx ? qx : 0.0) - ac[j], ta = a[j] + ya;
+            ac[j] = (ta - a[j]) - ya;
+            a[j] = ta;
+            double yb = (px <= lo * qx ? px : 0.0) - bc[j], tb = b[j] + yb;
+            bc[j] = (tb - b[j]) - yb;
+            b[j] = tb;
+        }
+    }
+    for (size_t j = 0; x < m; x++, j++) {
+        double px = p[x], qx = q[x];
+        double ya = (px >= hi * qx ? qx : 0.0) - ac[j], ta = a[j] + ya;
+        ac[j] = (ta - a[j]) - ya;
+        a[j] = ta;
+        double yb = (px <= lo * qx ? px : 0.0) - bc[j], tb = b[j] + yb;
+        bc[j] = (tb - b[j]) - yb;
+        b[j] = tb;
+    }
+    double sa = 0.0, sac = 0.0, sb = 0.0, sbc = 0.0;
+    for (size_t j = 0; j < MDSD_LANES; j++) {
+        MDSD_NEUMAIER_ADD(sa, sac, a[j]);
+        sac -= ac[j];
+        MDSD_NEUMAIER_ADD(sb, sbc, b[j]);
+        sbc -= bc[j];
+    }
+    *sum_q = sa + sac;
+    *sum_p = sb + sbc;
+}
+
+/* Moves the tokens whose min(q, p/rho) no longer depends on where rho lies
+ * in [lo, hi] into the constants (classified by p >= hi q and p <= lo q,
+ * which agree with p/q up to an ulp at the bracket's ends). The copy is
+ * branch-free (every token written, the index advanced for those kept), and
+ * may run in place. */
+static void compact(kseq_problem *pr, double lo, double hi)
+{
+    double sq, sp;
+    settled_sums(pr->p, pr->q, pr->m, lo, hi, &sq, &sp);
+    MDSD_NEUMAIER_ADD(pr->const_q, pr->const_qc, sq);
+    MDSD_NEUMAIER_ADD(pr->const_p, pr->const_pc, sp);
+    double *bp = pr->buf, *bq = pr->buf + pr->V;
+    size_t k = 0;
+    for (size_t x = 0; x < pr->m; x++) {
+        double p = pr->p[x], q = pr->q[x];
+        bp[k] = p, bq[k] = q;
+        k += !(p >= hi * q) & !(p <= lo * q);
+    }
+    pr->p = bp, pr->q = bq, pr->m = k;
+}
+
+/* rho* in [1, n] by Newton's method kept inside a bracket [lo, hi] with
+ * gap(lo) > 0 >= gap(hi), bisecting where a step leaves it or stalls (as
+ * Numerical Recipes' rtsafe), until hi - lo <= 4 eps lo - the test GSL's
+ * Brent solver used here before, at a third of its evaluations of beta
+ * (GSL's own derivative solvers keep no bracket, which validity needs).
+ * Returns the upper end hi (gap <= 0 there, so the residual is
+ * non-negative) and *beta = beta(hi). */
+static int solve_rho(kseq_problem *pr, double *rho, double *beta, mdsd_err *err)
+{
+    double lo = 1.0, hi = (double)pr->n, b, d;
+    double g = gap(pr, lo, &b, &d);
+    if (g <= 0.0 || hi <= lo) {
+        *rho = lo, *beta = b;
         return MDSD_OK;
     }
-    if (gap(hi, &copy) > 0.0) { /* Bernoulli's inequality says <= 0; rounding only */
-        *rho = hi;
+    double g_lo = g, b_hi, g_hi = gap(pr, hi, &b_hi, &d);
+    if (g_hi > 0.0) { /* Bernoulli's inequality says <= 0; rounding only */
+        *rho = hi, *beta = b_hi;
         return MDSD_OK;
     }
-    gsl_error_handler_t *old = gsl_set_error_handler_off();
-    gsl_root_fsolver *s = gsl_root_fsolver_alloc(gsl_root_fsolver_brent);
-    int status = s ? gsl_root_fsolver_set(s, &F, lo, hi) : GSL_ENOMEM;
-    for (int it = 0; status == GSL_SUCCESS && it < 200; it++) {
-        if ((status = gsl_root_fsolver_iterate(s)))
-            break;
-        lo = gsl_root_fsolver_x_lower(s);
-        hi = gsl_root_fsolver_x_upper(s);
-        if (gsl_root_test_interval(lo, hi, 0.0, 4 * GSL_DBL_EPSILON) == GSL_SUCCESS)
-            break;
+    /* start at the secant point of the bracket */
+    double x = lo + (hi - lo) * (g_lo / (g_lo - g_hi)), step_old = hi - lo, probe = 2 * DBL_EPSILON;
+    double width = hi - lo;
+    if (!(x > lo && x < hi))
+        x = 0.5 * (lo + hi);
+    for (int it = 0; it < 200; it++) {
+        double gx = gap(pr, x, &b, &d);
+        if (gx > 0.0) {
+            lo = x;
+        } else {
+            hi = x;
+            b_hi = b;
+        }
+        if (hi - lo <= 4 * DBL_EPSILON * lo) {
+            *rho = hi, *beta = b_hi;
+            return MDSD_OK;
+        }
+        if (pr->buf && hi - lo < 0.25 * width) { /* the bracket narrowed: drop settled tokens */
+            compact(pr, lo, hi);
+            width = hi - lo;
+        }
+        double newton = x - gx / d, next;
+        if (fabs(newton - x) <= probe * x) {
+            /* converged to the resolution: probe across the root, further
+             * each time the probe lands on the same side */
+            next = gx > 0.0 ? x * (1 + probe) : x * (1 - probe);
+            probe *= 2;
+        } else if (!(newton > lo && newton < hi) || fabs(newton - x) > 0.5 * step_old) {
+            next = 0.5 * (lo + hi); /* Newton leaves the bracket or is slow */
+        } else {
+            next = newton;
+        }
+        if (!(next > lo && next < hi))
+            next = 0.5 * (lo + hi);
+        step_old = fabs(next - x);
+        x = next;
     }
-    gsl_root_fsolver_free(s);
-    gsl_set_error_handler(old);
-    if (status != GSL_SUCCESS)
-        return mdsd_fail(err, MDSD_ESOLVER, "kseq: root finding for rho* failed: %s",
-                         gsl_strerror(status));
-    /* Brent keeps a sign change in [lo, hi]; gap decreases in rho. */
-    *rho = gap(hi, &copy) <= 0.0 ? hi : (double)pr->n;
-    return MDSD_OK;
+    return mdsd_fail(err, MDSD_ESOLVER, "kseq: root finding for rho* did not converge "
+                     "(bracket [%.17g, %.17g])", lo, hi);
 }
 
 static int kseq_check(const mdsd_scheme *s, mdsd_err *err)
@@ -111,11 +234,12 @@ static void kseq_release(void *state)
 static int kseq_solve(const double *p, const mdsd_scheme *s, double *rho, double *beta,
                       double *p_acc, mdsd_err *err)
 {
-    kseq_problem pr = {p, s->q, s->V, s->n};
-    int rc = solve_rho(&pr, rho, err);
+    kseq_problem pr = {p, s->q, s->V, s->V, s->n, 0.0, 0.0, 0.0, 0.0, NULL};
+    pr.buf = malloc(2 * s->V * sizeof *pr.buf); /* without it: full passes, same root */
+    int rc = solve_rho(&pr, rho, beta, err);
+    free(pr.buf);
     if (rc)
         return rc;
-    *beta = beta_of(&pr, *rho);
     *p_acc = accept_any(*beta, s->n);
     return MDSD_OK;
 }

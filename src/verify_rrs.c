@@ -6,9 +6,12 @@
  * A rejected x_j has p_{j+1}(x_j) = 0, so the output is a draft exactly when
  * a test accepted: alpha = sum_j beta_j prod_{l<j} (1 - beta_l) with
  * beta_j = sum_x min(p_j(x), q_j(x)). */
+#include <float.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "simd.h"
 #include "verifier.h"
 #include "verify_common.h"
 
@@ -93,24 +96,74 @@ static int rrs_verify(const void *state, const int *drafts, gsl_rng *rng, int *a
     return (int)gsl_ran_discrete(rng, st->residual);
 }
 
+/* One step of the chain in one pass: with p_j = r inv (r the unnormalised
+ * residual), returns beta_j = sum min(p_j, q) (Kahan, in lanes) and writes
+ * next = (p_j - q)+ with *mass = its sum (Neumaier). */
+MDSD_SIMD_CLONES static double rrs_step(const double *r, double inv, const double *q, size_t V,
+                                        double *next, double *mass)
+{
+    double s[MDSD_LANES] = {0}, c[MDSD_LANES] = {0}, m[MDSD_LANES] = {0}, mc[MDSD_LANES] = {0};
+    size_t x = 0;
+    for (; x + MDSD_LANES <= V; x += MDSD_LANES) {
+#pragma omp simd
+        for (size_t j = 0; j < MDSD_LANES; j++) {
+            double a = r[x + j] * inv, b = q[x + j], d = a - b, pos = 0.5 * (d + fabs(d));
+            double y = (a < b ? a : b) - c[j], t = s[j] + y;
+            c[j] = (t - s[j]) - y;
+            s[j] = t;
+            MDSD_NEUMAIER_ADD(m[j], mc[j], pos);
+            next[x + j] = pos;
+        }
+    }
+    for (size_t j = 0; x < V; x++, j++) {
+        double a = r[x] * inv, b = q[x], d = a - b, pos = 0.5 * (d + fabs(d));
+        double y = (a < b ? a : b) - c[j], t = s[j] + y;
+        c[j] = (t - s[j]) - y;
+        s[j] = t;
+        MDSD_NEUMAIER_ADD(m[j], mc[j], pos);
+        next[x] = pos;
+    }
+    double total = 0.0, comp = 0.0, mt = 0.0, mcomp = 0.0;
+    for (size_t j = 0; j < MDSD_LANES; j++) {
+        MDSD_NEUMAIER_ADD(total, comp, s[j]);
+        comp -= c[j];
+        MDSD_NEUMAIER_ADD(mt, mcomp, m[j]);
+        mcomp += mc[j];
+    }
+    *mass = mt + mcomp;
+    return total + comp;
+}
+
+/* The chain of rrs_prepare, one fused pass per draft and without the alias
+ * table: only the overlaps beta_j enter alpha. */
 static int rrs_exact(const double *p, const mdsd_scheme *s, const mdsd_verifier_opts *opts,
                      double *alpha, double *per_draft, mdsd_err *err)
 {
-    void *state = NULL;
-    int rc = rrs_prepare(p, s, opts, &state, err);
-    if (rc == MDSD_OK) {
-        const rrs_state *st = state;
-        double reach = 1.0, a = 0.0;
-        for (size_t j = 0; j < st->n; j++) {
-            per_draft[j] = reach * st->beta[j];
-            a += per_draft[j];
-            reach *= 1.0 - st->beta[j];
+    (void)opts;
+    size_t n = s->n, V = s->V, q_step = s->kind == MDSD_SCHEME_MULTI ? V : 0;
+    double *buf = mdsd_vc_malloc(2 * V * sizeof *buf, "rrs", err);
+    if (!buf)
+        return MDSD_ENOMEM;
+    const double *r = p, *qj = s->q;
+    double inv = 1.0, reach = 1.0, a = 0.0;
+    for (size_t j = 0; j < n; j++, qj += q_step) {
+        double *next = buf + (j % 2) * V, mass; /* the last step's residual is unused */
+        double beta = rrs_step(r, inv, qj, V, next, &mass);
+        per_draft[j] = reach * beta;
+        a += per_draft[j];
+        reach *= 1.0 - beta;
+        if (mass >= DBL_MIN) {
+            r = next, inv = 1.0 / mass;
+        } else if (mass > 0.0) { /* 1 / mass would overflow */
+            mdsd_vc_normalise(next, V, mass);
+            r = next, inv = 1.0;
+        } else { /* p_j = q: never reached again; p keeps the chain defined */
+            r = p, inv = 1.0;
         }
-        *alpha = a;
     }
-    if (state)
-        rrs_release(state);
-    return rc;
+    *alpha = a;
+    free(buf);
+    return MDSD_OK;
 }
 
 const mdsd_verifier_ops mdsd_verify_rrs_ops = {

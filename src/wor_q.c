@@ -1,6 +1,7 @@
 #include "wor_q.h"
 
 #include "bsum.h"
+#include "simd.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -335,49 +336,90 @@ static inline void add_powers(double *acc, double w, unsigned m)
  * block start. Orders 2..FIXED_ORDER go to register accumulators for every
  * small token (branch-free; an order beyond a token's need only adds
  * accuracy), higher orders only for the tokens that need them. */
+/* Over chain[0..m): the q mass of the small tokens (q <= thr) in sums[0] and
+ * their power sums w^2..w^8 (w = q t_max) in sums[1..7], each accumulated in
+ * MDSD_LANES lanes (they vectorise) and the lanes then added in order. */
+MDSD_SIMD_CLONES static void block_sums(const double *q, const uint32_t *chain, size_t m,
+                                        double thr, double t_max, double sums[8])
+{
+    double l[8][MDSD_LANES] = {{0}};
+    size_t k = 0;
+    for (; k + MDSD_LANES <= m; k += MDSD_LANES) {
+#pragma omp simd
+        for (size_t j = 0; j < MDSD_LANES; j++) {
+            double x = q[chain[k + j]];
+            x = x > thr ? 0.0 : x;
+            double w = x * t_max, w2 = w * w, w3 = w2 * w, w4 = w2 * w2;
+            l[0][j] += x, l[1][j] += w2, l[2][j] += w3, l[3][j] += w4;
+            l[4][j] += w4 * w, l[5][j] += w4 * w2, l[6][j] += w4 * w3, l[7][j] += w4 * w4;
+        }
+    }
+    for (size_t j = 0; k < m; k++, j++) {
+        double x = q[chain[k]];
+        x = x > thr ? 0.0 : x;
+        double w = x * t_max, w2 = w * w, w3 = w2 * w, w4 = w2 * w2;
+        l[0][j] += x, l[1][j] += w2, l[2][j] += w3, l[3][j] += w4;
+        l[4][j] += w4 * w, l[5][j] += w4 * w2, l[6][j] += w4 * w3, l[7][j] += w4 * w4;
+    }
+    for (size_t r = 0; r < 8; r++) {
+        double t = 0.0;
+        for (size_t j = 0; j < MDSD_LANES; j++)
+            t += l[r][j];
+        sums[r] = t;
+    }
+}
+
+/* One pass over the chain, a block at a time: the block rows (power sums of
+ * the small tokens before each block start, their q mass, the largest
+ * series order used), the big tokens and their node tables. Orders
+ * 2..FIXED_ORDER of every small token come from block_sums (vectorised);
+ * the few tokens whose series needs more orders (w >= w_fixed) and the big
+ * tokens are handled in a second, scalar look at the block. */
 static int scan_setup(mdsd_wor_chain *c, mdsd_err *err)
 {
     size_t stride = MAX_ORDER + 1;
     double extra[MAX_ORDER + 1] = {0};
-    double a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0, a8 = 0;
-    mdsd_bsum qs;
-    mdsd_bsum_init(&qs);
+    double a[FIXED_ORDER + 1] = {0}; /* a[2..8]: power sums so far */
+    double qsum = 0.0, qcomp = 0.0;
     unsigned Mmax = FIXED_ORDER;
     c->nb = 0;
-    for (size_t k = 0; k <= c->N; k++) {
-        if (k % BLOCK == 0) {
-            size_t b = k / BLOCK;
-            double *row = c->blk + b * stride;
-            row[0] = row[1] = 0.0;
-            row[2] = a2, row[3] = a3, row[4] = a4, row[5] = a5;
-            row[6] = a6, row[7] = a7, row[8] = a8;
-            for (unsigned m = FIXED_ORDER + 1; m <= Mmax; m++)
-                row[m] = extra[m];
-            c->blk_qs[b] = mdsd_bsum_value(&qs);
-            c->blk_M[b] = (unsigned char)Mmax;
-        }
-        if (k == c->N)
+    for (size_t k0 = 0; k0 <= c->N; k0 += BLOCK) { /* rows at the block starts <= N */
+        size_t b = k0 / BLOCK;
+        double *row = c->blk + b * stride;
+        row[0] = row[1] = 0.0;
+        for (unsigned m = 2; m <= FIXED_ORDER; m++)
+            row[m] = a[m];
+        for (unsigned m = FIXED_ORDER + 1; m <= Mmax; m++)
+            row[m] = extra[m];
+        c->blk_qs[b] = qsum + qcomp;
+        c->blk_M[b] = (unsigned char)Mmax;
+        if (k0 == c->N)
             break;
-        double x = c->q[c->chain[k]];
-        if (x > c->thr) {
-            int rc = add_big(c, k, x, err);
-            if (rc)
-                return rc;
-            continue;
-        }
-        double w = x * c->t_max, w2 = w * w, w3 = w2 * w, w4 = w2 * w2;
-        a2 += w2, a3 += w3, a4 += w4;
-        a5 += w4 * w, a6 += w4 * w2, a7 += w4 * w3, a8 += w4 * w4;
-        mdsd_bsum_add(&qs, x);
-        if (w >= c->w_fixed) {
-            unsigned m = order_for(c, w);
-            double p = w4 * w4;
-            for (unsigned j = FIXED_ORDER + 1; j <= m; j++) {
-                p *= w;
-                extra[j] += p;
+        size_t k1 = k0 + BLOCK < c->N ? k0 + BLOCK : c->N;
+        double sums[8];
+        block_sums(c->q, c->chain + k0, k1 - k0, c->thr, c->t_max, sums);
+        kahan_add(&qsum, &qcomp, sums[0]);
+        for (unsigned m = 2; m <= FIXED_ORDER; m++)
+            a[m] += sums[m - 1];
+        for (size_t k = k0; k < k1; k++) {
+            double x = c->q[c->chain[k]];
+            if (x > c->thr) {
+                int rc = add_big(c, k, x, err);
+                if (rc)
+                    return rc;
+                continue;
             }
-            if (m > Mmax)
-                Mmax = m;
+            double w = x * c->t_max;
+            if (w >= c->w_fixed) {
+                unsigned m = order_for(c, w);
+                double w2 = w * w, w4 = w2 * w2, p = w4 * w4;
+                for (unsigned j = FIXED_ORDER + 1; j <= m; j++) {
+                    p *= w;
+                    extra[j] += p;
+                }
+                if (m > Mmax)
+                    Mmax = m;
+            }
         }
     }
     return MDSD_OK;
@@ -408,13 +450,19 @@ int mdsd_wor_chain_set(mdsd_wor_chain *c, const double *q, const uint32_t *chain
     size_t L = c->L < 64 ? c->L : 64; /* n > 65: a smaller lambda only lengthens the range */
     double top[64];
     size_t have = 0;
-    mdsd_bsum s;
+    /* S forwards and R backwards in one loop: two independent chains of
+     * additions, so that their latencies overlap */
+    mdsd_bsum s, r;
     mdsd_bsum_init(&s);
+    mdsd_bsum_init(&r);
     c->S[0] = 0.0;
+    c->R[N] = 0.0;
     for (size_t k = 0; k < N; k++) {
         double x = q[chain[k]];
         mdsd_bsum_add(&s, x);
         c->S[k + 1] = mdsd_bsum_value(&s);
+        mdsd_bsum_add(&r, q[chain[N - 1 - k]]);
+        c->R[N - 1 - k] = mdsd_bsum_value(&r);
         if (L && (have < L || x > top[L - 1])) {
             size_t j = have < L ? have++ : L - 1;
             while (j > 0 && top[j - 1] < x) {
@@ -423,12 +471,6 @@ int mdsd_wor_chain_set(mdsd_wor_chain *c, const double *q, const uint32_t *chain
             }
             top[j] = x;
         }
-    }
-    mdsd_bsum_init(&s);
-    c->R[N] = 0.0;
-    for (size_t k = N; k-- > 0;) {
-        mdsd_bsum_add(&s, q[chain[k]]);
-        c->R[k] = mdsd_bsum_value(&s);
     }
     /* lambda = mass outside the top L. It only sets the integration range, so
      * 1 - (top mass) is enough unless it is tiny; then sum the rest directly. */

@@ -3,6 +3,7 @@
  * enumerated D) on random toy instances; published closed forms and bounds;
  * Hu's generating function against sequential sampling without replacement;
  * the q/p order; bad input. */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -241,6 +242,35 @@ Test(bound, wor_Q_matches_gsl_quadrature_at_larger_V)
     }
     cr_log_info("wor Q(H), V = 400 and 5000: worst |fast - GSL| %.3g", worst);
     free(p), free(q), free(H);
+    gsl_rng_free(r);
+}
+
+/* mdsd_bound_opts.pq_tag: iid, wor and cps at one position share one q/p
+ * order and give the same bits as with a fresh workspace; a new tag (new p,
+ * q) recomputes it; the subset of a reused order is the same. */
+Test(bound, pq_tag_reuses_the_order_of_one_position_only)
+{
+    gsl_rng *r = mdsd_rng_alloc(21);
+    size_t V = 1500;
+    double *p = malloc(V * sizeof *p), *q = malloc(V * sizeof *q);
+    unsigned char *H1 = malloc(V), *H2 = malloc(V);
+    mdsd_bound_workspace *shared = mdsd_bound_workspace_alloc(V, 3, NULL);
+    static const mdsd_scheme_kind kinds[] = {MDSD_SCHEME_IID, MDSD_SCHEME_WOR, MDSD_SCHEME_CPS};
+    for (int it = 0; it < 8; it++) {
+        llm_pair(r, V, it % 4, 0.7, p, q);
+        mdsd_bound_opts o = {.pq_tag = 100 + (uint64_t)it};
+        for (size_t k = 0; k < 3; k++) {
+            mdsd_scheme s = {kinds[k], 2 + (size_t)it % 2, V, q, NULL};
+            mdsd_bound_result a = {.subset = H1}, b = {.subset = H2};
+            cr_assert_eq(mdsd_bound_alpha(p, &s, MDSD_BOUND_SORT, &o, shared, &a, NULL), MDSD_OK);
+            cr_assert_eq(mdsd_bound_alpha(p, &s, MDSD_BOUND_SORT, NULL, NULL, &b, NULL), MDSD_OK);
+            cr_assert(a.alpha == b.alpha, "it %d, %s: shared %.17g, fresh %.17g", it,
+                      mdsd_scheme_name(kinds[k]), a.alpha, b.alpha);
+            cr_assert_arr_eq(H1, H2, V);
+        }
+    }
+    mdsd_bound_workspace_free(shared);
+    free(p), free(q), free(H1), free(H2);
     gsl_rng_free(r);
 }
 
@@ -547,7 +577,7 @@ Test(bound, qp_order_follows_its_definition)
     double *p = malloc(V * sizeof *p), *q = malloc(V * sizeof *q);
     mdsd_qp_order o;
     cr_assert_eq(mdsd_qp_order_init(&o, V, NULL), MDSD_OK);
-    for (int it = 0; it < 6; it++) {
+    for (int it = 0; it < 9; it++) {
         for (size_t x = 0; x < V; x++) {
             double u = gsl_rng_uniform(r);
             p[x] = u < 0.1 ? 0.0 : gsl_rng_uniform(r);
@@ -556,6 +586,12 @@ Test(bound, qp_order_follows_its_definition)
                 q[x] = p[x] * (1.0 + 1e-13 * (double)(x % 7));
             if (it == 4 && x % 2) /* exact ties */
                 q[x] = p[x];
+            if (it == 6 && x % 2) /* ties up to a few ulps (softmax of quantised logits) */
+                q[x] = p[x] * 0.5 * (1.0 + DBL_EPSILON * (double)(x % 5));
+            if (it >= 7 && p[x] > 0.0 && q[x] > 0.0 && x % 4 == 0) /* ratios beyond float range */
+                q[x] *= 1e-200 * (it == 8 ? 1.0 : gsl_rng_uniform(r));
+            if (it >= 7 && p[x] > 0.0 && q[x] > 0.0 && x % 4 == 1)
+                p[x] *= 1e-200 * (it == 8 ? 1.0 : gsl_rng_uniform(r));
         }
         mdsd_qp_order_compute(&o, p, q, V);
         unsigned char *seen = calloc(V, 1);

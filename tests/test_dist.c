@@ -1,5 +1,7 @@
 /* Distributions: softmax, temperature, truncation and every validation error. */
+#include <float.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <criterion/criterion.h>
@@ -16,6 +18,41 @@ Test(dist, softmax_matches_definition)
         z += exp(l[i] / 0.7);
     for (int i = 0; i < 4; i++)
         cr_assert_float_eq(p[i], exp(l[i] / 0.7) / z, 1e-15);
+}
+
+/* The softmax's vectorised exp against libm over its whole range: p[i] / p[0]
+ * = exp(l[i]) for l[0] = 0, within a few ulp (1 from the exp, the rest from
+ * the normalisation), absolutely near the subnormals; 0 below -746. The
+ * vector lengths cover the SIMD blocks and their tails. */
+Test(dist, softmax_exp_is_within_a_few_ulp_of_libm)
+{
+    for (size_t V = 1; V <= 5003; V += V < 40 ? 1 : 997) {
+        double *l = malloc(V * sizeof *l), *p = malloc(V * sizeof *p);
+        float *lf = malloc(V * sizeof *lf);
+        double *pf = malloc(V * sizeof *pf);
+        l[0] = 0.0;
+        lf[0] = 0.0f;
+        for (size_t i = 1; i < V; i++) {
+            l[i] = -750.0 * (double)i / (double)V * (i % 3 ? 1.0 : 0.01);
+            lf[i] = (float)l[i];
+        }
+        cr_assert_eq(mdsd_softmax(l, V, 1.0, p, "t", NULL), MDSD_OK);
+        cr_assert_eq(mdsd_softmax_float(lf, V, 1.0, pf, "t", NULL), MDSD_OK);
+        for (size_t i = 1; i < V; i++) {
+            double want = exp(l[i]), got = p[i] / p[0], wantf = exp((double)lf[i]);
+            double gotf = pf[i] / pf[0];
+            if (want > 1e-300) {
+                cr_assert(fabs(got - want) <= 4 * DBL_EPSILON * want, "V %zu, exp(%.17g): %.17g, libm %.17g",
+                          V, l[i], got, want);
+                cr_assert(fabs(gotf - wantf) <= 4 * DBL_EPSILON * wantf);
+            } else {
+                cr_assert(fabs(p[i] - want * p[0]) <= 1e-305, "exp(%.17g): %.17g", l[i], p[i]);
+            }
+            if (l[i] < -746.0)
+                cr_assert_eq(p[i], 0.0);
+        }
+        free(l), free(p), free(lf), free(pf);
+    }
 }
 
 Test(dist, softmax_is_stable_for_huge_logits)
@@ -92,6 +129,32 @@ Test(dist, probability_errors_name_the_index)
     cr_assert(strstr(err.msg, "sum"), "%s", err.msg);
 }
 
+/* The one-pass copy gives validate's bits and validate's errors. */
+Test(dist, validate_copy_matches_validate)
+{
+    gsl_rng *r = mdsd_rng_alloc(5);
+    double a[37], b[37], src[37];
+    for (int it = 0; it < 60; it++) {
+        size_t V = 1 + (size_t)it % 37;
+        for (size_t i = 0; i < V; i++)
+            src[i] = gsl_rng_uniform(r);
+        double s = mdsd_sum(src, V);
+        for (size_t i = 0; i < V; i++)
+            src[i] = src[i] / s * (1.0 + (it % 3 == 1 ? 3e-7 : it % 3 == 2 ? 3e-6 : 0.0));
+        if (it % 10 == 7)
+            src[V / 2] = it % 20 == 7 ? NAN : -0.25;
+        memcpy(a, src, V * sizeof *a);
+        mdsd_err ea, eb;
+        int ra = mdsd_probs_validate(a, V, "t", &ea), rb = mdsd_probs_validate_copy(src, V, b, "t", &eb);
+        cr_assert_eq(ra, rb, "it %d", it);
+        if (ra == MDSD_OK)
+            cr_assert_arr_eq(a, b, V * sizeof *a, "it %d", it);
+        else
+            cr_assert_str_eq(ea.msg, eb.msg);
+    }
+    gsl_rng_free(r);
+}
+
 Test(dist, near_normalised_probabilities_are_renormalised)
 {
     double p[2] = {0.5, 0.5 + 5e-7};
@@ -137,6 +200,68 @@ Test(dist, argmax_and_top_indices_break_ties_low)
     mdsd_top_indices(x, 6, 4, top);
     int want[4] = {1, 2, 4, 0};
     cr_assert_arr_eq(top, want, sizeof want);
+}
+
+/* The lane-parallel compensated sum against a long double reference on sums
+ * with heavy cancellation and every length up to a few lanes' worth. */
+Test(dist, compensated_sum_is_accurate_on_cancellation)
+{
+    gsl_rng *r = mdsd_rng_alloc(3);
+    double x[203];
+    for (size_t n = 0; n <= 203; n++) {
+        long double ref = 0.0L, mag = 0.0L;
+        for (size_t i = 0; i < n; i++) {
+            double u = gsl_rng_uniform(r);
+            x[i] = (u - 0.5) * pow(10.0, (double)(i % 9) - 4.0);
+            if (i % 11 == 3)
+                x[i] = 1e15;
+            if (i % 11 == 7)
+                x[i] = -1e15;
+        }
+        /* the reference adds the +-1e15 terms apart (exactly) from the rest */
+        long double big = 0.0L;
+        for (size_t i = 0; i < n; i++) {
+            if (fabs(x[i]) == 1e15)
+                big += x[i];
+            else
+                ref += x[i];
+            mag += fabsl((long double)x[i]);
+        }
+        ref += big;
+        double got = mdsd_sum(x, n);
+        cr_assert(fabsl((long double)got - ref) <= 2 * DBL_EPSILON * fabsl(ref) + 1e-30L * mag + 1e-300,
+                  "n = %zu: %.17g, reference %.17Lg", n, got, ref);
+    }
+    gsl_rng_free(r);
+}
+
+/* The one-pass top-k (k <= 64) against repeated selection (k > 64 runs the
+ * selection itself): the same indices, ties to the lower index. */
+Test(dist, top_indices_one_pass_agrees_with_selection)
+{
+    gsl_rng *r = mdsd_rng_alloc(4);
+    size_t n = 300;
+    double x[300];
+    int fast[80], slow[80];
+    for (int it = 0; it < 40; it++) {
+        for (size_t i = 0; i < n; i++)
+            x[i] = (double)gsl_rng_uniform_int(r, it % 2 ? 7 : 1000) / 7.0;
+        size_t k = 1 + (size_t)it % 64;
+        mdsd_top_indices(x, n, k, fast);
+        for (size_t a = 0; a < k; a++) {
+            size_t best = n;
+            for (size_t i = 0; i < n; i++) {
+                int taken = 0;
+                for (size_t b = 0; b < a; b++)
+                    taken |= slow[b] == (int)i;
+                if (!taken && (best == n || x[i] > x[best]))
+                    best = i;
+            }
+            slow[a] = (int)best;
+        }
+        cr_assert_arr_eq(fast, slow, k * sizeof *fast, "it %d, k = %zu", it, k);
+    }
+    gsl_rng_free(r);
 }
 
 Test(parse, vectors_ranges_and_errors)

@@ -9,9 +9,11 @@ Usage: peers.py TASK INPUT [--repeats R] [--n N] [--trials T] [--seed S]
         rrs-loop    the same, one trial per Python iteration (the literal algorithm)
   INPUT a text file: line 1 the target p, line 2 the draft q (comma-separated);
         for alpha-iid with --logits, rows of "target logits" / "draft logits"
-        pairs, one position per two lines, softmax at --temperature.
+        pairs, one position per two lines, softmax at --temperature; or, with
+        --f32 --vocab V, raw float32 logits [positions][2][V] (target, draft),
+        as tests/bench/bench_driver.c writes them (softmax included).
 Prints one JSON object: task, value, median_seconds, repeats (and per-position
-figures for alpha-iid over many positions).
+figures and values for alpha-iid over many positions).
 """
 import argparse
 import itertools
@@ -62,7 +64,11 @@ def lp_full_iid(p, q, n):
     from scipy.sparse import csr_matrix
     A = csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(V + m, V * m))
     b = np.concatenate([p, D])
-    res = linprog(c, A_eq=A, b_eq=b, bounds=(0, None), method="highs")
+    # HiGHS's presolve (scipy 1.10) declares these instances infeasible once
+    # D holds values near 1e-9 (V >= 20 with LLM-like q); they are not, and
+    # the solver without presolve agrees with every other route.
+    res = linprog(c, A_eq=A, b_eq=b, bounds=(0, None), method="highs",
+                  options={"presolve": False})
     if res.status != 0:
         raise RuntimeError(res.message)
     return -res.fun
@@ -112,6 +118,14 @@ def timed(fn, repeats):
     return value, float(np.median(times))
 
 
+def read_f32(path, V):
+    x = np.fromfile(path, dtype="<f4")
+    if x.size % (2 * V):
+        sys.exit(f"peers.py: {path}: size is not a multiple of 2 x {V} float32 values")
+    x = x.reshape(-1, 2, V).astype(np.float64)
+    return [(x[i, 0], x[i, 1]) for i in range(x.shape[0])]
+
+
 def read_pairs(path):
     with open(path) as f:
         rows = [np.array([float(v) for v in line.split(",")]) for line in f if line.strip()]
@@ -130,28 +144,33 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--logits", action="store_true")
     ap.add_argument("--temperature", type=float, default=1.0)
+    ap.add_argument("--f32", action="store_true")
+    ap.add_argument("--vocab", type=int, default=0)
     a = ap.parse_args()
-    rows = read_pairs(a.input)
     out = {"task": a.task, "repeats": a.repeats}
-    if a.task == "alpha-iid":
+    if a.f32:
+        pairs, a.logits = read_f32(a.input, a.vocab), True
+    else:
+        rows = read_pairs(a.input)
         pairs = [(rows[i], rows[i + 1]) for i in range(0, len(rows), 2)]
+    if a.task == "alpha-iid":
 
         def run():
-            total = 0.0
+            values = []
             for lp, lq in pairs:
                 p, q = (softmax(lp, a.temperature), softmax(lq, a.temperature)) if a.logits else (lp, lq)
-                total += alpha_iid_sort(p, q, a.n)
-            return total / len(pairs)
+                values.append(alpha_iid_sort(p, q, a.n))
+            return values
 
-        value, secs = timed(run, a.repeats)
-        out.update(value=value, median_seconds=secs, positions=len(pairs),
-                   positions_per_second=len(pairs) / secs)
+        values, secs = timed(run, a.repeats)
+        out.update(value=float(np.mean(values)), values=values, median_seconds=secs,
+                   positions=len(pairs), positions_per_second=len(pairs) / secs)
     elif a.task == "lp-full":
-        p, q = rows[0], rows[1]
+        p, q = pairs[0]
         value, secs = timed(lambda: lp_full_iid(p, q, a.n), a.repeats)
         out.update(value=value, median_seconds=secs)
     else:
-        p, q = rows[0], rows[1]
+        p, q = pairs[0]
         fn = rrs_mc if a.task == "rrs-mc" else rrs_mc_loop
         value, secs = timed(lambda: fn(p, q, a.n, a.trials, a.seed), a.repeats)
         out.update(value=value, median_seconds=secs, trials=a.trials,

@@ -1,0 +1,328 @@
+/* bench_driver - mdsd's side of `make bench` (tests/bench/run_bench.py runs
+ * it and the numpy/scipy peers of tests/bench/peers.py on the same inputs).
+ * Not a test: timings only, printed as one JSON object per call.
+ *
+ *   gen FILE.f32 --vocab V --positions P [--seed S]
+ *       LLM-like logit pairs: float32 [P][2][V], target then draft (the zipf
+ *       family of bench_bound: z = -1.2 log(rank) + N(0, 0.5^2) over a random
+ *       ranking, draft z + N(0, 1)).
+ *   alpha FILE.f32 --vocab V --scheme iid|wor|greedy --n N [--temperature T]
+ *       [--repeats R]
+ *       softmax of both rows (float logits -> double) and alpha* by sort-and-
+ *       scan, every position, R times; median wall seconds of a pass, thread
+ *       CPU seconds of the fastest pass, and the per-position values.
+ *   pq FILE.f32 --vocab V --position I [--temperature T] -o PQ.txt
+ *       p and q of one position as text (%.17g, two lines) for the peers.
+ *   lp PQ.txt --n N [--repeats R]
+ *       alpha* of the iid scheme by our fastest exact route (auto) and by the
+ *       full OTM LP through GLPK (lp-full): values and median seconds.
+ *   mc PQ.txt --n N --trials K [--threads T] [--repeats R] [--seed S]
+ *       Monte Carlo of the rrs verifier (mdsd_mc_run, no histogram) and its
+ *       exact acceptance: estimate, standard error, trials per second. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <gsl/gsl_randist.h>
+
+#include "../../src/mdsd.h"
+
+static double wall(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static double cpu(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *x, size_t n)
+{
+    qsort(x, n, sizeof *x, cmp_double);
+    return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
+static void die(const char *what, const char *msg)
+{
+    fprintf(stderr, "bench_driver %s: %s\n", what, msg);
+    exit(1);
+}
+
+/* --name VALUE lookup in argv (NULL if absent). */
+static const char *opt(int argc, char **argv, const char *name)
+{
+    for (int i = 2; i + 1 < argc; i++)
+        if (!strcmp(argv[i], name))
+            return argv[i + 1];
+    return NULL;
+}
+
+static double opt_num(int argc, char **argv, const char *name, double dflt)
+{
+    const char *v = opt(argc, argv, name);
+    return v ? strtod(v, NULL) : dflt;
+}
+
+static float *read_f32(const char *path, size_t V, size_t *positions)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        die("read", path);
+    fseek(f, 0, SEEK_END);
+    long bytes = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    size_t n = (size_t)bytes / sizeof(float);
+    if (n % (2 * V))
+        die("read", "file size is not a multiple of 2 V floats");
+    float *x = malloc(n * sizeof *x);
+    if (!x || fread(x, sizeof *x, n, f) != n)
+        die("read", path);
+    fclose(f);
+    *positions = n / (2 * V);
+    return x;
+}
+
+static int cmd_gen(int argc, char **argv)
+{
+    size_t V = (size_t)opt_num(argc, argv, "--vocab", 32000);
+    size_t P = (size_t)opt_num(argc, argv, "--positions", 32);
+    gsl_rng *r = mdsd_rng_alloc((uint64_t)opt_num(argc, argv, "--seed", 1));
+    float *x = malloc(2 * V * sizeof *x);
+    size_t *rank = malloc(V * sizeof *rank);
+    FILE *f = fopen(argv[2], "wb");
+    if (!f || !x || !rank)
+        die("gen", argv[2]);
+    for (size_t pos = 0; pos < P; pos++) {
+        for (size_t i = 0; i < V; i++)
+            rank[i] = i + 1;
+        gsl_ran_shuffle(r, rank, V, sizeof *rank);
+        for (size_t i = 0; i < V; i++) {
+            double z = -1.2 * log((double)rank[i]) + gsl_ran_gaussian(r, 0.5);
+            x[i] = (float)z;
+            x[V + i] = (float)(z + gsl_ran_gaussian(r, 1.0));
+        }
+        if (fwrite(x, sizeof *x, 2 * V, f) != 2 * V)
+            die("gen", "write failed");
+    }
+    fclose(f);
+    free(x), free(rank);
+    gsl_rng_free(r);
+    printf("{\"file\": \"%s\", \"V\": %zu, \"positions\": %zu}\n", argv[2], V, P);
+    return 0;
+}
+
+static mdsd_scheme_kind scheme_of(const char *name)
+{
+    mdsd_scheme_kind k;
+    mdsd_err err;
+    if (mdsd_scheme_parse(name, &k, &err))
+        die("scheme", err.msg);
+    return k;
+}
+
+static int cmd_alpha(int argc, char **argv)
+{
+    size_t V = (size_t)opt_num(argc, argv, "--vocab", 32000), P;
+    size_t n = (size_t)opt_num(argc, argv, "--n", 3);
+    int repeats = (int)opt_num(argc, argv, "--repeats", 7);
+    double T = opt_num(argc, argv, "--temperature", 0.7);
+    const char *scheme = opt(argc, argv, "--scheme");
+    mdsd_scheme_kind kind = scheme_of(scheme ? scheme : "iid");
+    float *x = read_f32(argv[2], V, &P);
+    double *p = malloc(V * sizeof *p), *q = malloc(V * sizeof *q), *values = malloc(P * sizeof *values);
+    double *times = malloc((size_t)repeats * sizeof *times), best_cpu = INFINITY;
+    mdsd_bound_workspace *ws = mdsd_bound_workspace_alloc(V, n, NULL);
+    mdsd_err err;
+    for (int rep = 0; rep < repeats; rep++) {
+        double t0 = wall(), c0 = cpu();
+        for (size_t pos = 0; pos < P; pos++) {
+            const float *lp = x + 2 * pos * V, *lq = lp + V;
+            if (mdsd_softmax_float(lp, V, T, p, "target", &err) ||
+                mdsd_softmax_float(lq, V, T, q, "draft", &err))
+                die("alpha", err.msg);
+            mdsd_scheme s = {kind, n, V, q, NULL};
+            mdsd_bound_result res = {0};
+            if (mdsd_bound_alpha(p, &s, MDSD_BOUND_SORT, NULL, ws, &res, &err))
+                die("alpha", err.msg);
+            values[pos] = res.alpha;
+        }
+        times[rep] = wall() - t0;
+        best_cpu = fmin(best_cpu, cpu() - c0);
+    }
+    printf("{\"task\": \"alpha\", \"scheme\": \"%s\", \"n\": %zu, \"V\": %zu, \"positions\": %zu, "
+           "\"repeats\": %d, \"median_seconds\": %.9g, \"best_cpu_seconds\": %.9g, \"values\": [",
+           mdsd_scheme_name(kind), n, V, P, repeats, median(times, (size_t)repeats), best_cpu);
+    for (size_t pos = 0; pos < P; pos++)
+        printf("%s%.17g", pos ? ", " : "", values[pos]);
+    printf("]}\n");
+    mdsd_bound_workspace_free(ws);
+    free(x), free(p), free(q), free(values), free(times);
+    return 0;
+}
+
+static int cmd_pq(int argc, char **argv)
+{
+    size_t V = (size_t)opt_num(argc, argv, "--vocab", 32000), P;
+    size_t pos = (size_t)opt_num(argc, argv, "--position", 0);
+    double T = opt_num(argc, argv, "--temperature", 0.7);
+    const char *out = opt(argc, argv, "-o");
+    float *x = read_f32(argv[2], V, &P);
+    if (pos >= P || !out)
+        die("pq", "position out of range or no -o");
+    double *pq = malloc(2 * V * sizeof *pq);
+    mdsd_err err;
+    if (mdsd_softmax_float(x + 2 * pos * V, V, T, pq, "target", &err) ||
+        mdsd_softmax_float(x + 2 * pos * V + V, V, T, pq + V, "draft", &err))
+        die("pq", err.msg);
+    FILE *f = fopen(out, "w");
+    if (!f)
+        die("pq", out);
+    for (int row = 0; row < 2; row++)
+        for (size_t i = 0; i < V; i++)
+            fprintf(f, "%.17g%c", pq[row * V + i], i + 1 < V ? ',' : '\n');
+    fclose(f);
+    free(x), free(pq);
+    printf("{\"file\": \"%s\", \"V\": %zu}\n", out, V);
+    return 0;
+}
+
+/* p, q from a two-line text file, validated as the CLI does. */
+static void read_pq(const char *path, double **p, double **q, size_t *V)
+{
+    char *buf = NULL;
+    size_t cap = 0;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        die("read", path);
+    double *rows[2];
+    size_t len[2];
+    mdsd_err err;
+    for (int r = 0; r < 2; r++) {
+        if (getline(&buf, &cap, f) < 0)
+            die("read", "expected two lines (p, q)");
+        buf[strcspn(buf, "\n")] = 0;
+        if (mdsd_parse_vector(buf, r ? "q" : "p", &rows[r], &len[r], &err) ||
+            mdsd_probs_validate(rows[r], len[r], r ? "q" : "p", &err))
+            die("read", err.msg);
+    }
+    free(buf);
+    fclose(f);
+    if (len[0] != len[1])
+        die("read", "p and q differ in length");
+    *p = rows[0], *q = rows[1], *V = len[0];
+}
+
+static int cmd_lp(int argc, char **argv)
+{
+    double *p, *q;
+    size_t V, n = (size_t)opt_num(argc, argv, "--n", 2);
+    int repeats = (int)opt_num(argc, argv, "--repeats", 5);
+    read_pq(argv[2], &p, &q, &V);
+    mdsd_scheme s = {MDSD_SCHEME_IID, n, V, q, NULL};
+    mdsd_bound_opts o = {.max_vars = (size_t)1 << 30, .max_tuples = (size_t)1 << 30};
+    mdsd_bound_workspace *ws = mdsd_bound_workspace_alloc(V, n, NULL);
+    mdsd_err err;
+    mdsd_bound_result res = {0};
+    /* the fast route: many calls per timing, it takes microseconds */
+    enum { INNER = 2000 };
+    double *t_auto = malloc((size_t)repeats * sizeof *t_auto), *t_lp = malloc((size_t)repeats * sizeof *t_lp);
+    double a_auto = 0, a_lp = 0;
+    mdsd_bound_method used = MDSD_BOUND_AUTO;
+    for (int rep = 0; rep < repeats; rep++) {
+        double t0 = wall();
+        for (int k = 0; k < INNER; k++)
+            if (mdsd_bound_alpha(p, &s, MDSD_BOUND_AUTO, &o, ws, &res, &err))
+                die("lp", err.msg);
+        t_auto[rep] = (wall() - t0) / INNER;
+        a_auto = res.alpha, used = res.method;
+    }
+    for (int rep = 0; rep < repeats; rep++) {
+        double t0 = wall();
+        if (mdsd_bound_alpha(p, &s, MDSD_BOUND_LP_FULL, &o, ws, &res, &err))
+            die("lp", err.msg);
+        t_lp[rep] = wall() - t0;
+        a_lp = res.alpha;
+    }
+    printf("{\"task\": \"lp\", \"V\": %zu, \"n\": %zu, \"auto_method\": \"%s\", \"auto_alpha\": %.17g, "
+           "\"auto_seconds\": %.9g, \"glpk_alpha\": %.17g, \"glpk_seconds\": %.9g, \"glpk_vars\": %zu}\n",
+           V, n, mdsd_bound_method_name(used), a_auto, median(t_auto, (size_t)repeats), a_lp,
+           median(t_lp, (size_t)repeats), res.lp_vars);
+    mdsd_bound_workspace_free(ws);
+    free(p), free(q), free(t_auto), free(t_lp);
+    return 0;
+}
+
+static int cmd_mc(int argc, char **argv)
+{
+    double *p, *q;
+    size_t V, n = (size_t)opt_num(argc, argv, "--n", 3);
+    int repeats = (int)opt_num(argc, argv, "--repeats", 5);
+    read_pq(argv[2], &p, &q, &V);
+    mdsd_scheme s = {MDSD_SCHEME_IID, n, V, q, NULL};
+    mdsd_err err;
+    double exact;
+    if (mdsd_verifier_exact(MDSD_VERIFIER_RRS, p, &s, NULL, &exact, NULL, &err))
+        die("mc", err.msg);
+    mdsd_verifier *v = mdsd_verifier_alloc(MDSD_VERIFIER_RRS, p, &s, NULL, &err);
+    if (!v)
+        die("mc", err.msg);
+    mdsd_mc_opts o;
+    mdsd_mc_opts_init(&o);
+    o.trials = (uint64_t)opt_num(argc, argv, "--trials", 4e6);
+    o.threads = (int)opt_num(argc, argv, "--threads", 1);
+    o.seed = (uint64_t)opt_num(argc, argv, "--seed", 1);
+    o.histogram = false;
+    double *t = malloc((size_t)repeats * sizeof *t);
+    mdsd_mc_result res;
+    for (int rep = 0; rep < repeats; rep++) {
+        double t0 = wall();
+        if (mdsd_mc_run(v, &o, &res, &err))
+            die("mc", err.msg);
+        t[rep] = wall() - t0;
+        if (rep + 1 < repeats)
+            mdsd_mc_result_free(&res);
+    }
+    double secs = median(t, (size_t)repeats);
+    printf("{\"task\": \"mc\", \"V\": %zu, \"n\": %zu, \"trials\": %llu, \"threads\": %d, "
+           "\"value\": %.17g, \"se\": %.9g, \"exact\": %.17g, \"median_seconds\": %.9g, "
+           "\"trials_per_second\": %.9g}\n",
+           V, n, (unsigned long long)o.trials, o.threads, res.alpha, res.se, exact, secs,
+           (double)o.trials / secs);
+    mdsd_mc_result_free(&res);
+    mdsd_verifier_free(v);
+    free(p), free(q), free(t);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: bench_driver gen|alpha|pq|lp|mc FILE [options] (see the source)\n");
+        return 2;
+    }
+    if (!strcmp(argv[1], "gen"))
+        return cmd_gen(argc, argv);
+    if (!strcmp(argv[1], "alpha"))
+        return cmd_alpha(argc, argv);
+    if (!strcmp(argv[1], "pq"))
+        return cmd_pq(argc, argv);
+    if (!strcmp(argv[1], "lp"))
+        return cmd_lp(argc, argv);
+    if (!strcmp(argv[1], "mc"))
+        return cmd_mc(argc, argv);
+    fprintf(stderr, "bench_driver: unknown task '%s'\n", argv[1]);
+    return 2;
+}

@@ -1,0 +1,284 @@
+#!/usr/bin/python3
+"""`make bench`: mdsd beside its numpy / scipy peers on identical inputs, in
+one invocation, and the table of README's Performance section.
+
+Our side runs through tests/bench/bench_driver.c (the library called as the
+CLI does) and the `mdsd` binary itself; the peers are tests/bench/peers.py
+(Debian's python3-numpy / python3-scipy). Every input is written once and read
+by both sides: float32 logit pairs (softmax on both sides), p/q text files
+(%.17g, exact round trip) and HDF5 dumps made by `mdsd toy`. Each time is the
+median of repeated runs (wall clock: the peers' time.perf_counter and the
+driver's CLOCK_MONOTONIC); positions/s/core come from CPU time. Values are
+cross-checked in the same run (largest absolute difference per position, or
+the Monte-Carlo estimate against the exact value in standard errors).
+
+Usage: run_bench.py --driver BIN --mdsd BIN [--out DIR] [--quick]
+  --quick   smaller inputs and fewer repeats (a smoke run, not for the README)
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+PEERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "peers.py")
+PY = "/usr/bin/python3"
+
+
+def run_json(cmd):
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def run_rusage(cmd):
+    """Runs cmd; returns (wall seconds, CPU seconds of the child, peak RSS in MB)."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, ru = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"run_bench: {' '.join(cmd)} failed:\n{err}")
+    return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024.0
+
+
+def median(xs):
+    xs = sorted(xs)
+    k = len(xs)
+    return xs[k // 2] if k % 2 else 0.5 * (xs[k // 2 - 1] + xs[k // 2])
+
+
+def machine():
+    model, cores = "?", "?"
+    try:
+        info = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+        m = re.search(r"Model name:\s*(.+)", info)
+        model = m.group(1).strip() if m else model
+        m = re.search(r"^CPU\(s\):\s*(\d+)", info, re.M)
+        cores = m.group(1) if m else cores
+    except OSError:
+        pass
+    load = open("/proc/loadavg").read().split()[:3]
+    return model, cores, " ".join(load)
+
+
+def fmt_time(s):
+    if s >= 1.0:
+        return f"{s:.3g} s"
+    if s >= 1e-3:
+        return f"{s * 1e3:.3g} ms"
+    return f"{s * 1e6:.3g} µs"
+
+
+def fmt_rate(r, unit):
+    if r >= 1e6:
+        return f"{r / 1e6:.3g} M {unit}"
+    if r >= 1e3:
+        return f"{r / 1e3:.3g} k {unit}"
+    return f"{r:.3g} {unit}"
+
+
+class Bench:
+    def __init__(self, a):
+        self.a = a
+        self.rows = []      # what, size, ours, peer, ratio, check
+        self.cores = []     # V, scheme, positions/s/core
+        self.notes = []
+        self.data = {}
+        os.makedirs(a.out, exist_ok=True)
+
+    def path(self, name):
+        return os.path.join(self.a.out, name)
+
+    def driver(self, *args):
+        return run_json([self.a.driver, *map(str, args)])
+
+    def peer(self, *args):
+        return run_json([PY, PEERS, *map(str, args)])
+
+    def row(self, what, size, ours, peer, ratio, check):
+        self.rows.append((what, size, ours, peer, ratio, check))
+        print(f"  {what} [{size}]: ours {ours}, peer {peer}, ratio {ratio}, check {check}",
+              file=sys.stderr, flush=True)
+
+    # ---- alpha* by sort-and-scan, softmax included ---------------------------------
+
+    def alpha(self, V, positions):
+        """Rounds alternate the peer and ours, so that both see the same load;
+        each side's time is the median over the rounds."""
+        f32 = self.path(f"logits-{V}.f32")
+        self.driver("gen", f32, "--vocab", V, "--positions", positions, "--seed", 1)
+        rounds = 2 if self.a.quick else 5
+        peer_t, ours_t, ours_cpu, ours = [], {}, {}, {}
+        for _ in range(rounds):
+            peer = self.peer("alpha-iid", f32, "--f32", "--vocab", V, "--n", 3, "--temperature", 0.7,
+                             "--repeats", 1)
+            peer_t.append(peer["median_seconds"])
+            for scheme in ("iid", "wor", "greedy"):
+                ours[scheme] = self.driver("alpha", f32, "--vocab", V, "--scheme", scheme, "--n", 3,
+                                           "--temperature", 0.7, "--repeats", 3)
+                ours_t.setdefault(scheme, []).append(ours[scheme]["median_seconds"])
+                ours_cpu.setdefault(scheme, []).append(ours[scheme]["best_cpu_seconds"])
+        t_peer = median(peer_t) / positions
+        for scheme in ("iid", "wor", "greedy"):
+            t_ours = median(ours_t[scheme]) / positions
+            self.cores.append((V, scheme, positions / min(ours_cpu[scheme])))
+            self.data[f"alpha-{scheme}-{V}"] = dict(ours[scheme], round_seconds=ours_t[scheme])
+            if scheme == "greedy":
+                continue
+            if scheme == "iid":
+                diff = max(abs(x - y) for x, y in zip(ours["iid"]["values"], peer["values"]))
+                check = f"max abs diff {diff:.1e}"
+                what = "α\\*_iid sort-and-scan, n = 3 (softmax incl.) vs numpy"
+            else:
+                lower = min(w - i for w, i in zip(ours["wor"]["values"], ours["iid"]["values"]))
+                check = f"α\\*_wor − α\\*_iid ≥ {lower:+.1e}"
+                what = "exact `wor` α\\*, n = 3 (softmax incl.) vs the numpy iid peer"
+            self.row(what, f"V = {V:,}", f"{fmt_time(t_ours)}/pos", f"{fmt_time(t_peer)}/pos",
+                     f"{t_peer / t_ours:.1f}×", check)
+        self.data[f"peer-alpha-iid-{V}"] = {"round_seconds": peer_t, "positions": positions}
+
+    # ---- small instance: exact alpha* against the full LP ------------------------------
+
+    def lp(self):
+        f32, pq = self.path("logits-50.f32"), self.path("pq-50.txt")
+        self.driver("gen", f32, "--vocab", 50, "--positions", 1, "--seed", 3)
+        self.driver("pq", f32, "--vocab", 50, "--position", 0, "--temperature", 0.7, "-o", pq)
+        ours = self.driver("lp", pq, "--n", 2, "--repeats", 3 if self.a.quick else 5)
+        peer = self.peer("lp-full", pq, "--n", 2, "--repeats", 3)
+        t_h = peer["median_seconds"]
+        d = abs(ours["auto_alpha"] - peer["value"])
+        self.row(f"exact α\\* ({ours['auto_method']}) vs scipy HiGHS on the full OTM LP, iid",
+                 "V = 50, n = 2", fmt_time(ours["auto_seconds"]), fmt_time(t_h),
+                 f"{t_h / ours['auto_seconds']:.3g}×", f"abs diff {d:.1e}")
+        d = abs(ours["glpk_alpha"] - peer["value"])
+        self.row(f"full OTM LP: GLPK (`lp-full`, {ours['glpk_vars']:,} vars) vs scipy HiGHS",
+                 "V = 50, n = 2", fmt_time(ours["glpk_seconds"]), fmt_time(t_h),
+                 f"{t_h / ours['glpk_seconds']:.3g}×", f"abs diff {d:.1e}")
+        self.data["lp"] = ours
+        self.data["peer-lp"] = peer
+
+    # ---- Monte Carlo of rrs ------------------------------------------------------------
+
+    def mc(self, V):
+        f32, pq = self.path(f"logits-{V}.f32"), self.path(f"pq-{V}.txt")
+        self.driver("pq", f32, "--vocab", V, "--position", 0, "--temperature", 0.7, "-o", pq)
+        trials = 10**6 if self.a.quick else 4 * 10**6
+        ours = self.driver("mc", pq, "--n", 3, "--trials", trials, "--threads", 1,
+                           "--repeats", 3 if self.a.quick else 5)
+        vec = self.peer("rrs-mc", pq, "--n", 3, "--trials", 10**6, "--repeats", 3)
+        loop = self.peer("rrs-loop", pq, "--n", 3, "--trials", 300 if self.a.quick else 2000,
+                         "--repeats", 1 if self.a.quick else 3)
+        exact, se = ours["exact"], ours["se"]
+
+        def z(est, n):
+            s = (exact * (1 - exact) / n) ** 0.5
+            return f"|est − exact| = {abs(est - exact) / s:.1f} s.e."
+
+        r = ours["trials_per_second"]
+        self.row("Monte-Carlo `rrs` trials/s, 1 thread, vs numpy literal per-trial loop",
+                 f"V = {V:,}, n = 3", fmt_rate(r, "/s"), fmt_rate(loop["trials_per_second"], "/s"),
+                 f"{r / loop['trials_per_second']:.3g}×",
+                 f"ours {abs(ours['value'] - exact) / se:.1f} s.e.; loop: {z(loop['value'], loop['trials'])}")
+        self.row("Monte-Carlo `rrs` trials/s, 1 thread, vs numpy vectorised (all trials at once)",
+                 f"V = {V:,}, n = 3", fmt_rate(r, "/s"), fmt_rate(vec["trials_per_second"], "/s"),
+                 f"{r / vec['trials_per_second']:.3g}×", f"numpy: {z(vec['value'], vec['trials'])}")
+        self.data["mc"] = ours
+        self.data["peer-rrs-mc"] = vec
+        self.data["peer-rrs-loop"] = loop
+
+    # ---- mdsd table end to end, and its memory ----------------------------------------------
+
+    def dump(self, V, N, family="zipf"):
+        path = self.path(f"{family}-{V}-{N}.h5")
+        if not os.path.exists(path):
+            subprocess.run([self.a.mdsd, "toy", "--family", family, "--vocab", str(V),
+                            "--positions", str(N), "--seed", "1", "--dtype", "float16", "-o", path],
+                           check=True, stdout=subprocess.DEVNULL)
+        return path
+
+    def table_cmd(self, dump, out, threads=2):
+        return [self.a.mdsd, "table", dump, "-o", out, "-t", "0.7", "-d", "3", "-s", "iid,wor,greedy",
+                "-v", "rrs,kseq,greedy", "--threads", str(threads)]
+
+    def table(self):
+        N = 500 if self.a.quick else 2000
+        dump = self.dump(32000, N)
+        out = self.path("table.csv")
+        runs = [run_rusage(self.table_cmd(dump, out)) for _ in range(2 if self.a.quick else 5)]
+        wall = median([r[0] for r in runs])
+        cpu = median([r[1] for r in runs])
+        rss = max(r[2] for r in runs)
+        one = [run_rusage(self.table_cmd(dump, out, 1)) for _ in range(1 if self.a.quick else 3)]
+        wall1 = median([r[0] for r in one])
+        self.row("`mdsd table` end to end: T = 0.7, n = 3, iid,wor,greedy α\\* + exact rrs,kseq,greedy, "
+                 "--threads 2", f"V = 32,000 Zipf dump (float16), {N:,} positions",
+                 f"{N / wall:,.0f} positions/s ({N / cpu:,.0f} per CPU-second; --threads 1: "
+                 f"{N / wall1:,.0f}/s)", "–", "–", f"peak RSS {rss:.0f} MB")
+        self.data["table"] = {"positions": N, "wall": [r[0] for r in runs], "cpu": [r[1] for r in runs],
+                              "wall_1_thread": [r[0] for r in one], "rss_mb": rss}
+        # Memory does not grow with the number of positions: the same job on
+        # 10^4 and 10^5 positions (V = 1,000 keeps the 10^5-row dump at 400 MB;
+        # at V = 32,000 it would be 12.8 GB).
+        sizes = [10**4, 10**5] if not self.a.quick else [2000, 10**4]
+        peaks = []
+        for n_pos in sizes:
+            d = self.dump(1000, n_pos)
+            wall, cpu, rss = run_rusage(self.table_cmd(d, self.path(f"table-1000-{n_pos}.csv")))
+            peaks.append((n_pos, rss, n_pos / wall))
+        self.row("`mdsd table` peak RSS (same job) vs the number of positions", "V = 1,000",
+                 ", ".join(f"{p / 1000:,.0f}k positions: {r:.0f} MB" for p, r, _ in peaks), "–", "–",
+                 ", ".join(f"{t:,.0f} positions/s" for _, _, t in peaks))
+        self.data["rss"] = peaks
+
+    # ---- output -------------------------------------------------------------------------------
+
+    def report(self, model, cores, load_before, load_after):
+        lines = ["| what | size | ours (median) | peer (median) | ratio | cross-check |",
+                 "| --- | --- | ---: | ---: | ---: | --- |"]
+        for r in self.rows:
+            lines.append("| " + " | ".join(r) + " |")
+        lines += ["", "Positions/s/core (CPU time of the fastest pass, softmax of both models included, "
+                  "n = 3, T = 0.7):", "",
+                  "| scheme | V = 32,000 | V = 152,064 |", "| --- | ---: | ---: |"]
+        for scheme in ("iid", "wor", "greedy"):
+            cells = []
+            for V in (32000, 152064):
+                hit = [c for c in self.cores if c[0] == V and c[1] == scheme]
+                cells.append(f"{hit[0][2]:,.0f}" if hit else "–")
+            label = {"iid": "iid (sort-and-scan)", "wor": "wor (exact)", "greedy": "greedy (closed form)"}
+            lines.append(f"| {label[scheme]} | " + " | ".join(cells) + " |")
+        lines += ["", f"Machine: {model}, {cores} cores; load average {load_before} before, "
+                  f"{load_after} after (shared machine)."]
+        text = "\n".join(lines)
+        print(text)
+        with open(self.path("results.md"), "w") as f:
+            f.write(text + "\n")
+        with open(self.path("results.json"), "w") as f:
+            json.dump({"machine": model, "cores": cores, "load": [load_before, load_after],
+                       "rows": self.rows, "per_core": self.cores, "data": self.data}, f, indent=1)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--driver", required=True)
+    ap.add_argument("--mdsd", required=True)
+    ap.add_argument("--out", default="build/bench")
+    ap.add_argument("--quick", action="store_true")
+    a = ap.parse_args()
+    model, cores, load_before = machine()
+    print(f"make bench: {model}, {cores} cores, load {load_before}", file=sys.stderr)
+    b = Bench(a)
+    b.alpha(32000, 8 if a.quick else 32)
+    b.alpha(152064, 4 if a.quick else 8)
+    b.lp()
+    b.mc(32000)
+    b.table()
+    b.report(model, cores, load_before, machine()[2])
+
+
+if __name__ == "__main__":
+    main()
