@@ -5,6 +5,7 @@
 #   make test     install missing Debian packages, build, run the test suite
 #   make sanitize the same tests under AddressSanitizer + UBSan
 #   make dump     remake the shipped logit dump data/kjv-ngram.h5 (ngram backend)
+#   make papers   reproduce the seed papers' figures and tables in papers/*/
 #
 # Every target that needs the libraries first runs `deps`, which installs the
 # missing Debian packages with apt (apt-get update first), as root or via sudo.
@@ -164,3 +165,12 @@ bench-bound: deps
 
 $(BENCH_BOUND): $(OUT)/tests/bench/bench_bound.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(PKG_LIBS)
+
+# The seed papers' figures and tables, reproduced with the toolkit next to the published
+# numbers (papers/README.md): results, figures and READMEs' inputs in papers/<paper>/.
+.PHONY: papers
+papers: all
+	papers/spectr/run.sh
+	papers/spechub/run.sh
+	papers/khisti/run.sh
+	papers/hu/run.sh
