@@ -72,6 +72,7 @@ note "spechub: Fig. 5/6 example"
 # = N(0,1) logits (toy_dump.py), 100 pairs and 1000 pairs.
 note "spechub: Table 4 (App. D toy pairs)"
 echo "construction,pairs,T,lambda,scheme,method,alpha,stderr" > $OUT/table4.csv
+echo "# crosscheck.py: numpy closed forms per pair vs mdsd table (means over the pairs)" > $OUT/table4_check.txt
 for T in 0.1 0.25 0.5; do
   for L in 0.7 0.5; do
     "$MDSD" toy --family spechub-toy --vocab 50 --positions 100 --samples 100 --seed 1 \
@@ -84,6 +85,8 @@ for T in 0.1 0.25 0.5; do
         --trials 1000 --seed 1 2> /dev/null
       awk -F, -v c=$name -v N=$pairs -v T=$T -v L=$L 'NR > 1 { print c "," N "," T "," L "," $4 "," $5 "," $6 "," $7 }' \
         $TMP/t.csv >> $OUT/table4.csv
+      printf 'T = %s, lambda = %s, %s, %s pairs: ' $T $L $name $pairs >> $OUT/table4_check.txt
+      /usr/bin/python3 $OUT/crosscheck.py $TMP/$f.h5 $TMP/t.csv >> $OUT/table4_check.txt
     done
   done
 done
@@ -93,7 +96,7 @@ done
 # kn2 / kn3 (KJV Kneser-Ney bigram / trigram drafters of a 4-gram target) stand in for
 # JF68m / JF160m drafting Llama-2-7B.
 note "spechub: per-draft acceptance on data/kjv-ngram.h5"
-"$MDSD" table data/kjv-ngram.h5 --draft-model kn2,kn3 -o $TMP/d2.csv -t 0.3,0.6,1.0 -d 2 \
+"$MDSD" table data/kjv-ngram.h5 --draft-model kn2,kn3 -o $TMP/d2.csv -t 0.05,0.3,0.6,1.0 -d 2 \
   -s iid,wor,hub -v rrs,rrsw,spechub --trials 1000 --seed 1 2> /dev/null
 "$MDSD" table data/kjv-ngram.h5 --draft-model kn2,kn3 -o $TMP/d10.csv -t 1.0 -d 10 \
   -s iid,wor -v rrs,rrsw --trials 200 --seed 1 2> /dev/null
