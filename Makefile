@@ -5,6 +5,7 @@
 #   make test     install missing Debian packages, build, run the test suite
 #   make sanitize the same tests under AddressSanitizer + UBSan
 #   make dump     remake the shipped logit dump data/kjv-ngram.h5 (ngram backend)
+#   make papers   reproduce the seed papers' figures and tables in papers/*/
 #
 # Every target that needs the libraries first runs `deps`, which installs the
 # missing Debian packages with apt (apt-get update first), as root or via sudo.
@@ -170,6 +171,7 @@ $(BENCH_BOUND): $(OUT)/tests/bench/bench_bound.o $(LIB)
 .PHONY: check
 check: all
 	./mdsd check --profile thorough
+
 # Benchmark (not a test): mdsd beside numpy/scipy peers (Debian's python3-numpy,
 # python3-scipy) on identical inputs, printing the table of README's
 # Performance section; BENCH_ARGS=--quick for a smoke run
@@ -187,3 +189,12 @@ bench: deps
 
 $(BENCH_DRIVER): $(OUT)/tests/bench/bench_driver.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(PKG_LIBS)
+
+# The seed papers' figures and tables, reproduced with the toolkit next to the published
+# numbers (papers/README.md): results, figures and READMEs' inputs in papers/<paper>/.
+.PHONY: papers
+papers: all
+	papers/spectr/run.sh
+	papers/spechub/run.sh
+	papers/khisti/run.sh
+	papers/hu/run.sh

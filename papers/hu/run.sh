@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Hu et al. (ICLR 2025) with the toolkit on the shipped dump data/kjv-ngram.h5 (KJV
+# Kneser-Ney 4-gram target; drafters kn2, kn3): Table 1 layout (T = 0.7, n = 3), Fig. 1
+# (alpha against T) and Fig. 2 (alpha against n) analogues with every method and bound, plus
+# Hu's generating-function Q(H) (= the cps scheme) next to exact sampling without
+# replacement. Writes papers/hu/{table1.csv, table1.md, compare.md, fig1.csv, fig1.png,
+# fig2.csv, fig2.png}. The recipe for real model pairs is in papers/hu/README.md.
+cd "$(dirname "$0")/../.."
+. papers/lib.sh
+OUT=papers/hu
+DUMP=data/kjv-ngram.h5
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+# kseq-mc: K-SEQ by Monte Carlo (Hu's "K-SEQ" row); plain kseq is the exact rate (their
+# alpha_K-SEQ, "theory"). Appends the --simulate run's kseq rows as method kseq-mc.
+add_kseq_mc() {  # CSV ARGS...
+  local csv=$1; shift
+  "$MDSD" table $DUMP -o $TMP/mc.csv -s iid -v kseq --simulate --trials 1000 --seed 2 "$@" 2> /dev/null
+  awk -F, 'NR > 1 && $5 == "kseq" { $5 = "kseq-mc"; print }' OFS=, $TMP/mc.csv >> "$csv"
+}
+
+note "hu: Table 1 layout (T = 0.7, n = 3, drafters kn2 and kn3)"
+"$MDSD" table $DUMP --draft-model kn2,kn3 -o $OUT/table1.csv -t 0.7 -d 3 -s iid,wor,cps,greedy \
+  -v rrs,rrsw,kseq,greedy --trials 1000 --seed 1 --markdown=$OUT/table1.md 2> /dev/null
+add_kseq_mc $OUT/table1.csv --draft-model kn2,kn3 -t 0.7 -d 3
+/usr/bin/python3 $OUT/compare.py $OUT/published_table1.csv $OUT/table1.csv > $OUT/compare.md
+
+note "hu: Fig. 1 analogue (alpha against T, n = 3, kn2)"
+"$MDSD" table $DUMP --draft-model kn2 -o $OUT/fig1.csv -t 0.1,0.3,0.5,0.7,0.9 -d 3 \
+  -s iid,wor,cps,greedy -v rrs,rrsw,kseq,greedy --trials 300 --seed 1 2> /dev/null
+add_kseq_mc $OUT/fig1.csv --draft-model kn2 -t 0.1,0.3,0.5,0.7,0.9 -d 3
+"$MDSD" plot $OUT/fig1.csv --kind vs-temperature -o $OUT/fig1.png \
+  --title "Hu Fig. 1 analogue: kjv-ngram.h5, kn2 drafter, n = 3" 2> /dev/null
+
+note "hu: Fig. 2 analogue (alpha against n, T = 0.7, kn2)"
+"$MDSD" table $DUMP --draft-model kn2 -o $OUT/fig2.csv -t 0.7 -d 2,3,4,5,6,8,10 \
+  -s iid,wor,cps,greedy -v rrs,rrsw,kseq,greedy --trials 200 --seed 1 2> /dev/null
+add_kseq_mc $OUT/fig2.csv --draft-model kn2 -t 0.7 -d 2,3,4,5,6,8,10
+"$MDSD" plot $OUT/fig2.csv --kind vs-drafts -o $OUT/fig2.png \
+  --title "Hu Fig. 2 analogue: kjv-ngram.h5, kn2 drafter, T = 0.7" 2> /dev/null
+
+note "hu: Q(H) of sampling without replacement vs Hu's W_{n,H}/W_{n,V} (= cps)"
+{
+  q=0.5,0.3,0.15,0.05
+  echo "# Q(H) = P(all n = 3 drafts in H), H = {0, 1, 2}, q = ($q)"
+  for s in wor cps; do
+    echo "$s: Q(H) = $("$MDSD" draft -q $q -n 3 --scheme $s --subset 0,1,2 --json | jnum Q)"
+  done
+  echo "# Hu's formula: W_{3,H} / W_{3,V} = e3(0.5,0.3,0.15) / e3(0.5,0.3,0.15,0.05) = " \
+       "$(awk 'BEGIN { a=.5; b=.3; c=.15; d=.05; e3H = a*b*c; e3 = a*b*c + a*b*d + a*c*d + b*c*d; printf "%.15g", e3H / e3 }')"
+  p=0.1,0.2,0.3,0.4
+  echo "# alpha* for p = ($p), q = ($q), n = 3, every route"
+  for s in wor cps; do
+    echo "$s: $(routes -p $p -q $q -n 3 -s $s)"
+  done
+} > $OUT/cps_vs_wor.txt
+note "hu: done ($OUT)"
