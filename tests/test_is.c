@@ -279,28 +279,6 @@ static void enumerate_alpha(const double *p, const mdsd_scheme *s, size_t top, d
     mdsd_iws_free(&w);
 }
 
-/* Monte Carlo through the engine (one thread, fixed seed). */
-static mdsd_mc_result simulate(const mdsd_verifier *v, uint64_t seed)
-{
-    mdsd_mc_opts o;
-    mdsd_mc_opts_init(&o);
-    o.trials = TRIALS;
-    o.seed = seed;
-    o.threads = 1;
-    mdsd_mc_result mc;
-    mdsd_err err;
-    cr_assert_eq(mdsd_mc_run(v, &o, &mc, &err), MDSD_OK, "%s", err.msg);
-    return mc;
-}
-
-/* |simulated - exact| within 5 standard errors of a Bernoulli(exact) mean. */
-static void assert_rate(double simulated, double exact, const char *what)
-{
-    double se = sqrt(fmax(exact * (1.0 - exact), 0.0) / TRIALS);
-    cr_assert_leq(fabs(simulated - exact), 5.0 * se + 1e-12, "%s: simulated %.6f, exact %.6f "
-                  "(se %.2g)", what, simulated, exact, se);
-}
-
 /* Runs the verifier on scheme s: output law, acceptance and per-draft rates
  * against the exact ones, which are checked against enumeration first. */
 static void check_verifier(const double *p, const mdsd_scheme *s, size_t top, uint64_t seed)
@@ -318,14 +296,14 @@ static void check_verifier(const double *p, const mdsd_scheme *s, size_t top, ui
                            j, per[j], ref[j]);
     mdsd_verifier *v = mdsd_verifier_alloc(MDSD_VERIFIER_IS, p, s, &o, &err);
     cr_assert_not_null(v, "%s", err.msg);
-    mdsd_mc_result mc = simulate(v, seed);
+    mdsd_mc_result mc = test_simulate(v, TRIALS, seed);
     mdsd_gof g = mdsd_mc_check_output(&mc, p);
     cr_log_info("is (%s, n = %zu, top %zu): chi-square p = %.3g, alpha %.5f (exact %.5f)",
                 mdsd_scheme_name(s->kind), s->n, top, g.p_value, mc.alpha, alpha);
     cr_assert_gt(g.p_value, SIGNIFICANCE, "is output is not p: chi-square p = %g", g.p_value);
-    assert_rate(mc.alpha, alpha, "acceptance");
+    test_assert_within_5se(mc.alpha, alpha, TRIALS, "acceptance");
     for (size_t j = 0; j < s->n; j++)
-        assert_rate((double)mc.per_draft[j] / TRIALS, per[j], "per-draft rate");
+        test_assert_within_5se((double)mc.per_draft[j] / TRIALS, per[j], TRIALS, "per-draft rate");
     mdsd_mc_result_free(&mc);
     mdsd_verifier_free(v);
 }
@@ -462,7 +440,7 @@ Test(is_verifier, planted_residual_error_is_rejected)
     mdsd_err err;
     mdsd_verifier *v = mdsd_verifier_alloc_ops(&planted_ops, P5, &s, NULL, &err);
     cr_assert_not_null(v, "%s", err.msg);
-    mdsd_mc_result mc = simulate(v, 501);
+    mdsd_mc_result mc = test_simulate(v, TRIALS, 501);
     double pv = mdsd_mc_check_output(&mc, P5).p_value;
     cr_log_info("is, planted residual error: chi-square p = %.3g", pv);
     cr_assert_lt(pv, SIGNIFICANCE, "the planted error passed (p = %g)", pv);

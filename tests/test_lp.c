@@ -14,25 +14,6 @@
 
 #define LP_TOL 1e-7
 
-/* alpha* = 1 + min over all H of p(H) - Q(H), Q(H) from D by enumeration. */
-static double subset_alpha(const double *p, size_t V, const mdsd_joint *D)
-{
-    unsigned char in_H[16];
-    double best = 0.0; /* H = empty set */
-    for (unsigned long mask = 1; mask < (1ul << V); mask++) {
-        double pH = 0.0;
-        for (size_t v = 0; v < V; v++) {
-            in_H[v] = (mask >> v) & 1;
-            if (in_H[v])
-                pH += p[v];
-        }
-        double gap = pH - mdsd_joint_Q(D, in_H);
-        if (gap < best)
-            best = gap;
-    }
-    return 1.0 + best;
-}
-
 /* A random custom joint: a few random tuples with Dirichlet-like masses. */
 static void random_custom(gsl_rng *r, size_t V, size_t n, mdsd_joint *D)
 {
@@ -112,7 +93,7 @@ Test(lp, full_reduced_and_subset_selection_agree, .timeout = 60)
         mdsd_lp_result full, red;
         double a_full = solve(false, &in, NULL, &full);
         double a_red = solve(true, &in, NULL, &red);
-        double a_sub = subset_alpha(in.p, in.V, &in.D);
+        double a_sub = test_alpha_star_joint(in.p, in.V, &in.D);
         cr_assert(a_full >= 0.0 && a_full <= 1.0 && a_red >= 0.0 && a_red <= 1.0);
         cr_assert_float_eq(a_full, a_sub, LP_TOL, "instance %u (%s, V = %zu, n = %zu): full %.12g, subset %.12g",
                            i, mdsd_scheme_name(in.kind), in.V, in.n, a_full, a_sub);

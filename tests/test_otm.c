@@ -17,43 +17,6 @@
 #define VMAX 5
 #define NMAX 3
 
-/* alpha* = 1 + min_H [p(H) - Q(H)], Q(H) from the enumerated D. */
-static double alpha_star(const double *p, const mdsd_scheme *s)
-{
-    mdsd_joint D;
-    cr_assert_eq(mdsd_scheme_joint(s, MDSD_JOINT_MAX_TUPLES, &D, NULL), MDSD_OK);
-    unsigned char in_H[VMAX];
-    double best = 0.0;
-    for (unsigned H = 1; H < (1u << s->V); H++) {
-        double pH = 0.0;
-        for (size_t x = 0; x < s->V; x++)
-            pH += (in_H[x] = H >> x & 1) ? p[x] : 0.0;
-        best = fmin(best, pH - mdsd_joint_Q(&D, in_H));
-    }
-    mdsd_joint_free(&D);
-    return 1.0 + best;
-}
-
-static mdsd_mc_result simulate(const mdsd_verifier *v, uint64_t seed)
-{
-    mdsd_mc_opts o;
-    mdsd_mc_opts_init(&o);
-    o.trials = TRIALS;
-    o.seed = seed;
-    o.threads = 1;
-    mdsd_mc_result mc;
-    mdsd_err err;
-    cr_assert_eq(mdsd_mc_run(v, &o, &mc, &err), MDSD_OK, "%s", err.msg);
-    return mc;
-}
-
-static void assert_rate(double simulated, double exact, const char *what)
-{
-    double se = sqrt(fmax(exact * (1.0 - exact), 0.0) / TRIALS);
-    cr_assert_leq(fabs(simulated - exact), 5.0 * se + 1e-12, "%s: simulated %.6f, exact %.6f "
-                  "(se %.2g)", what, simulated, exact, se);
-}
-
 static const mdsd_scheme_kind kinds[] = {MDSD_SCHEME_IID, MDSD_SCHEME_WOR, MDSD_SCHEME_GREEDY,
                                          MDSD_SCHEME_HUB, MDSD_SCHEME_CPS, MDSD_SCHEME_MULTI};
 
@@ -74,7 +37,7 @@ Test(otm, exact_acceptance_is_alpha_star_for_every_scheme)
         if (mdsd_verifier_check(MDSD_VERIFIER_OTM, &s, NULL) != MDSD_OK)
             continue; /* e.g. wor with n above the support of q */
         tried++;
-        double alpha, per[NMAX], star = alpha_star(p, &s), total = 0.0;
+        double alpha, per[NMAX], star = test_alpha_star(p, &s), total = 0.0;
         mdsd_err err;
         cr_assert_eq(mdsd_verifier_exact(MDSD_VERIFIER_OTM, p, &s, NULL, &alpha, per, &err),
                      MDSD_OK, "%s", err.msg);
@@ -96,17 +59,17 @@ static void check_simulation(const double *p, const mdsd_scheme *s, uint64_t see
     mdsd_err err;
     cr_assert_eq(mdsd_verifier_exact(MDSD_VERIFIER_OTM, p, s, NULL, &alpha, per, &err), MDSD_OK,
                  "%s", err.msg);
-    cr_assert_float_eq(alpha, alpha_star(p, s), 1e-7);
+    cr_assert_float_eq(alpha, test_alpha_star(p, s), 1e-7);
     mdsd_verifier *v = mdsd_verifier_alloc(MDSD_VERIFIER_OTM, p, s, NULL, &err);
     cr_assert_not_null(v, "%s", err.msg);
-    mdsd_mc_result mc = simulate(v, seed);
+    mdsd_mc_result mc = test_simulate(v, TRIALS, seed);
     mdsd_gof g = mdsd_mc_check_output(&mc, p);
     cr_log_info("otm (%s, n = %zu): chi-square p = %.3g, alpha %.5f (alpha* %.5f)",
                 mdsd_scheme_name(s->kind), s->n, g.p_value, mc.alpha, alpha);
     cr_assert_gt(g.p_value, SIGNIFICANCE, "otm output is not p (p = %g)", g.p_value);
-    assert_rate(mc.alpha, alpha, "acceptance");
+    test_assert_within_5se(mc.alpha, alpha, TRIALS, "acceptance");
     for (size_t j = 0; j < s->n; j++)
-        assert_rate((double)mc.per_draft[j] / TRIALS, per[j], "per-draft rate");
+        test_assert_within_5se((double)mc.per_draft[j] / TRIALS, per[j], TRIALS, "per-draft rate");
     mdsd_mc_result_free(&mc);
     mdsd_verifier_free(v);
 }
@@ -143,7 +106,7 @@ Test(otm, planted_draft_order_error_is_rejected)
     mdsd_err err;
     mdsd_verifier *v = mdsd_verifier_alloc_ops(&planted, P5, &s, NULL, &err);
     cr_assert_not_null(v, "%s", err.msg);
-    mdsd_mc_result mc = simulate(v, 64);
+    mdsd_mc_result mc = test_simulate(v, TRIALS, 64);
     double pv = mdsd_mc_check_output(&mc, P5).p_value;
     cr_log_info("otm, planted draft-order error: chi-square p = %.3g", pv);
     cr_assert_lt(pv, SIGNIFICANCE, "the planted error passed (p = %g)", pv);
@@ -182,7 +145,7 @@ Test(otm, accept_cli_runs_otm_and_refuses_big_instances)
                                "--verifier otm --scheme wor --exact --json", 1, &out), 0, "%s", out);
     mdsd_scheme s = {MDSD_SCHEME_WOR, 2, 5, Q5, NULL};
     char want[64];
-    snprintf(want, sizeof want, "\"alpha\":%.6f", alpha_star(P5, &s));
+    snprintf(want, sizeof want, "\"alpha\":%.6f", test_alpha_star(P5, &s));
     want[strlen(want) - 1] = '\0';
     cr_assert(strstr(out, "\"verifier\":\"otm\"") && strstr(out, want), "want %s in %s", want, out);
     free(out);

@@ -97,45 +97,12 @@ static mdsd_joint enumerate(const mdsd_scheme *s)
     return D;
 }
 
-/* alpha* = 1 + min over all subsets H of [p(H) - Q(H)]. */
-static double alpha_star(const double *p, const mdsd_scheme *s)
-{
-    mdsd_joint D = enumerate(s);
-    unsigned char in_H[VMAX + 10];
-    double best = 0.0; /* H = empty */
-    for (unsigned mask = 1; mask < (1u << s->V); mask++) {
-        double pH = 0.0;
-        for (size_t x = 0; x < s->V; x++) {
-            in_H[x] = (mask >> x) & 1u;
-            pH += in_H[x] ? p[x] : 0.0;
-        }
-        double gap = pH - mdsd_joint_Q(&D, in_H);
-        if (gap < best)
-            best = gap;
-    }
-    mdsd_joint_free(&D);
-    return 1.0 + best;
-}
-
 static mdsd_verifier *prepare(mdsd_verifier_kind kind, const instance *in)
 {
     mdsd_err err;
     mdsd_verifier *v = mdsd_verifier_alloc(kind, in->p, &in->s, NULL, &err);
     cr_assert_not_null(v, "%s: %s", mdsd_verifier_name(kind), err.msg);
     return v;
-}
-
-static mdsd_mc_result simulate(const mdsd_verifier *v, uint64_t trials, uint64_t seed)
-{
-    mdsd_mc_opts o;
-    mdsd_mc_opts_init(&o);
-    o.trials = trials;
-    o.seed = seed;
-    o.threads = 1;
-    mdsd_mc_result res;
-    mdsd_err err;
-    cr_assert_eq(mdsd_mc_run(v, &o, &res, &err), MDSD_OK, "%s", err.msg);
-    return res;
 }
 
 /* |estimate - exact| within 5 binomial standard errors of the exact rate. */
@@ -186,7 +153,7 @@ static void check_verifier(mdsd_verifier_kind kind, bool multi)
         cr_assert_eq(mdsd_verifier_exact(kind, in.p, &in.s, NULL, &alpha, per_draft, &err),
                      MDSD_OK, "%s", err.msg);
         mdsd_verifier *v = prepare(kind, &in);
-        mdsd_mc_result mc = simulate(v, TRIALS, 100 + i);
+        mdsd_mc_result mc = test_simulate(v, TRIALS, 100 + i);
         mdsd_gof g = mdsd_mc_check_output(&mc, in.p);
         cr_assert_gt(g.p_value, SIGNIFICANCE, "%s: output is not p (X2 = %g, dof %zu, p = %g) on %s",
                      mdsd_verifier_name(kind), g.statistic, g.dof, g.p_value, ctx);
@@ -323,7 +290,7 @@ static double planted_pvalue(const mdsd_verifier_ops *ops, mdsd_scheme_kind kind
     mdsd_err err;
     mdsd_verifier *v = mdsd_verifier_alloc_ops(ops, p, &s, NULL, &err);
     cr_assert_not_null(v, "%s", err.msg);
-    mdsd_mc_result mc = simulate(v, TRIALS, 5);
+    mdsd_mc_result mc = test_simulate(v, TRIALS, 5);
     double pv = mdsd_mc_check_output(&mc, p).p_value;
     mdsd_mc_result_free(&mc);
     mdsd_verifier_free(v);
@@ -339,7 +306,7 @@ Test(verifier, planted_independent_acceptance_is_rejected)
     /* ... and rrs, its correct version, passes on the same instance. */
     mdsd_scheme s = {MDSD_SCHEME_IID, 2, 4, q, NULL};
     mdsd_verifier *v = mdsd_verifier_alloc(MDSD_VERIFIER_RRS, p, &s, NULL, NULL);
-    mdsd_mc_result mc = simulate(v, TRIALS, 5);
+    mdsd_mc_result mc = test_simulate(v, TRIALS, 5);
     cr_assert_gt(mdsd_mc_check_output(&mc, p).p_value, SIGNIFICANCE);
     mdsd_mc_result_free(&mc);
     mdsd_verifier_free(v);
@@ -353,7 +320,7 @@ Test(verifier, planted_literal_spechub_algorithm_3_is_rejected)
     cr_assert_lt(pv, SIGNIFICANCE, "the output test missed the printed Algorithm 3 (p = %g)", pv);
     mdsd_scheme s = {MDSD_SCHEME_HUB, 2, 4, q, NULL};
     mdsd_verifier *v = mdsd_verifier_alloc(MDSD_VERIFIER_SPECHUB, p, &s, NULL, NULL);
-    mdsd_mc_result mc = simulate(v, TRIALS, 5);
+    mdsd_mc_result mc = test_simulate(v, TRIALS, 5);
     cr_assert_gt(mdsd_mc_check_output(&mc, p).p_value, SIGNIFICANCE);
     mdsd_mc_result_free(&mc);
     mdsd_verifier_free(v);
@@ -373,7 +340,7 @@ Test(verifier, every_verifier_is_at_most_alpha_star_of_its_scheme)
         for (unsigned i = 0; i < 150; i++) {
             instance in;
             make_instance(r, i, mine[k], mine[k] == MDSD_VERIFIER_RRS && i % 3 == 0, &in);
-            double alpha, per_draft[NMAX], star = alpha_star(in.p, &in.s);
+            double alpha, per_draft[NMAX], star = test_alpha_star(in.p, &in.s);
             cr_assert_eq(mdsd_verifier_exact(mine[k], in.p, &in.s, NULL, &alpha, per_draft, NULL),
                          MDSD_OK);
             char ctx[512];
@@ -398,7 +365,7 @@ Test(verifier, greedy_attains_alpha_star_of_the_greedy_scheme)
     for (unsigned i = 0; i < 300; i++) {
         instance in;
         make_instance(r, i, MDSD_VERIFIER_GREEDY, false, &in);
-        double alpha, star = alpha_star(in.p, &in.s);
+        double alpha, star = test_alpha_star(in.p, &in.s);
         cr_assert_eq(mdsd_verifier_exact(MDSD_VERIFIER_GREEDY, in.p, &in.s, NULL, &alpha, NULL,
                                          NULL), MDSD_OK);
         int T[NMAX];
@@ -429,7 +396,7 @@ Test(verifier, spechub_attains_alpha_star_of_hub_and_thm_4_holds)
     for (unsigned i = 0; i < 300; i++) {
         instance in;
         make_instance(r, i, MDSD_VERIFIER_SPECHUB, false, &in);
-        double alpha, star = alpha_star(in.p, &in.s);
+        double alpha, star = test_alpha_star(in.p, &in.s);
         cr_assert_eq(mdsd_verifier_exact(MDSD_VERIFIER_SPECHUB, in.p, &in.s, NULL, &alpha, NULL,
                                          NULL), MDSD_OK);
         size_t a = mdsd_argmax(in.q, in.V);
@@ -441,7 +408,7 @@ Test(verifier, spechub_attains_alpha_star_of_hub_and_thm_4_holds)
         cr_assert_float_eq(alpha, star, tol_for(in.q, in.V), "spechub %.15g vs alpha*(hub) %.15g", alpha, star);
         if (in.q[a] > 0.5) {
             mdsd_scheme iid = {MDSD_SCHEME_IID, 2, in.V, in.q, NULL};
-            cr_assert_geq(alpha, alpha_star(in.p, &iid) - tol_for(in.q, in.V), "SpecHub Thm 4 fails");
+            cr_assert_geq(alpha, test_alpha_star(in.p, &iid) - tol_for(in.q, in.V), "SpecHub Thm 4 fails");
             thm4_cases++;
         }
     }
@@ -455,7 +422,7 @@ Test(verifier, spechub_outputs_the_hub_token_with_probability_p_a)
     static const double p[5] = {0.05, 0.3, 0.25, 0.3, 0.1}, q[5] = {0.45, 0.05, 0.2, 0.1, 0.2};
     mdsd_scheme s = {MDSD_SCHEME_HUB, 2, 5, q, NULL};
     mdsd_verifier *v = mdsd_verifier_alloc(MDSD_VERIFIER_SPECHUB, p, &s, NULL, NULL);
-    mdsd_mc_result mc = simulate(v, TRIALS, 11);
+    mdsd_mc_result mc = test_simulate(v, TRIALS, 11);
     assert_within_5se((double)mc.histogram[0] / TRIALS, p[0], TRIALS, "P(output = a)", "Cor. 1");
     mdsd_mc_result_free(&mc);
     mdsd_verifier_free(v);
@@ -521,7 +488,7 @@ Test(verifier, kseq_attains_the_uniform_optimum)
                                                      NULL), MDSD_OK);
                     double want = 1.0 - pow(1.0 - 1.0 / rr, (double)n);
                     cr_assert_float_eq(alpha, want, 1e-12, "d=%zu r=%g n=%zu", d, rr, n);
-                    cr_assert_float_eq(alpha_star(p, &s), want, 1e-12);
+                    cr_assert_float_eq(test_alpha_star(p, &s), want, 1e-12);
                 }
 }
 
@@ -532,7 +499,7 @@ Test(verifier, kseq_is_within_1_minus_1_over_e_of_optimal)
     for (unsigned i = 0; i < 300; i++) {
         instance in;
         make_instance(r, i, MDSD_VERIFIER_KSEQ, false, &in);
-        double alpha, star = alpha_star(in.p, &in.s);
+        double alpha, star = test_alpha_star(in.p, &in.s);
         cr_assert_eq(mdsd_verifier_exact(MDSD_VERIFIER_KSEQ, in.p, &in.s, NULL, &alpha, NULL,
                                          NULL), MDSD_OK);
         cr_assert_geq(alpha, (1.0 - exp(-1.0)) * star - EXACT_TOL, "k-Seq %.6f vs alpha* %.6f",

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include <criterion/criterion.h>
 #include <gsl/gsl_randist.h>
 
 static void normalise(double *p, size_t V)
@@ -118,4 +119,55 @@ int test_run_mdsd(const char *args, int merge_stderr, char **output)
     int status = f ? pclose(f) : -1;
     *output = buf;
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+double test_alpha_star_joint(const double *p, size_t V, const mdsd_joint *D)
+{
+    cr_assert_leq(V, 24, "the subset reference enumerates 2^V subsets");
+    unsigned char in_H[24];
+    double best = 0.0; /* H = empty set */
+    for (unsigned long mask = 1; mask < (1ul << V); mask++) {
+        double pH = 0.0;
+        for (size_t v = 0; v < V; v++) {
+            in_H[v] = (mask >> v) & 1;
+            pH += in_H[v] ? p[v] : 0.0;
+        }
+        double gap = pH - mdsd_joint_Q(D, in_H);
+        if (gap < best)
+            best = gap;
+    }
+    return 1.0 + best;
+}
+
+double test_alpha_star(const double *p, const mdsd_scheme *s)
+{
+    mdsd_joint D;
+    mdsd_err err;
+    mdsd_err_clear(&err);
+    cr_assert_eq(mdsd_scheme_joint(s, MDSD_JOINT_MAX_TUPLES, &D, &err), MDSD_OK, "%s", err.msg);
+    double a = test_alpha_star_joint(p, s->V, &D);
+    mdsd_joint_free(&D);
+    return a;
+}
+
+mdsd_mc_result test_simulate(const mdsd_verifier *v, uint64_t trials, uint64_t seed)
+{
+    mdsd_mc_opts o;
+    mdsd_mc_opts_init(&o);
+    o.trials = trials;
+    o.seed = seed;
+    o.threads = 1;
+    mdsd_mc_result res;
+    mdsd_err err;
+    mdsd_err_clear(&err);
+    cr_assert_eq(mdsd_mc_run(v, &o, &res, &err), MDSD_OK, "%s", err.msg);
+    return res;
+}
+
+void test_assert_within_5se(double estimate, double exact, uint64_t trials, const char *what)
+{
+    double se = sqrt(fmax(exact * (1.0 - exact), 0.0) / (double)trials);
+    cr_assert_leq(fabs(estimate - exact), 5.0 * se + 1e-12,
+                  "%s: Monte Carlo %.6f vs exact %.6f (5 SE = %.2g)", what, estimate, exact,
+                  5.0 * se);
 }

@@ -27,6 +27,19 @@ void toy_distribution(gsl_rng *r, toy_family family, size_t V, double *p);
 void toy_pair(gsl_rng *r, unsigned kind, size_t V, double *p, double *q);
 #define TOY_PAIR_KINDS 6
 
+/* The slow reference for alpha*: 1 + min over all 2^V subsets H of
+ * p(H) - Q(H), with Q(H) from the enumerated joint (mdsd_joint_Q). V <= 24. */
+double test_alpha_star_joint(const double *p, size_t V, const mdsd_joint *D);
+/* The same for a scheme (its joint enumerated). */
+double test_alpha_star(const double *p, const mdsd_scheme *s);
+
+/* Monte Carlo of a prepared verifier: `trials` trials, one thread, `seed`. */
+mdsd_mc_result test_simulate(const mdsd_verifier *v, uint64_t trials, uint64_t seed);
+
+/* Asserts |estimate - exact| <= 5 binomial standard errors of the exact rate
+ * over `trials` trials (+1e-12 for rounding). */
+void test_assert_within_5se(double estimate, double exact, uint64_t trials, const char *what);
+
 /* Path of the mdsd binary under test (MDSD_BIN, default ./mdsd). */
 const char *test_mdsd_bin(void);
 
