@@ -197,6 +197,20 @@ static int cell_verifier(const unit_ctx *u, worker *w, mdsd_verifier_kind kind,
     return rc;
 }
 
+static bool truncates(const mdsd_batch_opts *o)
+{
+    return o->top_k > 0 || (o->top_p > 0.0 && o->top_p < 1.0);
+}
+
+/* Decoding truncation (top-k, then top-p) of both models, as a decoder
+ * applies it before speculative sampling. */
+static int truncate_pair(const mdsd_batch_opts *o, worker *w, size_t V, mdsd_err *err)
+{
+    double top_p = o->top_p > 0.0 ? o->top_p : 1.0;
+    int rc = mdsd_truncate(w->p, V, o->top_k, top_p, err);
+    return rc ? rc : mdsd_truncate(w->q, V, o->top_k, top_p, err);
+}
+
 /* Evaluates every cell at one row: alpha[cells], per_draft[cells * max_n]. */
 static int evaluate_row(const unit_ctx *u, worker *w, const float *target, const float *draft,
                         size_t row, double *alpha, double *per_draft, bool *exact, mdsd_err *err)
@@ -204,6 +218,8 @@ static int evaluate_row(const unit_ctx *u, worker *w, const float *target, const
     int rc = mdsd_softmax_float(target, u->V, u->T, w->p, "target", err);
     if (rc == MDSD_OK)
         rc = mdsd_softmax_float(draft, u->V, u->T, w->q, "draft", err);
+    if (rc == MDSD_OK && truncates(u->o))
+        rc = truncate_pair(u->o, w, u->V, err);
     w->pq_tag++;
     const plan *pl = u->pl;
     for (size_t c = 0; c < pl->count && rc == MDSD_OK; c++) {
@@ -438,10 +454,11 @@ static int row_list_push(row_list *l, const mdsd_report_row *r, size_t k, mdsd_e
  * the same one. */
 static void job_signature(const mdsd_batch_opts *o, const plan *pl, char *sig, size_t size)
 {
-    size_t len = (size_t)snprintf(sig, size, "#mdsd-table 1 trials=%llu%s seed=%llu rows=%zu:%zu draft=%s",
+    size_t len = (size_t)snprintf(sig, size,
+                                  "#mdsd-table 1 trials=%llu%s seed=%llu rows=%zu:%zu top-k=%zu top-p=%.17g draft=",
                                   (unsigned long long)o->trials, o->simulate ? " simulate" : "",
-                                  (unsigned long long)o->seed,
-                                  o->row_begin, o->row_end, "");
+                                  (unsigned long long)o->seed, o->row_begin, o->row_end, o->top_k,
+                                  o->top_p > 0.0 ? o->top_p : 1.0);
     for (size_t i = 0; i < o->n_draft_models && len < size; i++)
         len += (size_t)snprintf(sig + len, size - len, "%s%s", i ? "," : "", o->draft_models[i]);
     len += (size_t)snprintf(sig + len, size - len, " cells=");
@@ -556,6 +573,8 @@ static int check_options(const mdsd_batch_opts *o, mdsd_err *err)
                                  o->draft_models[i]);
     if (!o->output)
         return mdsd_fail(err, MDSD_EINVAL, "table: no output file (-o)");
+    if (o->top_p < 0.0 || o->top_p > 1.0 || isnan(o->top_p))
+        return mdsd_fail(err, MDSD_EINVAL, "table: top-p %g is not in (0, 1]", o->top_p);
     if (o->simulate && o->trials == 0)
         return mdsd_fail(err, MDSD_EINVAL, "table: --simulate needs --trials K");
     return MDSD_OK;

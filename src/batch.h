@@ -42,6 +42,8 @@ typedef struct {
     const char *const *draft_models;     /* drafter groups to compare (each a column,
                                             labelled DUMP:NAME when several); 0 = the first */
     size_t row_begin, row_end;           /* rows [row_begin, row_end); row_end 0 = all */
+    size_t top_k;                        /* decoding truncation of p and q (0 = none) */
+    double top_p;                        /* nucleus truncation of p and q (1 = none; 0 = 1) */
     uint64_t trials;                     /* Monte-Carlo trials where no exact form; 0 = none */
     bool simulate;                       /* Monte Carlo for every verifier (needs trials) */
     uint64_t seed;

@@ -81,12 +81,15 @@ static size_t read_csv(const char *path, csv_cell *cells, size_t max)
 
 /* Mean over the rows of alpha* by brute force (independent of the table's
  * sort-and-scan) or of a verifier's exact acceptance. */
-static double reference_mean(double T, size_t n, const char *scheme, const char *method)
+static double reference_mean_top_k(double T, size_t n, const char *scheme, const char *method,
+                                   size_t top_k)
 {
     double sum = 0, p[NV], q[NV];
     for (int i = 0; i < ROWS; i++) {
         mdsd_softmax_float(target_logits[i], NV, T, p, "t", NULL);
         mdsd_softmax_float(draft_logits[i], NV, T, q, "d", NULL);
+        cr_assert_eq(mdsd_truncate(p, NV, top_k, 1.0, NULL), MDSD_OK);
+        cr_assert_eq(mdsd_truncate(q, NV, top_k, 1.0, NULL), MDSD_OK);
         mdsd_scheme s = {MDSD_SCHEME_IID, n, NV, q, NULL};
         cr_assert_eq(mdsd_scheme_parse(scheme, &s.kind, NULL), MDSD_OK);
         double a;
@@ -102,6 +105,11 @@ static double reference_mean(double T, size_t n, const char *scheme, const char 
         sum += a;
     }
     return sum / ROWS;
+}
+
+static double reference_mean(double T, size_t n, const char *scheme, const char *method)
+{
+    return reference_mean_top_k(T, n, scheme, method, 0);
 }
 
 static char dir[64];
@@ -142,6 +150,28 @@ Test(table, cells_equal_the_per_position_results_averaged)
                            cells[i].alpha, want);
         if (strcmp(cells[i].method, "bound"))
             cr_assert_lt(cells[i].gap, 1e-9, "a verifier above alpha*");
+    }
+}
+
+Test(table, top_k_truncates_both_models_before_every_method)
+{
+    char dump[128], out[128], args[512];
+    snprintf(dump, sizeof dump, "%s/a.h5", dir);
+    snprintf(out, sizeof out, "%s/r.csv", dir);
+    write_dump(dump, 11, -1);
+    snprintf(args, sizeof args, "table %s -o %s -t 1 -d 2 -s iid,greedy -v rrs,greedy --top-k 4",
+             dump, out);
+    char *log;
+    cr_assert_eq(test_run_mdsd(args, 1, &log), 0, "%s", log);
+    free(log);
+    csv_cell cells[16];
+    size_t k = read_csv(out, cells, 16);
+    cr_assert_eq(k, 4);
+    for (size_t i = 0; i < k; i++) {
+        double want = reference_mean_top_k(cells[i].T, cells[i].n, cells[i].scheme, cells[i].method, 4);
+        double untruncated = reference_mean(cells[i].T, cells[i].n, cells[i].scheme, cells[i].method);
+        cr_assert_float_eq(cells[i].alpha, want, 1e-9, "%s/%s", cells[i].scheme, cells[i].method);
+        cr_assert_gt(fabs(want - untruncated), 1e-6, "the truncation must matter on this dump");
     }
 }
 

@@ -30,6 +30,8 @@ static const char usage_text[] =
     "                           form exists (needs --trials)\n"
     "      --seed S             seed of the Monte-Carlo streams (default 1)\n"
     "      --positions a:b      rows a (inclusive) to b (exclusive) of every dump\n"
+    "      --top-k K            decoding truncation of p and q: keep the K most likely\n"
+    "      --top-p P            then the smallest most-likely set of mass >= P\n"
     "      --threads N          OpenMP threads (default: all cores); results do not\n"
     "                           depend on N\n"
     "      --resume             continue an interrupted job from FILE.partial\n"
@@ -43,7 +45,7 @@ static const char usage_text[] =
 
 enum {
     OPT_DRAFT_MODEL = CLI_OPT_COMMAND, OPT_TRIALS, OPT_SEED, OPT_POSITIONS, OPT_THREADS,
-    OPT_RESUME, OPT_IS_TOP, OPT_MARKDOWN, OPT_LATEX, OPT_SIMULATE
+    OPT_RESUME, OPT_IS_TOP, OPT_MARKDOWN, OPT_LATEX, OPT_SIMULATE, OPT_TOP_K, OPT_TOP_P
 };
 
 #define MAX_LIST 64
@@ -177,6 +179,12 @@ static int parse_option(int opt, const char *arg, table_opts *t)
         return 0;
     case OPT_RESUME: b->resume = true; return 0;
     case OPT_SIMULATE: b->simulate = true; return 0;
+    case OPT_TOP_K: return cli_parse_size(arg, "--top-k", "table", &b->top_k);
+    case OPT_TOP_P:
+        if (cli_parse_double(arg, "--top-p", "table", &b->top_p))
+            return -1;
+        return b->top_p > 0.0 && b->top_p <= 1.0
+                   ? 0 : cli_usage_error("table", "--top-p: %s is not in (0, 1]", arg);
     case OPT_IS_TOP: return cli_parse_size(arg, "--is-top", "table", &b->verifier_opts.is_top);
     case OPT_MARKDOWN: t->want_markdown = true; t->markdown = arg ? arg : "-"; return 0;
     case OPT_LATEX: t->want_latex = true; t->latex = arg ? arg : "-"; return 0;
@@ -221,6 +229,8 @@ int cmd_table(int argc, char **argv)
         {"threads", required_argument, NULL, OPT_THREADS},
         {"resume", no_argument, NULL, OPT_RESUME},
         {"simulate", no_argument, NULL, OPT_SIMULATE},
+        {"top-k", required_argument, NULL, OPT_TOP_K},
+        {"top-p", required_argument, NULL, OPT_TOP_P},
         {"is-top", required_argument, NULL, OPT_IS_TOP},
         {"markdown", optional_argument, NULL, OPT_MARKDOWN},
         {"latex", optional_argument, NULL, OPT_LATEX},
