@@ -239,3 +239,23 @@ int cli_build_scheme(const char *scheme, size_t n, const char *custom_path, cons
     s->q = pq->q;
     return MDSD_OK;
 }
+
+int cli_run_on_scheme(const char *cmd, const cli_dist_opts *dist, const cli_scheme_opts *scheme,
+                      bool need_p, cli_scheme_run run, const void *ctx)
+{
+    if (!scheme->name)
+        return cli_usage_error(cmd, "missing --scheme");
+    mdsd_err err;
+    mdsd_err_clear(&err);
+    cli_pq pq;
+    mdsd_joint custom = {0};
+    mdsd_scheme s;
+    int rc = cli_load_pq(dist, need_p, false, &pq, &err);
+    if (rc == MDSD_OK)
+        rc = cli_build_scheme(scheme->name, scheme->n, scheme->custom, &pq, &custom, &s, &err);
+    if (rc == MDSD_OK)
+        rc = run(ctx, &pq, &s, &err);
+    cli_pq_free(&pq);
+    mdsd_joint_free(&custom);
+    return rc ? cli_report(cmd, &err) : CLI_EXIT_OK;
+}

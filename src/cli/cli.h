@@ -105,6 +105,15 @@ void cli_pq_free(cli_pq *pq);
 int cli_build_scheme(const char *scheme, size_t n, const char *custom_path, const cli_pq *pq,
                      mdsd_joint *custom, mdsd_scheme *s, mdsd_err *err);
 
+/* What draft, lp and bound share once their options are parsed: refuse a
+ * missing --scheme, load p and q (need_p: -p required), build the scheme and
+ * call run(ctx, pq, s, err); then free everything. Returns the exit code,
+ * reporting an error as "mdsd CMD: ...". */
+typedef int (*cli_scheme_run)(const void *ctx, const cli_pq *pq, const mdsd_scheme *s,
+                              mdsd_err *err);
+int cli_run_on_scheme(const char *cmd, const cli_dist_opts *dist, const cli_scheme_opts *scheme,
+                      bool need_p, cli_scheme_run run, const void *ctx);
+
 int cli_parse_double(const char *arg, const char *opt, const char *cmd, double *out);
 int cli_parse_size(const char *arg, const char *opt, const char *cmd, size_t *out);
 int cli_parse_u64(const char *arg, const char *opt, const char *cmd, unsigned long long *out);

@@ -309,15 +309,14 @@ static int run_all(const double *p, const mdsd_scheme *s, const bound_opts *o, m
     return rc;
 }
 
-static int run(const bound_opts *o, const cli_pq *pq, mdsd_joint *custom, mdsd_err *err)
+static int run(const void *ctx, const cli_pq *pq, const mdsd_scheme *scheme, mdsd_err *err)
 {
+    const bound_opts *o = ctx;
+    const mdsd_scheme s = *scheme;
     mdsd_bound_method m = MDSD_BOUND_AUTO;
     int rc = o->method ? mdsd_bound_method_parse(o->method, &m, err) : MDSD_OK;
-    mdsd_scheme s;
-    if (rc || (rc = cli_build_scheme(o->scheme.name, o->scheme.n, o->scheme.custom, pq, custom, &s, err)))
+    if (rc)
         return rc;
-    if (!pq->p)
-        return mdsd_fail(err, MDSD_EINVAL, "missing -p/--target");
     if (pq->V != s.V)
         return mdsd_fail(err, MDSD_EINVAL, "the target has %zu tokens, the scheme %zu", pq->V,
                          s.V);
@@ -343,16 +342,5 @@ int cmd_bound(int argc, char **argv)
         fputs(usage_text, stdout);
         return CLI_EXIT_OK;
     }
-    if (!o.scheme.name)
-        return cli_usage_error("bound", "missing --scheme");
-    mdsd_err err;
-    mdsd_err_clear(&err);
-    cli_pq pq;
-    mdsd_joint custom = {0};
-    int rc = cli_load_pq(&o.dist, true, false, &pq, &err);
-    if (rc == MDSD_OK)
-        rc = run(&o, &pq, &custom, &err);
-    cli_pq_free(&pq);
-    mdsd_joint_free(&custom);
-    return rc ? cli_report("bound", &err) : CLI_EXIT_OK;
+    return cli_run_on_scheme("bound", &o.dist, &o.scheme, true, run, &o);
 }

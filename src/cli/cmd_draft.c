@@ -166,14 +166,14 @@ static void print_result(const draft_opts *o, const mdsd_scheme *s, const mdsd_j
                o->sample, o->seed, gof->statistic, gof->dof, gof->p_value);
 }
 
-/* Builds the scheme from the options and runs the enumeration. */
-static int run(const draft_opts *o, const cli_pq *pq, mdsd_joint *custom, mdsd_err *err)
+/* Runs the enumeration (and the sample, Q(H)) for the built scheme. */
+static int run(const void *ctx, const cli_pq *pq, const mdsd_scheme *scheme, mdsd_err *err)
 {
-    mdsd_scheme s;
-    int rc = cli_build_scheme(o->scheme.name, o->scheme.n, o->scheme.custom, pq, custom, &s, err);
-    if (rc)
-        return rc;
+    const draft_opts *o = ctx;
+    const mdsd_scheme s = *scheme;
+    (void)pq;
     mdsd_joint D;
+    int rc;
     if ((rc = mdsd_scheme_joint(&s, o->max_tuples, &D, err)) || (rc = mdsd_joint_sort(&D, err)))
         return rc;
     unsigned char *in_H = o->subset ? calloc(s.V, 1) : NULL;
@@ -202,16 +202,5 @@ int cmd_draft(int argc, char **argv)
         fputs(usage_text, stdout);
         return CLI_EXIT_OK;
     }
-    if (!o.scheme.name)
-        return cli_usage_error("draft", "missing --scheme");
-    mdsd_err err;
-    mdsd_err_clear(&err);
-    cli_pq pq;
-    mdsd_joint custom = {0};
-    int rc = cli_load_pq(&o.dist, false, false, &pq, &err);
-    if (rc == MDSD_OK)
-        rc = run(&o, &pq, &custom, &err);
-    cli_pq_free(&pq);
-    mdsd_joint_free(&custom);
-    return rc ? cli_report("draft", &err) : CLI_EXIT_OK;
+    return cli_run_on_scheme("draft", &o.dist, &o.scheme, false, run, &o);
 }

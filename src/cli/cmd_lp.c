@@ -166,15 +166,12 @@ static void print_result(const lp_opts *o, const mdsd_scheme *s, const mdsd_join
         printf("wrote %s\n", o->write);
 }
 
-static int run(const lp_opts *o, const cli_pq *pq, mdsd_joint *custom, mdsd_err *err)
+static int run(const void *ctx, const cli_pq *pq, const mdsd_scheme *scheme, mdsd_err *err)
 {
-    mdsd_scheme s;
-    int rc = cli_build_scheme(o->scheme.name, o->scheme.n, o->scheme.custom, pq, custom, &s, err);
-    if (rc)
-        return rc;
-    if (!pq->p)
-        return mdsd_fail(err, MDSD_EINVAL, "missing -p/--target");
+    const lp_opts *o = ctx;
+    const mdsd_scheme s = *scheme;
     mdsd_joint D;
+    int rc;
     if ((rc = mdsd_scheme_joint(&s, o->max_tuples, &D, err)))
         return rc;
     mdsd_lp_opts opts = {.exact_arith = o->exact, .max_vars = o->max_vars, .want_plan = o->plan};
@@ -202,16 +199,5 @@ int cmd_lp(int argc, char **argv)
         fputs(usage_text, stdout);
         return CLI_EXIT_OK;
     }
-    if (!o.scheme.name)
-        return cli_usage_error("lp", "missing --scheme");
-    mdsd_err err;
-    mdsd_err_clear(&err);
-    cli_pq pq;
-    mdsd_joint custom = {0};
-    int rc = cli_load_pq(&o.dist, true, false, &pq, &err);
-    if (rc == MDSD_OK)
-        rc = run(&o, &pq, &custom, &err);
-    cli_pq_free(&pq);
-    mdsd_joint_free(&custom);
-    return rc ? cli_report("lp", &err) : CLI_EXIT_OK;
+    return cli_run_on_scheme("lp", &o.dist, &o.scheme, true, run, &o);
 }
