@@ -44,10 +44,13 @@ else
 FLAVOUR_CFLAGS := $(RELEASE_CFLAGS)
 FLAVOUR_LDFLAGS :=
 endif
-CFLAGS = $(BASE_CFLAGS) $(FLAVOUR_CFLAGS) $(PKG_CFLAGS)
+# The library's layers (src/README.md); every source sees every layer's headers.
+LIB_DIRS := src/core src/verify src/io src/job src/check
+INCLUDES := -Isrc $(addprefix -I,$(LIB_DIRS)) -Isrc/cli -Itests
+CFLAGS = $(BASE_CFLAGS) $(FLAVOUR_CFLAGS) $(INCLUDES) $(PKG_CFLAGS)
 LDFLAGS = -fopenmp $(FLAVOUR_LDFLAGS)
 
-LIB_SRC := $(wildcard src/*.c)
+LIB_SRC := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
 CLI_SRC := $(wildcard src/cli/*.c)
 TEST_SRC := $(wildcard tests/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(OUT)/%.o)

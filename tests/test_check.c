@@ -10,7 +10,7 @@
 #include <criterion/criterion.h>
 #include <gsl/gsl_randist.h>
 
-#include "../src/check_impl.h"
+#include "check_impl.h"
 #include "testutil.h"
 
 /* ---- planted errors ---------------------------------------------------------- */

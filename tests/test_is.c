@@ -8,7 +8,7 @@
 #include <criterion/criterion.h>
 
 #include "testutil.h"
-#include "../src/iws.h"
+#include "iws.h"
 
 #define VMAX 6
 
@@ -232,8 +232,8 @@ Test(is, size_guard_is_a_clear_error)
 
 #include <gsl/gsl_randist.h>
 
-#include "../src/montecarlo.h"
-#include "../src/verifier.h"
+#include "montecarlo.h"
+#include "verifier.h"
 
 #define SIGNIFICANCE 1e-6
 #define TRIALS 200000

@@ -9,8 +9,8 @@
 #include <criterion/criterion.h>
 
 #include "testutil.h"
-#include "../src/montecarlo.h"
-#include "../src/verifier.h"
+#include "montecarlo.h"
+#include "verifier.h"
 
 #define SIGNIFICANCE 1e-6
 #define TRIALS 200000

@@ -9,7 +9,7 @@
 #include <criterion/criterion.h>
 
 #include "testutil.h"
-#include "../src/report.h"
+#include "report.h"
 
 static const char results[] =
     "dump,temperature,n,scheme,method,alpha,stderr,positions,gap,gap_stderr,per_draft_1,per_draft_2,per_draft_3\n"

@@ -5,8 +5,8 @@
 #include <criterion/criterion.h>
 
 #include "testutil.h"
-#include "../src/cluster.h"
-#include "../src/report.h"
+#include "cluster.h"
+#include "report.h"
 
 /* Two-pass CR1 reference on stored data. */
 static double cr1_reference(const double *x, const long long *id, size_t N)

@@ -10,9 +10,9 @@
 #include <gsl/gsl_randist.h>
 
 #include "testutil.h"
-#include "../src/batch.h"
-#include "../src/bound.h"
-#include "../src/dump.h"
+#include "batch.h"
+#include "bound.h"
+#include "dump.h"
 
 #define NV 10
 #define SAMPLES 3

@@ -14,8 +14,8 @@
 #include <gsl/gsl_randist.h>
 
 #include "testutil.h"
-#include "../src/montecarlo.h"
-#include "../src/verifier.h"
+#include "montecarlo.h"
+#include "verifier.h"
 
 /* A correct verifier fails a chi-square test with probability 1e-6; seeds
  * are fixed, so outcomes are deterministic. */

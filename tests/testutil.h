@@ -8,7 +8,7 @@
 
 #include <gsl/gsl_rng.h>
 
-#include "../src/mdsd.h"
+#include "mdsd.h"
 
 /* Families of toy distributions used across the suites. */
 typedef enum {

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "../batch.h"
+#include "batch.h"
 
 static const char usage_text[] =
     "Usage: mdsd table DUMP... -o results.csv [options]\n"

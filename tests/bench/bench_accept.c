@@ -16,7 +16,7 @@
 
 #include <gsl/gsl_randist.h>
 
-#include "../../src/mdsd.h"
+#include "mdsd.h"
 
 static double now(void)
 {

@@ -19,8 +19,8 @@
 
 #include <gsl/gsl_randist.h>
 
-#include "../../src/bound.h"
-#include "../../src/mdsd.h"
+#include "bound.h"
+#include "mdsd.h"
 
 enum { POSITIONS = 16 };
 #define MIN_SECONDS 0.4

@@ -27,7 +27,7 @@
 
 #include <gsl/gsl_randist.h>
 
-#include "../../src/mdsd.h"
+#include "mdsd.h"
 
 static double wall(void)
 {
