@@ -233,9 +233,10 @@ static int open_logits(mdsd_dump *d, mdsd_dump_model *m, hid_t group, hid_t *out
         rc = logits_dtype(d, *out, m->path, &m->dtype, err);
     if (rc)
         return rc;
-    double v;
-    m->vocab_size = dump_attr_number(group, "vocab_size", &v, 1) == 1 ? (long long)v : -1;
-    m->dropped_padding = dump_attr_number(group, "dropped_padding", &v, 1) == 1 ? (long long)v : -1;
+    if (dump_attr_integer(group, "vocab_size", &m->vocab_size) != 1)
+        m->vocab_size = -1;
+    if (dump_attr_integer(group, "dropped_padding", &m->dropped_padding) != 1)
+        m->dropped_padding = -1;
     dump_attr_string(group, "model", m->model, sizeof m->model);
     chunk_layout(*out, &m->chunk_rows, &m->gzip);
     if (m->chunk_rows > 0) {
@@ -353,21 +354,48 @@ static int open_meta(mdsd_dump *d, const char *path, hid_t *out, mdsd_err *err)
     return MDSD_OK;
 }
 
-/* Counts the runs of equal sample_id, streaming /sample_id in blocks. */
+typedef struct {
+    int id;
+    size_t first_row;
+} sample_run;
+
+static int cmp_run(const void *a, const void *b)
+{
+    const sample_run *x = a, *y = b;
+    if (x->id != y->id)
+        return x->id < y->id ? -1 : 1;
+    return x->first_row < y->first_row ? -1 : x->first_row > y->first_row;
+}
+
+/* Counts the runs of equal sample_id, streaming /sample_id in blocks, and
+ * notes a sample whose rows are not contiguous (its id in two runs). */
 static int count_samples(mdsd_dump *d, mdsd_err *err)
 {
     int *ids = malloc(META_BLOCK * sizeof *ids);
+    sample_run *runs = NULL;
+    size_t n_runs = 0, cap_runs = 0;
     if (!ids)
         return mdsd_fail(err, MDSD_ENOMEM, "%s: out of memory", d->path);
     int prev = 0, rc = MDSD_OK;
     size_t run = 0;
     d->n_samples = 0;
     d->max_sample_rows = 0;
+    d->sample_repeat_row = SIZE_MAX;
     for (size_t r0 = 0; r0 < d->N && rc == MDSD_OK; r0 += META_BLOCK) {
         size_t rows = d->N - r0 < META_BLOCK ? d->N - r0 : META_BLOCK;
         rc = mdsd_dump_read_meta(d, r0, rows, NULL, ids, NULL, err);
         for (size_t i = 0; rc == MDSD_OK && i < rows; i++) {
             if (r0 + i == 0 || ids[i] != prev) {
+                if (n_runs == cap_runs) {
+                    cap_runs = cap_runs ? 2 * cap_runs : 1024;
+                    sample_run *grown = realloc(runs, cap_runs * sizeof *runs);
+                    if (!grown) {
+                        rc = mdsd_fail(err, MDSD_ENOMEM, "%s: out of memory", d->path);
+                        break;
+                    }
+                    runs = grown;
+                }
+                runs[n_runs++] = (sample_run){ids[i], r0 + i};
                 d->n_samples++;
                 run = 0;
             }
@@ -376,8 +404,48 @@ static int count_samples(mdsd_dump *d, mdsd_err *err)
                 d->max_sample_rows = run;
         }
     }
+    if (rc == MDSD_OK && n_runs > 1) {
+        qsort(runs, n_runs, sizeof *runs, cmp_run);
+        for (size_t k = 1; k < n_runs; k++)
+            if (runs[k].id == runs[k - 1].id) {
+                d->sample_repeat_row = runs[k].first_row;
+                d->sample_repeat_first = runs[k - 1].first_row;
+                d->sample_repeat_id = runs[k].id;
+                break;
+            }
+    }
+    free(runs);
     free(ids);
     return rc;
+}
+
+static long long mtime_ns(const struct stat *st)
+{
+    return (long long)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec;
+}
+
+int mdsd_dump_check_unchanged(const mdsd_dump *d, mdsd_err *err)
+{
+    struct stat st;
+    if (stat(d->path, &st) != 0)
+        return mdsd_fail(err, MDSD_EIO, "%s: the dump disappeared while it was read (%s)", d->path,
+                         strerror(errno));
+    if ((long long)st.st_size != d->file_size || mtime_ns(&st) != d->file_mtime_ns ||
+        (unsigned long long)st.st_ino != d->file_ino || (unsigned long long)st.st_dev != d->file_dev)
+        return mdsd_fail(err, MDSD_EIO,
+                         "%s: the dump changed while it was read (size %lld -> %lld bytes, or its "
+                         "modification time or inode); results from it are void: rerun on a stable copy",
+                         d->path, d->file_size, (long long)st.st_size);
+    return MDSD_OK;
+}
+
+int mdsd_dump_check_samples(const mdsd_dump *d, mdsd_err *err)
+{
+    if (d->sample_repeat_row == SIZE_MAX)
+        return MDSD_OK;
+    return mdsd_fail(err, MDSD_EFORMAT,
+                     "%s: row %zu: sample %lld starts again (its rows are not contiguous; first seen at row %zu)",
+                     d->path, d->sample_repeat_row, d->sample_repeat_id, d->sample_repeat_first);
 }
 
 static int open_file(mdsd_dump *d, mdsd_err *err)
@@ -393,6 +461,10 @@ static int open_file(mdsd_dump *d, mdsd_err *err)
     fclose(f);
     if (st.st_size == 0)
         return mdsd_fail(err, MDSD_EFORMAT, "'%s' is an empty file, not an HDF5 dump", d->path);
+    d->file_size = (long long)st.st_size;
+    d->file_mtime_ns = mtime_ns(&st);
+    d->file_dev = (unsigned long long)st.st_dev;
+    d->file_ino = (unsigned long long)st.st_ino;
     htri_t is = H5Fis_hdf5(d->path);
     H5Eclear2(H5E_DEFAULT);
     if (is <= 0)

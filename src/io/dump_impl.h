@@ -47,6 +47,9 @@ size_t dump_dtype_bytes(mdsd_dtype t);
 /* A string attribute into buf: 0 absent (buf = ""), 1 read, -1 present but
  * not a single string of sensible size. */
 int dump_attr_string(hid_t obj, const char *name, char *buf, size_t size);
+/* One integer attribute (integer class, at most 8 bytes): 0 absent, 1 read,
+ * -1 present but not one integer. */
+int dump_attr_integer(hid_t obj, const char *name, long long *out);
 /* A single numeric attribute as double: 0 absent, 1 read, -1 present but not
  * one number (or, with want_integer, not an integer). */
 int dump_attr_number(hid_t obj, const char *name, double *out, int want_integer);

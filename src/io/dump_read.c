@@ -23,13 +23,37 @@ static int check_range(const mdsd_dump *d, size_t row0, size_t rows, mdsd_err *e
     return MDSD_OK;
 }
 
+/* HDF5 clamps an integer that does not fit the memory type (an int64
+ * sample id of 2^40 would read as INT_MAX and merge samples); this makes
+ * any such value abort the read instead. */
+static H5T_conv_ret_t refuse_out_of_range(H5T_conv_except_t what, hid_t src, hid_t dst,
+                                          void *src_buf, void *dst_buf, void *user)
+{
+    (void)src, (void)dst, (void)src_buf, (void)dst_buf;
+    if (what == H5T_CONV_EXCEPT_RANGE_HI || what == H5T_CONV_EXCEPT_RANGE_LOW) {
+        *(int *)user = 1;
+        return H5T_CONV_ABORT;
+    }
+    return H5T_CONV_UNHANDLED;
+}
+
 /* Reads a hyperslab of rows [row0, row0 + rows) of a rank-1 or rank-2
- * dataset with memory type mtype. */
+ * dataset with memory type mtype; integers that do not fit mtype are an
+ * error. */
 static int read_rows(const mdsd_dump *d, hid_t ds, const char *path, int rank, size_t row0,
                      size_t rows, hid_t mtype, void *out, mdsd_err *err)
 {
     if (rows == 0)
         return MDSD_OK;
+    int overflow = 0;
+    hid_t dxpl = H5P_DEFAULT;
+    if (rank == 1) {
+        dxpl = H5Pcreate(H5P_DATASET_XFER);
+        if (dxpl < 0 || H5Pset_type_conv_cb(dxpl, refuse_out_of_range, &overflow) < 0) {
+            dump_h5_close(dxpl);
+            return mdsd_fail(err, MDSD_ENOMEM, "%s: cannot set up a read of %s", d->path, path);
+        }
+    }
     hsize_t start[2] = {row0, 0}, count[2] = {rows, d->V};
     hid_t fs = H5Dget_space(ds);
     /* the memory space has the selection's shape: a flat one makes HDF5 map
@@ -37,9 +61,16 @@ static int read_rows(const mdsd_dump *d, hid_t ds, const char *path, int rank, s
     hid_t ms = H5Screate_simple(rank, count, NULL);
     herr_t st = fs < 0 || ms < 0 ? -1 : H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL);
     if (st >= 0)
-        st = H5Dread(ds, mtype, ms, fs, H5P_DEFAULT, out);
+        st = H5Dread(ds, mtype, ms, fs, dxpl, out);
     dump_h5_close(fs);
     dump_h5_close(ms);
+    if (dxpl != H5P_DEFAULT)
+        dump_h5_close(dxpl);
+    if (st < 0 && overflow) {
+        H5Eclear2(H5E_DEFAULT);
+        return mdsd_fail(err, MDSD_EFORMAT, "%s: rows %zu..%zu of %s: a value does not fit in a 32-bit int",
+                         d->path, row0, row0 + rows - 1, path);
+    }
     if (st < 0) {
         char why[256];
         return mdsd_fail(err, MDSD_EFORMAT, "%s: cannot read rows %zu..%zu of %s: corrupt file? (%s)",
@@ -236,4 +267,39 @@ int mdsd_dump_block_read(mdsd_dump *d, mdsd_dump_block *b, size_t row0, int chec
     if (rc == MDSD_OK)
         b->rows = rows;
     return rc;
+}
+
+void mdsd_dump_meta_check_init(mdsd_dump_meta_check *c)
+{
+    memset(c, 0, sizeof *c);
+}
+
+int mdsd_dump_check_meta(const mdsd_dump *d, const mdsd_dump_block *b, mdsd_dump_meta_check *c,
+                         mdsd_err *err)
+{
+    int carry = c->started && c->next_row == b->row0;
+    long long prev_sample = c->sample, prev_pos = c->position;
+    for (size_t i = 0; i < b->rows; i++) {
+        size_t row = b->row0 + i;
+        int tok = b->tokens[i], sample = b->sample_id[i], pos = b->position[i];
+        if (tok < 0 || (size_t)tok >= d->V)
+            return mdsd_fail(err, MDSD_EFORMAT, "%s: row %zu of /tokens: token %d is outside [0, %zu)",
+                             d->path, row, tok, d->V);
+        if (pos < 0)
+            return mdsd_fail(err, MDSD_EFORMAT, "%s: row %zu of /position: position %d is negative",
+                             d->path, row, pos);
+        if ((i > 0 || carry) && sample == prev_sample && pos <= prev_pos)
+            return mdsd_fail(err, MDSD_EFORMAT,
+                             "%s: row %zu: position %d does not follow position %lld of the same sample %d",
+                             d->path, row, pos, prev_pos, sample);
+        prev_sample = sample;
+        prev_pos = pos;
+    }
+    if (b->rows > 0) {
+        c->started = 1;
+        c->next_row = b->row0 + b->rows;
+        c->sample = prev_sample;
+        c->position = prev_pos;
+    }
+    return MDSD_OK;
 }
