@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "outfile.h"
 
 static const char usage_text[] =
     "Usage: mdsd plot RESULTS.csv --kind K -o FILE.{png,svg,pdf}\n"
@@ -414,6 +415,7 @@ static int make_temp(char *path, size_t size, const char *what, mdsd_err *err)
         return mdsd_fail(err, MDSD_EIO, "cannot create a temporary file: %s", strerror(errno));
     }
     close(fd);
+    mdsd_cleanup_register(path);
     return MDSD_OK;
 }
 
@@ -471,6 +473,7 @@ static int draw(const plot_kind *k, const plot_opts *o, const series_list *ms, c
         char why[400];
         log_tail(tf->log, why, sizeof why);
         unlink(tmp);
+        mdsd_cleanup_unregister(tmp);
         if (status == 127 || status < 0)
             return mdsd_fail(err, MDSD_EIO, "cannot run gnuplot (install the Debian package gnuplot-nox)");
         return mdsd_fail(err, MDSD_EIO, "gnuplot failed on %s (exit %d)%s%s", script, status,
@@ -582,8 +585,10 @@ static int plot(plot_opts *o, const plot_kind *k, mdsd_err *err)
     }
     const char *temps[] = {tf.data, tf.bounds, tf.log};
     for (size_t i = 0; i < 3; i++)
-        if (temps[i][0])
+        if (temps[i][0]) {
             unlink(temps[i]);
+            mdsd_cleanup_unregister(temps[i]);
+        }
     free_series(&ms);
     free_series(&bs);
     free(mp);
@@ -610,5 +615,9 @@ int cmd_plot(int argc, char **argv)
         return cli_usage_error("plot", "--kind: '%s' is not vs-temperature, vs-drafts, per-draft or gap", o.kind);
     mdsd_err err;
     mdsd_err_clear(&err);
+    /* the figure must not replace the CSV it is drawn from, nor a directory */
+    if (mdsd_output_check(o.output, &o.csv, 1, &err))
+        return cli_report("plot", &err);
+    mdsd_cleanup_signals("mdsd plot", NULL);
     return plot(&o, k, &err) ? cli_report("plot", &err) : CLI_EXIT_OK;
 }

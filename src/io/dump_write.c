@@ -351,10 +351,12 @@ int mdsd_dump_writer_commit(mdsd_dump_writer *w, mdsd_err *err)
         rc = mdsd_fail(err, MDSD_EIO, "cannot sync '%s': %s", w->tmp, strerror(errno));
     if (fd >= 0)
         close(fd);
-    if (rc == MDSD_OK)
+    if (rc == MDSD_OK) {
         rc = mdsd_publish(w->tmp, w->path, err);
-    else
+    } else {
         unlink(w->tmp);
+        mdsd_cleanup_unregister(w->tmp);
+    }
     writer_free(w);
     return rc;
 }
@@ -365,7 +367,9 @@ void mdsd_dump_writer_abort(mdsd_dump_writer *w)
         return;
     writer_close(w);
     H5Eclear2(H5E_DEFAULT);
-    if (w->tmp[0])
+    if (w->tmp[0]) {
         unlink(w->tmp);
+        mdsd_cleanup_unregister(w->tmp);
+    }
     writer_free(w);
 }
