@@ -286,8 +286,10 @@ def load(target, drafts, device="cuda", dtype="bf16", chat=False, device_map=Non
         except ImportError as e:    # device_map without accelerate
             raise RunnerError(f"cannot load the model {path}: {e}\n"
                               + install_hint(["accelerate"])) from None
-        except (OSError, ValueError, RuntimeError) as e:
-            raise RunnerError(f"cannot load the model {path} from local files: {e}") from None
+        except (OSError, ValueError, RuntimeError, TypeError) as e:
+            raise RunnerError(f"cannot load the model {path} from local files with transformers "
+                              f"{getattr(transformers, '__version__', '?')}: "
+                              f"{type(e).__name__}: {e}") from None
         got = getattr(m, "dtype", wanted)
         if got != wanted:
             raise RunnerError(f"the model {path} loaded as {got}, not the {wanted} asked for "
