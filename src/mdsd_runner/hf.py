@@ -66,6 +66,15 @@ def dtype_keyword(transformers):
     return "torch_dtype" if "torch_dtype" in params and "dtype" not in params else "dtype"
 
 
+def takes(model, name):
+    """Whether model.forward takes keyword NAME (or any keyword; True when unknown)."""
+    try:
+        params = inspect.signature(model.forward).parameters
+    except (AttributeError, TypeError, ValueError):
+        return True
+    return name in params or any(p.kind == p.VAR_KEYWORD for p in params.values())
+
+
 def keep_keyword(model):
     """`logits_to_keep` or `num_logits_to_keep` if the model's forward names it, else None."""
     try:
@@ -206,6 +215,9 @@ class HFModel:
         self.model_vocab_size = int(self.head.weight.shape[0] if self.head is not None
                                     else model.config.vocab_size)
         self.keep = keep_keyword(model)
+        # Models without position_ids (OPT before 4.43) count positions from the attention
+        # mask, as the pipeline does: the first real token of a row is position 0.
+        self.position_ids = takes(model, "position_ids")
 
     def _tensor(self, a):
         return self.torch.as_tensor(np.asarray(a, dtype=np.int64), device=self.device)
@@ -217,6 +229,8 @@ class HFModel:
         B, L = ids.shape
         kwargs = dict(input_ids=self._tensor(ids), attention_mask=self._tensor(mask),
                       position_ids=self._tensor(pos), past_key_values=cache, use_cache=keep_cache)
+        if not self.position_ids:
+            del kwargs["position_ids"]
         kept = np.unique(cols) if cols.size else np.array([L - 1])
         hook, self._hooked = None, False
         if self.keep == "logits_to_keep":

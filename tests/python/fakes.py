@@ -214,7 +214,16 @@ def _torch_module(torch, vocab_rows, head_scale):
             return self._run(input_ids, attention_mask, position_ids, past_key_values, use_cache,
                              logits_to_keep)
 
-    return Model_4_44, Model_4_46, Model_4_50
+    class Model_no_position_ids(HFLikeModel):
+        """OPT before transformers 4.43: positions from the attention mask's running count."""
+
+        def forward(self, input_ids=None, attention_mask=None, past_key_values=None,
+                    use_cache=None):
+            L = input_ids.shape[1]
+            pos = (torch.cumsum(attention_mask, dim=1) - 1).clamp(min=0)[:, -L:]
+            return self._run(input_ids, attention_mask, pos, past_key_values, use_cache, None)
+
+    return Model_4_44, Model_4_46, Model_4_50, Model_no_position_ids
 
 
 class HFLikeTokenizer:
@@ -279,7 +288,7 @@ class FakeHub:
                     "fake/other-tokenizer": FakeLM(V, padding=padding, seed=4)}
         self.toks = {name: HFLikeTokenizer(V, name, version) for name in self.lms}
         self.toks["fake/other-tokenizer"] = HFLikeTokenizer(V, "other", version, renamed={7: "seven"})
-        old, mid, new = _torch_module(torch, V + padding, head_scale)
+        old, mid, new, self.no_position_ids = _torch_module(torch, V + padding, head_scale)
         v = version_tuple(version)
         self.model_class = new if v >= (4, 50) else mid if v >= (4, 45) else old
 

@@ -109,6 +109,13 @@ class HFBackend(unittest.TestCase):
                     self.assertEqual(config["torch"], str(torch.__version__))
                     os.unlink(self.out)
 
+    def test_a_model_without_position_ids(self):
+        hub = FakeHub(V, "4.44.2")
+        hub.model_class = hub.no_position_ids
+        rc, _, err = self.hf("--batch-size", "3", "--dtype", "fp32", hub=hub)
+        self.assertEqual(rc, 0, err)
+        self.check_against_reference(hub)
+
     def test_logits_are_computed_only_where_stored(self):
         """Per forward, rows of logits computed: with logits_to_keep (an index tensor) the
         distinct selected positions per row, with the lm-head hook exactly the selected
