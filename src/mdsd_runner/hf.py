@@ -236,7 +236,9 @@ class HFModel:
         if self.keep == "logits_to_keep":
             # An int keeps the last positions; an index tensor any set of them.
             contiguous_tail = kept[0] == L - kept.size
-            kwargs["logits_to_keep"] = int(kept.size) if contiguous_tail else self._tensor(kept)
+            # (A host tensor indexes hidden states on any device, the last one of a map too.)
+            kwargs["logits_to_keep"] = (int(kept.size) if contiguous_tail
+                                        else torch.as_tensor(kept, dtype=torch.int64))
         elif self.keep == "num_logits_to_keep":
             kept = np.arange(int(kept[0]), L)       # an int only: the last L - min(cols)
             kwargs["num_logits_to_keep"] = int(kept.size)
@@ -247,12 +249,15 @@ class HFModel:
                 out = self.model(**kwargs)
                 logits = out.logits
                 shape = tuple(logits.shape)
+
+                def at(a):      # indices on the logits' device (the last one of a map)
+                    return torch.as_tensor(a, dtype=torch.int64, device=logits.device)
                 if self._hooked and shape[:2] == (1, rows.size):
                     picked = logits[0]                  # the hook kept exactly the selection
                 elif shape[:2] == (B, L):
-                    picked = logits[self._tensor(rows), self._tensor(cols)]
+                    picked = logits[at(rows), at(cols)]
                 elif self.keep is not None and shape[:2] == (B, kept.size):
-                    picked = logits[self._tensor(rows), self._tensor(np.searchsorted(kept, cols))]
+                    picked = logits[at(rows), at(np.searchsorted(kept, cols))]
                 else:
                     raise RunnerError(f"model {self.name} returned logits of shape {shape} for "
                                       f"{B} rows of {L} tokens ({self.keep or 'lm head hook'})")
@@ -264,7 +269,7 @@ class HFModel:
         return picked, (out.past_key_values if keep_cache else None)
 
     def _slice_hook(self, B, L, rows, cols):
-        r, c = self._tensor(rows), self._tensor(cols)
+        r, c = (self.torch.as_tensor(a, dtype=self.torch.int64) for a in (rows, cols))
 
         def hook(module, args):
             h = args[0]
