@@ -379,6 +379,16 @@ static int evaluate_block(const unit_ctx *u, worker *workers, const mdsd_dump_bl
     return MDSD_OK;
 }
 
+/* The streaming validation of a block's metadata (the logits were checked
+ * when the block was read): the rows [b->row0, b->row0 + rows) only. */
+static int check_block_meta(const dump_job *job, const mdsd_dump_block *b, size_t rows,
+                            mdsd_dump_meta_check *meta, mdsd_err *err)
+{
+    mdsd_dump_block part = *b;
+    part.rows = rows;
+    return mdsd_dump_check_meta(job->dump, &part, meta, err);
+}
+
 static int run_unit(const mdsd_batch_opts *o, const plan *pl, const dump_job *job, double T,
                     size_t t_index, worker *workers, mdsd_progress *progress,
                     mdsd_report_row *rows_out, mdsd_err *err)
@@ -401,12 +411,16 @@ static int run_unit(const mdsd_batch_opts *o, const plan *pl, const dump_job *jo
     }
     if (rc == MDSD_OK)
         rc = mdsd_dump_block_read(job->dump, blk[0], job->begin, 1, err);
+    mdsd_dump_meta_check meta;
+    mdsd_dump_meta_check_init(&meta);
     size_t k = 0;
     for (size_t row0 = job->begin; row0 < job->end && rc == MDSD_OK; row0 += cap, k++) {
         mdsd_dump_block *b = blk[k % 2];
         size_t rows = b->rows < job->end - row0 ? b->rows : job->end - row0;
         prefetch pf = {job->dump, row0 + cap < job->end ? blk[(k + 1) % 2] : NULL, row0 + cap,
                        MDSD_OK, {0}};
+        if ((rc = check_block_meta(job, b, rows, &meta, err)))
+            break;
         if ((rc = evaluate_block(&u, workers, b, rows, &br, &pf, err)))
             break;
         for (size_t i = 0; i < rows; i++)
@@ -417,6 +431,9 @@ static int run_unit(const mdsd_batch_opts *o, const plan *pl, const dump_job *jo
             rc = pf.rc;
         }
     }
+    /* a dump rewritten while it was read gives void results */
+    if (rc == MDSD_OK)
+        rc = mdsd_dump_check_unchanged(job->dump, err);
     if (rc == MDSD_OK)
         finish_rows(acc, pl, job->label, T, rows_out);
     block_results_free(&br);
@@ -593,6 +610,10 @@ static int open_job(const mdsd_batch_opts *o, size_t j, dump_job *job, mdsd_err 
     if (rc)
         return rc;
     mdsd_dump *d = job->dump;
+    /* refused as `mdsd info --validate` refuses it: the clustered standard
+     * errors count a sample's rows as one run */
+    if ((rc = mdsd_dump_check_samples(d, err)))
+        return rc;
     const char *model = o->n_draft_models ? o->draft_models[j % drafters] : NULL;
     job->index = j;
     job->draft = model ? mdsd_dump_find_draft(d, model) : 0;
