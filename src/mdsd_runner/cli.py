@@ -67,7 +67,10 @@ def _parser():
 
     top = argparse.ArgumentParser(
         prog="mdsd-runner",
-        description="Dump target and drafter logits of language models to HDF5 for mdsd.",
+        description="Dump target and drafter logits of language models to HDF5 for mdsd. "
+                    "The wrapper src/bin/mdsd-runner runs the Python given by --python PATH "
+                    "(the first argument) or MDSD_PYTHON, else the python3 on PATH if it "
+                    "imports numpy and h5py, else /usr/bin/python3.",
         epilog=EPILOG)
     top.add_argument("--version", action="version", version=f"mdsd-runner {__version__}")
     sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
