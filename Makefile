@@ -198,6 +198,12 @@ bench: deps
 $(BENCH_DRIVER): $(OUT)/tests/bench/bench_driver.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(PKG_LIBS)
 
+# Measurement (not a test): peak memory and time of `mdsd-runner hf` on CPU at V = 152,064,
+# logits only where stored against logits at every position (tests/bench/runner_memory.py).
+.PHONY: bench-runner-memory
+bench-runner-memory: deps
+	/usr/bin/python3 tests/bench/runner_memory.py
+
 # The seed papers' figures and tables, reproduced with the toolkit next to the published
 # numbers (papers/README.md): results, figures and READMEs' inputs in papers/<paper>/.
 .PHONY: papers

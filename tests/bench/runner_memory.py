@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """`make bench-runner-memory` (a measurement, not a test): peak memory of `mdsd-runner hf`
 on CPU with the tiny causal LM of tests/python/test_hf_torch.py widened to Qwen2's
-vocabulary (V = 152,064), computing logits only at the stored positions (logits_to_keep)
-against the same network computing them at every position (its head called as a plain
+vocabulary (V = 152,064), computing logits only at the stored positions (logits_to_keep, or the
+adapter's lm-head hook for a model without it) against the same network computing them at
+every position (its head called as a plain
 function, so neither logits_to_keep nor the adapter's lm-head hook applies: the adapter's
 behaviour before issue 17). Each run is its own process; peak = ru_maxrss.
 
@@ -29,9 +30,9 @@ def child(mode, prompts, out, batch, new):
     import torch
     import test_hf_torch as t
 
-    shapes = {"tiny/target": dict(seed=1, width=32, layers=2, vocab_rows=VOCAB),
-              "tiny/draft": dict(seed=2, width=16, layers=1, vocab_rows=VOCAB)}
-    cls = t.TinyLM_4_53
+    shapes = {"tiny/target": dict(seed=1, width=32, layers=2, vocab_rows=VOCAB, max_positions=1024),
+              "tiny/draft": dict(seed=2, width=16, layers=1, vocab_rows=VOCAB, max_positions=1024)}
+    cls = t.TinyLM_4_44 if mode == "lm_head_hook" else t.TinyLM_4_53
     if mode == "full":
         # Every position's logits, as before: the head applied outside any module call.
         orig = t.TinyCausalLM.run
@@ -88,7 +89,7 @@ def main():
                 f.write(json.dumps({"prompt": words}) + "\n")
         print(f"V = {VOCAB}, {a.batch_size} prompts of about {a.prompt_tokens} tokens, "
               f"{a.new_tokens} new tokens, float32 on CPU")
-        for mode in ("full", "logits_to_keep"):
+        for mode in ("full", "logits_to_keep", "lm_head_hook"):
             out = os.path.join(tmp, mode + ".h5")
             proc = subprocess.run([sys.executable, __file__, "--child", mode, prompts, out,
                                    str(a.batch_size), str(a.new_tokens)],
