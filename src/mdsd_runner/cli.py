@@ -1,6 +1,7 @@
 """The command line: `mdsd-runner ngram|hf|validate ...` (src/bin/mdsd-runner, which picks
-the Python; or, with PYTHONPATH=src, `python3 -m mdsd_runner ...`). Exit status 0 success, 1 bad input or failure (the
-message names the problem), 2 usage error, 130 interrupted (rerun the command to resume)."""
+the Python; or, with PYTHONPATH=src, `python3 -m mdsd_runner ...`). Exit status 0 success,
+1 bad input or failure (the message names the problem), 2 usage error, 130 interrupted
+(rerun the command to resume)."""
 
 import argparse
 import json
@@ -157,7 +158,7 @@ def _dump(args):
                                             args.chat, device_map, template_kwargs)
         config = dict(target=args.target, drafts=args.draft, dtype=args.dtype, chat=args.chat,
                       **hf.versions())
-        # Options that change values only when given, so that older dumps still resume.
+        # The placement the run used: one device, or a device map.
         if device_map is None:
             config["device"] = args.device
         else:
