@@ -192,6 +192,10 @@ class HFTokenizer:
                                   f"{type(e).__name__}: {e}") from None
             if hasattr(ids, "keys"):        # transformers 5: a BatchEncoding
                 ids = ids["input_ids"]
+            if hasattr(ids, "tolist"):
+                ids = ids.tolist()
+            if len(ids) == 1 and isinstance(ids[0], (list, tuple)):
+                ids = ids[0]                # a batch of one conversation
         else:
             ids = self.tok(record["prompt"])["input_ids"]
         return [int(i) for i in ids]

@@ -189,6 +189,25 @@ class HFBackend(unittest.TestCase):
             np.testing.assert_array_equal(tokens, response)
             os.unlink(self.out)
 
+    def test_chat_template_return_shapes(self):
+        """A list, a mapping (5.x), a batch of one, a tensor: the same ids."""
+        class Tok:
+            chat_template = "t"
+
+            def __init__(self, value):
+                self.value = value
+
+            def __len__(self):
+                return 10
+
+            def apply_chat_template(self, messages, add_generation_prompt, tokenize):
+                return self.value
+        record = {"messages": [{"role": "user", "content": "hi"}]}
+        for value in ([2, 5, 6], {"input_ids": [2, 5, 6]}, {"input_ids": [[2, 5, 6]]},
+                      torch.tensor([[2, 5, 6]])):
+            self.assertEqual(hf.HFTokenizer(Tok(value), "t", {1}).encode(record, "f line 1"),
+                             [2, 5, 6])
+
     def test_device_map(self):
         rc, _, err = self.hf("--device-map", '{"": "cpu"}', "--dtype", "fp32")
         self.assertEqual(rc, 0, err)
