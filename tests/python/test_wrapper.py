@@ -3,11 +3,13 @@ else the python3 first on PATH if it imports numpy and h5py, else /usr/bin/pytho
 Python without numpy/h5py gets an error that names it and the fixes (apt, venv)."""
 
 import os
+import shutil
 import stat
+import subprocess
 import tempfile
 import unittest
 
-from support import run_cli
+from support import ROOT, RUNNER, run_cli
 
 STAND_IN = """#!/bin/sh
 echo "{name} $*" >> "{log}"
@@ -61,6 +63,21 @@ class Wrapper(unittest.TestCase):
         self.assertEqual((rc, ran), (0, ["good/python3"]), err)
         rc, _, err, ran = self.runs(f"--python={good}", "--version", env=env)
         self.assertEqual((rc, ran), (0, ["good/python3"]), err)
+
+    def test_an_installed_tree(self):
+        """PREFIX/bin/mdsd-runner finds the package in PREFIX/lib/mdsd/python (the layout
+        `make install` uses), from any working directory."""
+        prefix = os.path.join(self.tmp.name, "prefix")
+        os.makedirs(os.path.join(prefix, "bin"))
+        shutil.copy2(RUNNER, os.path.join(prefix, "bin", "mdsd-runner"))
+        shutil.copytree(os.path.join(ROOT, "src", "mdsd_runner"),
+                        os.path.join(prefix, "lib", "mdsd", "python", "mdsd_runner"))
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        proc = subprocess.run([os.path.join(prefix, "bin", "mdsd-runner"), "validate",
+                               os.path.join(ROOT, "data", "kjv-ngram.h5")], cwd=self.tmp.name,
+                              env=env, capture_output=True, text=True, timeout=120)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("kjv-ngram.h5: ok:", proc.stdout)
 
     def test_a_python_without_the_packages_is_named(self):
         rc, _, err, _ = self.runs("--version", env={"MDSD_PYTHON": "/no/such/python"})
