@@ -154,11 +154,17 @@ int mdsd_csv_read(const char *path, mdsd_csv **out, mdsd_err *err)
     FILE *f = fopen(path, "r");
     if (!f)
         return mdsd_fail(err, MDSD_EIO, "cannot open '%s': %s", path, strerror(errno));
+    int rc = mdsd_csv_read_stream(f, path, out, err);
+    fclose(f);
+    return rc;
+}
+
+int mdsd_csv_read_stream(FILE *f, const char *path, mdsd_csv **out, mdsd_err *err)
+{
+    *out = NULL;
     mdsd_csv *t = calloc(1, sizeof *t);
-    if (!t) {
-        fclose(f);
+    if (!t)
         return mdsd_fail(err, MDSD_ENOMEM, "out of memory");
-    }
     snprintf(t->path, sizeof t->path, "%s", path);
     int rc = MDSD_OK;
     size_t line_no = 0, cap = 0, bad = 0;
@@ -214,7 +220,6 @@ int mdsd_csv_read(const char *path, mdsd_csv **out, mdsd_err *err)
         rc = mdsd_fail(err, MDSD_EIO, "error reading '%s'", path);
     if (rc == MDSD_OK && !t->header)
         rc = mdsd_fail(err, MDSD_EFORMAT, "%s: empty file (no header row)", path);
-    fclose(f);
     if (rc) {
         mdsd_csv_free(t);
         return rc;

@@ -22,6 +22,8 @@ typedef struct {
 
 /* Reads the whole file; every row must have the header's number of fields. */
 int mdsd_csv_read(const char *path, mdsd_csv **out, mdsd_err *err);
+/* The same from an open stream; `path` names it in messages. */
+int mdsd_csv_read_stream(FILE *f, const char *path, mdsd_csv **out, mdsd_err *err);
 void mdsd_csv_free(mdsd_csv *t);
 
 /* Index of the column called name, or -1. */

@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -478,7 +480,70 @@ static int open_file(mdsd_dump *d, mdsd_err *err)
     return MDSD_OK;
 }
 
+static int open_unprobed(const char *path, mdsd_dump **out, mdsd_err *err);
+
+/* libhdf5 parses a file's superblock, object headers and attribute heaps
+ * itself, and some corruptions crash it (a NULL dereference in H5A__close
+ * while H5Aiterate2 builds the attribute table, found by
+ * tests/fuzz/fuzz_dump.c) or make it loop. So the metadata is read first in
+ * a child process, with a time limit: the same open, whose crash or hang
+ * then becomes a refusal naming the file. What is read later (the rows)
+ * stays in HDF5's hands; its errors are reported, a crash in it is not
+ * contained. MDSD_HDF5_NO_PROBE=1 skips the probe. */
+#define PROBE_SECONDS 60
+
+static int probe_metadata(const char *path, mdsd_err *err)
+{
+    const char *off = getenv("MDSD_HDF5_NO_PROBE");
+    if (off && *off && strcmp(off, "0") != 0)
+        return MDSD_OK;
+    pid_t pid = fork();
+    if (pid < 0)
+        return MDSD_OK; /* cannot probe: open in-process as before */
+    if (pid == 0) {
+        mdsd_dump *d;
+        mdsd_err e;
+        if (open_unprobed(path, &d, &e) == MDSD_OK)
+            mdsd_dump_close(d);
+        _exit(0);
+    }
+    int st = 0;
+    struct timespec step = {0, 500 * 1000};
+    for (long waited_us = 0;; waited_us += 500) {
+        pid_t w = waitpid(pid, &st, WNOHANG);
+        if (w == pid)
+            break;
+        if (w < 0 && errno != EINTR)
+            return MDSD_OK;
+        if (waited_us > PROBE_SECONDS * 1000000L) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &st, 0);
+            return mdsd_fail(err, MDSD_EFORMAT, "'%s': libhdf5 did not finish reading the file's "
+                             "metadata within %d s: a corrupt HDF5 file", path, PROBE_SECONDS);
+        }
+        if (waited_us > 20000)
+            step.tv_nsec = 5 * 1000 * 1000;
+        nanosleep(&step, NULL);
+        if (waited_us > 20000)
+            waited_us += 4500;
+    }
+    if (WIFSIGNALED(st))
+        return mdsd_fail(err, MDSD_EFORMAT, "'%s' is a corrupt HDF5 file: libhdf5 crashed (signal %d) "
+                         "reading its metadata", path, WTERMSIG(st));
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        return mdsd_fail(err, MDSD_EFORMAT, "'%s' is a corrupt HDF5 file: libhdf5 failed (status %d) "
+                         "reading its metadata", path, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    return MDSD_OK;
+}
+
 int mdsd_dump_open(const char *path, mdsd_dump **out, mdsd_err *err)
+{
+    *out = NULL;
+    int rc = probe_metadata(path, err);
+    return rc ? rc : open_unprobed(path, out, err);
+}
+
+static int open_unprobed(const char *path, mdsd_dump **out, mdsd_err *err)
 {
     dump_h5_quiet();
     *out = NULL;

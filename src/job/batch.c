@@ -473,10 +473,11 @@ static int row_list_push(row_list *l, const mdsd_report_row *r, size_t k, mdsd_e
 static void job_signature(const mdsd_batch_opts *o, const plan *pl, char *sig, size_t size)
 {
     size_t len = (size_t)snprintf(sig, size,
-                                  "#mdsd-table 2 trials=%llu%s seed=%llu rows=%zu:%zu top-k=%zu top-p=%.17g draft=",
+                                  "#mdsd-table 2 trials=%llu%s seed=%llu rows=%zu:%zu top-k=%zu top-p=%.17g "
+                                  "is-top=%zu draft=",
                                   (unsigned long long)o->trials, o->simulate ? " simulate" : "",
                                   (unsigned long long)o->seed, o->row_begin, o->row_end, o->top_k,
-                                  o->top_p > 0.0 ? o->top_p : 1.0);
+                                  o->top_p > 0.0 ? o->top_p : 1.0, o->verifier_opts.is_top);
     for (size_t i = 0; i < o->n_draft_models && len < size; i++)
         len += (size_t)snprintf(sig + len, size - len, "%s%s", i ? "," : "", o->draft_models[i]);
     len += (size_t)snprintf(sig + len, size - len, " cells=");
@@ -580,25 +581,37 @@ static int read_partial(const char *path, const char *signature, size_t cells, r
                        "version); pass --discard-partial to delete it and start over, or run the "
                        "job that made it", path);
     partial_unit u = {{0}, FNV_OFFSET};
+    /* A bad line is fatal only if a marker follows it: after the last marker
+     * it is the tail of a unit that was being written when the job stopped,
+     * and is dropped with that unit. */
+    mdsd_err pending;
+    mdsd_err_clear(&pending);
     while (rc == MDSD_OK && (len = getline(&line, &cap, f)) >= 0) {
         lineno++;
-        if ((size_t)len != strlen(line)) {
-            rc = mdsd_fail(err, MDSD_EFORMAT, "'%s', line %zu: a NUL byte; pass --discard-partial "
-                           "to start over", path, lineno);
-        } else if (!strncmp(line, "#done", 5)) {
-            rc = accept_unit(path, lineno, line, &u, cells, done, err);
+        if (!strncmp(line, "#done", 5) && (size_t)len == strlen(line)) {
+            if (pending.code) {
+                *err = pending;
+                rc = pending.code;
+            } else {
+                rc = accept_unit(path, lineno, line, &u, cells, done, err);
+            }
         } else if (lineno == 2 && !strncmp(line, "dump,", 5)) {
             continue; /* the CSV header */
+        } else if (pending.code) {
+            continue;
+        } else if ((size_t)len != strlen(line)) {
+            mdsd_fail(&pending, MDSD_EFORMAT, "'%s', line %zu: a NUL byte; pass --discard-partial "
+                      "to start over", path, lineno);
         } else {
             mdsd_report_row r;
-            if ((rc = mdsd_report_csv_parse(line, &r, err)) == MDSD_OK) {
+            if (mdsd_report_csv_parse(line, &r, &pending) == MDSD_OK) {
                 u.hash = fnv1a(u.hash, line, (size_t)len);
                 rc = row_list_push(&u.rows, &r, 1, err);
             } else {
                 char why[600];
-                snprintf(why, sizeof why, "%s", err->msg);
-                rc = mdsd_fail(err, MDSD_EFORMAT, "'%s', line %zu: %s; pass --discard-partial to "
-                               "start over", path, lineno, why);
+                snprintf(why, sizeof why, "%s", pending.msg);
+                mdsd_fail(&pending, MDSD_EFORMAT, "'%s', line %zu: %s; pass --discard-partial to "
+                          "start over", path, lineno, why);
             }
         }
     }
