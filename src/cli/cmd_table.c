@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "batch.h"
+#include "provenance.h"
 
 static const char usage_text[] =
     "Usage: mdsd table DUMP... -o results.csv [options]\n"
@@ -38,14 +39,25 @@ static const char usage_text[] =
     "      --is-top S           is verifier: free weights only among the top S tokens\n"
     "      --markdown[=FILE]    also render a Hu-et-al.-Table-1-style Markdown table\n"
     "                           (to standard output without FILE)\n"
-    "      --latex[=FILE]       the same table in LaTeX (booktabs)\n"
+    "      --latex[=FILE]       the same table in LaTeX (booktabs; labels escaped,\n"
+    "                           \\label{tab:mdsd-T<T>-n<n>}, marks: dagger = Monte\n"
+    "                           Carlo, double dagger = is truncated by --is-top)\n"
+    "      --layout L           per-setting (a table per T, n), combined (one table,\n"
+    "                           T x n as row groups) or both (default)\n"
+    "      --per-position FILE  per-row CSV, streamed: dump,temperature,row,sample,\n"
+    "                           position,entropy_p,entropy_q,tv,alpha_star_<scheme>_n<n>\n"
+    "                           ...,rate_<verifier>_n<n>... (not with --resume)\n"
     "  -h, --help               this help\n\n"
     "CSV columns: dump,temperature,n,scheme,method,alpha,stderr,gap,gap_stderr,\n"
-    "significance,positions,samples,exact,per_draft_1..per_draft_K\n";
+    "significance,positions,samples,exact,per_draft_1..per_draft_K\n"
+    "How the file was made (command, seed, trials, truncation, is-top, each dump's\n"
+    "size and SHA-256) goes to FILE.provenance.json beside it; mdsd report and\n"
+    "mdsd plot carry it forward.\n";
 
 enum {
     OPT_DRAFT_MODEL = CLI_OPT_COMMAND, OPT_TRIALS, OPT_SEED, OPT_POSITIONS, OPT_THREADS,
-    OPT_RESUME, OPT_IS_TOP, OPT_MARKDOWN, OPT_LATEX, OPT_SIMULATE, OPT_TOP_K, OPT_TOP_P
+    OPT_RESUME, OPT_IS_TOP, OPT_MARKDOWN, OPT_LATEX, OPT_SIMULATE, OPT_TOP_K, OPT_TOP_P,
+    OPT_PER_POSITION, OPT_LAYOUT
 };
 
 #define MAX_LIST 64
@@ -60,6 +72,7 @@ typedef struct {
     const char *draft_models[MAX_LIST];
     const char *markdown, *latex; /* "-" = standard output */
     bool want_markdown, want_latex;
+    mdsd_report_layout layout;
 } table_opts;
 
 static int split_list(const char *spec, const char *opt, char items[][32], size_t *count)
@@ -188,6 +201,8 @@ static int parse_option(int opt, const char *arg, table_opts *t)
     case OPT_IS_TOP: return cli_parse_size(arg, "--is-top", "table", &b->verifier_opts.is_top);
     case OPT_MARKDOWN: t->want_markdown = true; t->markdown = arg ? arg : "-"; return 0;
     case OPT_LATEX: t->want_latex = true; t->latex = arg ? arg : "-"; return 0;
+    case OPT_PER_POSITION: b->per_position = arg; return 0;
+    case OPT_LAYOUT: return cli_parse_layout(arg, "table", &t->layout);
     default: return cli_usage_error("table", "unrecognised option");
     }
 }
@@ -198,20 +213,27 @@ static void print_note(const char *message, void *ctx)
     fprintf(stderr, "mdsd table: %s\n", message);
 }
 
-/* Renders to stdout ("-") or atomically to a file. */
-static int render(const char *dest, void (*fn)(FILE *, const mdsd_report_row *, size_t),
-                  const mdsd_report_row *rows, size_t count, mdsd_err *err)
+/* The results' provenance sidecar, then the tables (marked as the job ran). */
+static int table_outputs(const table_opts *t, int argc, char **argv, const mdsd_report_row *rows,
+                         size_t count, mdsd_err *err)
 {
-    if (!strcmp(dest, "-")) {
-        fn(stdout, rows, count);
-        return MDSD_OK;
-    }
-    mdsd_outfile out;
-    int rc = mdsd_outfile_open(&out, dest, err);
-    if (rc)
-        return rc;
-    fn(out.f, rows, count);
-    return mdsd_outfile_commit(&out, err);
+    const mdsd_batch_opts *b = &t->batch;
+    mdsd_provenance pv = {.tool = "mdsd table", .argc = argc, .argv = argv, .output = b->output,
+                          .is_table = true, .seed = b->seed, .trials = b->trials,
+                          .simulate = b->simulate, .top_k = b->top_k, .top_p = b->top_p,
+                          .is_top = b->verifier_opts.is_top, .row_begin = b->row_begin,
+                          .row_end = b->row_end, .n_dumps = b->n_dumps, .dumps = b->dumps};
+    int rc = mdsd_provenance_write(&pv, err);
+    mdsd_report_style style;
+    mdsd_report_style_init(&style);
+    style.layout = t->layout;
+    style.is_top = b->verifier_opts.is_top;
+    style.trials = b->trials;
+    if (rc == MDSD_OK && t->want_markdown)
+        rc = cli_render_report(t->markdown, mdsd_report_render_markdown, rows, count, &style, err);
+    if (rc == MDSD_OK && t->want_latex)
+        rc = cli_render_report(t->latex, mdsd_report_render_latex, rows, count, &style, err);
+    return rc;
 }
 
 int cmd_table(int argc, char **argv)
@@ -234,9 +256,12 @@ int cmd_table(int argc, char **argv)
         {"is-top", required_argument, NULL, OPT_IS_TOP},
         {"markdown", optional_argument, NULL, OPT_MARKDOWN},
         {"latex", optional_argument, NULL, OPT_LATEX},
+        {"per-position", required_argument, NULL, OPT_PER_POSITION},
+        {"layout", required_argument, NULL, OPT_LAYOUT},
         {"help", no_argument, NULL, 'h'},
         {0, 0, 0, 0}};
     table_opts t = {0};
+    t.layout = MDSD_REPORT_BOTH;
     mdsd_batch_opts *b = &t.batch;
     b->seed = 1;
     b->progress = true;
@@ -272,10 +297,8 @@ int cmd_table(int argc, char **argv)
     mdsd_report_row *rows = NULL;
     size_t count = 0;
     int rc = mdsd_batch_run(b, &rows, &count, &err);
-    if (rc == MDSD_OK && t.want_markdown)
-        rc = render(t.markdown, mdsd_report_markdown, rows, count, &err);
-    if (rc == MDSD_OK && t.want_latex)
-        rc = render(t.latex, mdsd_report_latex, rows, count, &err);
+    if (rc == MDSD_OK)
+        rc = table_outputs(&t, argc, argv, rows, count, &err);
     free(rows);
     free(t.temperatures);
     return rc ? cli_report("table", &err) : CLI_EXIT_OK;

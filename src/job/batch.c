@@ -10,6 +10,7 @@
 #include <omp.h>
 
 #include "bound.h"
+#include "csv.h"
 #include "cluster.h"
 #include "dist.h"
 #include "dump.h"
@@ -265,13 +266,14 @@ typedef struct {
     double *alpha;      /* [cap * cells] */
     double *per_draft;  /* [cap * cells * max_n] */
     bool *exact;        /* [cap * cells] */
+    double *stats;      /* [cap * 3] entropy_p, entropy_q, tv (per-position output only) */
     int *rc;            /* [cap] */
     mdsd_err *err;      /* [cap] */
 } block_results;
 
 static void block_results_free(block_results *b)
 {
-    free(b->alpha), free(b->per_draft), free(b->exact), free(b->rc), free(b->err);
+    free(b->alpha), free(b->per_draft), free(b->exact), free(b->rc), free(b->err), free(b->stats);
 }
 
 static int block_results_alloc(block_results *b, size_t cap, const plan *pl, mdsd_err *err)
@@ -282,7 +284,8 @@ static int block_results_alloc(block_results *b, size_t cap, const plan *pl, mds
     b->exact = malloc(cap * pl->count * sizeof *b->exact);
     b->rc = malloc(cap * sizeof *b->rc);
     b->err = malloc(cap * sizeof *b->err);
-    if (!b->alpha || !b->per_draft || !b->exact || !b->rc || !b->err) {
+    b->stats = malloc(cap * 3 * sizeof *b->stats);
+    if (!b->alpha || !b->per_draft || !b->exact || !b->rc || !b->err || !b->stats) {
         block_results_free(b);
         return mdsd_fail(err, MDSD_ENOMEM, "table: out of memory for a block of %zu rows", cap);
     }
@@ -337,7 +340,61 @@ typedef struct {
     char label[512];          /* dump label, ":drafter" when several drafters are compared */
     size_t begin, end;        /* rows */
     size_t index;             /* job index: a stream coordinate for Monte Carlo */
+    struct per_position_out *per_position; /* NULL = no per-position output */
 } dump_job;
+
+/* ---- per-position output (--per-position) --------------------------------- */
+
+typedef struct per_position_out {
+    mdsd_outfile file;
+} per_position_out;
+
+/* Entropies (nats) of p and q and their total variation distance. */
+static void position_stats(const double *p, const double *q, size_t V, double out[3])
+{
+    double hp = 0, hq = 0, tv = 0;
+    for (size_t v = 0; v < V; v++) {
+        if (p[v] > 0)
+            hp -= p[v] * log(p[v]);
+        if (q[v] > 0)
+            hq -= q[v] * log(q[v]);
+        tv += fabs(p[v] - q[v]);
+    }
+    out[0] = hp, out[1] = hq, out[2] = 0.5 * tv;
+}
+
+static int per_position_open(per_position_out *pp, const char *path, const plan *pl, mdsd_err *err)
+{
+    int rc = mdsd_outfile_open(&pp->file, path, err);
+    if (rc)
+        return rc;
+    FILE *f = pp->file.f;
+    fputs("dump,temperature,row,sample,position,entropy_p,entropy_q,tv", f);
+    for (size_t c = 0; c < pl->count; c++) {
+        const cell *ce = &pl->cells[c];
+        if (ce->verifier < 0)
+            fprintf(f, ",alpha_star_%s_n%zu", mdsd_scheme_name(ce->scheme), ce->n);
+        else
+            fprintf(f, ",rate_%s_n%zu", mdsd_verifier_name((mdsd_verifier_kind)ce->verifier), ce->n);
+    }
+    fputc('\n', f);
+    return MDSD_OK;
+}
+
+static void per_position_rows(per_position_out *pp, const plan *pl, const char *label, double T,
+                              const mdsd_dump_block *b, size_t rows, const block_results *br)
+{
+    FILE *f = pp->file.f;
+    for (size_t i = 0; i < rows; i++) {
+        mdsd_csv_write_field(f, label);
+        const double *st = br->stats + 3 * i;
+        fprintf(f, ",%.10g,%zu,%d,%d,%.12g,%.12g,%.12g", T, b->row0 + i, b->sample_id[i],
+                b->position[i], st[0], st[1], st[2]);
+        for (size_t c = 0; c < pl->count; c++)
+            fprintf(f, ",%.12g", br->alpha[i * pl->count + c]);
+        fputc('\n', f);
+    }
+}
 
 /* The next block to read while one is evaluated. */
 typedef struct {
@@ -369,6 +426,8 @@ static int evaluate_block(const unit_ctx *u, worker *workers, const mdsd_dump_bl
             br->rc[i] = evaluate_row(u, w, b->target + i * V, b->draft[0] + i * V, b->row0 + i,
                                      br->alpha + i * cells, br->per_draft + i * cells * max_n,
                                      br->exact + i * cells, &br->err[i]);
+            if (u->o->per_position && br->rc[i] == MDSD_OK)
+                position_stats(w->p, w->q, V, br->stats + 3 * i);
         }
     }
     for (size_t i = 0; i < rows; i++)
@@ -411,6 +470,8 @@ static int run_unit(const mdsd_batch_opts *o, const plan *pl, const dump_job *jo
             break;
         for (size_t i = 0; i < rows; i++)
             accumulate(acc, pl, &br, i, b->sample_id[i]);
+        if (job->per_position)
+            per_position_rows(job->per_position, pl, job->label, T, b, rows, &br);
         mdsd_progress_add(progress, rows);
         if (pf.rc) {
             *err = pf.err;
@@ -577,6 +638,9 @@ static int check_options(const mdsd_batch_opts *o, mdsd_err *err)
         return mdsd_fail(err, MDSD_EINVAL, "table: top-p %g is not in (0, 1]", o->top_p);
     if (o->simulate && o->trials == 0)
         return mdsd_fail(err, MDSD_EINVAL, "table: --simulate needs --trials K");
+    if (o->per_position && o->resume)
+        return mdsd_fail(err, MDSD_EINVAL, "table: --per-position cannot be combined with --resume "
+                         "(the rows of finished units are not kept); run the job without --resume");
     return MDSD_OK;
 }
 
@@ -705,6 +769,13 @@ int mdsd_batch_run(const mdsd_batch_opts *o, mdsd_report_row **rows_out, size_t 
     for (size_t i = 0; i < n_jobs && rc == MDSD_OK; i++)
         if ((rc = open_job(o, i, &jobs[i], err)) == MDSD_OK)
             total += (jobs[i].end - jobs[i].begin) * o->n_temperatures;
+    per_position_out pp;
+    bool pp_open = false;
+    if (rc == MDSD_OK && o->per_position && (rc = per_position_open(&pp, o->per_position, &pl, err)) == MDSD_OK) {
+        pp_open = true;
+        for (size_t i = 0; i < n_jobs; i++)
+            jobs[i].per_position = &pp;
+    }
     if (rc == MDSD_OK && o->resume)
         rc = read_partial(partial_path, signature, &done, err);
     /* Rewrite the partial file with what is kept, then append as units finish. */
@@ -733,6 +804,10 @@ int mdsd_batch_run(const mdsd_batch_opts *o, mdsd_report_row **rows_out, size_t 
         rc = collect(o, jobs, n_jobs, &done, &fresh, &all, err);
     if (rc == MDSD_OK)
         rc = write_output(o->output, &all, pl.max_n, err);
+    if (pp_open && rc == MDSD_OK)
+        rc = mdsd_outfile_commit(&pp.file, err);
+    else if (pp_open)
+        mdsd_outfile_abort(&pp.file);
     if (rc == MDSD_OK)
         unlink(partial_path);
     for (size_t i = 0; i < n_jobs; i++)
