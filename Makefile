@@ -17,6 +17,8 @@ DEBIAN_PACKAGES := build-essential pkg-config libglpk-dev glpk-utils libgsl-dev 
                    libhdf5-dev hdf5-tools gnuplot-nox libcriterion-dev
 # The model runner (src/mdsd_runner, Debian's /usr/bin/python3) and its default corpus.
 DEBIAN_PACKAGES += python3 python3-numpy python3-h5py bible-kjv bible-kjv-text
+# make test compiles the LaTeX tables (pdflatex; booktabs is in -recommended).
+DEBIAN_PACKAGES += texlive-latex-base texlive-latex-recommended
 
 CC := gcc
 # HDF5 and GSL ship pkg-config files (HDF5's Debian build lives under
