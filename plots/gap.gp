@@ -15,5 +15,5 @@ set grid
 set offsets graph 0.02, graph 0.02, graph 0.05, graph 0.05
 plot for [i=0:nseries-1] datafile index i using 1:2:3 with yerrorlines \
          lt method_lt(word(seriesmethods, i+1)) \
-         dt 0+(overlay ? overlay_dt(int(word(seriesdumps, i+1))) : 1) title columnheader(1)
+         dt 0+(overlay ? dump_dt(word(seriesdumps, i+1)) : 1) title columnheader(1)
 unset output

@@ -41,3 +41,4 @@ bound_lt(s) = (word_index(scheme_names, s) > 0 ? 10 + word_index(scheme_names, s
 overlay_dt(d) = (d <= 1 ? 1 : d == 2 ? 2 : d == 3 ? 3 : d == 4 ? 4 : 5)
 # the dash of alpha* of a scheme (the linetype's own, for `dt` expressions)
 bound_dt(s) = int(word("2 4 3 2 4 3 5 2", (word_index(scheme_names, s) > 0 ? word_index(scheme_names, s) : 8)))
+dump_dt(s) = (s eq "" ? 1 : overlay_dt(int(s)))

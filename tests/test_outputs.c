@@ -387,3 +387,88 @@ Test(outputs, per_position_rows_match_the_table_and_a_reference)
     cr_expect(strstr(out, "--per-position cannot be combined with --resume"), "%s", out);
     free(out);
 }
+
+/* ---- figures: one style per method ---------------------------------------- */
+
+static char *svg_of(const char *csv, const char *args)
+{
+    static int k;
+    char svg[128], cmd[1024];
+    snprintf(svg, sizeof svg, "%s/fig%d.svg", dir, k++);
+    snprintf(cmd, sizeof cmd, "plot %s %s -o %s", csv, args, svg);
+    char *out;
+    int rc = test_run_mdsd(cmd, 1, &out);
+    cr_assert_eq(rc, 0, "mdsd %s: %s", cmd, out);
+    free(out);
+    return slurp(svg);
+}
+
+/* A results CSV of two drafters, two temperatures, n = 2 and 3. */
+static void write_results(const char *path)
+{
+    FILE *f = fopen(path, "w");
+    mdsd_report_csv_header(f, 3);
+    const char *methods[][2] = {{"iid", "bound"}, {"iid", "rrs"}, {"iid", "kseq"}, {"wor", "bound"}, {"wor", "rrsw"}};
+    for (int d = 0; d < 2; d++)
+        for (int t = 0; t < 2; t++)
+            for (size_t n = 2; n <= 3; n++)
+                for (int m = 0; m < 5; m++) {
+                    mdsd_report_row r = row(d ? "x.h5:big" : "x.h5:small", 0.5 + 0.5 * t, n, methods[m][0],
+                                            methods[m][1], 0.6 + 0.1 * t + 0.02 * d - 0.01 * m, true);
+                    if (strcmp(methods[m][1], "bound")) {
+                        r.n_per_draft = n;
+                        for (size_t j = 0; j < n; j++)
+                            r.per_draft[j] = 0.5 / (double)(j + 1);
+                    }
+                    mdsd_report_csv_row(f, &r, 3);
+                }
+    fclose(f);
+}
+
+/* k-Seq is vermillion in every kind of figure, whatever else is drawn (it
+ * used to take the colour of its series index); rrs is blue; alpha* is black;
+ * legends say α*; several dumps overlay with their names in the legend. */
+Test(outputs, every_figure_draws_a_method_in_its_fixed_style)
+{
+    char csv[128];
+    snprintf(csv, sizeof csv, "%s/res.csv", dir);
+    write_results(csv);
+    const char *kseq = "rgb(213,  94,   0)", *rrs = "rgb(  0, 114, 178)";
+    const char *args[] = {"--kind vs-temperature --n 3", "--kind vs-drafts --temperature 1",
+                          "--kind gap --n 2 --method kseq", "--kind per-draft --n 3 --temperature 0.5",
+                          "--kind vs-temperature --n 3 --method kseq,rrsw --size column",
+                          "--kind vs-drafts --method kseq --size full --legend top-left"};
+    for (size_t i = 0; i < sizeof args / sizeof *args; i++) {
+        char *svg = svg_of(csv, args[i]);
+        cr_expect(strstr(svg, kseq), "%s: k-Seq not in its colour", args[i]);
+        bool has_rrs = !strstr(args[i], "--method");
+        cr_expect(has_rrs == (strstr(svg, rrs) != NULL), "%s: rrs colour %s", args[i], has_rrs ? "missing" : "leaked");
+        if (strstr(args[i], "vs-") && !strstr(args[i], "--method"))
+            cr_expect(strstr(svg, "α* iid") || strstr(svg, "α* wor"), "%s: no α* legend", args[i]);
+        free(svg);
+    }
+    char *svg = svg_of(csv, "--kind vs-temperature --n 2 --dump all --method kseq");
+    cr_expect(strstr(svg, "x.h5:small: kseq (iid)") && strstr(svg, "x.h5:big: kseq (iid)"), "overlay legend");
+    cr_expect(strstr(svg, "stroke-dasharray"), "the second dump is dashed");
+    free(svg);
+    /* vector output and the figure's provenance */
+    char pdf[128], cmd[512], *out;
+    snprintf(pdf, sizeof pdf, "%s/f.pdf", dir);
+    snprintf(cmd, sizeof cmd, "plot %s --kind gap --n 3 --size column -o %s", csv, pdf);
+    cr_assert_eq(test_run_mdsd(cmd, 1, &out), 0, "%s", out);
+    free(out);
+    char *head = slurp(pdf);
+    cr_expect(!strncmp(head, "%PDF", 4));
+    free(head);
+    char side[160];
+    snprintf(side, sizeof side, "%s.provenance.json", pdf);
+    char *prov = slurp(side);
+    cr_expect(strstr(prov, "\"tool\":\"mdsd plot\"") && strstr(prov, "\"source_provenance\":null"), "%s", prov);
+    free(prov);
+    snprintf(cmd, sizeof cmd, "plot %s --kind gap -o %s --size a4", csv, pdf);
+    cr_expect_eq(test_run_mdsd(cmd, 1, &out), 2, "%s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "plot %s --kind gap -o %s --legend middle", csv, pdf);
+    cr_expect_eq(test_run_mdsd(cmd, 1, &out), 2, "%s", out);
+    free(out);
+}

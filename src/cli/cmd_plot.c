@@ -450,7 +450,8 @@ static int find_script(const char *dir_opt, const char *kind, char *path, size_t
 
 static void default_title(const plot_kind *k, const plot_opts *o, char *buf, size_t size)
 {
-    size_t used = (size_t)snprintf(buf, size, "%s", o->dump ? o->dump : "all dumps");
+    size_t used = (size_t)snprintf(buf, size, "%s", o->overlay ? "dumps overlaid (line dash = dump)"
+                                                    : o->dump ? o->dump : "all dumps");
     if ((k->fixed & FIX_N) && o->n >= 0 && used < size)
         used += (size_t)snprintf(buf + used, size - used, ", n = %ld", o->n);
     if ((k->fixed & FIX_T) && !isnan(o->temperature) && used < size)
