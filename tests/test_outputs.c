@@ -447,7 +447,7 @@ Test(outputs, every_figure_draws_a_method_in_its_fixed_style)
             cr_expect(strstr(svg, "α* iid") || strstr(svg, "α* wor"), "%s: no α* legend", args[i]);
         free(svg);
     }
-    char *svg = svg_of(csv, "--kind vs-temperature --n 2 --dump all --method kseq");
+    char *svg = svg_of(csv, "--kind vs-temperature --n 2 --dumps all --method kseq");
     cr_expect(strstr(svg, "x.h5:small: kseq (iid)") && strstr(svg, "x.h5:big: kseq (iid)"), "overlay legend");
     cr_expect(strstr(svg, "stroke-dasharray"), "the second dump is dashed");
     free(svg);

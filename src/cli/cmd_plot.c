@@ -32,8 +32,9 @@ static const char usage_text[] =
     "                                        index (SpecHub Fig. 9)\n"
     "                        gap             gap to alpha* against T, with its s.e.\n"
     "  -o, --output FILE     .png (pngcairo, else png), .svg or .pdf (pdfcairo)\n"
-    "      --dump D          rows of this dump only; a comma list or 'all' overlays\n"
-    "                        several dumps or drafters (the dump sets the dash)\n"
+    "      --dump D          rows of this dump only\n"
+    "      --dumps LIST|all  overlay several dumps or drafters (comma list, or all);\n"
+    "                        each method keeps its style, the dump sets the dash\n"
     "      --n N             rows with this number of drafts only\n"
     "      --temperature T   rows at this temperature only\n"
     "      --scheme LIST     comma-separated schemes to draw (default all)\n"
@@ -56,7 +57,7 @@ static const char usage_text[] =
     "goes to FILE.provenance.json beside it.\n";
 
 enum { OPT_DUMP = CLI_OPT_COMMAND, OPT_N, OPT_TEMP, OPT_SCHEME, OPT_METHOD, OPT_TITLE, OPT_TERM, OPT_SCRIPTS,
-       OPT_SIZE, OPT_LEGEND };
+       OPT_SIZE, OPT_LEGEND, OPT_DUMPS };
 
 enum { X_TEMPERATURE, X_N, X_DRAFT };
 enum { FIX_DUMP = 1, FIX_T = 2, FIX_N = 4 };
@@ -626,7 +627,7 @@ static int parse_args(int argc, char **argv, plot_opts *o)
         {"temperature", required_argument, NULL, OPT_TEMP}, {"scheme", required_argument, NULL, OPT_SCHEME},
         {"method", required_argument, NULL, OPT_METHOD}, {"title", required_argument, NULL, OPT_TITLE},
         {"terminal", required_argument, NULL, OPT_TERM}, {"scripts", required_argument, NULL, OPT_SCRIPTS},
-        {"size", required_argument, NULL, OPT_SIZE},  {"legend", required_argument, NULL, OPT_LEGEND},
+        {"size", required_argument, NULL, OPT_SIZE},  {"dumps", required_argument, NULL, OPT_DUMPS},  {"legend", required_argument, NULL, OPT_LEGEND},
         {"help", no_argument, NULL, 'h'},             {0, 0, 0, 0}};
     int opt;
     size_t n;
@@ -647,6 +648,7 @@ static int parse_args(int argc, char **argv, plot_opts *o)
         case OPT_TERM: o->terminal = optarg; break;
         case OPT_SCRIPTS: o->scripts = optarg; break;
         case OPT_SIZE: o->size = optarg; break;
+        case OPT_DUMPS: o->dump = optarg; o->overlay = true; break;
         case OPT_LEGEND: o->legend = optarg; break;
         case 'h': fputs(usage_text, stdout); return 1;
         default: cli_usage_error("plot", "unrecognised option"); return -1;
@@ -666,7 +668,6 @@ static int parse_args(int argc, char **argv, plot_opts *o)
                         "bottom-left, bottom-right or none", o->legend);
         return -1;
     }
-    o->overlay = o->dump && (strchr(o->dump, ',') || !strcmp(o->dump, "all"));
     if (!o->kind || !o->output) {
         cli_usage_error("plot", "missing %s", !o->kind ? "--kind" : "-o/--output");
         return -1;
