@@ -472,3 +472,101 @@ Test(outputs, every_figure_draws_a_method_in_its_fixed_style)
     cr_expect_eq(test_run_mdsd(cmd, 1, &out), 2, "%s", out);
     free(out);
 }
+
+/* ---- sweeps for one (p, q) ----------------------------------------------- */
+
+/* The number after "key": in text, or NAN. */
+static double json_number(const char *text, const char *key)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\":", key);
+    const char *at = text ? strstr(text, pat) : NULL;
+    return at ? strtod(at + strlen(pat), NULL) : NAN;
+}
+
+/* Every entry of `mdsd bound -n 1:4 --scheme all` and `mdsd accept -n 2:3
+ * --verifier all` equals the single-combination command's value, bit for
+ * bit; combinations that do not apply are listed as skipped, exit 0. */
+Test(outputs, sweeps_equal_the_single_runs)
+{
+    const char *pq = "-p 0.35,0.25,0.2,0.1,0.06,0.04 -q 0.1,0.3,0.25,0.15,0.12,0.08";
+    char cmd[512], *sweep, *one;
+    snprintf(cmd, sizeof cmd, "bound %s -n 1:4 --scheme all --json", pq);
+    cr_assert_eq(test_run_mdsd(cmd, 0, &sweep), 0, "%s", sweep);
+    const char *schemes[] = {"iid", "wor", "greedy", "hub", "cps"};
+    size_t evaluated = 0;
+    for (int n = 1; n <= 4; n++)
+        for (int k = 0; k < 5; k++) {
+            char key[64];
+            snprintf(key, sizeof key, "{\"n\":%d,\"scheme\":\"%s\"", n, schemes[k]);
+            const char *entry = strstr(sweep, key);
+            cr_assert_not_null(entry, "no entry %s in %s", key, sweep);
+            snprintf(cmd, sizeof cmd, "bound %s -n %d -s %s --json", pq, n, schemes[k]);
+            int rc = test_run_mdsd(cmd, 0, &one);
+            bool skipped = strstr(entry, "\"skipped\"") && strstr(entry, "\"skipped\"") < strchr(entry, '}');
+            if (rc != 0) {
+                cr_expect(skipped, "%s fails alone (exit %d) but not in the sweep", key, rc);
+            } else {
+                cr_expect(!skipped, "%s skipped", key);
+                double a = json_number(entry, "alpha"), b = json_number(one, "alpha");
+                cr_expect(a == b, "%s: sweep %.17g, alone %.17g", key, a, b);
+                evaluated++;
+            }
+            free(one);
+        }
+    cr_expect_geq(evaluated, 15);
+    free(sweep);
+
+    snprintf(cmd, sizeof cmd, "accept %s -n 2:3 --verifier all --json", pq);
+    cr_assert_eq(test_run_mdsd(cmd, 0, &sweep), 0, "%s", sweep);
+    const char *verifiers[] = {"rrs", "rrsw", "kseq", "spechub", "greedy", "is", "otm"};
+    evaluated = 0;
+    for (int n = 2; n <= 3; n++)
+        for (int k = 0; k < 7; k++) {
+            char key[64];
+            snprintf(key, sizeof key, "\"n\":%d,\"scheme\":", n);
+            const char *entry = sweep;
+            char vkey[64];
+            snprintf(vkey, sizeof vkey, "\"verifier\":\"%s\"", verifiers[k]);
+            /* the entry with this n and verifier */
+            for (entry = strstr(sweep, key); entry; entry = strstr(entry + 1, key)) {
+                const char *end = strchr(entry, '}'), *v = strstr(entry, vkey);
+                if (v && v < end)
+                    break;
+            }
+            cr_assert_not_null(entry, "no entry n = %d %s", n, verifiers[k]);
+            snprintf(cmd, sizeof cmd, "accept %s -n %d -v %s --json", pq, n, verifiers[k]);
+            int rc = test_run_mdsd(cmd, 0, &one);
+            const char *end = strchr(entry, '}');
+            bool skipped = strstr(entry, "\"skipped\"") && strstr(entry, "\"skipped\"") < end;
+            if (rc != 0) {
+                cr_expect(skipped, "n = %d %s fails alone but not in the sweep", n, verifiers[k]);
+            } else {
+                double a = json_number(entry, "alpha"), b = json_number(one, "alpha");
+                cr_expect(a == b, "n = %d %s: sweep %.17g, alone %.17g", n, verifiers[k], a, b);
+                snprintf(cmd, sizeof cmd, "bound %s -n %d -s %s --json", pq, n,
+                         !strcmp(verifiers[k], "rrsw") ? "wor" : !strcmp(verifiers[k], "spechub") ? "hub"
+                         : !strcmp(verifiers[k], "greedy") ? "greedy" : "iid");
+                char *star;
+                cr_assert_eq(test_run_mdsd(cmd, 0, &star), 0);
+                cr_expect(json_number(entry, "alpha_star") == json_number(star, "alpha"), "n = %d %s alpha*", n,
+                          verifiers[k]);
+                free(star);
+                evaluated++;
+            }
+            free(one);
+        }
+    cr_expect_geq(evaluated, 13);
+    free(sweep);
+    /* one table, skipped rows named; a failing combination exits 1 */
+    snprintf(cmd, sizeof cmd, "accept %s -n 2:3 -v rrs,spechub", pq);
+    cr_assert_eq(test_run_mdsd(cmd, 0, &sweep), 0, "%s", sweep);
+    cr_expect(strstr(sweep, "spechub   skipped: hub") && strstr(sweep, "rrs       0."), "%s", sweep);
+    free(sweep);
+    snprintf(cmd, sizeof cmd, "accept -p @/nonexistent -q 0.5,0.5 -n 2:3 -v all");
+    cr_expect_eq(test_run_mdsd(cmd, 1, &sweep), 1, "%s", sweep);
+    free(sweep);
+    snprintf(cmd, sizeof cmd, "bound %s -n 2:3 -s all --method lp-full", pq);
+    cr_expect_eq(test_run_mdsd(cmd, 1, &sweep), 2, "%s", sweep);
+    free(sweep);
+}
