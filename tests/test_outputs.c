@@ -14,6 +14,7 @@
 #include "testutil.h"
 #include "csv.h"
 #include "dump.h"
+#include "progress.h"
 #include "report.h"
 
 static char dir[64];
@@ -569,4 +570,78 @@ Test(outputs, sweeps_equal_the_single_runs)
     snprintf(cmd, sizeof cmd, "bound %s -n 2:3 -s all --method lp-full", pq);
     cr_expect_eq(test_run_mdsd(cmd, 1, &sweep), 2, "%s", sweep);
     free(sweep);
+}
+
+/* ---- long jobs ------------------------------------------------------------- */
+
+/* The rate counts only rows computed in this run: 1000 rows skipped on
+ * resume and 10 computed in 10 s show 1.0/s (not 101/s) and an ETA from
+ * that rate; finishing erases the line. */
+Test(outputs, progress_rate_ignores_resumed_rows_and_clears_its_line)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/progress.txt", dir);
+    cr_assert_not_null(freopen(path, "w", stderr));
+    mdsd_progress pr;
+    mdsd_progress_start(&pr, "job", 1020);
+    pr.enabled = true;
+    pr.started -= 10.0;
+    mdsd_progress_skip(&pr, 1000);
+    pr.last_draw = 0;
+    mdsd_progress_add(&pr, 10);
+    mdsd_progress_finish(&pr);
+    fflush(stderr);
+    char *text = slurp(path);
+    const char *last = NULL;
+    for (const char *p = strstr(text, "job ["); p; p = strstr(p + 1, "job ["))
+        last = p;
+    cr_assert_not_null(last, "%s", text);
+    cr_expect(strstr(last, "1010/1020") && strstr(last, " 1.0/s") && strstr(last, "eta 10s"), "%s", last);
+    size_t len = strlen(text);
+    cr_expect(len > 4 && !strcmp(text + len - 4, "\r\033[K"), "the line is not cleared at the end");
+    free(text);
+}
+
+/* Monte Carlo at a cost: warned about up front, naming the verifier, V and the trials. */
+Test(outputs, monte_carlo_cost_is_announced_before_the_job)
+{
+    char dump[128], cmd[512], *out;
+    snprintf(dump, sizeof dump, "%s/mc.h5", dir);
+    run_ok("toy --family zipf --vocab 2000 --positions 8 --seed 2 -o %s%s%s", dump, "", "");
+    snprintf(cmd, sizeof cmd, "table %s -o %s/mc.csv -d 3 -v rrs,rrsw --trials 200", dump, dir);
+    cr_assert_eq(test_run_mdsd(cmd, 1, &out), 0, "%s", out);
+    cr_expect(strstr(out, "verifier rrsw at n = 3 has no exact form at V = 2000 and runs by Monte Carlo: 200 "
+                          "trials per position"), "%s", out);
+    cr_expect(!strstr(out, "verifier rrs at"), "an exact verifier was announced: %s", out);
+    free(out);
+}
+
+/* SIGINT: finished units stay in OUTPUT.partial, the message says to rerun
+ * with --resume, exit 130, no results file. The first dump's unit finishes at
+ * once; the second (rrsw by Monte Carlo at V = 4000) is still running when the
+ * signal comes, which the test waits for by watching the .partial file. */
+Test(outputs, interrupt_keeps_finished_units_and_says_how_to_resume, .timeout = 120)
+{
+    char small[128], big[128], csv[128], partial[160], cmd[1024];
+    snprintf(small, sizeof small, "%s/small.h5", dir);
+    snprintf(big, sizeof big, "%s/big.h5", dir);
+    snprintf(csv, sizeof csv, "%s/int.csv", dir);
+    snprintf(partial, sizeof partial, "%s.partial", csv);
+    run_ok("toy --family zipf --vocab 50 --positions 4 --seed 2 -o %s%s%s", small, "", "");
+    run_ok("toy --family zipf --vocab 4000 --positions 2000 --seed 3 -o %s%s%s", big, "", "");
+    snprintf(cmd, sizeof cmd, "%s table %s %s -o %s -d 3 -v rrsw --trials 100000 --threads 1 > %s/int.out 2>&1 & "
+             "pid=$!; for i in $(seq 600); do grep -q '^#done' %s 2>/dev/null && break; sleep 0.1; done; "
+             "kill -INT $pid; wait $pid; echo $? > %s/int.rc", test_mdsd_bin(), small, big, csv, dir, partial, dir);
+    cr_assert_eq(system(cmd), 0);
+    char rc_path[128], out_path[128];
+    snprintf(rc_path, sizeof rc_path, "%s/int.rc", dir);
+    snprintf(out_path, sizeof out_path, "%s/int.out", dir);
+    char *rc = slurp(rc_path), *out = slurp(out_path);
+    cr_expect_eq(atoi(rc), 130, "exit %s: %s", rc, out);
+    cr_expect(strstr(out, "interrupted; the finished units are kept in") &&
+              strstr(out, "Run the same command with --resume"), "%s", out);
+    cr_expect_eq(access(csv, F_OK), -1, "a results file after an interrupt");
+    char *part = slurp(partial);
+    cr_expect(strstr(part, "#done small.h5"), "%s", part);
+    free(part), free(rc), free(out);
 }

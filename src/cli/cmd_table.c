@@ -1,8 +1,10 @@
 /* mdsd table: the batch job over logit dumps (batch.h), with the results as
  * a tidy CSV and, on request, Markdown / LaTeX tables (report.h). */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "batch.h"
@@ -213,6 +215,44 @@ static void print_note(const char *message, void *ctx)
     fprintf(stderr, "mdsd table: %s\n", message);
 }
 
+/* ---- interrupts: stop at the next row, keep finished units, say how to resume */
+
+static volatile sig_atomic_t table_stop;
+
+static void on_interrupt(int sig)
+{
+    if (table_stop) { /* a second signal: stop now */
+        signal(sig, SIG_DFL);
+        raise(sig);
+    }
+    table_stop = 1;
+}
+
+static void catch_interrupts(mdsd_batch_opts *b)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_interrupt;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    b->stop = &table_stop;
+}
+
+/* After an interrupted job: what was kept and the command that continues it. */
+static int report_interrupt(const mdsd_batch_opts *b)
+{
+    char partial[4200];
+    snprintf(partial, sizeof partial, "%s.partial", b->output);
+    if (access(partial, F_OK) == 0)
+        fprintf(stderr, "mdsd table: interrupted; the finished units are kept in %s.\n"
+                        "Run the same command with --resume to continue from them%s.\n",
+                partial, b->per_position ? " (without --per-position, which needs a whole run)" : "");
+    else
+        fprintf(stderr, "mdsd table: interrupted before any unit finished; nothing was kept.\n");
+    return 130;
+}
+
 /* The results' provenance sidecar, then the tables (marked as the job ran). */
 static int table_outputs(const table_opts *t, int argc, char **argv, const mdsd_report_row *rows,
                          size_t count, mdsd_err *err)
@@ -296,7 +336,13 @@ int cmd_table(int argc, char **argv)
     mdsd_err_clear(&err);
     mdsd_report_row *rows = NULL;
     size_t count = 0;
+    catch_interrupts(b);
     int rc = mdsd_batch_run(b, &rows, &count, &err);
+    if (rc && table_stop) {
+        free(rows);
+        free(t.temperatures);
+        return report_interrupt(b);
+    }
     if (rc == MDSD_OK)
         rc = table_outputs(&t, argc, argv, rows, count, &err);
     free(rows);

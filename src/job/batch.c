@@ -423,6 +423,10 @@ static int evaluate_block(const unit_ctx *u, worker *workers, const mdsd_dump_bl
         for (size_t i = 0; i < rows; i++) {
             worker *w = &workers[omp_get_thread_num()];
             mdsd_err_clear(&br->err[i]);
+            if (u->o->stop && *u->o->stop) {
+                br->rc[i] = mdsd_fail(&br->err[i], MDSD_EIO, "interrupted");
+                continue;
+            }
             br->rc[i] = evaluate_row(u, w, b->target + i * V, b->draft[0] + i * V, b->row0 + i,
                                      br->alpha + i * cells, br->per_draft + i * cells * max_n,
                                      br->exact + i * cells, &br->err[i]);
@@ -485,6 +489,75 @@ static int run_unit(const mdsd_batch_opts *o, const plan *pl, const dump_job *jo
     mdsd_dump_block_free(blk[0]);
     mdsd_dump_block_free(blk[1]);
     return rc;
+}
+
+/* ---- up-front cost warning ----------------------------------------------- */
+
+static double seconds_now(void)
+{
+    return omp_get_wtime();
+}
+
+/* Warns (through o->note) about each verifier cell that will run by Monte
+ * Carlo at the dump's V, with the cost measured on a probe position (p = q
+ * uniform over V; a few trials, scaled): a Monte-Carlo verifier costs
+ * trials x (a draw of n drafts + a verification) per position, which at large
+ * V can be far above the single pass of the exact ones (rrsw at V = 32,000:
+ * about 3 rows/s with 2,000 trials). */
+static void warn_monte_carlo(const mdsd_batch_opts *o, const plan *pl, size_t V, size_t positions)
+{
+    if (!o->note || o->trials == 0)
+        return;
+    double *u = malloc(V * sizeof *u);
+    if (!u)
+        return;
+    for (size_t v = 0; v < V; v++)
+        u[v] = 1.0 / (double)V;
+    for (size_t c = 0; c < pl->count; c++) {
+        const cell *ce = &pl->cells[c];
+        if (ce->verifier < 0)
+            continue;
+        mdsd_verifier_kind kind = (mdsd_verifier_kind)ce->verifier;
+        mdsd_scheme s = {ce->scheme, ce->n, V, u, NULL};
+        mdsd_err err;
+        double alpha, per_draft[MDSD_REPORT_MAX_DRAFTS];
+        double t0 = seconds_now();
+        int rc = o->simulate ? MDSD_EUNSUPPORTED
+                             : mdsd_verifier_exact(kind, u, &s, &o->verifier_opts, &alpha, per_draft, &err);
+        double exact_s = seconds_now() - t0;
+        if (rc != MDSD_EUNSUPPORTED && rc != MDSD_ETOOBIG)
+            continue;
+        mdsd_verifier *v = mdsd_verifier_alloc(kind, u, &s, &o->verifier_opts, &err);
+        if (!v)
+            continue;
+        mdsd_mc_opts mc;
+        mdsd_mc_opts_init(&mc);
+        mc.trials = o->trials < 64 ? o->trials : 64;
+        mc.threads = 1;
+        mc.histogram = false;
+        mdsd_mc_result res;
+        t0 = seconds_now();
+        rc = mdsd_mc_run(v, &mc, &res, &err);
+        double per_position = (seconds_now() - t0) * (double)o->trials / (double)mc.trials + exact_s;
+        mdsd_verifier_free(v);
+        if (rc)
+            continue;
+        mdsd_mc_result_free(&res);
+        int threads = o->threads > 0 ? o->threads : omp_get_max_threads();
+        double total = per_position * (double)positions / (double)threads;
+        char msg[768];
+        snprintf(msg, sizeof msg, "verifier %s at n = %zu has no exact form at V = %zu and runs by Monte "
+                 "Carlo: %llu trials per position, about %.3g s per position (%.3g rows/s per thread; "
+                 "measured on a probe position), about %.2g %s for the %zu positions x temperatures of "
+                 "this job on %d thread%s%s", mdsd_verifier_name(kind), ce->n, V,
+                 (unsigned long long)o->trials, per_position, 1.0 / per_position,
+                 total > 3600 ? total / 3600 : total > 60 ? total / 60 : total,
+                 total > 3600 ? "hours" : total > 60 ? "minutes" : "seconds", positions, threads,
+                 threads == 1 ? "" : "s",
+                 total > 60 ? ". Lower --trials, subsample with --positions a:b, or leave it out" : "");
+        o->note(msg, o->note_ctx);
+    }
+    free(u);
 }
 
 /* ---- resumable job -------------------------------------------------------- */
@@ -713,7 +786,7 @@ static int run_dump(const mdsd_batch_opts *o, const plan *pl, const dump_job *jo
     for (size_t t = 0; t < o->n_temperatures && rc == MDSD_OK; t++) {
         double T = o->temperatures[t];
         if (unit_done(done, job->label, T)) {
-            mdsd_progress_add(progress, job->end - job->begin);
+            mdsd_progress_skip(progress, job->end - job->begin);
             continue;
         }
         rc = run_unit(o, pl, job, T, t, workers, progress, rows, err);
@@ -778,6 +851,8 @@ int mdsd_batch_run(const mdsd_batch_opts *o, mdsd_report_row **rows_out, size_t 
     }
     if (rc == MDSD_OK && o->resume)
         rc = read_partial(partial_path, signature, &done, err);
+    if (rc == MDSD_OK)
+        warn_monte_carlo(o, &pl, jobs[0].dump->V, total);
     /* Rewrite the partial file with what is kept, then append as units finish. */
     FILE *partial = rc == MDSD_OK ? fopen(partial_path, "w") : NULL;
     if (rc == MDSD_OK && !partial)

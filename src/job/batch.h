@@ -18,6 +18,7 @@
 #ifndef MDSD_BATCH_H
 #define MDSD_BATCH_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -58,6 +59,10 @@ typedef struct {
      * (entropies in nats, after temperature and truncation; tv = TV(p, q)).
      * NULL = none. Not with resume (finished units' rows are not kept). */
     const char *per_position;
+    /* Set to nonzero (by a signal handler) to stop: rows not yet started are
+     * abandoned, the job fails with "interrupted" and finished units stay in
+     * OUTPUT.partial for --resume. NULL = never. */
+    volatile sig_atomic_t *stop;
     bool progress;                       /* progress bar on stderr (when a terminal) */
     /* Told about (scheme, method, n) combinations that do not apply and are
      * skipped, e.g. hub at n = 3; NULL = silent. */
