@@ -15,8 +15,13 @@ VERSION := 0.1.0
 # Debian packages the build, the tests and the jobs need.
 DEBIAN_PACKAGES := build-essential pkg-config libglpk-dev glpk-utils libgsl-dev \
                    libhdf5-dev hdf5-tools gnuplot-nox libcriterion-dev
-# The model runner (src/mdsd_runner, Debian's /usr/bin/python3) and its default corpus.
-DEBIAN_PACKAGES += python3 python3-numpy python3-h5py bible-kjv bible-kjv-text
+# The model runner (src/mdsd_runner, run by src/bin/mdsd-runner) and its default corpus;
+# the tests run it under Debian's /usr/bin/python3. python3-torch (PyTorch 1.13, CPU; about
+# 140 MB to download, 580 MB installed, a minute) lets `make test` run the hf backend's real
+# torch code on a tiny model built in the test (tests/python/test_hf_torch.py).
+DEBIAN_PACKAGES += python3 python3-numpy python3-h5py python3-torch bible-kjv bible-kjv-text
+# The Python that `make dump` runs the runner under (same values on every machine).
+RUNNER_PYTHON ?= /usr/bin/python3
 # make test compiles the LaTeX tables (pdflatex; booktabs is in -recommended).
 DEBIAN_PACKAGES += texlive-latex-base texlive-latex-recommended
 
@@ -90,7 +95,7 @@ deps:
 
 $(LIB): $(LIB_OBJ)
 	@mkdir -p $(@D)
-	ar rcs $@ $^
+	rm -f $@ && ar rcs $@ $^
 
 $(BIN): $(CLI_OBJ) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(PKG_LIBS)
@@ -141,7 +146,7 @@ clean:
 # King James Bible, 40 samples. Same values on every run (data/README.md).
 DUMP_OUT ?= data/kjv-ngram.h5
 dump: deps
-	./mdsd-runner ngram --corpus kjv --order 4 --draft-order 2 --draft-order 3 \
+	MDSD_PYTHON=$(RUNNER_PYTHON) src/bin/mdsd-runner ngram --corpus kjv --order 4 --draft-order 2 --draft-order 3 \
 	  --vocab-size 8192 --prompts data/prompts/kjv-openings.jsonl --num-samples 40 \
 	  --seed 1 --gen-temperature 1 --max-new-tokens 64 --logits-dtype float16 \
 	  --compression gzip -o $(DUMP_OUT)
@@ -194,6 +199,12 @@ bench: deps
 
 $(BENCH_DRIVER): $(OUT)/tests/bench/bench_driver.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(PKG_LIBS)
+
+# Measurement (not a test): peak memory and time of `mdsd-runner hf` on CPU at V = 152,064,
+# logits only where stored against logits at every position (tests/bench/runner_memory.py).
+.PHONY: bench-runner-memory
+bench-runner-memory: deps
+	/usr/bin/python3 tests/bench/runner_memory.py
 
 # The seed papers' figures and tables, reproduced with the toolkit next to the published
 # numbers (papers/README.md): results, figures and READMEs' inputs in papers/<paper>/.

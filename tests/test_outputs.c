@@ -638,8 +638,8 @@ Test(outputs, interrupt_keeps_finished_units_and_says_how_to_resume, .timeout = 
     snprintf(out_path, sizeof out_path, "%s/int.out", dir);
     char *rc = slurp(rc_path), *out = slurp(out_path);
     cr_expect_eq(atoi(rc), 130, "exit %s: %s", rc, out);
-    cr_expect(strstr(out, "interrupted; the finished units are kept in") &&
-              strstr(out, "Run the same command with --resume"), "%s", out);
+    cr_expect(strstr(out, "mdsd table: interrupted;") && strstr(out, "finished units are kept in") &&
+              strstr(out, "rerun the same command with --resume"), "%s", out);
     cr_expect_eq(access(csv, F_OK), -1, "a results file after an interrupt");
     char *part = slurp(partial);
     cr_expect(strstr(part, "#done small.h5"), "%s", part);

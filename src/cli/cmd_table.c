@@ -1,12 +1,12 @@
 /* mdsd table: the batch job over logit dumps (batch.h), with the results as
  * a tidy CSV and, on request, Markdown / LaTeX tables (report.h). */
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+#include <sys/stat.h>
 
 #include "cli.h"
+#include "outfile.h"
 #include "batch.h"
 #include "provenance.h"
 
@@ -37,7 +37,11 @@ static const char usage_text[] =
     "      --top-p P            then the smallest most-likely set of mass >= P\n"
     "      --threads N          OpenMP threads (default: all cores); results do not\n"
     "                           depend on N\n"
-    "      --resume             continue an interrupted job from FILE.partial\n"
+    "      --resume             continue an interrupted job from FILE.partial (each\n"
+    "                           finished unit is checked against its row count and\n"
+    "                           checksum)\n"
+    "      --discard-partial    delete an existing FILE.partial and start over (without\n"
+    "                           --resume or this, an existing FILE.partial stops the job)\n"
     "      --is-top S           is verifier: free weights only among the top S tokens\n"
     "      --markdown[=FILE]    also render a Hu-et-al.-Table-1-style Markdown table\n"
     "                           (to standard output without FILE)\n"
@@ -59,7 +63,7 @@ static const char usage_text[] =
 enum {
     OPT_DRAFT_MODEL = CLI_OPT_COMMAND, OPT_TRIALS, OPT_SEED, OPT_POSITIONS, OPT_THREADS,
     OPT_RESUME, OPT_IS_TOP, OPT_MARKDOWN, OPT_LATEX, OPT_SIMULATE, OPT_TOP_K, OPT_TOP_P,
-    OPT_PER_POSITION, OPT_LAYOUT
+    OPT_PER_POSITION, OPT_LAYOUT, OPT_DISCARD_PARTIAL
 };
 
 #define MAX_LIST 64
@@ -75,6 +79,9 @@ typedef struct {
     const char *markdown, *latex; /* "-" = standard output */
     bool want_markdown, want_latex;
     mdsd_report_layout layout;
+    mdsd_outfile markdown_out, latex_out; /* rendered, published after the CSV */
+    int argc;                     /* the command line, for the provenance */
+    char **argv;
 } table_opts;
 
 static int split_list(const char *spec, const char *opt, char items[][32], size_t *count)
@@ -193,6 +200,7 @@ static int parse_option(int opt, const char *arg, table_opts *t)
         b->threads = (int)u;
         return 0;
     case OPT_RESUME: b->resume = true; return 0;
+    case OPT_DISCARD_PARTIAL: b->discard_partial = true; return 0;
     case OPT_SIMULATE: b->simulate = true; return 0;
     case OPT_TOP_K: return cli_parse_size(arg, "--top-k", "table", &b->top_k);
     case OPT_TOP_P:
@@ -215,65 +223,106 @@ static void print_note(const char *message, void *ctx)
     fprintf(stderr, "mdsd table: %s\n", message);
 }
 
-/* ---- interrupts: stop at the next row, keep finished units, say how to resume */
-
-static volatile sig_atomic_t table_stop;
-
-static void on_interrupt(int sig)
+/* How the tables are laid out and marked: as the job ran (--is-top, trials). */
+static void table_style(const table_opts *t, mdsd_report_style *style)
 {
-    if (table_stop) { /* a second signal: stop now */
-        signal(sig, SIG_DFL);
-        raise(sig);
-    }
-    table_stop = 1;
+    mdsd_report_style_init(style);
+    style->layout = t->layout;
+    style->is_top = t->batch.verifier_opts.is_top;
+    style->trials = t->batch.trials;
 }
 
-static void catch_interrupts(mdsd_batch_opts *b)
+/* Renders to a temporary file beside dest, finished but not yet published. */
+static int render_file(const table_opts *t, const char *dest, cli_report_renderer fn,
+                       const mdsd_report_row *rows, size_t count, mdsd_outfile *out, mdsd_err *err)
 {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_interrupt;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    b->stop = &table_stop;
+    int rc = mdsd_outfile_open(out, dest, err);
+    if (rc)
+        return rc;
+    mdsd_report_style style;
+    table_style(t, &style);
+    fn(out->f, rows, count, &style);
+    return mdsd_outfile_finish(out, err);
 }
 
-/* After an interrupted job: what was kept and the command that continues it. */
-static int report_interrupt(const mdsd_batch_opts *b)
-{
-    char partial[4200];
-    snprintf(partial, sizeof partial, "%s.partial", b->output);
-    if (access(partial, F_OK) == 0)
-        fprintf(stderr, "mdsd table: interrupted; the finished units are kept in %s.\n"
-                        "Run the same command with --resume to continue from them%s.\n",
-                partial, b->per_position ? " (without --per-position, which needs a whole run)" : "");
-    else
-        fprintf(stderr, "mdsd table: interrupted before any unit finished; nothing was kept.\n");
-    return 130;
-}
-
-/* The results' provenance sidecar, then the tables (marked as the job ran). */
-static int table_outputs(const table_opts *t, int argc, char **argv, const mdsd_report_row *rows,
-                         size_t count, mdsd_err *err)
+/* The results' provenance sidecar (FILE.provenance.json): command, seed,
+ * trials, truncation, is-top, each dump's size and SHA-256. */
+static int write_provenance(const table_opts *t, mdsd_err *err)
 {
     const mdsd_batch_opts *b = &t->batch;
-    mdsd_provenance pv = {.tool = "mdsd table", .argc = argc, .argv = argv, .output = b->output,
+    mdsd_provenance pv = {.tool = "mdsd table", .argc = t->argc, .argv = t->argv, .output = b->output,
                           .is_table = true, .seed = b->seed, .trials = b->trials,
                           .simulate = b->simulate, .top_k = b->top_k, .top_p = b->top_p,
                           .is_top = b->verifier_opts.is_top, .row_begin = b->row_begin,
                           .row_end = b->row_end, .n_dumps = b->n_dumps, .dumps = b->dumps};
-    int rc = mdsd_provenance_write(&pv, err);
-    mdsd_report_style style;
-    mdsd_report_style_init(&style);
-    style.layout = t->layout;
-    style.is_top = b->verifier_opts.is_top;
-    style.trials = b->trials;
-    if (rc == MDSD_OK && t->want_markdown)
-        rc = cli_render_report(t->markdown, mdsd_report_render_markdown, rows, count, &style, err);
-    if (rc == MDSD_OK && t->want_latex)
-        rc = cli_render_report(t->latex, mdsd_report_render_latex, rows, count, &style, err);
+    return mdsd_provenance_write(&pv, err);
+}
+
+/* The batch job's before_publish: the --markdown/--latex files are written
+ * before the CSV appears, so a failure here leaves no CSV behind. */
+static int render_files(const mdsd_report_row *rows, size_t count, void *ctx, mdsd_err *err)
+{
+    table_opts *t = ctx;
+    int rc = write_provenance(t, err);
+    if (rc == MDSD_OK && t->want_markdown && strcmp(t->markdown, "-") != 0)
+        rc = render_file(t, t->markdown, mdsd_report_render_markdown, rows, count, &t->markdown_out, err);
+    if (rc == MDSD_OK && t->want_latex && strcmp(t->latex, "-") != 0)
+        rc = render_file(t, t->latex, mdsd_report_render_latex, rows, count, &t->latex_out, err);
+    if (rc) {
+        mdsd_outfile_abort(&t->markdown_out);
+        mdsd_outfile_abort(&t->latex_out);
+    }
     return rc;
+}
+
+/* After the CSV: publish the rendered files, print the standard-output ones. */
+static int publish_renders(table_opts *t, const mdsd_report_row *rows, size_t count, mdsd_err *err)
+{
+    int rc = MDSD_OK;
+    mdsd_report_style style;
+    table_style(t, &style);
+    if (t->markdown_out.tmp[0])
+        rc = mdsd_outfile_publish(&t->markdown_out, err);
+    if (rc == MDSD_OK && t->latex_out.tmp[0])
+        rc = mdsd_outfile_publish(&t->latex_out, err);
+    if (rc == MDSD_OK && t->want_markdown && !strcmp(t->markdown, "-"))
+        mdsd_report_render_markdown(stdout, rows, count, &style);
+    if (rc == MDSD_OK && t->want_latex && !strcmp(t->latex, "-"))
+        mdsd_report_render_latex(stdout, rows, count, &style);
+    return rc;
+}
+
+/* After a failure: say how to go on from the units that were finished. */
+static void note_kept_units(const mdsd_batch_opts *b, const mdsd_err *err)
+{
+    char partial[4200];
+    struct stat st;
+    snprintf(partial, sizeof partial, "%s.partial", b->output ? b->output : "");
+    /* not when the partial file itself is the problem (the message says what to do) */
+    if (b->output && stat(partial, &st) == 0 && !strstr(err->msg, partial))
+        fprintf(stderr, "mdsd table: finished units are kept in %s: fix the problem and rerun the "
+                "same command with --resume to continue\n", partial);
+}
+
+/* Every output path is checked before any work: not a directory, not a dump
+ * given as input, and no two outputs the same file. */
+static int check_render_paths(const table_opts *t, mdsd_err *err)
+{
+    const mdsd_batch_opts *b = &t->batch;
+    const char *files[2] = {t->want_markdown ? t->markdown : "-", t->want_latex ? t->latex : "-"};
+    const char *names[2] = {"--markdown", "--latex"};
+    for (int i = 0; i < 2; i++) {
+        if (!strcmp(files[i], "-"))
+            continue;
+        int rc = mdsd_output_check(files[i], b->dumps, b->n_dumps, err);
+        if (rc)
+            return rc;
+        const char *other = i == 0 ? files[1] : NULL;
+        if (!strcmp(files[i], b->output) || (other && !strcmp(files[i], other)))
+            return mdsd_fail(err, MDSD_EINVAL, "%s=%s names another output of the same job", names[i],
+                             files[i]);
+    }
+    return MDSD_OK;
 }
 
 int cmd_table(int argc, char **argv)
@@ -290,6 +339,7 @@ int cmd_table(int argc, char **argv)
         {"positions", required_argument, NULL, OPT_POSITIONS},
         {"threads", required_argument, NULL, OPT_THREADS},
         {"resume", no_argument, NULL, OPT_RESUME},
+        {"discard-partial", no_argument, NULL, OPT_DISCARD_PARTIAL},
         {"simulate", no_argument, NULL, OPT_SIMULATE},
         {"top-k", required_argument, NULL, OPT_TOP_K},
         {"top-p", required_argument, NULL, OPT_TOP_P},
@@ -302,6 +352,8 @@ int cmd_table(int argc, char **argv)
         {0, 0, 0, 0}};
     table_opts t = {0};
     t.layout = MDSD_REPORT_BOTH;
+    t.argc = argc;
+    t.argv = argv;
     mdsd_batch_opts *b = &t.batch;
     b->seed = 1;
     b->progress = true;
@@ -336,15 +388,23 @@ int cmd_table(int argc, char **argv)
     mdsd_err_clear(&err);
     mdsd_report_row *rows = NULL;
     size_t count = 0;
-    catch_interrupts(b);
-    int rc = mdsd_batch_run(b, &rows, &count, &err);
-    if (rc && table_stop) {
-        free(rows);
-        free(t.temperatures);
-        return report_interrupt(b);
+    b->before_publish = render_files;
+    b->publish_ctx = &t;
+    int rc = check_render_paths(&t, &err);
+    if (rc == MDSD_OK) {
+        /* an interrupt removes the temporary files and says how to go on */
+        static char hint[4400];
+        snprintf(hint, sizeof hint, "finished units are kept in %s.partial: rerun the same "
+                 "command with --resume to continue", b->output);
+        mdsd_cleanup_signals("mdsd table", hint);
+        rc = mdsd_batch_run(b, &rows, &count, &err);
     }
     if (rc == MDSD_OK)
-        rc = table_outputs(&t, argc, argv, rows, count, &err);
+        rc = publish_renders(&t, rows, count, &err);
+    else
+        note_kept_units(b, &err);
+    mdsd_outfile_abort(&t.markdown_out);
+    mdsd_outfile_abort(&t.latex_out);
     free(rows);
     free(t.temperatures);
     return rc ? cli_report("table", &err) : CLI_EXIT_OK;
