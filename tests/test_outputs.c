@@ -645,3 +645,54 @@ Test(outputs, interrupt_keeps_finished_units_and_says_how_to_resume, .timeout = 
     cr_expect(strstr(part, "#done small.h5"), "%s", part);
     free(part), free(rc), free(out);
 }
+
+/* ---- analysis/ recipes ------------------------------------------------------ */
+
+/* Each recipe is one command on a user's dump that writes its results CSV,
+ * tables (the LaTeX compiles) and figures. */
+Test(outputs, analysis_recipes_write_their_tables_and_figures, .timeout = 300)
+{
+    make_dump("user_dump.h5");
+    const char *recipes[][2] = {{"verifiers", "verifiers.csv verifiers.md verifiers.tex per-position.csv "
+                                              "verifiers-vs-drafts.png verifiers-per-draft.png"},
+                                {"sweep", "sweep.csv sweep.md sweep.tex vs-temperature.png vs-drafts.png "
+                                          "per-draft.png gap.png"},
+                                {"drafters", "drafters.csv drafters.md drafters.tex drafters-vs-temperature.png "
+                                             "drafters-vs-drafts.png"}};
+    for (int r = 0; r < 3; r++) {
+        char cmd[1024];
+        snprintf(cmd, sizeof cmd, "cd %s && MDSD=%s TRIALS=50 TEMPS=0.5,1 DRAFTS=2,3 T=1 N=3 "
+                 "sh %s/analysis/%s.sh user_dump.h5 out-%s > %s.log 2>&1", dir, test_mdsd_bin(),
+                 getenv("PWD"), recipes[r][0], recipes[r][0], recipes[r][0]);
+        int status = system(cmd);
+        char log[160];
+        snprintf(log, sizeof log, "%s/%s.log", dir, recipes[r][0]);
+        char *text = slurp(log);
+        cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: %s", recipes[r][0], text);
+        free(text);
+        char files[512], *save = NULL;
+        snprintf(files, sizeof files, "%s", recipes[r][1]);
+        for (char *f = strtok_r(files, " ", &save); f; f = strtok_r(NULL, " ", &save)) {
+            char path[256];
+            struct stat sb;
+            snprintf(path, sizeof path, "%s/out-%s/%s", dir, recipes[r][0], f);
+            cr_expect(stat(path, &sb) == 0 && sb.st_size > 100, "%s: no %s", recipes[r][0], f);
+        }
+        /* the LaTeX compiles inside a document */
+        char name[64], doc[256];
+        snprintf(name, sizeof name, "doc-%s", recipes[r][0]);
+        snprintf(doc, sizeof doc, "%s/%s.tex", dir, name);
+        FILE *f = fopen(doc, "w");
+        fprintf(f, "\\documentclass{article}\n\\usepackage{booktabs}\n\\begin{document}\n"
+                   "\\input{out-%s/%s.tex}\n\\end{document}\n", recipes[r][0], recipes[r][0]);
+        fclose(f);
+        cr_expect_eq(compile_latex(name), 0, "%s.tex does not compile", recipes[r][0]);
+    }
+    /* the drafter comparison has a column per drafter */
+    char md[160];
+    snprintf(md, sizeof md, "%s/out-drafters/drafters.md", dir);
+    char *text = slurp(md);
+    cr_expect(strstr(text, "| scheme | method | user\\_dump.h5:small\\_d | user\\_dump.h5:big\\_d |") ||
+              strstr(text, "| scheme | method | user\\_dump.h5:big\\_d | user\\_dump.h5:small\\_d |"), "%s", text);
+    free(text);
+}
