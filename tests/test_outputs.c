@@ -696,3 +696,21 @@ Test(outputs, analysis_recipes_write_their_tables_and_figures, .timeout = 300)
               strstr(text, "| scheme | method | user\\_dump.h5:big\\_d | user\\_dump.h5:small\\_d |"), "%s", text);
     free(text);
 }
+
+/* ---- mdsd-runner import (tests/python/test_import.py) ---------------------- */
+
+Test(outputs, runner_import_from_npy_npz_and_safetensors, .timeout = 300)
+{
+    char cmd[512], *out;
+    snprintf(cmd, sizeof cmd, "cd %s && MDSD_BIN=%s PYTHONPATH=src:tests/python /usr/bin/python3 -m unittest "
+             "test_import 2>&1", getenv("PWD"), test_mdsd_bin());
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    out = calloc(1, 1 << 16);
+    size_t n = fread(out, 1, (1 << 16) - 1, p);
+    out[n] = '\0';
+    int status = pclose(p);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s", out);
+    cr_expect(strstr(out, "Ran 5 tests") && !strstr(out, "skipped"), "%s", out);
+    free(out);
+}
