@@ -22,6 +22,8 @@ DEBIAN_PACKAGES := build-essential pkg-config libglpk-dev glpk-utils libgsl-dev 
 DEBIAN_PACKAGES += python3 python3-numpy python3-h5py python3-torch bible-kjv bible-kjv-text
 # The Python that `make dump` runs the runner under (same values on every machine).
 RUNNER_PYTHON ?= /usr/bin/python3
+# make test compiles the LaTeX tables (pdflatex; booktabs is in -recommended).
+DEBIAN_PACKAGES += texlive-latex-base texlive-latex-recommended
 
 CC := gcc
 # HDF5 and GSL ship pkg-config files (HDF5's Debian build lives under
@@ -106,8 +108,9 @@ $(OUT)/%.o: %.c
 	$(CC) $(CFLAGS) -c -o $@ $<
 
 # The main job: Hu et al.'s Table 1 layout (T = 0.7, n = 3) on the shipped
-# dump, then a sweep over temperatures and draft counts for the figures in
-# plots/figures/ (Hu Fig. 1 and 2, SpecHub Fig. 9, gap to alpha*).
+# dump, then the analysis/ recipes: a sweep over temperatures and draft counts
+# (Hu Fig. 1 and 2, SpecHub Fig. 9, gap to alpha*; tables in Markdown and
+# LaTeX) and the drafter comparison, figures in plots/figures/.
 RUN_DUMP ?= data/kjv-ngram.h5
 RUN_OUT ?= build/run
 RUN_FIGURES ?= plots/figures
@@ -117,13 +120,9 @@ run: all
 	./mdsd info $(RUN_DUMP)
 	./mdsd table $(RUN_DUMP) -o $(RUN_OUT)/table.csv -t 0.7 -d 3 -s iid,wor,greedy --draft-model kn2,kn3 \
 	  -v rrs,rrsw,kseq,greedy --trials 1000 --markdown
-	./mdsd table $(RUN_DUMP) -o $(RUN_OUT)/sweep.csv -t 0.3,0.5,0.7,1.0 -d 1,2,3,4 \
-	  -s iid,wor,greedy -v $(RUN_VERIFIERS) --trials 300 2>/dev/null
-	./mdsd plot $(RUN_OUT)/sweep.csv --kind vs-temperature --n 3 -o $(RUN_FIGURES)/vs-temperature.png
-	./mdsd plot $(RUN_OUT)/sweep.csv --kind vs-drafts --temperature 0.7 -o $(RUN_FIGURES)/vs-drafts.png
-	./mdsd plot $(RUN_OUT)/sweep.csv --kind per-draft --n 3 --temperature 0.7 -o $(RUN_FIGURES)/per-draft.png
-	./mdsd plot $(RUN_OUT)/sweep.csv --kind gap --n 3 -o $(RUN_FIGURES)/gap.png
-	@echo "== results: $(RUN_OUT)/table.csv, $(RUN_OUT)/sweep.csv; figures: $(RUN_FIGURES)/"
+	FIGDIR=$(RUN_FIGURES) VERIFIERS=$(RUN_VERIFIERS) analysis/sweep.sh $(RUN_DUMP) $(RUN_OUT)
+	FIGDIR=$(RUN_FIGURES) analysis/drafters.sh $(RUN_DUMP) $(RUN_OUT)
+	@echo "== results: $(RUN_OUT)/table.csv, $(RUN_OUT)/sweep.csv (.md, .tex), $(RUN_OUT)/drafters.csv; figures: $(RUN_FIGURES)/"
 
 test: deps
 	@$(MAKE) --no-print-directory test-run

@@ -4,14 +4,16 @@
 # vs-temperature.gp (no bounds).
 set terminal @term
 set termoption noenhanced
+load stylefile
 set output outfile
 set title plottitle
 set xlabel "temperature T"
-set ylabel "gap alpha - alpha* of the scheme"
+set ylabel "gap α − α* of the scheme"
 set xzeroaxis lt -1
-set key outside right top box
+set key @keyspec
 set grid
 set offsets graph 0.02, graph 0.02, graph 0.05, graph 0.05
-plot for [i=0:nseries-1] datafile index i using 1:2:3 with yerrorlines lw 2 pt 7 ps 0.8 \
-         title columnheader(1)
+plot for [i=0:nseries-1] datafile index i using 1:2:3 with yerrorlines \
+         lt method_lt(word(seriesmethods, i+1)) \
+         dt 0+(overlay ? dump_dt(word(seriesdumps, i+1)) : 1) title columnheader(1)
 unset output

@@ -1,18 +1,33 @@
-# vs-drafts.gp - acceptance rate against the number of drafts n, one line per
-# (scheme, verifier) with standard-error bars, alpha* dashed (Hu et al., ICLR
-# 2025, Fig. 2). Variables as in vs-temperature.gp (x is n).
+# vs-drafts.gp - acceptance rate alpha against the number of drafts n, one line per
+# (scheme, verifier) with standard-error bars, each scheme's optimal alpha*
+# dashed with open markers (Hu et al., ICLR 2025, Fig. 2). Run by `mdsd plot
+# --kind vs-drafts`, which sets through `gnuplot -e`:
+#   datafile, boundfile  data blocks ("title" line, then x y err rows),
+#                        one per series, separated by two blank lines
+#   nseries, nbounds     number of blocks in each
+#   outfile, term        output file and gnuplot terminal (with size, font)
+#   plottitle            title
+#   stylefile            plots/styles.gp: the fixed style of every method
+#   seriesmethods, boundschemes   the method / scheme of each block (words)
+#   seriesdumps, bounddumps       1-based dump of each block; overlay = 1 when
+#                        several dumps are drawn (the dump sets the dash)
+#   keyspec              `set key` arguments (legend placement)
 set terminal @term
 set termoption noenhanced
+load stylefile
 set output outfile
 set title plottitle
 set xlabel "number of drafts n"
-set ylabel "acceptance rate alpha"
 set xtics 1
-set key outside right top box
+set ylabel "acceptance rate α"
+set key @keyspec
 set grid
 set offsets graph 0.02, graph 0.02, graph 0.05, graph 0.05
-plot for [i=0:nseries-1] datafile index i using 1:2:3 with yerrorlines lw 2 pt 7 ps 0.8 \
-         title columnheader(1), \
-     for [i=0:nbounds-1] boundfile index i using 1:2 with linespoints lc "black" dt i+2 pt i+4 ps 1.2 lw 2 \
+plot for [i=0:nseries-1] datafile index i using 1:2:3 with yerrorlines \
+         lt method_lt(word(seriesmethods, i+1)) \
+         dt 0+(overlay ? dump_dt(word(seriesdumps, i+1)) : 1) title columnheader(1), \
+     for [i=0:nbounds-1] boundfile index i using 1:2 with linespoints \
+         lt bound_lt(word(boundschemes, i+1)) \
+         dt 0+(overlay ? dump_dt(word(bounddumps, i+1)) : bound_dt(word(boundschemes, i+1))) \
          title columnheader(1)
 unset output

@@ -2,6 +2,7 @@
 # rrsw and rrs with n = 10 drafts, SpecHub with its 2; kn2 drafter on the shipped dump.
 # Usage: gnuplot -e "datafile='fig9.dat'; outfile='fig9.png'" fig9.gp
 set terminal pngcairo size 720,450 font ",10"
+load 'plots/styles.gp'   # the fixed style of each method (run from the repository root)
 set output outfile
 set title "SpecHub Fig. 9 analogue: per-draft acceptance, T = 1 (kjv-ngram.h5, kn2 drafter)"
 set xlabel "draft number j"
@@ -11,6 +12,6 @@ set xrange [0.5:10.5]
 set yrange [0:*]
 set key right top box
 set grid
-plot datafile using 1:2 with linespoints lw 2 pt 7 lc rgb "#0072b2" title "RRSw (n = 10)", \
-     datafile using 1:3 with linespoints lw 2 pt 5 lc rgb "#d55e00" title "RRS (n = 10)", \
-     datafile using 1:4 with linespoints lw 2 pt 9 ps 1.5 lc rgb "#009e73" title "SpecHub (n = 2)"
+plot datafile using 1:2 with linespoints lt method_lt("rrsw") title "RRSw (n = 10)", \
+     datafile using 1:3 with linespoints lt method_lt("rrs") title "RRS (n = 10)", \
+     datafile using 1:4 with linespoints lt method_lt("spechub") title "SpecHub (n = 2)"

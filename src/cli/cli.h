@@ -134,5 +134,19 @@ int cmd_accept(int argc, char **argv);
 int cmd_lp(int argc, char **argv);
 int cmd_bound(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+
+/* Sweeps for one (p, q) (cli_sweep.c): bound and accept hand over to
+ * cli_sweep when -n a:b / a list, --scheme all|LIST or (accept) --verifier
+ * all|LIST is given. */
+bool cli_sweep_requested(const char *cmd, int argc, char **argv);
+int cli_sweep(const char *cmd, int argc, char **argv);
+
+/* Shared by table and report (cmd_report.c): --layout per-setting|combined|both,
+ * and rendering to standard output ("-") or atomically to a file. */
+int cli_parse_layout(const char *arg, const char *cmd, mdsd_report_layout *out);
+typedef void (*cli_report_renderer)(FILE *, const mdsd_report_row *, size_t, const mdsd_report_style *);
+int cli_render_report(const char *dest, cli_report_renderer fn, const mdsd_report_row *rows,
+                      size_t count, const mdsd_report_style *style, mdsd_err *err);
 
 #endif

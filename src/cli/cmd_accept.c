@@ -261,6 +261,8 @@ static int run(const accept_opts *o, mdsd_err *err)
 
 int cmd_accept(int argc, char **argv)
 {
+    if (cli_sweep_requested("accept", argc, argv)) /* -n a:b, --scheme/--verifier all|LIST */
+        return cli_sweep("accept", argc, argv);
     accept_opts o = {.seed = 1};
     cli_dist_opts_init(&o.dist);
     mdsd_verifier_opts_init(&o.vopts);

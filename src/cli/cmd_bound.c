@@ -334,6 +334,8 @@ static int run(const void *ctx, const cli_pq *pq, const mdsd_scheme *scheme, mds
 
 int cmd_bound(int argc, char **argv)
 {
+    if (cli_sweep_requested("bound", argc, argv)) /* -n a:b, --scheme/--verifier all|LIST */
+        return cli_sweep("bound", argc, argv);
     bound_opts o = {.scheme.n = 2};
     cli_dist_opts_init(&o.dist);
     if (parse_args(argc, argv, &o))

@@ -14,15 +14,19 @@
 
 #include "cli.h"
 #include "outfile.h"
+#include "provenance.h"
 
 static const char usage_text[] =
     "Usage: mdsd plot RESULTS.csv --kind K -o FILE.{png,svg,pdf}\n"
     "                 [--dump D] [--n N] [--temperature T] [--scheme LIST]\n"
-    "                 [--method LIST] [--title TEXT] [--terminal TERM] [--scripts DIR]\n"
+    "                 [--method LIST] [--title TEXT] [--size PRESET] [--legend WHERE]\n"
+    "                 [--terminal TERM] [--scripts DIR]\n"
     "Draws a figure from a results CSV (columns dump, temperature, n, scheme,\n"
     "method, alpha, stderr, gap, gap_stderr, per_draft_1.., as `mdsd table`\n"
     "writes them; method `bound` is the scheme's optimal alpha*) with the gnuplot\n"
-    "script plots/KIND.gp. One line per (scheme, method); alpha* dashed.\n\n"
+    "script plots/KIND.gp. One line per (scheme, method) in the fixed style of\n"
+    "plots/styles.gp (each verifier its colour and filled marker; alpha* black or\n"
+    "grey, open marker, dashed).\n\n"
     "  -k, --kind K          vs-temperature  alpha against T (Hu et al. Fig. 1)\n"
     "                        vs-drafts       alpha against n (Hu et al. Fig. 2)\n"
     "                        per-draft       per-draft acceptance against the draft\n"
@@ -30,20 +34,31 @@ static const char usage_text[] =
     "                        gap             gap to alpha* against T, with its s.e.\n"
     "  -o, --output FILE     .png (pngcairo, else png), .svg or .pdf (pdfcairo)\n"
     "      --dump D          rows of this dump only\n"
+    "      --dumps LIST|all  overlay several dumps or drafters (comma list, or all);\n"
+    "                        each method keeps its style, the dump sets the dash\n"
     "      --n N             rows with this number of drafts only\n"
     "      --temperature T   rows at this temperature only\n"
     "      --scheme LIST     comma-separated schemes to draw (default all)\n"
     "      --method LIST     comma-separated methods to draw (default all)\n"
     "      --title TEXT      figure title (default: the fixed dump / n / T)\n"
+    "      --size PRESET     screen (default: 900x600 px, 6x4 in), column (one\n"
+    "                        column of a two-column paper, 3.4x2.6 in) or full\n"
+    "                        (full text width, 7x3 in)\n"
+    "      --legend WHERE    outside (right), below, inside (bottom right),\n"
+    "                        top-left, top-right, bottom-left, bottom-right or none\n"
+    "                        (default: outside; below for --size column)\n"
     "      --terminal TERM   gnuplot terminal (default from the extension)\n"
     "      --scripts DIR     where KIND.gp lives (default: $MDSD_PLOTS, plots/\n"
     "                        beside the mdsd binary or its repository, ./plots)\n"
     "  -h, --help            this help\n\n"
     "A column the figure holds fixed (dump and n for vs-temperature, dump and T\n"
     "for vs-drafts, all three for per-draft, dump and n for gap) that has several\n"
-    "values and no option takes the first value in the file, with a note.\n";
+    "values and no option takes the first value in the file, with a note.\n"
+    "The figure's provenance (command, source CSV and that CSV's own provenance)\n"
+    "goes to FILE.provenance.json beside it.\n";
 
-enum { OPT_DUMP = CLI_OPT_COMMAND, OPT_N, OPT_TEMP, OPT_SCHEME, OPT_METHOD, OPT_TITLE, OPT_TERM, OPT_SCRIPTS };
+enum { OPT_DUMP = CLI_OPT_COMMAND, OPT_N, OPT_TEMP, OPT_SCHEME, OPT_METHOD, OPT_TITLE, OPT_TERM, OPT_SCRIPTS,
+       OPT_SIZE, OPT_LEGEND, OPT_DUMPS };
 
 enum { X_TEMPERATURE, X_N, X_DRAFT };
 enum { FIX_DUMP = 1, FIX_T = 2, FIX_N = 4 };
@@ -65,6 +80,8 @@ static const plot_kind kinds[] = {
 
 typedef struct {
     const char *csv, *kind, *output, *dump, *scheme, *method, *title, *terminal, *scripts;
+    const char *size, *legend;
+    bool overlay;       /* --dump LIST or all: several dumps in one figure */
     double temperature;
     long n;
 } plot_opts;
@@ -75,7 +92,7 @@ typedef struct {
 } point;
 
 typedef struct {
-    char **keys;        /* "scheme\tmethod" */
+    char **keys;        /* "scheme\tmethod\tdump" (dump empty unless overlaid) */
     size_t n;
 } series_list;
 
@@ -146,7 +163,9 @@ static int select_rows(const columns *c, const plot_kind *k, plot_opts *o, unsig
                   (k->bounds || strcmp(method, "bound"));
         if (!keep[r])
             continue;
-        if (k->fixed & FIX_DUMP) {
+        if (o->overlay) {
+            keep[r] &= !strcmp(o->dump, "all") || in_list(o->dump, dump);
+        } else if (k->fixed & FIX_DUMP) {
             if (!fixed_dump)
                 fixed_dump = dump;
             several_dump |= strcmp(dump, fixed_dump) != 0 && !o->dump;
@@ -178,19 +197,20 @@ static int select_rows(const columns *c, const plot_kind *k, plot_opts *o, unsig
                 t->path, fixed_T);
     if (several_n)
         fprintf(stderr, "mdsd plot: %s has several n; plotting n = %g (choose with --n)\n", t->path, fixed_n);
-    o->dump = fixed_dump;
+    if (!o->overlay)
+        o->dump = fixed_dump;
     o->temperature = fixed_T;
     o->n = isnan(fixed_n) ? -1 : (long)fixed_n;
     return MDSD_OK;
 }
 
-static long series_index(series_list *s, const char *scheme, const char *method)
+static long series_index(series_list *s, const char *scheme, const char *method, const char *dump)
 {
-    size_t len = strlen(scheme) + strlen(method) + 2;
+    size_t len = strlen(scheme) + strlen(method) + strlen(dump) + 3;
     char *key = malloc(len);
     if (!key)
         return -1;
-    snprintf(key, len, "%s\t%s", scheme, method);
+    snprintf(key, len, "%s\t%s\t%s", scheme, method, dump);
     for (size_t i = 0; i < s->n; i++)
         if (!strcmp(s->keys[i], key)) {
             free(key);
@@ -265,17 +285,33 @@ static int cmp_point(const void *a, const void *b)
     return (x->x > y->x) - (x->x < y->x);
 }
 
-/* Writes one gnuplot data block per series: a quoted title line, then the
+/* The parts of a series key "scheme\tmethod\tdump". */
+static void key_parts(const char *key, char *scheme, char *method, char *dump, size_t size)
+{
+    const char *t1 = strchr(key, '\t'), *t2 = strchr(t1 + 1, '\t');
+    snprintf(scheme, size, "%.*s", (int)(t1 - key), key);
+    snprintf(method, size, "%.*s", (int)(t2 - t1 - 1), t1 + 1);
+    snprintf(dump, size, "%s", t2 + 1);
+}
+
+/* Writes one gnuplot data block per series: a quoted title line (the legend
+ * entry: "α* iid", "rrs (iid)", prefixed "DUMP: " when overlaid), then the
  * points; blocks separated by two blank lines (gnuplot's `index`). */
 static int write_blocks(FILE *f, const series_list *s, const point *pts, size_t n, int bound)
 {
     size_t i = 0;
     for (size_t k = 0; k < s->n; k++) {
-        const char *tab = strchr(s->keys[k], '\t');
+        char scheme[512], method[512], dump[512], title[1600];
+        key_parts(s->keys[k], scheme, method, dump, sizeof scheme);
         if (bound)
-            fprintf(f, "\"alpha* %.*s\"\n", (int)(tab - s->keys[k]), s->keys[k]);
+            snprintf(title, sizeof title, "%s%sα* %s", dump, *dump ? ": " : "", scheme);
         else
-            fprintf(f, "\"%.*s / %s\"\n", (int)(tab - s->keys[k]), s->keys[k], tab + 1);
+            snprintf(title, sizeof title, "%s%s%s (%s)", dump, *dump ? ": " : "", method, scheme);
+        fputc('"', f);
+        for (const char *c = title; *c; c++)
+            if (*c != '"' && *c != '\\')
+                fputc(*c, f);
+        fputs("\"\n", f);
         while (i < n && pts[i].series == k) {
             fprintf(f, "%.17g %.17g %.17g\n", pts[i].x, pts[i].y, pts[i].e);
             i++;
@@ -323,7 +359,49 @@ static int terminal_available(const char *name, const char *log)
 }
 
 /* The terminal for the output's extension, with fallbacks. */
-static int choose_terminal(const char *output, const char *log, char *term, size_t size, mdsd_err *err)
+/* Paper-size presets: terminal size and font for vector (inches) and
+ * raster/SVG (pixels) output. */
+typedef struct {
+    const char *name, *inches, *pixels, *font_pt, *font_px;
+} size_preset;
+
+static const size_preset presets[] = {
+    {"screen", "6in,4in", "900,600", ",10", ",12"},
+    {"column", "3.4in,2.6in", "1020,780", ",7", ",17"},
+    {"full", "7in,3in", "1400,600", ",9", ",15"},
+};
+
+static const size_preset *find_preset(const char *name)
+{
+    for (size_t i = 0; i < sizeof presets / sizeof *presets; i++)
+        if (!strcmp(presets[i].name, name ? name : "screen"))
+            return &presets[i];
+    return NULL;
+}
+
+/* gnuplot `set key` for --legend (NULL: outside, or below for a column). */
+static const char *legend_spec(const char *legend, const char *size)
+{
+    static const char *const map[][2] = {
+        {"outside", "outside right top vertical box"},
+        {"below", "at screen 0.5, screen 0.01 center bottom horizontal box maxcols 3 samplen 2; set bmargin at screen 0.25"},
+        {"inside", "inside right bottom vertical box opaque"},
+        {"top-left", "inside left top vertical box opaque"},
+        {"top-right", "inside right top vertical box opaque"},
+        {"bottom-left", "inside left bottom vertical box opaque"},
+        {"bottom-right", "inside right bottom vertical box opaque"},
+        {"none", "off"},
+    };
+    if (!legend)
+        legend = size && !strcmp(size, "column") ? "below" : "outside";
+    for (size_t i = 0; i < sizeof map / sizeof *map; i++)
+        if (!strcmp(map[i][0], legend))
+            return map[i][1];
+    return NULL;
+}
+
+static int choose_terminal(const char *output, const char *size_name, const char *log, char *term,
+                           size_t size, mdsd_err *err)
 {
     const char *dot = strrchr(output, '.');
     const char *ext = dot ? dot + 1 : "";
@@ -336,8 +414,10 @@ static int choose_terminal(const char *output, const char *log, char *term, size
             continue;
         if (i > 0)
             fprintf(stderr, "mdsd plot: gnuplot has no %s terminal; using %s\n", cands[0], cands[i]);
-        const char *opts = !strcmp(ext, "pdf") ? "size 6in,4in" : "size 900,600";
-        snprintf(term, size, "%s %s", cands[i], opts);
+        const size_preset *ps = find_preset(size_name);
+        bool vector = !strcmp(ext, "pdf");
+        snprintf(term, size, "%s size %s font \"%s\"", cands[i], vector ? ps->inches : ps->pixels,
+                 vector ? ps->font_pt : ps->font_px);
         return MDSD_OK;
     }
     return mdsd_fail(err, MDSD_EUNSUPPORTED, "gnuplot is missing or has no terminal for .%s (tried %s%s%s)", ext,
@@ -395,7 +475,8 @@ static int find_script(const char *dir_opt, const char *kind, char *path, size_t
 
 static void default_title(const plot_kind *k, const plot_opts *o, char *buf, size_t size)
 {
-    size_t used = (size_t)snprintf(buf, size, "%s", o->dump ? o->dump : "all dumps");
+    size_t used = (size_t)snprintf(buf, size, "%s", o->overlay ? "dumps overlaid (line dash = dump)"
+                                                    : o->dump ? o->dump : "all dumps");
     if ((k->fixed & FIX_N) && o->n >= 0 && used < size)
         used += (size_t)snprintf(buf + used, size - used, ", n = %ld", o->n);
     if ((k->fixed & FIX_T) && !isnan(o->temperature) && used < size)
@@ -442,6 +523,58 @@ static int make_temp(char *path, size_t size, const char *what, mdsd_err *err)
     return MDSD_OK;
 }
 
+/* The style variables the scripts read: stylefile (plots/styles.gp beside
+ * the script), seriesmethods / boundschemes (one word per block, the key of
+ * the style table), seriesdumps / bounddumps (1-based dump of each block when
+ * overlaid, else 1), overlay, keyspec. */
+static char *style_vars(const char *script, const series_list *ms, const series_list *bs, const plot_opts *o)
+{
+    size_t cap = 1024 + strlen(script) + 600 * (ms->n + bs->n);
+    char *v = malloc(cap);
+    if (!v)
+        return NULL;
+    char dir[4096], q_style[4200];
+    snprintf(dir, sizeof dir, "%s", script);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    else
+        snprintf(dir, sizeof dir, ".");
+    char style_path[4200];
+    snprintf(style_path, sizeof style_path, "%s/styles.gp", dir);
+    gp_string(q_style, sizeof q_style, style_path);
+    size_t len = (size_t)snprintf(v, cap, "stylefile=%s; overlay=%d; keyspec='%s'", q_style, o->overlay ? 1 : 0,
+                                  legend_spec(o->legend, o->size));
+    /* distinct dumps in order of first appearance over both lists */
+    const char *dumps[64];
+    size_t nd = 0;
+    const series_list *lists[2] = {ms, bs};
+    const char *names[2][2] = {{"seriesmethods", "seriesdumps"}, {"boundschemes", "bounddumps"}};
+    for (int l = 0; l < 2; l++) {
+        char words[2][65536];
+        size_t wl[2] = {0, 0};
+        words[0][0] = words[1][0] = '\0';
+        for (size_t k = 0; k < lists[l]->n; k++) {
+            char scheme[512], method[512], dump[512];
+            key_parts(lists[l]->keys[k], scheme, method, dump, sizeof scheme);
+            size_t d = 0;
+            while (d < nd && strcmp(dumps[d], strchr(strchr(lists[l]->keys[k], '\t') + 1, '\t') + 1))
+                d++;
+            if (d == nd && nd < 64)
+                dumps[nd++] = strchr(strchr(lists[l]->keys[k], '\t') + 1, '\t') + 1;
+            const char *word = l == 0 ? method : scheme;
+            wl[0] += (size_t)snprintf(words[0] + wl[0], sizeof words[0] - wl[0], "%s%s", k ? " " : "",
+                                      strspn(word, "abcdefghijklmnopqrstuvwxyz0123456789_-") == strlen(word) ? word : "other");
+            wl[1] += (size_t)snprintf(words[1] + wl[1], sizeof words[1] - wl[1], "%s%zu", k ? " " : "", d + 1);
+            if (wl[0] >= sizeof words[0] || wl[1] >= sizeof words[1])
+                break;
+        }
+        len += (size_t)snprintf(v + len, cap - len, "; %s='%s'; %s='%s'", names[l][0], words[0], names[l][1], words[1]);
+    }
+    (void)len;
+    return v;
+}
+
 static int draw(const plot_kind *k, const plot_opts *o, const series_list *ms, const point *mp,
                 size_t mn, const series_list *bs, const point *bp, size_t bn, temp_files *tf,
                 mdsd_err *err)
@@ -454,7 +587,7 @@ static int draw(const plot_kind *k, const plot_opts *o, const series_list *ms, c
         if (o->terminal)
             snprintf(term, sizeof term, "%s", o->terminal);
         else
-            rc = choose_terminal(o->output, tf->log, term, sizeof term, err);
+            rc = choose_terminal(o->output, o->size, tf->log, term, sizeof term, err);
     }
     if (rc == MDSD_OK)
         rc = make_temp(tf->data, sizeof tf->data, "data", err);
@@ -482,12 +615,17 @@ static int draw(const plot_kind *k, const plot_opts *o, const series_list *ms, c
     gp_string(q_out, sizeof q_out, tmp);
     gp_string(q_term, sizeof q_term, term);
     gp_string(q_title, sizeof q_title, title);
-    size_t vlen = strlen(q_data) + strlen(q_bounds) + strlen(q_out) + strlen(q_term) + strlen(q_title) + 200;
-    char *vars = malloc(vlen);
-    if (!vars)
+    char *style = style_vars(script, ms, bs, o);
+    size_t vlen = strlen(q_data) + strlen(q_bounds) + strlen(q_out) + strlen(q_term) + strlen(q_title) +
+                  (style ? strlen(style) : 0) + 200;
+    char *vars = style ? malloc(vlen) : NULL;
+    if (!vars) {
+        free(style);
         return mdsd_fail(err, MDSD_ENOMEM, "out of memory");
-    snprintf(vars, vlen, "datafile=%s; boundfile=%s; nseries=%zu; nbounds=%zu; outfile=%s; term=%s; plottitle=%s",
-             q_data, q_bounds, ms->n, bs->n, q_out, q_term, q_title);
+    }
+    snprintf(vars, vlen, "datafile=%s; boundfile=%s; nseries=%zu; nbounds=%zu; outfile=%s; term=%s; plottitle=%s; %s",
+             q_data, q_bounds, ms->n, bs->n, q_out, q_term, q_title, style);
+    free(style);
     char *argv[] = {"gnuplot", "-e", vars, script, NULL};
     int status = run_gnuplot(argv, tf->log);
     free(vars);
@@ -515,6 +653,7 @@ static int parse_args(int argc, char **argv, plot_opts *o)
         {"temperature", required_argument, NULL, OPT_TEMP}, {"scheme", required_argument, NULL, OPT_SCHEME},
         {"method", required_argument, NULL, OPT_METHOD}, {"title", required_argument, NULL, OPT_TITLE},
         {"terminal", required_argument, NULL, OPT_TERM}, {"scripts", required_argument, NULL, OPT_SCRIPTS},
+        {"size", required_argument, NULL, OPT_SIZE},  {"dumps", required_argument, NULL, OPT_DUMPS},  {"legend", required_argument, NULL, OPT_LEGEND},
         {"help", no_argument, NULL, 'h'},             {0, 0, 0, 0}};
     int opt;
     size_t n;
@@ -534,6 +673,9 @@ static int parse_args(int argc, char **argv, plot_opts *o)
         case OPT_TITLE: o->title = optarg; break;
         case OPT_TERM: o->terminal = optarg; break;
         case OPT_SCRIPTS: o->scripts = optarg; break;
+        case OPT_SIZE: o->size = optarg; break;
+        case OPT_DUMPS: o->dump = optarg; o->overlay = true; break;
+        case OPT_LEGEND: o->legend = optarg; break;
         case 'h': fputs(usage_text, stdout); return 1;
         default: cli_usage_error("plot", "unrecognised option"); return -1;
         }
@@ -543,6 +685,15 @@ static int parse_args(int argc, char **argv, plot_opts *o)
         return -1;
     }
     o->csv = argv[optind];
+    if (!find_preset(o->size)) {
+        cli_usage_error("plot", "--size: '%s' is not screen, column or full", o->size);
+        return -1;
+    }
+    if (!legend_spec(o->legend, o->size)) {
+        cli_usage_error("plot", "--legend: '%s' is not outside, below, inside, top-left, top-right, "
+                        "bottom-left, bottom-right or none", o->legend);
+        return -1;
+    }
     if (!o->kind || !o->output) {
         cli_usage_error("plot", "missing %s", !o->kind ? "--kind" : "-o/--output");
         return -1;
@@ -639,7 +790,8 @@ static int plot(plot_opts *o, const plot_kind *k, mdsd_err *err)
             continue;
         const char *method = mdsd_csv_cell(t, r, c.c_method);
         int bound = !strcmp(method, "bound");
-        long s = series_index(bound ? &bs : &ms, mdsd_csv_cell(t, r, c.c_scheme), method);
+        long s = series_index(bound ? &bs : &ms, mdsd_csv_cell(t, r, c.c_scheme), method,
+                              o->overlay ? mdsd_csv_cell(t, r, c.c_dump) : "");
         if (s < 0)
             rc = mdsd_fail(err, MDSD_ENOMEM, "out of memory");
         else
@@ -693,5 +845,11 @@ int cmd_plot(int argc, char **argv)
     if (mdsd_output_check(o.output, &o.csv, 1, &err))
         return cli_report("plot", &err);
     mdsd_cleanup_signals("mdsd plot", NULL);
-    return plot(&o, k, &err) ? cli_report("plot", &err) : CLI_EXIT_OK;
+    int rc = plot(&o, k, &err);
+    if (rc == MDSD_OK) {
+        mdsd_provenance pv = {.tool = "mdsd plot", .argc = argc, .argv = argv, .output = o.output,
+                              .source = o.csv};
+        rc = mdsd_provenance_write(&pv, &err);
+    }
+    return rc ? cli_report("plot", &err) : CLI_EXIT_OK;
 }

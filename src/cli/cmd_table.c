@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "outfile.h"
 #include "batch.h"
+#include "provenance.h"
 
 static const char usage_text[] =
     "Usage: mdsd table DUMP... -o results.csv [options]\n"
@@ -44,15 +45,25 @@ static const char usage_text[] =
     "      --is-top S           is verifier: free weights only among the top S tokens\n"
     "      --markdown[=FILE]    also render a Hu-et-al.-Table-1-style Markdown table\n"
     "                           (to standard output without FILE)\n"
-    "      --latex[=FILE]       the same table in LaTeX (booktabs)\n"
+    "      --latex[=FILE]       the same table in LaTeX (booktabs; labels escaped,\n"
+    "                           \\label{tab:mdsd-T<T>-n<n>}, marks: dagger = Monte\n"
+    "                           Carlo, double dagger = is truncated by --is-top)\n"
+    "      --layout L           per-setting (a table per T, n), combined (one table,\n"
+    "                           T x n as row groups) or both (default)\n"
+    "      --per-position FILE  per-row CSV, streamed: dump,temperature,row,sample,\n"
+    "                           position,entropy_p,entropy_q,tv,alpha_star_<scheme>_n<n>\n"
+    "                           ...,rate_<verifier>_n<n>... (not with --resume)\n"
     "  -h, --help               this help\n\n"
     "CSV columns: dump,temperature,n,scheme,method,alpha,stderr,gap,gap_stderr,\n"
-    "significance,positions,samples,exact,per_draft_1..per_draft_K\n";
+    "significance,positions,samples,exact,per_draft_1..per_draft_K\n"
+    "How the file was made (command, seed, trials, truncation, is-top, each dump's\n"
+    "size and SHA-256) goes to FILE.provenance.json beside it; mdsd report and\n"
+    "mdsd plot carry it forward.\n";
 
 enum {
     OPT_DRAFT_MODEL = CLI_OPT_COMMAND, OPT_TRIALS, OPT_SEED, OPT_POSITIONS, OPT_THREADS,
     OPT_RESUME, OPT_IS_TOP, OPT_MARKDOWN, OPT_LATEX, OPT_SIMULATE, OPT_TOP_K, OPT_TOP_P,
-    OPT_DISCARD_PARTIAL
+    OPT_PER_POSITION, OPT_LAYOUT, OPT_DISCARD_PARTIAL
 };
 
 #define MAX_LIST 64
@@ -67,7 +78,10 @@ typedef struct {
     const char *draft_models[MAX_LIST];
     const char *markdown, *latex; /* "-" = standard output */
     bool want_markdown, want_latex;
+    mdsd_report_layout layout;
     mdsd_outfile markdown_out, latex_out; /* rendered, published after the CSV */
+    int argc;                     /* the command line, for the provenance */
+    char **argv;
 } table_opts;
 
 static int split_list(const char *spec, const char *opt, char items[][32], size_t *count)
@@ -197,6 +211,8 @@ static int parse_option(int opt, const char *arg, table_opts *t)
     case OPT_IS_TOP: return cli_parse_size(arg, "--is-top", "table", &b->verifier_opts.is_top);
     case OPT_MARKDOWN: t->want_markdown = true; t->markdown = arg ? arg : "-"; return 0;
     case OPT_LATEX: t->want_latex = true; t->latex = arg ? arg : "-"; return 0;
+    case OPT_PER_POSITION: b->per_position = arg; return 0;
+    case OPT_LAYOUT: return cli_parse_layout(arg, "table", &t->layout);
     default: return cli_usage_error("table", "unrecognised option");
     }
 }
@@ -207,15 +223,39 @@ static void print_note(const char *message, void *ctx)
     fprintf(stderr, "mdsd table: %s\n", message);
 }
 
+/* How the tables are laid out and marked: as the job ran (--is-top, trials). */
+static void table_style(const table_opts *t, mdsd_report_style *style)
+{
+    mdsd_report_style_init(style);
+    style->layout = t->layout;
+    style->is_top = t->batch.verifier_opts.is_top;
+    style->trials = t->batch.trials;
+}
+
 /* Renders to a temporary file beside dest, finished but not yet published. */
-static int render_file(const char *dest, void (*fn)(FILE *, const mdsd_report_row *, size_t),
+static int render_file(const table_opts *t, const char *dest, cli_report_renderer fn,
                        const mdsd_report_row *rows, size_t count, mdsd_outfile *out, mdsd_err *err)
 {
     int rc = mdsd_outfile_open(out, dest, err);
     if (rc)
         return rc;
-    fn(out->f, rows, count);
+    mdsd_report_style style;
+    table_style(t, &style);
+    fn(out->f, rows, count, &style);
     return mdsd_outfile_finish(out, err);
+}
+
+/* The results' provenance sidecar (FILE.provenance.json): command, seed,
+ * trials, truncation, is-top, each dump's size and SHA-256. */
+static int write_provenance(const table_opts *t, mdsd_err *err)
+{
+    const mdsd_batch_opts *b = &t->batch;
+    mdsd_provenance pv = {.tool = "mdsd table", .argc = t->argc, .argv = t->argv, .output = b->output,
+                          .is_table = true, .seed = b->seed, .trials = b->trials,
+                          .simulate = b->simulate, .top_k = b->top_k, .top_p = b->top_p,
+                          .is_top = b->verifier_opts.is_top, .row_begin = b->row_begin,
+                          .row_end = b->row_end, .n_dumps = b->n_dumps, .dumps = b->dumps};
+    return mdsd_provenance_write(&pv, err);
 }
 
 /* The batch job's before_publish: the --markdown/--latex files are written
@@ -223,11 +263,11 @@ static int render_file(const char *dest, void (*fn)(FILE *, const mdsd_report_ro
 static int render_files(const mdsd_report_row *rows, size_t count, void *ctx, mdsd_err *err)
 {
     table_opts *t = ctx;
-    int rc = MDSD_OK;
-    if (t->want_markdown && strcmp(t->markdown, "-") != 0)
-        rc = render_file(t->markdown, mdsd_report_markdown, rows, count, &t->markdown_out, err);
+    int rc = write_provenance(t, err);
+    if (rc == MDSD_OK && t->want_markdown && strcmp(t->markdown, "-") != 0)
+        rc = render_file(t, t->markdown, mdsd_report_render_markdown, rows, count, &t->markdown_out, err);
     if (rc == MDSD_OK && t->want_latex && strcmp(t->latex, "-") != 0)
-        rc = render_file(t->latex, mdsd_report_latex, rows, count, &t->latex_out, err);
+        rc = render_file(t, t->latex, mdsd_report_render_latex, rows, count, &t->latex_out, err);
     if (rc) {
         mdsd_outfile_abort(&t->markdown_out);
         mdsd_outfile_abort(&t->latex_out);
@@ -239,14 +279,16 @@ static int render_files(const mdsd_report_row *rows, size_t count, void *ctx, md
 static int publish_renders(table_opts *t, const mdsd_report_row *rows, size_t count, mdsd_err *err)
 {
     int rc = MDSD_OK;
+    mdsd_report_style style;
+    table_style(t, &style);
     if (t->markdown_out.tmp[0])
         rc = mdsd_outfile_publish(&t->markdown_out, err);
     if (rc == MDSD_OK && t->latex_out.tmp[0])
         rc = mdsd_outfile_publish(&t->latex_out, err);
     if (rc == MDSD_OK && t->want_markdown && !strcmp(t->markdown, "-"))
-        mdsd_report_markdown(stdout, rows, count);
+        mdsd_report_render_markdown(stdout, rows, count, &style);
     if (rc == MDSD_OK && t->want_latex && !strcmp(t->latex, "-"))
-        mdsd_report_latex(stdout, rows, count);
+        mdsd_report_render_latex(stdout, rows, count, &style);
     return rc;
 }
 
@@ -304,9 +346,14 @@ int cmd_table(int argc, char **argv)
         {"is-top", required_argument, NULL, OPT_IS_TOP},
         {"markdown", optional_argument, NULL, OPT_MARKDOWN},
         {"latex", optional_argument, NULL, OPT_LATEX},
+        {"per-position", required_argument, NULL, OPT_PER_POSITION},
+        {"layout", required_argument, NULL, OPT_LAYOUT},
         {"help", no_argument, NULL, 'h'},
         {0, 0, 0, 0}};
     table_opts t = {0};
+    t.layout = MDSD_REPORT_BOTH;
+    t.argc = argc;
+    t.argv = argv;
     mdsd_batch_opts *b = &t.batch;
     b->seed = 1;
     b->progress = true;

@@ -324,7 +324,9 @@ static int open_drafts(mdsd_dump *d, mdsd_err *err)
         dump_h5_close(mg);
         if (rc == MDSD_OK && dims[1] != d->V)
             rc = mdsd_fail(err, MDSD_EFORMAT,
-                           "%s: vocab mismatch: %s has %llu columns, /target/logits has %zu",
+                           "%s: vocab mismatch: %s has %llu columns, /target/logits has %zu "
+                           "(models padded to different sizes? remake the dump with `mdsd-runner "
+                           "import --drop-padding`, which keeps the common first columns)",
                            d->path, m->path, (unsigned long long)dims[1], d->V);
         if (rc == MDSD_OK && dims[0] != d->N)
             rc = mdsd_fail(err, MDSD_EFORMAT,

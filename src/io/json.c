@@ -186,3 +186,9 @@ void mdsd_json_kv_bool(mdsd_json *j, const char *key, bool b)
     mdsd_json_key(j, key);
     mdsd_json_bool(j, b);
 }
+
+void mdsd_json_raw(mdsd_json *j, const char *json)
+{
+    value_start(j);
+    fputs(json, j->out);
+}

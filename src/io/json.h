@@ -28,6 +28,8 @@ void mdsd_json_number(mdsd_json *j, double x);
 void mdsd_json_integer(mdsd_json *j, long long x);
 void mdsd_json_bool(mdsd_json *j, bool b);
 void mdsd_json_null(mdsd_json *j);
+/* A value that is already JSON text (e.g. a document read back), copied verbatim. */
+void mdsd_json_raw(mdsd_json *j, const char *json);
 void mdsd_json_number_array(mdsd_json *j, const double *x, size_t n);
 void mdsd_json_integer_array(mdsd_json *j, const int *x, size_t n);
 

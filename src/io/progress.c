@@ -17,13 +17,19 @@ static void draw(mdsd_progress *pr)
     double elapsed = now() - pr->started;
     double frac = pr->total ? (double)pr->done / (double)pr->total : 0.0;
     int width = 30, filled = (int)(frac * width);
-    double rate = elapsed > 0 ? (double)pr->done / elapsed : 0.0;
+    /* rows skipped on resume took no time: they count for the bar only */
+    double rate = elapsed > 0 ? (double)(pr->done - pr->skipped) / elapsed : 0.0;
     double eta = rate > 0 ? (double)(pr->total - pr->done) / rate : 0.0;
-    fprintf(stderr, "\r%s [", pr->label);
+    char eta_text[32];
+    if (rate > 0)
+        snprintf(eta_text, sizeof eta_text, eta < 3600 ? "%.0fs" : "%.1fh", eta < 3600 ? eta : eta / 3600);
+    else
+        snprintf(eta_text, sizeof eta_text, "?");
+    fprintf(stderr, "\r\033[K%s [", pr->label);
     for (int i = 0; i < width; i++)
         fputc(i < filled ? '#' : '.', stderr);
-    fprintf(stderr, "] %5.1f%% %llu/%llu  %.0f/s  eta %.0fs ", 100 * frac,
-            (unsigned long long)pr->done, (unsigned long long)pr->total, rate, eta);
+    fprintf(stderr, "] %5.1f%% %llu/%llu  %.*f/s  eta %s", 100 * frac,
+            (unsigned long long)pr->done, (unsigned long long)pr->total, rate < 10 ? 1 : 0, rate, eta_text);
     fflush(stderr);
     pr->last_draw = now();
 }
@@ -44,10 +50,17 @@ void mdsd_progress_add(mdsd_progress *pr, uint64_t done)
         draw(pr);
 }
 
+void mdsd_progress_skip(mdsd_progress *pr, uint64_t done)
+{
+    pr->skipped += done;
+    mdsd_progress_add(pr, done);
+}
+
 void mdsd_progress_finish(mdsd_progress *pr)
 {
     if (!pr->enabled)
         return;
-    draw(pr);
-    fputc('\n', stderr);
+    fputs("\r\033[K", stderr);
+    fflush(stderr);
+    pr->enabled = false;
 }

@@ -11,6 +11,7 @@ typedef struct {
     bool enabled;
     uint64_t total;
     uint64_t done;
+    uint64_t skipped;  /* of done: resumed work, not counted in the rate */
     double started;    /* seconds, monotonic */
     double last_draw;
     char label[64];
@@ -18,6 +19,9 @@ typedef struct {
 
 void mdsd_progress_start(mdsd_progress *pr, const char *label, uint64_t total);
 void mdsd_progress_add(mdsd_progress *pr, uint64_t done);
+/* Work finished by an earlier run (resume): advances the bar, not the rate. */
+void mdsd_progress_skip(mdsd_progress *pr, uint64_t done);
+/* Erases the bar's line, so what follows starts on a clean line. */
 void mdsd_progress_finish(mdsd_progress *pr);
 
 #endif

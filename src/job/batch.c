@@ -11,6 +11,7 @@
 #include <omp.h>
 
 #include "bound.h"
+#include "csv.h"
 #include "cluster.h"
 #include "dist.h"
 #include "dump.h"
@@ -266,13 +267,14 @@ typedef struct {
     double *alpha;      /* [cap * cells] */
     double *per_draft;  /* [cap * cells * max_n] */
     bool *exact;        /* [cap * cells] */
+    double *stats;      /* [cap * 3] entropy_p, entropy_q, tv (per-position output only) */
     int *rc;            /* [cap] */
     mdsd_err *err;      /* [cap] */
 } block_results;
 
 static void block_results_free(block_results *b)
 {
-    free(b->alpha), free(b->per_draft), free(b->exact), free(b->rc), free(b->err);
+    free(b->alpha), free(b->per_draft), free(b->exact), free(b->rc), free(b->err), free(b->stats);
 }
 
 static int block_results_alloc(block_results *b, size_t cap, const plan *pl, mdsd_err *err)
@@ -283,7 +285,8 @@ static int block_results_alloc(block_results *b, size_t cap, const plan *pl, mds
     b->exact = malloc(cap * pl->count * sizeof *b->exact);
     b->rc = malloc(cap * sizeof *b->rc);
     b->err = malloc(cap * sizeof *b->err);
-    if (!b->alpha || !b->per_draft || !b->exact || !b->rc || !b->err) {
+    b->stats = malloc(cap * 3 * sizeof *b->stats);
+    if (!b->alpha || !b->per_draft || !b->exact || !b->rc || !b->err || !b->stats) {
         block_results_free(b);
         return mdsd_fail(err, MDSD_ENOMEM, "table: out of memory for a block of %zu rows", cap);
     }
@@ -338,7 +341,61 @@ typedef struct {
     char label[512];          /* dump label, ":drafter" when several drafters are compared */
     size_t begin, end;        /* rows */
     size_t index;             /* job index: a stream coordinate for Monte Carlo */
+    struct per_position_out *per_position; /* NULL = no per-position output */
 } dump_job;
+
+/* ---- per-position output (--per-position) --------------------------------- */
+
+typedef struct per_position_out {
+    mdsd_outfile file;
+} per_position_out;
+
+/* Entropies (nats) of p and q and their total variation distance. */
+static void position_stats(const double *p, const double *q, size_t V, double out[3])
+{
+    double hp = 0, hq = 0, tv = 0;
+    for (size_t v = 0; v < V; v++) {
+        if (p[v] > 0)
+            hp -= p[v] * log(p[v]);
+        if (q[v] > 0)
+            hq -= q[v] * log(q[v]);
+        tv += fabs(p[v] - q[v]);
+    }
+    out[0] = hp, out[1] = hq, out[2] = 0.5 * tv;
+}
+
+static int per_position_open(per_position_out *pp, const char *path, const plan *pl, mdsd_err *err)
+{
+    int rc = mdsd_outfile_open(&pp->file, path, err);
+    if (rc)
+        return rc;
+    FILE *f = pp->file.f;
+    fputs("dump,temperature,row,sample,position,entropy_p,entropy_q,tv", f);
+    for (size_t c = 0; c < pl->count; c++) {
+        const cell *ce = &pl->cells[c];
+        if (ce->verifier < 0)
+            fprintf(f, ",alpha_star_%s_n%zu", mdsd_scheme_name(ce->scheme), ce->n);
+        else
+            fprintf(f, ",rate_%s_n%zu", mdsd_verifier_name((mdsd_verifier_kind)ce->verifier), ce->n);
+    }
+    fputc('\n', f);
+    return MDSD_OK;
+}
+
+static void per_position_rows(per_position_out *pp, const plan *pl, const char *label, double T,
+                              const mdsd_dump_block *b, size_t rows, const block_results *br)
+{
+    FILE *f = pp->file.f;
+    for (size_t i = 0; i < rows; i++) {
+        mdsd_csv_write_field(f, label);
+        const double *st = br->stats + 3 * i;
+        fprintf(f, ",%.10g,%zu,%d,%d,%.12g,%.12g,%.12g", T, b->row0 + i, b->sample_id[i],
+                b->position[i], st[0], st[1], st[2]);
+        for (size_t c = 0; c < pl->count; c++)
+            fprintf(f, ",%.12g", br->alpha[i * pl->count + c]);
+        fputc('\n', f);
+    }
+}
 
 /* The next block to read while one is evaluated. */
 typedef struct {
@@ -370,6 +427,8 @@ static int evaluate_block(const unit_ctx *u, worker *workers, const mdsd_dump_bl
             br->rc[i] = evaluate_row(u, w, b->target + i * V, b->draft[0] + i * V, b->row0 + i,
                                      br->alpha + i * cells, br->per_draft + i * cells * max_n,
                                      br->exact + i * cells, &br->err[i]);
+            if (u->o->per_position && br->rc[i] == MDSD_OK)
+                position_stats(w->p, w->q, V, br->stats + 3 * i);
         }
     }
     for (size_t i = 0; i < rows; i++)
@@ -426,6 +485,8 @@ static int run_unit(const mdsd_batch_opts *o, const plan *pl, const dump_job *jo
             break;
         for (size_t i = 0; i < rows; i++)
             accumulate(acc, pl, &br, i, b->sample_id[i]);
+        if (job->per_position)
+            per_position_rows(job->per_position, pl, job->label, T, b, rows, &br);
         mdsd_progress_add(progress, rows);
         if (pf.rc) {
             *err = pf.err;
@@ -442,6 +503,80 @@ static int run_unit(const mdsd_batch_opts *o, const plan *pl, const dump_job *jo
     mdsd_dump_block_free(blk[0]);
     mdsd_dump_block_free(blk[1]);
     return rc;
+}
+
+/* ---- up-front cost warning ----------------------------------------------- */
+
+static double seconds_now(void)
+{
+    return omp_get_wtime();
+}
+
+/* Warns (through o->note) about each verifier cell that will run by Monte
+ * Carlo at the dump's V, with its cost measured on a probe position where
+ * every draft is rejected (p uniform on half the vocabulary, q on the other
+ * half: each trial draws all n drafts and then the residual), a few trials
+ * scaled to --trials: a Monte-Carlo verifier costs trials x (n draws + a
+ * verification) per position, which at large V can be far above the single
+ * pass of the exact ones (rrsw at V = 32,000: about 3 rows/s with 2,000
+ * trials). The estimate is for that verifier alone. */
+static void warn_monte_carlo(const mdsd_batch_opts *o, const plan *pl, size_t V, size_t positions)
+{
+    if (!o->note || o->trials == 0 || V < 2)
+        return;
+    double *p = malloc(V * sizeof *p), *q = malloc(V * sizeof *q);
+    if (!p || !q) {
+        free(p), free(q);
+        return;
+    }
+    size_t half = V / 2;
+    for (size_t v = 0; v < V; v++) {
+        p[v] = v < half ? 1.0 / (double)half : 0.0;
+        q[v] = v < half ? 0.0 : 1.0 / (double)(V - half);
+    }
+    for (size_t c = 0; c < pl->count; c++) {
+        const cell *ce = &pl->cells[c];
+        if (ce->verifier < 0)
+            continue;
+        mdsd_verifier_kind kind = (mdsd_verifier_kind)ce->verifier;
+        mdsd_scheme s = {ce->scheme, ce->n, V, q, NULL};
+        mdsd_err err;
+        double alpha, per_draft[MDSD_REPORT_MAX_DRAFTS];
+        int rc = o->simulate ? MDSD_EUNSUPPORTED
+                             : mdsd_verifier_exact(kind, p, &s, &o->verifier_opts, &alpha, per_draft, &err);
+        if (rc != MDSD_EUNSUPPORTED && rc != MDSD_ETOOBIG)
+            continue;
+        mdsd_verifier *v = mdsd_verifier_alloc(kind, p, &s, &o->verifier_opts, &err);
+        if (!v)
+            continue;
+        mdsd_mc_opts mc;
+        mdsd_mc_opts_init(&mc);
+        mc.trials = o->trials < 64 ? o->trials : 64;
+        mc.threads = 1;
+        mc.histogram = false;
+        mdsd_mc_result res;
+        double t0 = seconds_now();
+        rc = mdsd_mc_run(v, &mc, &res, &err);
+        double per_position = (seconds_now() - t0) * (double)o->trials / (double)mc.trials;
+        mdsd_verifier_free(v);
+        if (rc)
+            continue;
+        mdsd_mc_result_free(&res);
+        int threads = o->threads > 0 ? o->threads : omp_get_max_threads();
+        double total = per_position * (double)positions / (double)threads;
+        char msg[768];
+        snprintf(msg, sizeof msg, "verifier %s at n = %zu has no exact form at V = %zu and runs by Monte "
+                 "Carlo, %llu trials per position: up to about %.3g s per position (%.3g rows/s per "
+                 "thread, measured on a probe position where every draft is rejected), so up to about "
+                 "%.2g %s for this verifier alone over the %zu positions x temperatures on %d thread%s%s",
+                 mdsd_verifier_name(kind), ce->n, V, (unsigned long long)o->trials, per_position,
+                 1.0 / per_position, total > 3600 ? total / 3600 : total > 60 ? total / 60 : total,
+                 total > 3600 ? "hours" : total > 60 ? "minutes" : "seconds", positions, threads,
+                 threads == 1 ? "" : "s",
+                 total > 60 ? ". Lower --trials, subsample with --positions a:b, or leave it out" : "");
+        o->note(msg, o->note_ctx);
+    }
+    free(p), free(q);
 }
 
 /* ---- resumable job -------------------------------------------------------- */
@@ -762,6 +897,9 @@ static int check_options(const mdsd_batch_opts *o, mdsd_err *err)
         return mdsd_fail(err, MDSD_EINVAL, "table: top-p %g is not in (0, 1]", o->top_p);
     if (o->simulate && o->trials == 0)
         return mdsd_fail(err, MDSD_EINVAL, "table: --simulate needs --trials K");
+    if (o->per_position && o->resume)
+        return mdsd_fail(err, MDSD_EINVAL, "table: --per-position cannot be combined with --resume "
+                         "(the rows of finished units are not kept); run the job without --resume");
     return MDSD_OK;
 }
 
@@ -858,7 +996,7 @@ static int run_dump(const mdsd_batch_opts *o, const plan *pl, const dump_job *jo
     for (size_t t = 0; t < o->n_temperatures && rc == MDSD_OK; t++) {
         double T = o->temperatures[t];
         if (unit_done(done, job->label, T)) {
-            mdsd_progress_add(progress, job->end - job->begin);
+            mdsd_progress_skip(progress, job->end - job->begin);
             continue;
         }
         rc = run_unit(o, pl, job, T, t, workers, progress, rows, err);
@@ -921,10 +1059,19 @@ int mdsd_batch_run(const mdsd_batch_opts *o, mdsd_report_row **rows_out, size_t 
     for (size_t i = 0; i < n_jobs && rc == MDSD_OK; i++)
         if ((rc = open_job(o, i, &jobs[i], err)) == MDSD_OK)
             total += (jobs[i].end - jobs[i].begin) * o->n_temperatures;
+    per_position_out pp;
+    bool pp_open = false;
+    if (rc == MDSD_OK && o->per_position && (rc = per_position_open(&pp, o->per_position, &pl, err)) == MDSD_OK) {
+        pp_open = true;
+        for (size_t i = 0; i < n_jobs; i++)
+            jobs[i].per_position = &pp;
+    }
     if (rc == MDSD_OK && o->resume)
         rc = read_partial(partial_path, signature, pl.count, &done, err);
     if (rc == MDSD_OK)
         rc = check_done_units(partial_path, o, jobs, n_jobs, &done, err);
+    if (rc == MDSD_OK)
+        warn_monte_carlo(o, &pl, jobs[0].dump->V, total);
     /* Rewrite the partial file with what is kept, then append as units finish. */
     FILE *partial = rc == MDSD_OK ? start_partial(partial_path, signature, &done, &pl, err) : NULL;
     if (rc == MDSD_OK && !partial)
@@ -945,6 +1092,10 @@ int mdsd_batch_run(const mdsd_batch_opts *o, mdsd_report_row **rows_out, size_t 
         rc = collect(o, jobs, n_jobs, &done, &fresh, &all, err);
     if (rc == MDSD_OK)
         rc = write_output(o, &all, pl.max_n, err);
+    if (pp_open && rc == MDSD_OK)
+        rc = mdsd_outfile_commit(&pp.file, err);
+    else if (pp_open)
+        mdsd_outfile_abort(&pp.file);
     if (rc == MDSD_OK)
         unlink(partial_path);
     for (size_t i = 0; jobs && i < n_jobs; i++)

@@ -56,6 +56,13 @@ typedef struct {
     mdsd_verifier_opts verifier_opts;
     const char *output;                  /* results CSV (the .partial file lives beside it) */
     bool resume;
+    /* Per-position results: a CSV streamed row by row (written to a temporary
+     * name, renamed at the end), one line per (dump column, temperature, row):
+     *   dump,temperature,row,sample,position,entropy_p,entropy_q,tv,
+     *   alpha_star_<scheme>_n<n>...,rate_<verifier>_n<n>...
+     * (entropies in nats, after temperature and truncation; tv = TV(p, q)).
+     * NULL = none. Not with resume (finished units' rows are not kept). */
+    const char *per_position;
     bool discard_partial;                /* delete an existing OUTPUT.partial and start over */
     bool progress;                       /* progress bar on stderr (when a terminal) */
     /* Told about (scheme, method, n) combinations that do not apply and are

@@ -1,5 +1,6 @@
 #include "report.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,10 +112,79 @@ static size_t label_index(label_set *set, const char *label)
 
 typedef enum { STYLE_MARKDOWN, STYLE_LATEX } style;
 
-static void cell(FILE *out, const mdsd_report_row *r, style st)
+void mdsd_report_style_init(mdsd_report_style *s)
+{
+    memset(s, 0, sizeof *s);
+    s->layout = MDSD_REPORT_PER_SETTING;
+}
+
+void mdsd_report_latex_escape(FILE *out, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '\\': fputs("\\textbackslash{}", out); break;
+        case '~': fputs("\\textasciitilde{}", out); break;
+        case '^': fputs("\\textasciicircum{}", out); break;
+        case '&': case '%': case '$': case '#': case '_': case '{': case '}':
+            fputc('\\', out);
+            fputc(*s, out);
+            break;
+        case '<': fputs("\\textless{}", out); break;
+        case '>': fputs("\\textgreater{}", out); break;
+        case '|': fputs("\\textbar{}", out); break;
+        default: fputc(*s, out);
+        }
+    }
+}
+
+/* Markdown table text: '|' would end the cell, '\' and '*', '_', '`' would
+ * start escapes or emphasis. */
+static void markdown_escape(FILE *out, const char *s)
+{
+    for (; *s; s++) {
+        if (strchr("|\\*_`[]<>", *s))
+            fputc('\\', out);
+        fputc(*s, out);
+    }
+}
+
+static void text(FILE *out, const char *s, style st)
+{
+    if (st == STYLE_LATEX)
+        mdsd_report_latex_escape(out, s);
+    else
+        markdown_escape(out, s);
+}
+
+/* The marks a cell carries (bit 1: Monte Carlo, bit 2: truncated is). */
+enum { MARK_MC = 1, MARK_IS_TOP = 2 };
+
+static int cell_marks(const mdsd_report_row *r, const mdsd_report_style *ss)
+{
+    int m = 0;
+    if (!r->exact)
+        m |= MARK_MC;
+    if (ss->is_top > 0 && !strcmp(r->method, "is"))
+        m |= MARK_IS_TOP;
+    return m;
+}
+
+static void marks(FILE *out, int m, style st)
+{
+    if (st == STYLE_LATEX) {
+        if (m)
+            fprintf(out, "$^{%s%s}$", m & MARK_MC ? "\\dagger" : "",
+                    m & MARK_IS_TOP ? "\\ddagger" : "");
+    } else {
+        fprintf(out, "%s%s", m & MARK_MC ? "†" : "", m & MARK_IS_TOP ? "‡" : "");
+    }
+}
+
+static void cell(FILE *out, const mdsd_report_row *r, const mdsd_report_style *ss, style st)
 {
     const char *pm = st == STYLE_LATEX ? " $\\pm$ " : " ± ";
     fprintf(out, "%.4f%s%.4f", r->alpha, pm, r->se);
+    marks(out, cell_marks(r, ss), st);
     if (!isfinite(r->gap))
         return;
     if (fabs(r->gap) < GAP_ROUNDING) {
@@ -130,11 +200,16 @@ static void cell(FILE *out, const mdsd_report_row *r, style st)
         fprintf(out, " (%s%.4f%s)", arrow, fabs(r->gap), sig);
 }
 
+static bool same_setting(const mdsd_report_row *r, double T, size_t n)
+{
+    return r->temperature == T && r->n == n;
+}
+
 static const mdsd_report_row *find(const mdsd_report_row *rows, size_t count, double T, size_t n,
                                    const char *scheme, const char *method, const char *dump)
 {
     for (size_t i = 0; i < count; i++)
-        if (rows[i].temperature == T && rows[i].n == n && !strcmp(rows[i].scheme, scheme) &&
+        if (same_setting(&rows[i], T, n) && !strcmp(rows[i].scheme, scheme) &&
             !strcmp(rows[i].method, method) && !strcmp(rows[i].dump, dump))
             return &rows[i];
     return NULL;
@@ -144,7 +219,7 @@ static const mdsd_report_row *find(const mdsd_report_row *rows, size_t count, do
 static size_t first_of_scheme(const mdsd_report_row *rows, size_t i, double T, size_t n)
 {
     for (size_t k = 0; k < i; k++)
-        if (rows[k].temperature == T && rows[k].n == n && !strcmp(rows[k].scheme, rows[i].scheme))
+        if (same_setting(&rows[k], T, n) && !strcmp(rows[k].scheme, rows[i].scheme))
             return k;
     return i;
 }
@@ -153,94 +228,264 @@ static size_t first_of_scheme(const mdsd_report_row *rows, size_t i, double T, s
 static size_t first_of_method(const mdsd_report_row *rows, size_t i, double T, size_t n)
 {
     for (size_t k = 0; k < i; k++)
-        if (rows[k].temperature == T && rows[k].n == n && !strcmp(rows[k].scheme, rows[i].scheme) &&
+        if (same_setting(&rows[k], T, n) && !strcmp(rows[k].scheme, rows[i].scheme) &&
             !strcmp(rows[k].method, rows[i].method))
             return k;
     return i;
 }
 
+/* What one rendering call needs. */
+typedef struct {
+    FILE *out;
+    const mdsd_report_row *rows;
+    size_t count;
+    label_set dumps;
+    const mdsd_report_style *ss;
+    style st;
+    int used_marks; /* marks printed in the current table (for its legend) */
+} renderer;
+
 /* One table row: (scheme, method) across the dumps; nothing if no dump has it. */
-static void render_row(FILE *out, const mdsd_report_row *rows, size_t count, double T, size_t n,
-                       const char *scheme, const char *method_name, const label_set *dumps, style st)
+static void render_row(renderer *R, double T, size_t n, const char *scheme, const char *method_name)
 {
+    FILE *out = R->out;
     const mdsd_report_row *any = NULL;
-    for (size_t d = 0; d < dumps->count && !any; d++)
-        any = find(rows, count, T, n, scheme, method_name, dumps->labels[d]);
+    for (size_t d = 0; d < R->dumps.count && !any; d++)
+        any = find(R->rows, R->count, T, n, scheme, method_name, R->dumps.labels[d]);
     if (!any)
         return;
-    const char *sep = st == STYLE_LATEX ? " & " : " | ";
-    const char *method = strcmp(method_name, "bound") ? method_name
-                                                      : (st == STYLE_LATEX ? "$\\alpha^*$" : "α*");
-    fprintf(out, st == STYLE_LATEX ? "%s & %s" : "| %s | %s", scheme, method);
-    for (size_t d = 0; d < dumps->count; d++) {
-        fputs(sep, out);
-        const mdsd_report_row *c = find(rows, count, T, n, scheme, method_name, dumps->labels[d]);
-        if (c)
-            cell(out, c, st);
-        else
-            fputs("–", out);
+    style st = R->st;
+    fputs(st == STYLE_LATEX ? "" : "| ", out);
+    text(out, scheme, st);
+    fputs(st == STYLE_LATEX ? " & " : " | ", out);
+    if (!strcmp(method_name, "bound"))
+        fputs(st == STYLE_LATEX ? "$\\alpha^*$" : "α*", out);
+    else
+        text(out, method_name, st);
+    for (size_t d = 0; d < R->dumps.count; d++) {
+        fputs(st == STYLE_LATEX ? " & " : " | ", out);
+        const mdsd_report_row *c = find(R->rows, R->count, T, n, scheme, method_name, R->dumps.labels[d]);
+        if (c) {
+            cell(out, c, R->ss, st);
+            R->used_marks |= cell_marks(c, R->ss);
+        } else {
+            fputs(st == STYLE_LATEX ? "--" : "–", out);
+        }
     }
     fputs(st == STYLE_LATEX ? " \\\\\n" : " |\n", out);
 }
 
-static void render_block(FILE *out, const mdsd_report_row *rows, size_t count, double T, size_t n,
-                         const label_set *dumps, style st)
+/* The rows of one setting: schemes in order of first appearance; each: its
+ * alpha* row, then its methods. */
+static void render_setting_rows(renderer *R, double T, size_t n)
 {
-    const char *sep = st == STYLE_LATEX ? " & " : " | ";
-    if (st == STYLE_LATEX) {
-        fprintf(out, "\\begin{table}[t]\n\\centering\n\\caption{Acceptance rate, $T = %g$, $n = %zu$ "
-                     "drafts (mean $\\pm$ s.e.\\ clustered by sample; arrows: gap to the scheme's "
-                     "$\\alpha^*$).}\n\\begin{tabular}{ll", T, n);
-        for (size_t d = 0; d < dumps->count; d++)
-            fputc('c', out);
-        fputs("}\n\\toprule\nscheme & method", out);
-    } else {
-        fprintf(out, "\n**T = %g, n = %zu** (α ± s.e. clustered by sample; (↓Δ) = gap to the "
-                     "scheme's α*, * p<0.05, ** p<0.01, *** p<0.001)\n\n| scheme | method", T, n);
-    }
-    for (size_t d = 0; d < dumps->count; d++)
-        fprintf(out, "%s%s", sep, dumps->labels[d]);
-    fputs(st == STYLE_LATEX ? " \\\\\n\\midrule\n" : " |\n|---|---", out);
-    if (st == STYLE_MARKDOWN) {
-        for (size_t d = 0; d < dumps->count; d++)
-            fputs("|---", out);
-        fputs("|\n", out);
-    }
-    /* schemes in order of first appearance; each: its alpha* row, then its methods */
-    for (size_t i = 0; i < count; i++) {
+    const mdsd_report_row *rows = R->rows;
+    for (size_t i = 0; i < R->count; i++) {
         const mdsd_report_row *r = &rows[i];
-        if (r->temperature != T || r->n != n || first_of_scheme(rows, i, T, n) != i)
+        if (!same_setting(r, T, n) || first_of_scheme(rows, i, T, n) != i)
             continue;
-        render_row(out, rows, count, T, n, r->scheme, "bound", dumps, st);
-        for (size_t k = i; k < count; k++)
-            if (rows[k].temperature == T && rows[k].n == n && !strcmp(rows[k].scheme, r->scheme) &&
+        render_row(R, T, n, r->scheme, "bound");
+        for (size_t k = i; k < R->count; k++)
+            if (same_setting(&rows[k], T, n) && !strcmp(rows[k].scheme, r->scheme) &&
                 strcmp(rows[k].method, "bound") && first_of_method(rows, k, T, n) == k)
-                render_row(out, rows, count, T, n, r->scheme, rows[k].method, dumps, st);
+                render_row(R, T, n, r->scheme, rows[k].method);
     }
-    if (st == STYLE_LATEX)
-        fputs("\\bottomrule\n\\end{tabular}\n\\end{table}\n", out);
 }
 
-static void render(FILE *out, const mdsd_report_row *rows, size_t count, style st)
+/* A LaTeX label: the prefix with characters LaTeX labels dislike replaced. */
+static void latex_label(FILE *out, const char *prefix, const char *suffix)
 {
-    label_set dumps = {0};
-    for (size_t i = 0; i < count; i++)
-        label_index(&dumps, rows[i].dump);
-    for (size_t i = 0; i < count; i++) {
-        int seen = 0;
-        for (size_t k = 0; k < i && !seen; k++)
-            seen = rows[k].temperature == rows[i].temperature && rows[k].n == rows[i].n;
-        if (!seen)
-            render_block(out, rows, count, rows[i].temperature, rows[i].n, &dumps, st);
+    fputs("\\label{", out);
+    for (const char *s = prefix && *prefix ? prefix : "tab:mdsd"; *s; s++)
+        fputc(isalnum((unsigned char)*s) || strchr(":-.+/", *s) ? *s : '-', out);
+    fprintf(out, "%s}\n", suffix);
+}
+
+static void header_row(renderer *R)
+{
+    FILE *out = R->out;
+    if (R->st == STYLE_LATEX) {
+        fputs("\\begin{tabular}{ll", out);
+        for (size_t d = 0; d < R->dumps.count; d++)
+            fputc('c', out);
+        fputs("}\n\\toprule\nscheme & method", out);
+        for (size_t d = 0; d < R->dumps.count; d++) {
+            fputs(" & ", out);
+            mdsd_report_latex_escape(out, R->dumps.labels[d]);
+        }
+        fputs(" \\\\\n\\midrule\n", out);
+        return;
     }
+    fputs("| scheme | method", out);
+    for (size_t d = 0; d < R->dumps.count; d++) {
+        fputs(" | ", out);
+        markdown_escape(out, R->dumps.labels[d]);
+    }
+    fputs(" |\n|---|---", out);
+    for (size_t d = 0; d < R->dumps.count; d++)
+        fputs("|---", out);
+    fputs("|\n", out);
+}
+
+/* The legend of the marks used in the table just ended. */
+static void legend(renderer *R)
+{
+    FILE *out = R->out;
+    int m = R->used_marks;
+    if (!m)
+        return;
+    char trials[64] = "";
+    if (R->ss->trials)
+        snprintf(trials, sizeof trials, ", %llu trials per position", R->ss->trials);
+    if (R->st == STYLE_LATEX) {
+        fputs("\\par\\smallskip\\footnotesize\n", out);
+        if (m & MARK_MC)
+            fprintf(out, "$^\\dagger$~Monte-Carlo estimate%s; the rest are exact.\n", trials);
+        if (m & MARK_IS_TOP)
+            fprintf(out, "%s$^\\ddagger$~\\texttt{is} with weights optimised only among "
+                         "the top %zu tokens (\\texttt{-{}-is-top %zu}), not over the "
+                         "whole vocabulary.\n", m & MARK_MC ? "\\\\\n" : "", R->ss->is_top, R->ss->is_top);
+    } else {
+        if (m & MARK_MC)
+            fprintf(out, "\n† Monte-Carlo estimate%s; the rest are exact.\n", trials);
+        if (m & MARK_IS_TOP)
+            fprintf(out, "%s‡ `is` with weights optimised only among the top %zu tokens (`--is-top %zu`), "
+                         "not over the whole vocabulary.\n", m & MARK_MC ? "" : "\n",
+                    R->ss->is_top, R->ss->is_top);
+    }
+    R->used_marks = 0;
+}
+
+static const char *caption_text(style st)
+{
+    return st == STYLE_LATEX
+               ? "mean $\\pm$ s.e.\\ clustered by sample; arrows: gap to the scheme's $\\alpha^*$, "
+                 "$^{*}p<0.05$, $^{**}p<0.01$, $^{***}p<0.001$; (=): attains $\\alpha^*$"
+               : "α ± s.e. clustered by sample; (↓Δ) = gap to the scheme's α*, * p<0.05, "
+                 "** p<0.01, *** p<0.001; (=) attains α*";
+}
+
+static void render_setting(renderer *R, double T, size_t n)
+{
+    FILE *out = R->out;
+    if (R->st == STYLE_LATEX) {
+        fprintf(out, "\\begin{table}[t]\n\\centering\n\\caption{Acceptance rate, $T = %g$, "
+                     "$n = %zu$ drafts (%s).}\n", T, n, caption_text(STYLE_LATEX));
+        char suffix[64];
+        snprintf(suffix, sizeof suffix, "-T%g-n%zu", T, n);
+        latex_label(out, R->ss->label_prefix, suffix);
+    } else {
+        fprintf(out, "\n**T = %g, n = %zu** (%s)\n\n", T, n, caption_text(STYLE_MARKDOWN));
+    }
+    header_row(R);
+    render_setting_rows(R, T, n);
+    if (R->st == STYLE_LATEX)
+        fputs("\\bottomrule\n\\end{tabular}\n", out);
+    legend(R);
+    if (R->st == STYLE_LATEX)
+        fputs("\\end{table}\n\n", out);
+}
+
+static bool first_of_setting(const mdsd_report_row *rows, size_t i)
+{
+    for (size_t k = 0; k < i; k++)
+        if (same_setting(&rows[k], rows[i].temperature, rows[i].n))
+            return false;
+    return true;
+}
+
+static void render_combined(renderer *R)
+{
+    FILE *out = R->out;
+    size_t cols = 2 + R->dumps.count;
+    if (R->st == STYLE_LATEX) {
+        fprintf(out, "\\begin{table}[t]\n\\centering\n\\caption{Acceptance rate by temperature $T$ "
+                     "and number of drafts $n$ (%s).}\n", caption_text(STYLE_LATEX));
+        latex_label(out, R->ss->label_prefix, "-all");
+    } else {
+        fprintf(out, "\n**All settings** (%s)\n\n", caption_text(STYLE_MARKDOWN));
+    }
+    header_row(R);
+    bool first = true;
+    for (size_t i = 0; i < R->count; i++) {
+        if (!first_of_setting(R->rows, i))
+            continue;
+        double T = R->rows[i].temperature;
+        size_t n = R->rows[i].n;
+        if (R->st == STYLE_LATEX)
+            fprintf(out, "%s\\multicolumn{%zu}{l}{$T = %g$, $n = %zu$} \\\\\n", first ? "" : "\\midrule\n",
+                    cols, T, n);
+        else {
+            fprintf(out, "| **T = %g, n = %zu** |", T, n);
+            for (size_t c = 1; c < cols; c++)
+                fputs(" |", out);
+            fputc('\n', out);
+        }
+        first = false;
+        render_setting_rows(R, T, n);
+    }
+    if (R->st == STYLE_LATEX)
+        fputs("\\bottomrule\n\\end{tabular}\n", out);
+    legend(R);
+    if (R->st == STYLE_LATEX)
+        fputs("\\end{table}\n\n", out);
+}
+
+static size_t setting_count(const mdsd_report_row *rows, size_t count)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < count; i++)
+        k += first_of_setting(rows, i);
+    return k;
+}
+
+static void render(FILE *out, const mdsd_report_row *rows, size_t count, style st,
+                   const mdsd_report_style *ss)
+{
+    renderer R = {out, rows, count, {{0}, 0}, ss, st, 0};
+    for (size_t i = 0; i < count; i++)
+        label_index(&R.dumps, rows[i].dump);
+    if (st == STYLE_LATEX && ss->provenance)
+        fprintf(out, "%% %s\n", ss->provenance);
+    else if (ss->provenance)
+        fprintf(out, "<!-- %s -->\n", ss->provenance);
+    if (st == STYLE_LATEX && ss->standalone)
+        fputs("\\documentclass{article}\n\\usepackage{booktabs}\n\\begin{document}\n\n", out);
+    bool per_setting = ss->layout & MDSD_REPORT_PER_SETTING;
+    /* one setting: the combined table would repeat the per-setting one */
+    bool combined = (ss->layout & MDSD_REPORT_COMBINED) && (!per_setting || setting_count(rows, count) > 1);
+    if (per_setting)
+        for (size_t i = 0; i < count; i++)
+            if (first_of_setting(rows, i))
+                render_setting(&R, rows[i].temperature, rows[i].n);
+    if (combined)
+        render_combined(&R);
+    if (st == STYLE_LATEX && ss->standalone)
+        fputs("\\end{document}\n", out);
+}
+
+void mdsd_report_render_markdown(FILE *out, const mdsd_report_row *rows, size_t count,
+                                 const mdsd_report_style *style)
+{
+    render(out, rows, count, STYLE_MARKDOWN, style);
+}
+
+void mdsd_report_render_latex(FILE *out, const mdsd_report_row *rows, size_t count,
+                              const mdsd_report_style *style)
+{
+    render(out, rows, count, STYLE_LATEX, style);
 }
 
 void mdsd_report_markdown(FILE *out, const mdsd_report_row *rows, size_t count)
 {
-    render(out, rows, count, STYLE_MARKDOWN);
+    mdsd_report_style s;
+    mdsd_report_style_init(&s);
+    render(out, rows, count, STYLE_MARKDOWN, &s);
 }
 
 void mdsd_report_latex(FILE *out, const mdsd_report_row *rows, size_t count)
 {
-    render(out, rows, count, STYLE_LATEX);
+    mdsd_report_style s;
+    mdsd_report_style_init(&s);
+    render(out, rows, count, STYLE_LATEX, &s);
 }

@@ -47,9 +47,41 @@ void mdsd_report_csv_row(FILE *out, const mdsd_report_row *r, size_t max_drafts)
 /* Parses one CSV data line written by mdsd_report_csv_row (for --resume). */
 int mdsd_report_csv_parse(const char *line, mdsd_report_row *r, mdsd_err *err);
 
-/* Renders rows as tables, one per (temperature, n), columns = dumps in order
- * of first appearance. */
+/* ---- rendering ----
+ * Tables of rows scheme x method (each scheme's alpha* row first), columns =
+ * dumps in order of first appearance; settings (temperature, n) in order of
+ * first appearance, either one table each or one combined table with a row
+ * group per setting. Every label is escaped for the format; each LaTeX table
+ * has a \label; Monte-Carlo cells (exact = 0) carry a dagger and cells of the
+ * is verifier truncated by --is-top a double dagger, explained under the
+ * table. */
+typedef enum {
+    MDSD_REPORT_PER_SETTING = 1, /* one table per (temperature, n) */
+    MDSD_REPORT_COMBINED = 2,    /* one table, (temperature, n) as row groups */
+    MDSD_REPORT_BOTH = 3
+} mdsd_report_layout;
+
+typedef struct {
+    mdsd_report_layout layout;
+    size_t is_top;             /* the job's --is-top (0 = none): marks the is cells */
+    unsigned long long trials; /* Monte-Carlo trials per position, for the legend (0 = unknown) */
+    const char *label_prefix;  /* LaTeX \label prefix (default "tab:mdsd") */
+    bool standalone;           /* LaTeX: a whole document (article + booktabs) */
+    const char *provenance;    /* one line said as a comment on top ("% ...", "<!-- -->"), or NULL */
+} mdsd_report_style;
+
+void mdsd_report_style_init(mdsd_report_style *s); /* per setting, no marks, no provenance */
+
+void mdsd_report_render_markdown(FILE *out, const mdsd_report_row *rows, size_t count,
+                                 const mdsd_report_style *style);
+void mdsd_report_render_latex(FILE *out, const mdsd_report_row *rows, size_t count,
+                              const mdsd_report_style *style);
+
+/* The default style (one table per setting). */
 void mdsd_report_markdown(FILE *out, const mdsd_report_row *rows, size_t count);
 void mdsd_report_latex(FILE *out, const mdsd_report_row *rows, size_t count);
+
+/* s as LaTeX text: \ { } $ & # ^ _ ~ % escaped; bytes >= 0x80 passed on (UTF-8). */
+void mdsd_report_latex_escape(FILE *out, const char *s);
 
 #endif

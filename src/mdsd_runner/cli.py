@@ -121,6 +121,8 @@ def _parser():
                         description="Checks each FILE against dump format version 1; prints a "
                                     "summary or the problems found.")
     va.add_argument("files", nargs="+", metavar="FILE")
+    from .importer import add_parser as add_import_parser
+    add_import_parser(sub)
     return top
 
 
@@ -192,6 +194,9 @@ def main(argv=None):
     try:
         if args.command == "validate":
             return _validate(args.files)
+        if args.command == "import":
+            from .importer import run as run_import
+            return run_import(args)
         return _dump(args)
     except RunnerError as e:
         print(f"mdsd-runner: error: {e}", file=sys.stderr)

@@ -1,0 +1,318 @@
+/* mdsd report: re-renders the results CSV of `mdsd table` as Markdown or
+ * LaTeX tables without recomputing anything: selects temperatures, draft
+ * counts, schemes, methods and dumps, in the order given, and carries the
+ * CSV's provenance (FILE.provenance.json) forward into the output. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "provenance.h"
+
+static const char usage_text[] =
+    "Usage: mdsd report RESULTS.csv [--markdown | --latex] [-o FILE] [options]\n"
+    "Renders the results CSV of `mdsd table` as tables (rows scheme x method with\n"
+    "each scheme's alpha*, columns dumps) without recomputing.\n\n"
+    "  -o, --output FILE       write here (atomically; default standard output)\n"
+    "      --markdown          Markdown (default)\n"
+    "      --latex             LaTeX (booktabs); every label escaped, a \\label per\n"
+    "                          table, marks for Monte-Carlo and --is-top cells\n"
+    "      --standalone        LaTeX: a whole document (article + booktabs)\n"
+    "      --layout L          per-setting, combined (T x n as row groups) or both\n"
+    "                          (default)\n"
+    "      --label-prefix P    LaTeX labels P-T<T>-n<n> and P-all (default tab:mdsd)\n"
+    "  -t, --temperatures LIST keep these temperatures, in this order\n"
+    "  -d, --drafts LIST       keep these numbers of drafts, in this order\n"
+    "  -s, --schemes LIST      keep these schemes, in this order\n"
+    "  -m, --methods LIST      keep these methods (verifiers; alpha* rows stay), in\n"
+    "                          this order\n"
+    "      --dumps LIST        keep these dump columns, in this order\n"
+    "      --is-top S          mark is cells as truncated (default: from the\n"
+    "                          provenance file, else none)\n"
+    "  -h, --help              this help\n\n"
+    "The --is-top and trials of the job come from RESULTS.csv.provenance.json when\n"
+    "it exists; the output starts with a comment line naming it, and with -o a\n"
+    "FILE.provenance.json is written that embeds it.\n";
+
+enum { OPT_MARKDOWN = CLI_OPT_COMMAND, OPT_LATEX, OPT_STANDALONE, OPT_LAYOUT, OPT_LABEL, OPT_DUMPS,
+       OPT_IS_TOP };
+
+#define MAX_ITEMS 64
+
+typedef struct {
+    char *items[MAX_ITEMS];
+    size_t count;
+    char *buf;
+} name_list;
+
+typedef struct {
+    const char *csv, *output, *label_prefix;
+    bool latex, standalone, is_top_given;
+    size_t is_top;
+    mdsd_report_layout layout;
+    name_list temperatures, drafts, schemes, methods, dumps;
+} report_opts;
+
+int cli_parse_layout(const char *arg, const char *cmd, mdsd_report_layout *out)
+{
+    if (!strcmp(arg, "per-setting"))
+        *out = MDSD_REPORT_PER_SETTING;
+    else if (!strcmp(arg, "combined"))
+        *out = MDSD_REPORT_COMBINED;
+    else if (!strcmp(arg, "both"))
+        *out = MDSD_REPORT_BOTH;
+    else
+        return cli_usage_error(cmd, "--layout: '%s' is not per-setting, combined or both", arg);
+    return 0;
+}
+
+int cli_render_report(const char *dest, cli_report_renderer fn, const mdsd_report_row *rows,
+                      size_t count, const mdsd_report_style *style, mdsd_err *err)
+{
+    if (!strcmp(dest, "-")) {
+        fn(stdout, rows, count, style);
+        return fflush(stdout) == 0 ? MDSD_OK : mdsd_fail(err, MDSD_EIO, "error writing the table");
+    }
+    mdsd_outfile out;
+    int rc = mdsd_outfile_open(&out, dest, err);
+    if (rc)
+        return rc;
+    fn(out.f, rows, count, style);
+    return mdsd_outfile_commit(&out, err);
+}
+
+static int split(const char *arg, const char *opt, name_list *l)
+{
+    free(l->buf);
+    l->buf = strdup(arg);
+    l->count = 0;
+    if (!l->buf)
+        return cli_usage_error("report", "out of memory");
+    char *save = NULL;
+    for (char *tok = strtok_r(l->buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (l->count == MAX_ITEMS)
+            return cli_usage_error("report", "%s: more than %d entries", opt, MAX_ITEMS);
+        l->items[l->count++] = tok;
+    }
+    return l->count ? 0 : cli_usage_error("report", "%s: empty list", opt);
+}
+
+/* Position of a row's value in a list; -1 = filtered out; 0 when no list. */
+static long rank_name(const name_list *l, const char *s)
+{
+    if (!l->count)
+        return 0;
+    for (size_t i = 0; i < l->count; i++)
+        if (!strcmp(l->items[i], s))
+            return (long)i;
+    return -1;
+}
+
+static long rank_number(const name_list *l, double x)
+{
+    if (!l->count)
+        return 0;
+    for (size_t i = 0; i < l->count; i++)
+        if (fabs(strtod(l->items[i], NULL) - x) <= 1e-9 * (1 + fabs(x)))
+            return (long)i;
+    return -1;
+}
+
+static int check_numbers(const name_list *l, const char *opt)
+{
+    for (size_t i = 0; i < l->count; i++) {
+        char *end;
+        double x = strtod(l->items[i], &end);
+        if (end == l->items[i] || *end || !isfinite(x))
+            return cli_usage_error("report", "%s: '%s' is not a number", opt, l->items[i]);
+    }
+    return 0;
+}
+
+typedef struct {
+    mdsd_report_row row;
+    long key[5]; /* T, n, scheme, method, dump ranks */
+    size_t index;
+} ranked_row;
+
+static int cmp_ranked(const void *a, const void *b)
+{
+    const ranked_row *x = a, *y = b;
+    for (int k = 0; k < 5; k++)
+        if (x->key[k] != y->key[k])
+            return x->key[k] < y->key[k] ? -1 : 1;
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+/* Reads the CSV's rows (lines starting with '#' are comments), keeps the
+ * selected ones and orders them as the lists say (else as in the file). */
+static int read_rows(const report_opts *o, mdsd_report_row **rows_out, size_t *count_out, mdsd_err *err)
+{
+    FILE *f = fopen(o->csv, "r");
+    if (!f)
+        return mdsd_fail(err, MDSD_EIO, "cannot read '%s'", o->csv);
+    char line[8192];
+    size_t count = 0, cap = 0, lineno = 0;
+    ranked_row *rr = NULL;
+    int rc = MDSD_OK;
+    bool header = false;
+    while (rc == MDSD_OK && fgets(line, sizeof line, f)) {
+        lineno++;
+        if (!strchr(line, '\n') && !feof(f)) {
+            rc = mdsd_fail(err, MDSD_EFORMAT, "%s, line %zu: line too long", o->csv, lineno);
+            break;
+        }
+        if (line[0] == '#' || line[strspn(line, " \r\n")] == '\0')
+            continue;
+        if (!header) {
+            header = true;
+            if (strncmp(line, "dump,temperature,n,scheme,method,alpha,stderr,", 46) != 0)
+                rc = mdsd_fail(err, MDSD_EFORMAT, "%s, line %zu: not a results CSV of mdsd table "
+                               "(header must start dump,temperature,n,scheme,method,alpha,stderr,...)",
+                               o->csv, lineno);
+            continue;
+        }
+        mdsd_report_row r;
+        mdsd_err why;
+        if (mdsd_report_csv_parse(line, &r, &why) != MDSD_OK || !isfinite(r.temperature) || !isfinite(r.alpha)) {
+            rc = mdsd_fail(err, MDSD_EFORMAT, "%s, line %zu: malformed results row", o->csv, lineno);
+            break;
+        }
+        long key[5] = {rank_number(&o->temperatures, r.temperature), rank_number(&o->drafts, (double)r.n),
+                       rank_name(&o->schemes, r.scheme),
+                       strcmp(r.method, "bound") ? rank_name(&o->methods, r.method) : -2,
+                       rank_name(&o->dumps, r.dump)};
+        if (key[0] < 0 || key[1] < 0 || key[2] < 0 || key[3] == -1 || key[4] < 0)
+            continue;
+        if (count == cap) {
+            cap = cap ? 2 * cap : 256;
+            ranked_row *g = realloc(rr, cap * sizeof *g);
+            if (!g) {
+                rc = mdsd_fail(err, MDSD_ENOMEM, "out of memory");
+                break;
+            }
+            rr = g;
+        }
+        rr[count] = (ranked_row){r, {key[0], key[1], key[2], key[3], key[4]}, count};
+        count++;
+    }
+    fclose(f);
+    if (rc == MDSD_OK && !header)
+        rc = mdsd_fail(err, MDSD_EFORMAT, "%s: empty file (no header)", o->csv);
+    if (rc == MDSD_OK && count == 0)
+        rc = mdsd_fail(err, MDSD_EINVAL, "%s: no rows left after the selection", o->csv);
+    mdsd_report_row *rows = rc == MDSD_OK ? malloc(count * sizeof *rows) : NULL;
+    if (rc == MDSD_OK && !rows)
+        rc = mdsd_fail(err, MDSD_ENOMEM, "out of memory");
+    if (rc == MDSD_OK) {
+        qsort(rr, count, sizeof *rr, cmp_ranked);
+        for (size_t i = 0; i < count; i++)
+            rows[i] = rr[i].row;
+        *rows_out = rows;
+        *count_out = count;
+    }
+    free(rr);
+    return rc;
+}
+
+static int parse_args(int argc, char **argv, report_opts *o)
+{
+    static const struct option longopts[] = {
+        {"output", required_argument, NULL, 'o'},       {"markdown", no_argument, NULL, OPT_MARKDOWN},
+        {"latex", no_argument, NULL, OPT_LATEX},        {"standalone", no_argument, NULL, OPT_STANDALONE},
+        {"layout", required_argument, NULL, OPT_LAYOUT}, {"label-prefix", required_argument, NULL, OPT_LABEL},
+        {"temperatures", required_argument, NULL, 't'}, {"drafts", required_argument, NULL, 'd'},
+        {"schemes", required_argument, NULL, 's'},      {"methods", required_argument, NULL, 'm'},
+        {"dumps", required_argument, NULL, OPT_DUMPS},  {"is-top", required_argument, NULL, OPT_IS_TOP},
+        {"help", no_argument, NULL, 'h'},               {0, 0, 0, 0}};
+    int opt;
+    while ((opt = getopt_long(argc, argv, "o:t:d:s:m:h", longopts, NULL)) != -1) {
+        int bad = 0;
+        switch (opt) {
+        case 'o': o->output = optarg; break;
+        case OPT_MARKDOWN: o->latex = false; break;
+        case OPT_LATEX: o->latex = true; break;
+        case OPT_STANDALONE: o->standalone = true; break;
+        case OPT_LAYOUT: bad = cli_parse_layout(optarg, "report", &o->layout); break;
+        case OPT_LABEL: o->label_prefix = optarg; break;
+        case 't': bad = split(optarg, "--temperatures", &o->temperatures) ||
+                        check_numbers(&o->temperatures, "--temperatures"); break;
+        case 'd': bad = split(optarg, "--drafts", &o->drafts) || check_numbers(&o->drafts, "--drafts"); break;
+        case 's': bad = split(optarg, "--schemes", &o->schemes); break;
+        case 'm': bad = split(optarg, "--methods", &o->methods); break;
+        case OPT_DUMPS: bad = split(optarg, "--dumps", &o->dumps); break;
+        case OPT_IS_TOP:
+            bad = cli_parse_size(optarg, "--is-top", "report", &o->is_top);
+            o->is_top_given = true;
+            break;
+        case 'h': fputs(usage_text, stdout); return 1;
+        default: cli_usage_error("report", "unrecognised option"); return -1;
+        }
+        if (bad)
+            return -1;
+    }
+    if (optind + 1 != argc) {
+        cli_usage_error("report", optind == argc ? "missing RESULTS.csv" : "give exactly one RESULTS.csv");
+        return -1;
+    }
+    if (o->standalone && !o->latex) {
+        cli_usage_error("report", "--standalone needs --latex");
+        return -1;
+    }
+    o->csv = argv[optind];
+    return 0;
+}
+
+static void free_lists(report_opts *o)
+{
+    name_list *l[] = {&o->temperatures, &o->drafts, &o->schemes, &o->methods, &o->dumps};
+    for (size_t i = 0; i < 5; i++)
+        free(l[i]->buf);
+}
+
+int cmd_report(int argc, char **argv)
+{
+    report_opts o;
+    memset(&o, 0, sizeof o);
+    o.layout = MDSD_REPORT_BOTH;
+    int r = parse_args(argc, argv, &o);
+    if (r) {
+        free_lists(&o);
+        return r > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+    }
+    mdsd_err err;
+    mdsd_err_clear(&err);
+    mdsd_report_row *rows = NULL;
+    size_t count = 0;
+    char *prov = NULL, note[4400];
+    int rc = mdsd_provenance_read(o.csv, &prov, &err);
+    if (rc == MDSD_OK)
+        rc = read_rows(&o, &rows, &count, &err);
+    if (rc == MDSD_OK) {
+        mdsd_report_style style;
+        mdsd_report_style_init(&style);
+        style.layout = o.layout;
+        style.standalone = o.standalone;
+        style.label_prefix = o.label_prefix;
+        style.is_top = o.is_top_given ? o.is_top : (size_t)mdsd_provenance_integer(prov, "is_top", 0);
+        style.trials = mdsd_provenance_integer(prov, "trials", 0);
+        char side[4200];
+        mdsd_provenance_path(o.csv, side, sizeof side);
+        snprintf(note, sizeof note, "rendered by mdsd report %s from %s; how it was made: %s", MDSD_VERSION,
+                 o.csv, prov ? side : "no provenance file");
+        style.provenance = note;
+        rc = cli_render_report(o.output ? o.output : "-",
+                               o.latex ? mdsd_report_render_latex : mdsd_report_render_markdown, rows, count,
+                               &style, &err);
+    }
+    if (rc == MDSD_OK && o.output) {
+        mdsd_provenance pv = {.tool = "mdsd report", .argc = argc, .argv = argv, .output = o.output,
+                              .source = o.csv};
+        rc = mdsd_provenance_write(&pv, &err);
+    }
+    free(prov);
+    free(rows);
+    free_lists(&o);
+    return rc ? cli_report("report", &err) : CLI_EXIT_OK;
+}

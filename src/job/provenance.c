@@ -1,0 +1,208 @@
+#include "provenance.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "json.h"
+#include "outfile.h"
+
+#ifndef MDSD_VERSION
+#define MDSD_VERSION "unknown"
+#endif
+
+void mdsd_provenance_path(const char *path, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s.provenance.json", path);
+}
+
+/* SHA-256 of a file by coreutils' sha256sum (no hashing code of our own). */
+static int sha256_file(const char *path, char hex[65], mdsd_err *err)
+{
+    int fd[2];
+    if (pipe(fd) != 0)
+        return mdsd_fail(err, MDSD_EIO, "cannot checksum '%s': %s", path, strerror(errno));
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fd[0]), close(fd[1]);
+        return mdsd_fail(err, MDSD_EIO, "cannot checksum '%s': %s", path, strerror(errno));
+    }
+    if (pid == 0) {
+        dup2(fd[1], STDOUT_FILENO);
+        close(fd[0]), close(fd[1]);
+        execlp("sha256sum", "sha256sum", "--", path, (char *)NULL);
+        _exit(127);
+    }
+    close(fd[1]);
+    char buf[128] = "";
+    ssize_t got = 0, r;
+    while (got < (ssize_t)sizeof buf - 1 && (r = read(fd[0], buf + got, sizeof buf - 1 - (size_t)got)) != 0) {
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            break;
+        got += r;
+    }
+    buf[got > 0 ? got : 0] = '\0';
+    close(fd[0]);
+    int status;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || strspn(buf, "0123456789abcdef") < 64)
+        return mdsd_fail(err, MDSD_EIO, "cannot checksum '%s' with sha256sum (coreutils)", path);
+    memcpy(hex, buf, 64);
+    hex[64] = '\0';
+    return MDSD_OK;
+}
+
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+static int write_table_keys(mdsd_json *j, const mdsd_provenance *p, mdsd_err *err)
+{
+    mdsd_json_kv_integer(j, "seed", (long long)p->seed);
+    mdsd_json_kv_integer(j, "trials", (long long)p->trials);
+    mdsd_json_kv_bool(j, "simulate", p->simulate);
+    mdsd_json_kv_integer(j, "top_k", (long long)p->top_k);
+    mdsd_json_kv_number(j, "top_p", p->top_p > 0.0 ? p->top_p : 1.0);
+    mdsd_json_kv_integer(j, "is_top", (long long)p->is_top);
+    mdsd_json_key(j, "positions");
+    mdsd_json_array_begin(j);
+    mdsd_json_integer(j, (long long)p->row_begin);
+    mdsd_json_integer(j, (long long)p->row_end);
+    mdsd_json_array_end(j);
+    mdsd_json_key(j, "dumps");
+    mdsd_json_array_begin(j);
+    for (size_t i = 0; i < p->n_dumps; i++) {
+        struct stat st;
+        char hex[65];
+        if (stat(p->dumps[i], &st) != 0)
+            return mdsd_fail(err, MDSD_EIO, "cannot stat '%s': %s", p->dumps[i], strerror(errno));
+        int rc = sha256_file(p->dumps[i], hex, err);
+        if (rc)
+            return rc;
+        mdsd_json_object_begin(j);
+        mdsd_json_kv_string(j, "path", p->dumps[i]);
+        mdsd_json_kv_integer(j, "size_bytes", (long long)st.st_size);
+        mdsd_json_kv_string(j, "sha256", hex);
+        mdsd_json_object_end(j);
+    }
+    mdsd_json_array_end(j);
+    return MDSD_OK;
+}
+
+int mdsd_provenance_write(const mdsd_provenance *p, mdsd_err *err)
+{
+    char path[4200];
+    mdsd_provenance_path(p->output, path, sizeof path);
+    char *source = NULL;
+    int rc = p->source ? mdsd_provenance_read(p->source, &source, err) : MDSD_OK;
+    if (rc)
+        return rc;
+    mdsd_outfile out;
+    if ((rc = mdsd_outfile_open(&out, path, err))) {
+        free(source);
+        return rc;
+    }
+    char when[32];
+    time_t now = time(NULL);
+    struct tm tm;
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
+    mdsd_json j;
+    mdsd_json_init(&j, out.f);
+    mdsd_json_object_begin(&j);
+    mdsd_json_kv_string(&j, "tool", p->tool);
+    mdsd_json_kv_string(&j, "version", MDSD_VERSION);
+    mdsd_json_key(&j, "command");
+    mdsd_json_array_begin(&j);
+    mdsd_json_string(&j, "mdsd"); /* argv[0] is the subcommand */
+    for (int i = 0; i < p->argc; i++)
+        mdsd_json_string(&j, p->argv[i]);
+    mdsd_json_array_end(&j);
+    mdsd_json_kv_string(&j, "created_utc", when);
+    mdsd_json_kv_string(&j, "output", base_name(p->output));
+    if (p->is_table)
+        rc = write_table_keys(&j, p, err);
+    if (p->source) {
+        mdsd_json_kv_string(&j, "source", p->source);
+        mdsd_json_key(&j, "source_provenance");
+        if (source) {
+            source[strcspn(source, "\n")] = '\0';
+            mdsd_json_raw(&j, source);
+        } else {
+            mdsd_json_null(&j);
+        }
+    }
+    mdsd_json_object_end(&j);
+    free(source);
+    if (rc) {
+        mdsd_outfile_abort(&out);
+        return rc;
+    }
+    return mdsd_outfile_commit(&out, err);
+}
+
+int mdsd_provenance_read(const char *path, char **json, mdsd_err *err)
+{
+    char side[4200];
+    mdsd_provenance_path(path, side, sizeof side);
+    *json = NULL;
+    FILE *f = fopen(side, "r");
+    if (!f)
+        return errno == ENOENT ? MDSD_OK : mdsd_fail(err, MDSD_EIO, "cannot read '%s': %s", side, strerror(errno));
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    size_t got;
+    while (buf && (got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+        len += got;
+        if (len + 1 == cap) {
+            char *g = cap < ((size_t)1 << 24) ? realloc(buf, 2 * cap) : NULL;
+            if (!g) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = g;
+            cap *= 2;
+        }
+    }
+    fclose(f);
+    if (!buf)
+        return mdsd_fail(err, MDSD_ETOOBIG, "'%s': too large for a provenance document", side);
+    buf[len] = '\0';
+    /* one line, an object: what mdsd_provenance_write makes */
+    while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' '))
+        buf[--len] = '\0';
+    if (len < 2 || buf[0] != '{' || buf[len - 1] != '}' || strchr(buf, '\n')) {
+        free(buf);
+        return mdsd_fail(err, MDSD_EFORMAT, "'%s' is not a provenance document (one JSON object "
+                         "on one line); remove it or remake it with mdsd table", side);
+    }
+    *json = buf;
+    return MDSD_OK;
+}
+
+unsigned long long mdsd_provenance_integer(const char *json, const char *key, unsigned long long def)
+{
+    if (!json)
+        return def;
+    char pat[80];
+    snprintf(pat, sizeof pat, "\"%s\":", key);
+    /* the document's own keys come before "source_provenance" */
+    const char *end = strstr(json, "\"source_provenance\":");
+    const char *at = strstr(json, pat);
+    if (!at || (end && at > end))
+        return def;
+    char *stop;
+    unsigned long long v = strtoull(at + strlen(pat), &stop, 10);
+    return stop == at + strlen(pat) ? def : v;
+}

@@ -1,0 +1,61 @@
+/* provenance.h - how a results file was made, in a sidecar JSON document
+ * FILE.provenance.json beside FILE (a results CSV, a rendered table, a
+ * figure), so that the CSV itself stays a plain CSV every reader takes.
+ *
+ * Keys (an interface; extend, don't rename):
+ *   "tool"         "mdsd table", "mdsd report", "mdsd plot"
+ *   "version"      mdsd's version
+ *   "command"      the full command line, one string per argument
+ *   "created_utc"  ISO 8601 time the file was written
+ *   "output"       the file this document describes (base name)
+ *   table only:    "seed", "trials", "simulate", "top_k", "top_p", "is_top",
+ *                  "positions" ([begin, end], end 0 = all rows),
+ *                  "dumps": [{"path", "size_bytes", "sha256"}]
+ *   report, plot:  "source" (the results CSV read) and "source_provenance"
+ *                  (that CSV's own document, verbatim, or null when it has none)
+ */
+#ifndef MDSD_PROVENANCE_H
+#define MDSD_PROVENANCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+typedef struct {
+    const char *tool;            /* "mdsd table" */
+    int argc;
+    char *const *argv;           /* the full command line */
+    const char *output;          /* the file described */
+    /* the table job's settings (tool = "mdsd table") */
+    bool is_table;
+    uint64_t seed, trials;
+    bool simulate;
+    size_t top_k;
+    double top_p;
+    size_t is_top;
+    size_t row_begin, row_end;
+    size_t n_dumps;
+    const char *const *dumps;
+    /* carried forward (report, plot) */
+    const char *source;          /* results CSV read, or NULL */
+} mdsd_provenance;
+
+/* path + ".provenance.json" into buf. */
+void mdsd_provenance_path(const char *path, char *buf, size_t size);
+
+/* Writes the sidecar of p->output atomically; for the table job it reads
+ * every dump once for its SHA-256 (coreutils' sha256sum). */
+int mdsd_provenance_write(const mdsd_provenance *p, mdsd_err *err);
+
+/* The sidecar of results file `path` as malloc'd text, or NULL (and
+ * MDSD_OK) when there is none. A sidecar that is not a JSON object is an
+ * error naming it. */
+int mdsd_provenance_read(const char *path, char **json, mdsd_err *err);
+
+/* A top-level integer key of a sidecar we wrote ("is_top", "trials"); def
+ * when absent. */
+unsigned long long mdsd_provenance_integer(const char *json, const char *key, unsigned long long def);
+
+#endif
