@@ -44,7 +44,7 @@ static double alpha_two_subsets(const double *p, const double *q1, const double 
 static mdsd_iws solve(const double *p, const double *q, size_t V, size_t n, size_t top,
                       mdsd_iws_rank rank)
 {
-    mdsd_iws_opts o = {top, rank, 0};
+    mdsd_iws_opts o = {top, rank, 0, false, 0.0};
     mdsd_iws w;
     mdsd_err err;
     mdsd_err_clear(&err);
@@ -213,7 +213,7 @@ Test(is, successive_pairing_for_more_drafts)
 Test(is, size_guard_is_a_clear_error)
 {
     double p[6] = {0.1, 0.1, 0.2, 0.2, 0.2, 0.2}, q[6] = {0.2, 0.2, 0.2, 0.2, 0.1, 0.1};
-    mdsd_iws_opts o = {0, MDSD_IWS_RANK_DEFICIT, 10}; /* 6 free tokens need 21 variables */
+    mdsd_iws_opts o = {0, MDSD_IWS_RANK_DEFICIT, 10, false, 0.0}; /* 6 free tokens need 21 variables */
     mdsd_iws w;
     mdsd_err err;
     mdsd_err_clear(&err);
@@ -245,7 +245,7 @@ static void enumerate_alpha(const double *p, const mdsd_scheme *s, size_t top, d
 {
     size_t V = s->V, n = s->n;
     mdsd_iws w;
-    mdsd_iws_opts o = {top, MDSD_IWS_RANK_DEFICIT, 0};
+    mdsd_iws_opts o = {top, MDSD_IWS_RANK_DEFICIT, 0, false, 0.0};
     cr_assert_eq(mdsd_iws_solve(p, s->q, V, n, s->kind == MDSD_SCHEME_MULTI, &o, &w, NULL),
                  MDSD_OK);
     double res[VMAX], tot = 0.0;
@@ -369,7 +369,7 @@ Test(is_verifier, exact_rates_match_enumeration_on_random_instances)
         }
         cr_assert_float_eq(alpha, sum, 1e-15);
         mdsd_iws w;
-        mdsd_iws_opts wo = {top, MDSD_IWS_RANK_DEFICIT, 0};
+        mdsd_iws_opts wo = {top, MDSD_IWS_RANK_DEFICIT, 0, false, 0.0};
         mdsd_iws_solve(p, q, V, s.n, s.kind == MDSD_SCHEME_MULTI, &wo, &w, NULL);
         cr_assert_geq(alpha, w.accept - 1e-12);
         gap = fmax(gap, alpha - w.accept);

@@ -242,24 +242,19 @@ static void stage_law(const mdsd_iws_stage *st, size_t V, const double *a, const
         r[i] = a[i] * b[i] + a[i] * wb[i] + b[i] * wa[i];
 }
 
-/* Solves stage k (new draft of law b) and advances r and its split by draft.
+/* Advances r and its split by draft through stage k, whose weights are set.
  * A truncated stage can do worse than not pairing at all (its fixed rule may
  * lose mass that keeping u_k would not): then the stage passes u_k through. */
-static int stage_run(mdsd_iws *w, size_t k, const double *p, const double *b,
-                     const mdsd_iws_opts *o, keyed *tmp, double *buf, mdsd_err *err)
+static void stage_advance(mdsd_iws *w, size_t k, const double *p, const double *b, double *buf)
 {
-    size_t V = w->V, vars = 0;
+    size_t V = w->V;
     mdsd_iws_stage *st = &w->stage[k];
-    int rc = stage_solve(p, w->r, b, V, o, tmp, st, &vars, err);
-    if (rc != MDSD_OK)
-        return rc;
-    w->lp_vars = vars > w->lp_vars ? vars : w->lp_vars;
     double *wa = buf, *wb = buf + V, *r = buf + 2 * V, *scratch = buf + 3 * V;
     stage_law(st, V, w->r, b, wa, wb, r);
     double acc = accept_of(p, r, V, scratch);
     if (acc < w->accept) {
         st->pass = true; /* r and the split stay; draft k+1 is never selected */
-        return MDSD_OK;
+        return;
     }
     for (size_t i = 0; i < V; i++) {
         for (size_t j = 0; j <= k; j++)
@@ -268,6 +263,186 @@ static int stage_run(mdsd_iws *w, size_t k, const double *p, const double *b,
     }
     memcpy(w->r, r, V * sizeof *r);
     w->accept = acc;
+}
+
+/* Solves stage k (new draft of law b) and advances through it. */
+static int stage_run(mdsd_iws *w, size_t k, const double *p, const double *b,
+                     const mdsd_iws_opts *o, keyed *tmp, double *buf, mdsd_err *err)
+{
+    size_t vars = 0;
+    int rc = stage_solve(p, w->r, b, w->V, o, tmp, &w->stage[k], &vars, err);
+    if (rc != MDSD_OK)
+        return rc;
+    w->lp_vars = vars > w->lp_vars ? vars : w->lp_vars;
+    stage_advance(w, k, p, b, buf);
+    return MDSD_OK;
+}
+
+/* ---- The optimal face of stage 1 (n = 3, full LP) --------------------------
+ *
+ * Stage 1's LP (maximise sum_i min(p(i), r_1(i))) has in general many optimal
+ * solutions, and the acceptance after stage 2 depends on which one is taken.
+ * One LP finds the best of them: the variables are both stages' pair masses
+ *   u(i,j) in [0, 2 q(i) q(j)]   stage-1 mass of {i, j} kept as i (i < j),
+ *   v(i,j) >= 0, v(i,j) <= q(j) r_1(i) + q(i) r_1(j)   the same at stage 2,
+ * with r_1 (linear in u) and r_2 (linear in r_1 and v) as in iws.h, and
+ *   s(i) <= min(p(i), r_1(i)),  sum_i s(i) >= opt_1 - tol,
+ *   t(i) <= min(p(i), r_2(i)),  maximise sum_i t(i).
+ * opt_1 is stage 1's optimum, found by the same LP with objective sum s first.
+ * Every pair mass is linear in the previous stage's law, so the feasible set
+ * is exactly {stage-1 solutions within tol of optimal} x {stage-2 weights};
+ * at the optimum the stage-2 weights are optimal for the chosen r_1, so the
+ * result is a legitimate run of Remark 4 (both stages optimal for their own
+ * LPs). For n > 3 the stage-2 optimum depends on r_1 and the problem becomes
+ * bilevel; it is not attempted. Weights are read back as fractions of the
+ * pair masses and r, the split by draft and the acceptance are recomputed
+ * from them (stage_advance), not read from the LP. */
+
+/* Column / row indices of the face LP, 1-based as GLPK wants them. */
+typedef struct {
+    size_t V, P;  /* tokens, unordered pairs */
+} face_ix;
+static int f_u(const face_ix *f, size_t k) { (void)f; return (int)(1 + k); }
+static int f_r(const face_ix *f, size_t i) { return (int)(1 + f->P + i); }
+static int f_s(const face_ix *f, size_t i) { return (int)(1 + f->P + f->V + i); }
+static int f_v(const face_ix *f, size_t k) { return (int)(1 + f->P + 2 * f->V + k); }
+static int f_t(const face_ix *f, size_t i) { return (int)(1 + 2 * f->P + 2 * f->V + i); }
+static int row_r(const face_ix *f, size_t i) { (void)f; return (int)(1 + i); }
+static int row_s(const face_ix *f, size_t i) { return (int)(1 + f->V + i); }
+static int row_face(const face_ix *f) { return (int)(1 + 2 * f->V); }
+static int row_m(const face_ix *f, size_t k) { return (int)(2 + 2 * f->V + k); }
+static int row_t(const face_ix *f, size_t i) { return (int)(2 + 2 * f->V + f->P + i); }
+
+/* Index of the unordered pair {i, j}, i < j, in row-major upper-triangle order. */
+static size_t pair_ix(size_t V, size_t i, size_t j)
+{
+    return i * V - i * (i + 1) / 2 + (j - i - 1);
+}
+
+static int face_solve(mdsd_iws *w, const double *p, const double *q, const mdsd_iws_opts *o,
+                      double *buf, mdsd_err *err)
+{
+    size_t V = w->V, P = V * (V - 1) / 2;
+    face_ix f = {V, P};
+    size_t cols = 2 * P + 3 * V, rows = 3 * V + P + 1;
+    size_t guard = o->max_vars ? o->max_vars : MDSD_IWS_MAX_VARS;
+    w->lp_vars = cols;
+    if (cols > guard)
+        return mdsd_fail(err, MDSD_ETOOBIG,
+                         "importance weights: the optimal-face LP over V = %zu tokens needs %zu "
+                         "variables, above the guard of %zu (a toy-vocabulary tool)", V, cols, guard);
+    size_t cap = 4 * P + 2 * V + V + V + 3 * P + V * (2 + V + V) + 16;
+    int *ia = malloc((cap + 1) * sizeof *ia), *ja = malloc((cap + 1) * sizeof *ja);
+    double *ar = malloc((cap + 1) * sizeof *ar);
+    if (!ia || !ja || !ar) {
+        free(ia), free(ja), free(ar);
+        return mdsd_fail(err, MDSD_ENOMEM, "importance weights: out of memory (V = %zu)", V);
+    }
+    glp_prob *lp = glp_create_prob();
+    glp_set_obj_dir(lp, GLP_MAX);
+    glp_add_rows(lp, (int)rows);
+    glp_add_cols(lp, (int)cols);
+    size_t nz = 0;
+#define PUT(r, c, x) (nz++, ia[nz] = (r), ja[nz] = (c), ar[nz] = (x))
+    for (size_t i = 0; i < V; i++)
+        for (size_t j = i + 1; j < V; j++) {
+            size_t k = pair_ix(V, i, j);
+            double m = 2.0 * q[i] * q[j];
+            glp_set_col_bnds(lp, f_u(&f, k), m > 0.0 ? GLP_DB : GLP_FX, 0.0, m);
+            glp_set_col_bnds(lp, f_v(&f, k), GLP_LO, 0.0, 0.0);
+            PUT(row_r(&f, i), f_u(&f, k), -1.0); /* r_1(i) gains what i keeps */
+            PUT(row_r(&f, j), f_u(&f, k), 1.0);  /* r_1(j) = ... + (m - u) */
+            glp_set_row_bnds(lp, row_m(&f, k), GLP_UP, 0.0, 0.0);
+            PUT(row_m(&f, k), f_v(&f, k), 1.0);
+            PUT(row_m(&f, k), f_r(&f, i), -q[j]);
+            PUT(row_m(&f, k), f_r(&f, j), -q[i]);
+            PUT(row_t(&f, i), f_v(&f, k), -1.0);
+            PUT(row_t(&f, j), f_v(&f, k), 1.0);
+        }
+    for (size_t i = 0; i < V; i++) {
+        /* r_1(i) - sum_{j>i} u(i,j) + sum_{j<i} u(j,i) = q(i)^2 + sum_{j<i} 2 q(i) q(j) */
+        double rhs = q[i] * q[i];
+        for (size_t j = 0; j < i; j++)
+            rhs += 2.0 * q[i] * q[j];
+        glp_set_row_bnds(lp, row_r(&f, i), GLP_FX, rhs, rhs);
+        PUT(row_r(&f, i), f_r(&f, i), 1.0);
+        glp_set_col_bnds(lp, f_r(&f, i), GLP_FR, 0.0, 0.0);
+        int pb = p[i] > 0.0 ? GLP_DB : GLP_FX;
+        glp_set_col_bnds(lp, f_s(&f, i), pb, 0.0, p[i]);
+        glp_set_col_bnds(lp, f_t(&f, i), pb, 0.0, p[i]);
+        glp_set_row_bnds(lp, row_s(&f, i), GLP_UP, 0.0, 0.0);
+        PUT(row_s(&f, i), f_s(&f, i), 1.0);
+        PUT(row_s(&f, i), f_r(&f, i), -1.0);
+        PUT(row_face(&f), f_s(&f, i), 1.0);
+        /* t(i) - r_2(i) <= 0 with r_2(i) = q(i) r_1(i) + sum_{j>i} v(i,j)
+         *                     + sum_{j<i} (q(i) r_1(j) + q(j) r_1(i) - v(j,i)) */
+        double own = q[i];
+        for (size_t j = 0; j < i; j++) {
+            own += q[j];
+            PUT(row_t(&f, i), f_r(&f, j), -q[i]);
+        }
+        PUT(row_t(&f, i), f_r(&f, i), -own);
+        PUT(row_t(&f, i), f_t(&f, i), 1.0);
+        glp_set_row_bnds(lp, row_t(&f, i), GLP_UP, 0.0, 0.0);
+        glp_set_obj_coef(lp, f_s(&f, i), 1.0);
+    }
+#undef PUT
+    glp_set_row_bnds(lp, row_face(&f), GLP_FR, 0.0, 0.0);
+    glp_load_matrix(lp, (int)nz, ia, ja, ar);
+    free(ia), free(ja), free(ar);
+    glp_smcp parm;
+    glp_init_smcp(&parm);
+    parm.msg_lev = GLP_MSG_OFF;
+    int rc = glp_simplex(lp, &parm);
+    double opt1 = rc == 0 && glp_get_status(lp) == GLP_OPT ? glp_get_obj_val(lp) : NAN;
+    if (rc == 0 && !isnan(opt1)) {
+        /* Stay on stage 1's optimal face; now maximise the final acceptance. */
+        glp_set_row_bnds(lp, row_face(&f), GLP_LO, opt1 - o->face_tol, 0.0);
+        for (size_t i = 0; i < V; i++) {
+            glp_set_obj_coef(lp, f_s(&f, i), 0.0);
+            glp_set_obj_coef(lp, f_t(&f, i), 1.0);
+        }
+        rc = glp_simplex(lp, &parm);
+    }
+    if (rc != 0 || glp_get_status(lp) != GLP_OPT) {
+        int status = glp_get_status(lp);
+        glp_delete_prob(lp);
+        return mdsd_fail(err, MDSD_ESOLVER, "importance weights: GLPK failed on the optimal-face "
+                         "LP (code %d, status %d)", rc, status);
+    }
+    w->face_stage1 = opt1;
+    /* Stage weights on the identity order, every token free. */
+    for (size_t k = 0; k < 2; k++) {
+        mdsd_iws_stage *st = &w->stage[k];
+        st->s = V;
+        st->order = malloc(V * sizeof *st->order);
+        st->rank = malloc(V * sizeof *st->rank);
+        st->w = malloc(V * V * sizeof *st->w);
+        if (!st->order || !st->rank || !st->w) {
+            glp_delete_prob(lp);
+            return mdsd_fail(err, MDSD_ENOMEM, "importance weights: out of memory (V = %zu)", V);
+        }
+        for (size_t i = 0; i < V; i++)
+            st->order[i] = (int)i, st->rank[i] = i;
+    }
+    for (size_t k = 0; k < 2; k++) {
+        mdsd_iws_stage *st = &w->stage[k];
+        const double *a = w->r; /* law of u_k: q at stage 1, r_1 (recomputed) at stage 2 */
+        for (size_t i = 0; i < V; i++)
+            for (size_t j = i + 1; j < V; j++) {
+                size_t pk = pair_ix(V, i, j);
+                double m = a[i] * q[j] + a[j] * q[i];
+                double kept = glp_get_col_prim(lp, k == 0 ? f_u(&f, pk) : f_v(&f, pk));
+                double wij = m > 0.0 ? kept / m : 1.0;
+                wij = wij < 0.0 ? 0.0 : wij > 1.0 ? 1.0 : wij;
+                st->w[i * V + j] = wij;
+                st->w[j * V + i] = 1.0 - wij;
+            }
+        stage_advance(w, k, p, q, buf);
+        if (k == 0)
+            w->face_stage1_kept = w->accept;
+    }
+    glp_delete_prob(lp);
     return MDSD_OK;
 }
 
@@ -278,9 +453,11 @@ int mdsd_iws_solve(const double *p, const double *q, size_t V, size_t n, bool mu
     if (V == 0 || n == 0)
         return mdsd_fail(err, MDSD_EINVAL, "importance weights: need V >= 1 and n >= 1 "
                          "(got V = %zu, n = %zu)", V, n);
-    mdsd_iws_opts o = {0, MDSD_IWS_RANK_DEFICIT, 0};
+    mdsd_iws_opts o = {0, MDSD_IWS_RANK_DEFICIT, 0, false, 0.0};
     if (opts)
         o = *opts;
+    if (o.face_tol <= 0.0)
+        o.face_tol = MDSD_IWS_FACE_TOL;
     out->V = V, out->n = n, out->stages = n - 1;
     out->r = malloc(V * sizeof *out->r);
     out->from = calloc(n * V, sizeof *out->from);
@@ -296,6 +473,17 @@ int mdsd_iws_solve(const double *p, const double *q, size_t V, size_t n, bool mu
     memcpy(out->r, q, V * sizeof *q);
     memcpy(out->from, q, V * sizeof *q);
     out->accept = accept_of(p, q, V, buf);
+    if (o.face) {
+        if (n != 3 || multi || o.top != 0) {
+            rc = mdsd_fail(err, MDSD_EUNSUPPORTED,
+                           "importance weights: the optimal-face search is implemented for "
+                           "n = 3 iid drafts with the full LP (got n = %zu%s%s)", n,
+                           multi ? ", multi drafts" : "", o.top ? ", a truncated LP" : "");
+            goto done;
+        }
+        rc = face_solve(out, p, q, &o, buf, err);
+        goto done;
+    }
     for (size_t k = 0; k < out->stages && rc == MDSD_OK; k++)
         rc = stage_run(out, k, p, multi ? q + (k + 1) * V : q, &o, tmp, buf, err);
 done:

@@ -26,7 +26,9 @@
  * sum_i min(p(i), r_k(i)) for that stage, greedily; the selection's
  * acceptance is that of the last stage. A stage whose weights do worse than
  * always keeping u_k (a truncated LP's fixed rule can) keeps u_k instead, so
- * the acceptance never decreases with n; it is not alpha*_iid in general. */
+ * the acceptance never decreases with n; it is not alpha*_iid in general.
+ * Stage LPs have ties: opts.face (n = 3) picks, among stage 1's optimal
+ * solutions, the one after which stage 2 accepts most (papers/khisti). */
 #ifndef MDSD_IWS_H
 #define MDSD_IWS_H
 
@@ -52,7 +54,14 @@ typedef struct {
     size_t top;           /* s: free tokens per stage; 0 = all drawn tokens (full LP) */
     mdsd_iws_rank rank;   /* order defining Omega_1 and the fixed rule */
     size_t max_vars;      /* guard on LP variables per stage; 0 = MDSD_IWS_MAX_VARS */
+    bool face;            /* n = 3, full LP: of stage 1's optimal solutions take the one
+                             whose stage 2 accepts most (one joint LP, iws.c) */
+    double face_tol;      /* stage-1 objective within this of its optimum;
+                             0 = MDSD_IWS_FACE_TOL */
 } mdsd_iws_opts;
+
+/* Default slack of the optimal-face search on stage 1's optimum. */
+#define MDSD_IWS_FACE_TOL 1e-9
 
 /* Weights of one pairing stage. */
 typedef struct {
@@ -73,6 +82,8 @@ typedef struct {
                                draft j), the earlier draft when several hold i */
     double accept;          /* sum_i min(p(i), r(i)) */
     size_t lp_vars;         /* structural variables of the largest stage LP */
+    double face_stage1;     /* face search: stage 1's LP optimum (GLPK) */
+    double face_stage1_kept;/* face search: sum min(p, r_1) of the weights kept */
 } mdsd_iws;
 
 /* Solves the weight LPs for target p[0..V) and n >= 1 independent drafts:

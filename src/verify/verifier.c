@@ -16,17 +16,23 @@ static const mdsd_verifier_ops *const table[MDSD_VERIFIER_COUNT] = {
     [MDSD_VERIFIER_GREEDY] = &mdsd_verify_greedy_ops,
     [MDSD_VERIFIER_IS] = &mdsd_verify_is_ops,
     [MDSD_VERIFIER_OTM] = &mdsd_verify_otm_ops,
+    [MDSD_VERIFIER_IS_FACE] = &mdsd_verify_is_face_ops,
+    [MDSD_VERIFIER_RRS_SKIPDUP] = &mdsd_verify_rrs_skipdup_ops,
+    [MDSD_VERIFIER_SPECHUB_HUBACCEPT] = &mdsd_verify_spechub_hubaccept_ops,
+    [MDSD_VERIFIER_RRSW_F32] = &mdsd_verify_rrsw_f32_ops,
 };
 
 /* Names and default schemes live here rather than in the ops so that a
  * kind is nameable even when its file is not built in. */
 static const char *const names[MDSD_VERIFIER_COUNT] = {
     "sd", "rrs", "rrsw", "kseq", "spechub", "greedy", "is", "otm",
+    "is-face", "rrs-skipdup", "spechub-hubaccept", "rrsw-f32",
 };
 
 static const mdsd_scheme_kind schemes[MDSD_VERIFIER_COUNT] = {
     MDSD_SCHEME_IID, MDSD_SCHEME_IID, MDSD_SCHEME_WOR,    MDSD_SCHEME_IID,
     MDSD_SCHEME_HUB, MDSD_SCHEME_GREEDY, MDSD_SCHEME_IID, MDSD_SCHEME_IID,
+    MDSD_SCHEME_IID, MDSD_SCHEME_IID,    MDSD_SCHEME_HUB, MDSD_SCHEME_WOR,
 };
 
 struct mdsd_verifier {
@@ -69,7 +75,8 @@ int mdsd_verifier_parse(const char *name, mdsd_verifier_kind *kind, mdsd_err *er
             return MDSD_OK;
         }
     return mdsd_fail(err, MDSD_EINVAL,
-                     "unknown verifier '%s' (expected sd, rrs, rrsw, kseq, spechub, greedy, is or otm)",
+                     "unknown verifier '%s' (expected sd, rrs, rrsw, kseq, spechub, greedy, is or "
+                     "otm; audit variants: is-face, rrs-skipdup, spechub-hubaccept, rrsw-f32)",
                      name);
 }
 

@@ -11,6 +11,12 @@
  *   is       Khisti et al.'s importance-sampling selection  iid, n = 2 (pairs for n > 2)
  *   otm      the optimal plan of the solved full LP         any scheme (toy V)
  *
+ * Audit variants (verify_<name>.c says what each reproduces):
+ *   is-face            is, n = 3, best stage-1 optimum (Remark 4)   iid, n = 3
+ *   rrs-skipdup        rrs skipping repeated drafts (NOT valid, n >= 3)   iid
+ *   spechub-hubaccept  spechub accepting the hub outright when p(a) > 1 - 1e-3 (NOT valid)
+ *   rrsw-f32           rrsw with float32 q(x)/(1 - sum earlier) (NOT valid)  wor
+ *
  * Use: mdsd_verifier_alloc does the O(V) per-position set-up (residuals,
  * alias tables, rho*, LP, ...) once; mdsd_verifier_verify then costs O(n) or
  * O(n log V) per call and is thread-safe for distinct rngs. The drafts passed
@@ -39,6 +45,13 @@ typedef enum {
     MDSD_VERIFIER_GREEDY,
     MDSD_VERIFIER_IS,
     MDSD_VERIFIER_OTM,
+    /* Variants for audits, not for use: is-face searches the optimal face of
+     * Remark 4's stage 1; the other three reproduce behaviours of a peer
+     * implementation that differ from the published algorithms (papers/). */
+    MDSD_VERIFIER_IS_FACE,
+    MDSD_VERIFIER_RRS_SKIPDUP,
+    MDSD_VERIFIER_SPECHUB_HUBACCEPT,
+    MDSD_VERIFIER_RRSW_F32,
     MDSD_VERIFIER_COUNT
 } mdsd_verifier_kind;
 
@@ -136,5 +149,9 @@ extern const mdsd_verifier_ops mdsd_verify_spechub_ops;
 extern const mdsd_verifier_ops mdsd_verify_greedy_ops;
 extern const mdsd_verifier_ops mdsd_verify_is_ops;
 extern const mdsd_verifier_ops mdsd_verify_otm_ops;
+extern const mdsd_verifier_ops mdsd_verify_is_face_ops;
+extern const mdsd_verifier_ops mdsd_verify_rrs_skipdup_ops;
+extern const mdsd_verifier_ops mdsd_verify_spechub_hubaccept_ops;
+extern const mdsd_verifier_ops mdsd_verify_rrsw_f32_ops;
 
 #endif

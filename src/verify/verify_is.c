@@ -57,14 +57,14 @@ static void is_release(void *state)
 
 /* Solves the weights and derives the speculative-sampling step. */
 static int is_build(const double *p, const mdsd_scheme *s, const mdsd_verifier_opts *opts,
-                    is_state **out, mdsd_err *err)
+                    bool face, is_state **out, mdsd_err *err)
 {
     size_t V = s->V;
     is_state *st = calloc(1, sizeof *st);
     if (!st)
         return mdsd_fail(err, MDSD_ENOMEM, "is: out of memory");
     st->V = V, st->n = s->n;
-    mdsd_iws_opts wo = {opts ? opts->is_top : 0, MDSD_IWS_RANK_DEFICIT, 0};
+    mdsd_iws_opts wo = {opts ? opts->is_top : 0, MDSD_IWS_RANK_DEFICIT, 0, face, 0.0};
     int rc = mdsd_iws_solve(p, s->q, V, s->n, s->kind == MDSD_SCHEME_MULTI, &wo, &st->w, err);
     if (rc != MDSD_OK) {
         is_release(st);
@@ -87,11 +87,11 @@ static int is_build(const double *p, const mdsd_scheme *s, const mdsd_verifier_o
     return MDSD_OK;
 }
 
-static int is_prepare(const double *p, const mdsd_scheme *s, const mdsd_verifier_opts *opts,
-                      void **state, mdsd_err *err)
+static int is_prepare_face(const double *p, const mdsd_scheme *s, const mdsd_verifier_opts *opts,
+                           bool face, void **state, mdsd_err *err)
 {
     is_state *st;
-    int rc = is_build(p, s, opts, &st, err);
+    int rc = is_build(p, s, opts, face, &st, err);
     if (rc != MDSD_OK)
         return rc;
     st->residual = mdsd_vc_alias(st->res, p, s->V, "is", err);
@@ -101,6 +101,12 @@ static int is_prepare(const double *p, const mdsd_scheme *s, const mdsd_verifier
     }
     *state = st;
     return MDSD_OK;
+}
+
+static int is_prepare(const double *p, const mdsd_scheme *s, const mdsd_verifier_opts *opts,
+                      void **state, mdsd_err *err)
+{
+    return is_prepare_face(p, s, opts, false, state, err);
 }
 
 static int is_verify(const void *state, const int *drafts, gsl_rng *rng, int *accepted_index)
@@ -168,8 +174,8 @@ static void is_exact_follow(const is_state *st, const int *x, size_t k, int u, s
     }
 }
 
-static int is_exact(const double *p, const mdsd_scheme *s, const mdsd_verifier_opts *opts,
-                    double *alpha, double *per_draft, mdsd_err *err)
+static int is_exact_face(const double *p, const mdsd_scheme *s, const mdsd_verifier_opts *opts,
+                         bool face, double *alpha, double *per_draft, mdsd_err *err)
 {
     size_t max = opts && opts->max_tuples ? opts->max_tuples : MDSD_JOINT_MAX_TUPLES;
     double tuples = mdsd_scheme_joint_size(s);
@@ -178,7 +184,7 @@ static int is_exact(const double *p, const mdsd_scheme *s, const mdsd_verifier_o
                          "is: the exact rate for n = %zu > 2 drafts enumerates %.3g draft tuples, "
                          "above the limit of %zu; use Monte Carlo (--trials)", s->n, tuples, max);
     is_state *st;
-    int rc = is_build(p, s, opts, &st, err);
+    int rc = is_build(p, s, opts, face, &st, err);
     if (rc != MDSD_OK)
         return rc;
     memset(per_draft, 0, s->n * sizeof *per_draft);
@@ -202,6 +208,45 @@ static int is_exact(const double *p, const mdsd_scheme *s, const mdsd_verifier_o
     is_release(st);
     return rc;
 }
+
+static int is_exact(const double *p, const mdsd_scheme *s, const mdsd_verifier_opts *opts,
+                    double *alpha, double *per_draft, mdsd_err *err)
+{
+    return is_exact_face(p, s, opts, false, alpha, per_draft, err);
+}
+
+/* is-face (papers/khisti, Remark 4): the same verifier, with stage 1's weights
+ * chosen among its LP's optimal solutions to maximise stage 2's acceptance
+ * (n = 3 iid drafts, full LP; iws.c). A variant for auditing the claim that
+ * successive pairing is suboptimal, not a faster method. */
+static int is_face_check(const mdsd_scheme *s, mdsd_err *err)
+{
+    if (s->kind != MDSD_SCHEME_IID || s->n != 3)
+        return mdsd_vc_wrong_scheme("is-face", s, "n = 3 iid drafts", err);
+    return MDSD_OK;
+}
+
+static int is_face_prepare(const double *p, const mdsd_scheme *s, const mdsd_verifier_opts *opts,
+                           void **state, mdsd_err *err)
+{
+    return is_prepare_face(p, s, opts, true, state, err);
+}
+
+static int is_face_exact(const double *p, const mdsd_scheme *s, const mdsd_verifier_opts *opts,
+                         double *alpha, double *per_draft, mdsd_err *err)
+{
+    return is_exact_face(p, s, opts, true, alpha, per_draft, err);
+}
+
+const mdsd_verifier_ops mdsd_verify_is_face_ops = {
+    .name = "is-face",
+    .scheme = MDSD_SCHEME_IID,
+    .check = is_face_check,
+    .prepare = is_face_prepare,
+    .verify = is_verify,
+    .release = is_release,
+    .exact = is_face_exact,
+};
 
 const mdsd_verifier_ops mdsd_verify_is_ops = {
     .name = "is",
