@@ -45,10 +45,15 @@ FLAVOUR_CFLAGS := $(RELEASE_CFLAGS)
 FLAVOUR_LDFLAGS :=
 endif
 # The library's layers (src/README.md); every source sees every layer's headers.
-LIB_DIRS := src/core src/verify src/io src/job src/check
-INCLUDES := -Isrc $(addprefix -I,$(LIB_DIRS)) -Isrc/cli -Itests
-CFLAGS = $(BASE_CFLAGS) $(FLAVOUR_CFLAGS) $(INCLUDES) $(PKG_CFLAGS)
-LDFLAGS = -fopenmp $(FLAVOUR_LDFLAGS)
+# src/api is the public layer (src/include/mdsd/*.h) over the others.
+LIB_DIRS := src/core src/verify src/io src/job src/check src/api
+INCLUDES := -Isrc/include -Isrc $(addprefix -I,$(LIB_DIRS)) -Isrc/cli -Itests
+# Everything is hidden but the public API (MDSD_API in src/include/mdsd/common.h),
+# checked against src/api/libmdsd.map. The user's CFLAGS, CPPFLAGS and LDFLAGS
+# (`make CFLAGS=-O3`) come last, after the flags the build needs.
+ALL_CFLAGS = $(BASE_CFLAGS) $(FLAVOUR_CFLAGS) -fPIC -fvisibility=hidden $(INCLUDES) \
+             $(PKG_CFLAGS) $(CPPFLAGS) $(CFLAGS)
+ALL_LDFLAGS = -fopenmp $(FLAVOUR_LDFLAGS) $(LDFLAGS)
 
 LIB_SRC := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
 CLI_SRC := $(wildcard src/cli/*.c)
@@ -57,6 +62,10 @@ LIB_OBJ := $(LIB_SRC:%.c=$(OUT)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(OUT)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(OUT)/%.o)
 LIB := $(OUT)/libmdsd.a
+# The shared library: real name, soname (ABI 0), linker name.
+SONAME := libmdsd.so.0
+SHLIB := $(OUT)/libmdsd.so.$(VERSION)
+SHLIB_MAP := src/api/libmdsd.map
 BIN := $(OUT)/mdsd
 TEST_BIN := $(OUT)/mdsd-tests
 
@@ -69,7 +78,7 @@ TEST_JOBS ?= 2
 all: deps
 	@$(MAKE) --no-print-directory build
 
-build: $(BIN)
+build: $(BIN) $(SHLIB)
 ifeq ($(BUILD),release)
 	@cp $(BIN) mdsd.tmp && mv -f mdsd.tmp mdsd
 endif
@@ -91,14 +100,21 @@ $(LIB): $(LIB_OBJ)
 	ar rcs $@ $^
 
 $(BIN): $(CLI_OBJ) $(LIB)
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(PKG_LIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(PKG_LIBS)
 
 $(TEST_BIN): $(TEST_OBJ) $(LIB)
-	$(CC) $(LDFLAGS) -o $@ $(TEST_OBJ) $(LIB) -lcriterion $(PKG_LIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(TEST_OBJ) $(LIB) -lcriterion $(PKG_LIBS)
+
+$(SHLIB): $(LIB_OBJ) $(SHLIB_MAP)
+	@mkdir -p $(@D)
+	$(CC) -shared $(ALL_LDFLAGS) -Wl,-soname,$(SONAME) -Wl,--version-script=$(SHLIB_MAP) \
+	  -Wl,--no-undefined -o $@ $(LIB_OBJ) $(PKG_LIBS)
+	ln -sf $(notdir $@) $(OUT)/$(SONAME)
+	ln -sf $(SONAME) $(OUT)/libmdsd.so
 
 $(OUT)/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 # The main job: Hu et al.'s Table 1 layout (T = 0.7, n = 3) on the shipped
 # dump, then a sweep over temperatures and draft counts for the figures in
@@ -123,11 +139,12 @@ run: all
 test: deps
 	@$(MAKE) --no-print-directory test-run
 
-test-run: $(BIN) $(TEST_BIN)
+test-run: $(BIN) $(TEST_BIN) $(SHLIB)
 ifeq ($(BUILD),release)
 	@cp $(BIN) mdsd.tmp && mv -f mdsd.tmp mdsd
 endif
-	MDSD_BIN=$(BIN) $(TEST_BIN) --jobs $(TEST_JOBS)
+	MDSD_BIN=$(BIN) MDSD_LIBRARY=$(CURDIR)/$(OUT)/$(SONAME) MDSD_BUILD=$(OUT) \
+	  $(TEST_BIN) --jobs $(TEST_JOBS)
 
 sanitize: deps
 	@$(MAKE) --no-print-directory BUILD=sanitize test-run
@@ -155,7 +172,7 @@ bench-accept: deps
 	$(BENCH_ACCEPT)
 
 $(BENCH_ACCEPT): $(OUT)/tests/bench/bench_accept.o $(LIB)
-	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(PKG_LIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIB) $(PKG_LIBS)
 
 # Benchmark (not a test): alpha* by sort-and-scan (softmax included),
 # positions per second per core at V = 32,000 and 152,064, every scheme,
@@ -167,7 +184,7 @@ bench-bound: deps
 	$(BENCH_BOUND)
 
 $(BENCH_BOUND): $(OUT)/tests/bench/bench_bound.o $(LIB)
-	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(PKG_LIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIB) $(PKG_LIBS)
 
 # The theorem regression suite, thorough profile: 10^4 instances per check (minutes).
 # `make test` runs its quick profile (tests/test_check.c).
@@ -191,7 +208,7 @@ bench: deps
 	/usr/bin/python3 tests/bench/run_bench.py --driver $(BENCH_DRIVER) --mdsd ./mdsd --out build/bench $(BENCH_ARGS)
 
 $(BENCH_DRIVER): $(OUT)/tests/bench/bench_driver.o $(LIB)
-	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(PKG_LIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIB) $(PKG_LIBS)
 
 # The seed papers' figures and tables, reproduced with the toolkit next to the published
 # numbers (papers/README.md): results, figures and READMEs' inputs in papers/<paper>/.

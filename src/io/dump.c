@@ -1061,12 +1061,15 @@ int mdsd_dump_validate(mdsd_dump *d, void (*progress)(size_t done, size_t N, voi
                        void *ctx, mdsd_err *err)
 {
     size_t cap = mdsd_dump_block_rows(d, d->n_drafts, 64u << 20);
-    mdsd_dump_block *b = mdsd_dump_block_alloc(d, cap, d->n_drafts, NULL, err);
+    mdsd_err e;
+    mdsd_err_clear(&e);
+    mdsd_dump_block *b = mdsd_dump_block_alloc(d, cap, d->n_drafts, NULL, &e);
     sample_run *runs = malloc((d->n_samples + 1) * sizeof *runs);
     if (!b || !runs) {
         mdsd_dump_block_free(b);
         free(runs);
-        return err && err->code ? err->code : mdsd_fail(err, MDSD_ENOMEM, "out of memory");
+        return !b ? mdsd_fail_from(err, &e, d->path)
+                  : mdsd_fail(err, MDSD_ENOMEM, "%s: out of memory", d->path);
     }
     size_t n_runs = 0;
     int rc = MDSD_OK, last_pos = -1;
