@@ -72,7 +72,7 @@ TEST_BIN := $(OUT)/mdsd-tests
 # Criterion runs tests in parallel worker processes.
 TEST_JOBS ?= 2
 
-.PHONY: all deps build run test test-run sanitize clean dump
+.PHONY: all deps build run test test-run sanitize clean dump install
 .DEFAULT_GOAL := all
 
 all: deps
@@ -151,6 +151,36 @@ sanitize: deps
 
 clean:
 	rm -rf build mdsd
+
+# make install PREFIX=/usr/local DESTDIR=: the library (libmdsd.so.0, libmdsd.a), the
+# public headers (<mdsd/mdsd.h>), mdsd.pc, the programs mdsd and mdsd-runner, the man
+# page mdsd.1 (made from the help texts), and the Python packages mdsd and mdsd_runner
+# under PYTHON_SITE (on Debian's path for PREFIX=/usr; else add it to PYTHONPATH).
+PREFIX ?= /usr/local
+DESTDIR ?=
+PYTHON_SITE ?= $(PREFIX)/lib/python3/dist-packages
+INSTALL_LIB := $(DESTDIR)$(PREFIX)/lib
+install: all
+	@$(MAKE) --no-print-directory install-files
+
+.PHONY: install-files
+install-files: $(BIN) $(LIB) $(SHLIB)
+	install -d $(INSTALL_LIB)/pkgconfig $(DESTDIR)$(PREFIX)/include/mdsd $(DESTDIR)$(PREFIX)/bin \
+	  $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PYTHON_SITE)/mdsd $(DESTDIR)$(PYTHON_SITE)/mdsd_runner
+	install -m 644 $(LIB) $(INSTALL_LIB)/libmdsd.a
+	install -m 755 $(SHLIB) $(INSTALL_LIB)/$(notdir $(SHLIB))
+	ln -sf $(notdir $(SHLIB)) $(INSTALL_LIB)/$(SONAME)
+	ln -sf $(SONAME) $(INSTALL_LIB)/libmdsd.so
+	install -m 644 src/include/mdsd/*.h $(DESTDIR)$(PREFIX)/include/mdsd/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' src/api/mdsd.pc.in \
+	  > $(INSTALL_LIB)/pkgconfig/mdsd.pc
+	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/mdsd
+	printf '#!/bin/sh\n# mdsd-runner: the model runner under Debian'"'"'s Python (python3-numpy, python3-h5py).\nPYTHONPATH="%s$${PYTHONPATH:+:$$PYTHONPATH}" exec /usr/bin/python3 -m mdsd_runner "$$@"\n' \
+	  '$(PYTHON_SITE)' > $(DESTDIR)$(PREFIX)/bin/mdsd-runner
+	chmod 755 $(DESTDIR)$(PREFIX)/bin/mdsd-runner
+	src/cli/mkman.sh $(BIN) $(VERSION) > $(DESTDIR)$(PREFIX)/share/man/man1/mdsd.1
+	install -m 644 src/python/mdsd/*.py $(DESTDIR)$(PYTHON_SITE)/mdsd/
+	install -m 644 src/mdsd_runner/*.py $(DESTDIR)$(PYTHON_SITE)/mdsd_runner/
 
 # The shipped dump: Kneser-Ney 4-gram target, bigram and trigram drafters, trained on the
 # King James Bible, 40 samples. Same values on every run (data/README.md).
