@@ -143,10 +143,12 @@ test-run: $(BIN) $(TEST_BIN) $(SHLIB)
 ifeq ($(BUILD),release)
 	@cp $(BIN) mdsd.tmp && mv -f mdsd.tmp mdsd
 endif
-	MDSD_BIN=$(BIN) MDSD_LIBRARY=$(CURDIR)/$(OUT)/$(SONAME) MDSD_BUILD=$(OUT) \
+	MDSD_BIN=$(BIN) MDSD_LIBRARY=$(CURDIR)/build/release/$(SONAME) MDSD_BUILD=$(OUT) \
 	  $(TEST_BIN) --jobs $(TEST_JOBS)
 
+# Python loads the release libmdsd.so (a sanitizer build's needs its runtime loaded first).
 sanitize: deps
+	@$(MAKE) --no-print-directory BUILD=release build/release/libmdsd.so.$(VERSION)
 	@$(MAKE) --no-print-directory BUILD=sanitize test-run
 
 clean:

@@ -223,6 +223,13 @@ class DumpWriter:
         f.attrs["created"] = _now_iso()
         f.attrs.create("num_samples", self.samples_done, dtype=np.int64)
         self.close()
+        # One validator: the file is checked by libmdsd (the reader of `mdsd`) and the
+        # runner's metadata checks before it appears under OUT.
+        from .schema import validate
+        problems, _ = validate(self.partial)
+        if problems:
+            raise RunnerError(f"{self.partial}: the written dump does not validate "
+                              f"(kept for inspection): {'; '.join(problems)}")
         try:
             with open(self.partial, "rb") as fd:
                 os.fsync(fd.fileno())
