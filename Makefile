@@ -15,8 +15,13 @@ VERSION := 0.1.0
 # Debian packages the build, the tests and the jobs need.
 DEBIAN_PACKAGES := build-essential pkg-config libglpk-dev glpk-utils libgsl-dev \
                    libhdf5-dev hdf5-tools gnuplot-nox libcriterion-dev
-# The model runner (src/mdsd_runner, Debian's /usr/bin/python3) and its default corpus.
-DEBIAN_PACKAGES += python3 python3-numpy python3-h5py bible-kjv bible-kjv-text
+# The model runner (src/mdsd_runner, run by src/bin/mdsd-runner) and its default corpus;
+# the tests run it under Debian's /usr/bin/python3. python3-torch (PyTorch 1.13, CPU; about
+# 140 MB to download, 580 MB installed, a minute) lets `make test` run the hf backend's real
+# torch code on a tiny model built in the test (tests/python/test_hf_torch.py).
+DEBIAN_PACKAGES += python3 python3-numpy python3-h5py python3-torch bible-kjv bible-kjv-text
+# The Python that `make dump` runs the runner under (same values on every machine).
+RUNNER_PYTHON ?= /usr/bin/python3
 
 CC := gcc
 # HDF5 and GSL ship pkg-config files (HDF5's Debian build lives under
@@ -97,7 +102,7 @@ deps:
 
 $(LIB): $(LIB_OBJ)
 	@mkdir -p $(@D)
-	ar rcs $@ $^
+	rm -f $@ && ar rcs $@ $^
 
 $(BIN): $(CLI_OBJ) $(LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(PKG_LIBS)
@@ -156,8 +161,9 @@ clean:
 
 # make install PREFIX=/usr/local DESTDIR=: the library (libmdsd.so.0, libmdsd.a), the
 # public headers (<mdsd/mdsd.h>), mdsd.pc, the programs mdsd and mdsd-runner, the man
-# page mdsd.1 (made from the help texts), and the Python packages mdsd and mdsd_runner
-# under PYTHON_SITE (on Debian's path for PREFIX=/usr; else add it to PYTHONPATH).
+# page mdsd.1 (made from the help texts), the Python package mdsd under PYTHON_SITE (on
+# Debian's path for PREFIX=/usr; else add it to PYTHONPATH) and the runner's package
+# under PREFIX/lib/mdsd/python, where the mdsd-runner wrapper looks for it.
 PREFIX ?= /usr/local
 DESTDIR ?=
 PYTHON_SITE ?= $(PREFIX)/lib/python3/dist-packages
@@ -168,7 +174,8 @@ install: all
 .PHONY: install-files
 install-files: $(BIN) $(LIB) $(SHLIB)
 	install -d $(INSTALL_LIB)/pkgconfig $(DESTDIR)$(PREFIX)/include/mdsd $(DESTDIR)$(PREFIX)/bin \
-	  $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PYTHON_SITE)/mdsd $(DESTDIR)$(PYTHON_SITE)/mdsd_runner
+	  $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PYTHON_SITE)/mdsd \
+	  $(INSTALL_LIB)/mdsd/python/mdsd_runner
 	install -m 644 $(LIB) $(INSTALL_LIB)/libmdsd.a
 	install -m 755 $(SHLIB) $(INSTALL_LIB)/$(notdir $(SHLIB))
 	ln -sf $(notdir $(SHLIB)) $(INSTALL_LIB)/$(SONAME)
@@ -177,18 +184,18 @@ install-files: $(BIN) $(LIB) $(SHLIB)
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' src/api/mdsd.pc.in \
 	  > $(INSTALL_LIB)/pkgconfig/mdsd.pc
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/mdsd
-	printf '#!/bin/sh\n# mdsd-runner: the model runner under Debian'"'"'s Python (python3-numpy, python3-h5py).\nPYTHONPATH="%s$${PYTHONPATH:+:$$PYTHONPATH}" exec /usr/bin/python3 -m mdsd_runner "$$@"\n' \
-	  '$(PYTHON_SITE)' > $(DESTDIR)$(PREFIX)/bin/mdsd-runner
-	chmod 755 $(DESTDIR)$(PREFIX)/bin/mdsd-runner
+	install -m 755 src/bin/mdsd-runner $(DESTDIR)$(PREFIX)/bin/mdsd-runner
 	src/cli/mkman.sh $(BIN) $(VERSION) > $(DESTDIR)$(PREFIX)/share/man/man1/mdsd.1
 	install -m 644 src/python/mdsd/*.py $(DESTDIR)$(PYTHON_SITE)/mdsd/
-	install -m 644 src/mdsd_runner/*.py $(DESTDIR)$(PYTHON_SITE)/mdsd_runner/
+	printf '"""Written by make install."""\nLIBDIR = "%s"\n' '$(PREFIX)/lib' \
+	  > $(DESTDIR)$(PYTHON_SITE)/mdsd/_install.py
+	install -m 644 src/mdsd_runner/*.py $(INSTALL_LIB)/mdsd/python/mdsd_runner/
 
 # The shipped dump: Kneser-Ney 4-gram target, bigram and trigram drafters, trained on the
 # King James Bible, 40 samples. Same values on every run (data/README.md).
 DUMP_OUT ?= data/kjv-ngram.h5
 dump: deps
-	./mdsd-runner ngram --corpus kjv --order 4 --draft-order 2 --draft-order 3 \
+	MDSD_PYTHON=$(RUNNER_PYTHON) src/bin/mdsd-runner ngram --corpus kjv --order 4 --draft-order 2 --draft-order 3 \
 	  --vocab-size 8192 --prompts data/prompts/kjv-openings.jsonl --num-samples 40 \
 	  --seed 1 --gen-temperature 1 --max-new-tokens 64 --logits-dtype float16 \
 	  --compression gzip -o $(DUMP_OUT)
@@ -241,6 +248,12 @@ bench: deps
 
 $(BENCH_DRIVER): $(OUT)/tests/bench/bench_driver.o $(LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIB) $(PKG_LIBS)
+
+# Measurement (not a test): peak memory and time of `mdsd-runner hf` on CPU at V = 152,064,
+# logits only where stored against logits at every position (tests/bench/runner_memory.py).
+.PHONY: bench-runner-memory
+bench-runner-memory: deps
+	/usr/bin/python3 tests/bench/runner_memory.py
 
 # The seed papers' figures and tables, reproduced with the toolkit next to the published
 # numbers (papers/README.md): results, figures and READMEs' inputs in papers/<paper>/.

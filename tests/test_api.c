@@ -105,7 +105,7 @@ Test(api, null_err_is_accepted_everywhere)
     mdsd_batch_opts o = {.n_dumps = 1, .dumps = dumps, .n_temperatures = 1,
                          .temperatures = temps, .n_counts = 1, .draft_counts = counts,
                          .n_schemes = 1, .schemes = schemes, .seed = 1, .threads = 1,
-                         .output = "/nonexistent/out.csv"};
+                         .output = "build/test-api-out.csv"};
     cr_assert_eq(mdsd_batch_run(&o, NULL, NULL, NULL), MDSD_EIO);
     o.n_dumps = 0;
     cr_assert_neq(mdsd_batch_run(&o, NULL, NULL, NULL), MDSD_OK);
@@ -159,7 +159,7 @@ Test(api, every_error_sets_its_own_code_and_message)
     mdsd_batch_opts o = {.n_dumps = 1, .dumps = dumps, .n_temperatures = 1,
                          .temperatures = temps, .n_counts = 1, .draft_counts = counts,
                          .n_schemes = 1, .schemes = schemes, .seed = 1, .threads = 1,
-                         .output = "/nonexistent/out.csv"};
+                         .output = "build/test-api-out.csv"};
     err = stale;
     cr_assert_eq(mdsd_batch_run(&o, NULL, NULL, &err), MDSD_EIO);
     cr_assert_eq(err.code, MDSD_EIO);
@@ -171,6 +171,21 @@ Test(api, every_error_sets_its_own_code_and_message)
     err = stale;
     cr_assert_eq(mdsd_batch_eval(t, d, 3, 2, NULL, NULL, NULL, NULL, NULL, &err), MDSD_EINVAL);
     cr_assert(strstr(err.msg, "row 2"), "%s", err.msg);
+}
+
+Test(api, each_public_header_stands_alone_in_c_and_cpp)
+{
+    char *out = shell_ok("set -e; for h in src/include/mdsd/*.h; do n=$(basename $h); "
+                         "printf '#include <mdsd/%s>\\n' $n | gcc -std=c99 -Wall -Wextra -pedantic "
+                         "-Werror -Isrc/include -fsyntax-only -x c -; "
+                         "printf '#include <mdsd/%s>\\n' $n | g++ -std=c++11 -Wall -Wextra -pedantic "
+                         "-Werror -Isrc/include -fsyntax-only -x c++ -; echo $n; done");
+    cr_assert(strstr(out, "mdsd.h") && strstr(out, "verifier.h"), "%s", out);
+    /* no internal header reaches the public ones */
+    char *leak = shell_ok("grep -h '#include' src/include/mdsd/*.h | grep -v '<mdsd/' | "
+                          "grep -v -e '<stddef.h>' -e '<stdint.h>' || true");
+    cr_assert_str_eq(leak, "", "public headers include: %s", leak);
+    free(out), free(leak);
 }
 
 Test(api, user_cflags_are_appended)
@@ -220,7 +235,7 @@ Test(api, install_and_build_c_and_cpp_with_pkg_config, .timeout = 300)
              "%s set -e; cd %s; for f in lib/libmdsd.so.0 lib/libmdsd.a include/mdsd/mdsd.h "
              "bin/mdsd bin/mdsd-runner share/man/man1/mdsd.1 lib/pkgconfig/mdsd.pc "
              "lib/python3/dist-packages/mdsd/__init__.py "
-             "lib/python3/dist-packages/mdsd_runner/__main__.py; do test -e $f || "
+             "lib/mdsd/python/mdsd_runner/__main__.py; do test -e $f || "
              "{ echo missing $f; exit 1; }; done; grep -q '^.TH MDSD 1' share/man/man1/mdsd.1; "
              "grep -q '^.SH \"mdsd table\"' share/man/man1/mdsd.1; bin/mdsd --version; "
              "bin/mdsd-runner --help >/dev/null",
@@ -252,6 +267,13 @@ Test(api, install_and_build_c_and_cpp_with_pkg_config, .timeout = 300)
     cr_assert(strstr(out, "0.8599999999999999 0.76 ") && strstr(out, prefix), "%s", out);
     free(out);
 
+    /* The installed runner validates with the installed library. */
+    snprintf(cmd, sizeof cmd, "env -u MDSD_LIBRARY -u PYTHONPATH MDSD_PYTHON=/usr/bin/python3 "
+             "%s/bin/mdsd-runner validate data/kjv-ngram.h5", prefix);
+    out = shell_ok(cmd);
+    cr_assert(strstr(out, "kjv-ngram.h5: ok:"), "%s", out);
+    free(out);
+
     /* The README's Library example, as printed there, against the installed tree. */
     snprintf(cmd, sizeof cmd,
              "%s set -e; awk '/^## Library/ {on = 1} on && /^```c$/ {code = 1; next} "
@@ -274,11 +296,13 @@ Test(api, install_honours_destdir, .timeout = 120)
     snprintf(cmd, sizeof cmd,
              "set -e; rm -rf %s; make --no-print-directory install-files PREFIX=/opt/mdsd DESTDIR=%s "
              ">/dev/null; test -e %s/opt/mdsd/lib/libmdsd.so.0; test -e %s/opt/mdsd/bin/mdsd; "
-             "grep '^prefix=' %s/opt/mdsd/lib/pkgconfig/mdsd.pc; grep -c /opt/mdsd/lib/python3 "
-             "%s/opt/mdsd/bin/mdsd-runner; test ! -e /opt/mdsd/bin/mdsd; rm -rf %s",
+             "grep '^prefix=' %s/opt/mdsd/lib/pkgconfig/mdsd.pc; "
+             "cat %s/opt/mdsd/lib/python3/dist-packages/mdsd/_install.py; "
+             "test ! -e /opt/mdsd/bin/mdsd; rm -rf %s",
              stage, stage, stage, stage, stage, stage, stage);
     char *out = shell_ok(cmd);
-    cr_assert(strstr(out, "prefix=/opt/mdsd\n1\n"), "%s", out);
+    cr_assert(strstr(out, "prefix=/opt/mdsd\n") && strstr(out, "LIBDIR = \"/opt/mdsd/lib\""),
+              "%s", out);
     free(out);
 }
 

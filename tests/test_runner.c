@@ -1,6 +1,7 @@
-/* The model runner (src/mdsd_runner, Python): its unittest suites in tests/python, run by
- * Debian's /usr/bin/python3, one Criterion test per suite so that the summary counts them;
- * and the shipped dump checked by the C reader once `mdsd info` exists. */
+/* The model runner (src/mdsd_runner, Python, and its wrapper src/bin/mdsd-runner): its
+ * unittest suites in tests/python, run by Debian's /usr/bin/python3 (python3-numpy,
+ * python3-h5py, python3-torch: `make deps`), one Criterion test per suite so that the
+ * summary counts them; and the shipped dump checked by the C reader. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,9 +34,9 @@ static int run_shell(const char *cmd, char **output)
 static void python_suite(const char *module)
 {
     char cmd[256], *out;
-    int rc = run_shell(PYTHON " -c 'import numpy, h5py' 2>&1", &out);
-    cr_assert_eq(rc, 0, "Debian's /usr/bin/python3 with python3-numpy and python3-h5py is "
-                 "needed (make deps installs them):\n%s", out);
+    int rc = run_shell(PYTHON " -c 'import numpy, h5py, torch' 2>&1", &out);
+    cr_assert_eq(rc, 0, "Debian's /usr/bin/python3 with python3-numpy, python3-h5py and "
+                 "python3-torch is needed (make deps installs them):\n%s", out);
     free(out);
     snprintf(cmd, sizeof cmd, PYTHON " -m unittest %s 2>&1", module);
     rc = run_shell(cmd, &out);
@@ -51,7 +52,9 @@ Test(runner, kneser_ney_against_brute_force) { python_suite("test_kneser_ney"); 
 Test(runner, batching_padding_and_resume_with_a_fake_model) { python_suite("test_pipeline"); }
 Test(runner, ngram_backend_end_to_end) { python_suite("test_ngram_end_to_end"); }
 Test(runner, bad_inputs) { python_suite("test_bad_inputs"); }
-Test(runner, hf_backend_with_stand_in_torch_and_transformers) { python_suite("test_hf_adapter"); }
+Test(runner, hf_backend_with_stand_in_transformers_per_version) { python_suite("test_hf_adapter"); }
+Test(runner, hf_backend_real_torch_on_a_tiny_causal_lm) { python_suite("test_hf_torch"); }
+Test(runner, wrapper_picks_the_users_python) { python_suite("test_wrapper"); }
 Test(runner, dump_validator) { python_suite("test_schema"); }
 Test(runner, shipped_dump_is_reproducible) { python_suite("test_shipped_dump"); }
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "outfile.h"
 
 static const char usage_text[] =
     "Usage: mdsd plot RESULTS.csv --kind K -o FILE.{png,svg,pdf}\n"
@@ -100,11 +101,30 @@ typedef struct {
     int c_dump, c_T, c_n, c_scheme, c_method;
 } columns;
 
+/* Input validation: a value outside its range is refused, naming the file,
+ * line and column (a figure drawn from it would be wrong). */
+static int value_in_range(const columns *c, size_t r, const char *col, double x, double lo, double hi,
+                          int integer, int missing_ok, mdsd_err *err)
+{
+    const mdsd_csv *t = c->t;
+    if (isnan(x) && missing_ok)
+        return MDSD_OK;
+    if (!(x >= lo && x <= hi) || (integer && x != floor(x)))
+        return mdsd_fail(err, MDSD_EFORMAT, "%s: line %zu, column %s: %s is not %s in [%g, %g]", t->path,
+                         t->line[r], col, isnan(x) ? "an empty value" : mdsd_csv_cell(t, r, mdsd_csv_col(t, col)),
+                         integer ? "an integer" : "a number", lo, hi);
+    return MDSD_OK;
+}
+
 static int row_keys(const columns *c, size_t r, double *T, double *n, mdsd_err *err)
 {
     int rc = mdsd_csv_number(c->t, r, c->c_T, T, err);
     if (rc == MDSD_OK)
         rc = mdsd_csv_number(c->t, r, c->c_n, n, err);
+    if (rc == MDSD_OK)
+        rc = value_in_range(c, r, "temperature", *T, 0.0, 1e6, 0, 0, err);
+    if (rc == MDSD_OK)
+        rc = value_in_range(c, r, "n", *n, 1.0, 1e6, 1, 0, err);
     return rc;
 }
 
@@ -216,7 +236,8 @@ static int row_points(const columns *c, const plot_kind *k, size_t r, long serie
             double y;
             if (col < 0)
                 break;
-            if ((rc = mdsd_csv_number(c->t, r, col, &y, err)))
+            if ((rc = mdsd_csv_number(c->t, r, col, &y, err)) ||
+                (rc = value_in_range(c, r, name, y, 0.0, 1.0, 0, 1, err)))
                 return rc;
             if (!isnan(y) && add_point(pts, n, cap, (point){(size_t)series, j, y, 0.0}))
                 return mdsd_fail(err, MDSD_ENOMEM, "out of memory");
@@ -224,8 +245,11 @@ static int row_points(const columns *c, const plot_kind *k, size_t r, long serie
         return MDSD_OK;
     }
     double y, e;
+    /* alpha in [0, 1], a gap in [-1, 1], standard errors >= 0 (empty = missing) */
     if ((rc = mdsd_csv_number(c->t, r, mdsd_csv_col(c->t, k->y), &y, err)) ||
-        (rc = mdsd_csv_number(c->t, r, mdsd_csv_col(c->t, k->e), &e, err)))
+        (rc = mdsd_csv_number(c->t, r, mdsd_csv_col(c->t, k->e), &e, err)) ||
+        (rc = value_in_range(c, r, k->y, y, strcmp(k->y, "gap") ? 0.0 : -1.0, 1.0, 0, 1, err)) ||
+        (rc = value_in_range(c, r, k->e, e, 0.0, 1.0, 0, 1, err)))
         return rc;
     if (isnan(y))
         return MDSD_OK;
@@ -414,6 +438,7 @@ static int make_temp(char *path, size_t size, const char *what, mdsd_err *err)
         return mdsd_fail(err, MDSD_EIO, "cannot create a temporary file: %s", strerror(errno));
     }
     close(fd);
+    mdsd_cleanup_register(path);
     return MDSD_OK;
 }
 
@@ -471,6 +496,7 @@ static int draw(const plot_kind *k, const plot_opts *o, const series_list *ms, c
         char why[400];
         log_tail(tf->log, why, sizeof why);
         unlink(tmp);
+        mdsd_cleanup_unregister(tmp);
         if (status == 127 || status < 0)
             return mdsd_fail(err, MDSD_EIO, "cannot run gnuplot (install the Debian package gnuplot-nox)");
         return mdsd_fail(err, MDSD_EIO, "gnuplot failed on %s (exit %d)%s%s", script, status,
@@ -537,6 +563,54 @@ static int check_columns(const mdsd_csv *t, const plot_kind *k, columns *c, mdsd
     return MDSD_OK;
 }
 
+/* Two rows with one (dump, temperature, n, scheme, method) would draw two
+ * points where the table has one value: refused, naming both lines. */
+static const columns *dup_cols;
+
+static int cmp_row_key(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    const mdsd_csv *t = dup_cols->t;
+    int d = strcmp(mdsd_csv_cell(t, x, dup_cols->c_dump), mdsd_csv_cell(t, y, dup_cols->c_dump));
+    if (!d)
+        d = strcmp(mdsd_csv_cell(t, x, dup_cols->c_scheme), mdsd_csv_cell(t, y, dup_cols->c_scheme));
+    if (!d)
+        d = strcmp(mdsd_csv_cell(t, x, dup_cols->c_method), mdsd_csv_cell(t, y, dup_cols->c_method));
+    for (int k = 0; k < 2 && !d; k++) {
+        int col = k == 0 ? dup_cols->c_T : dup_cols->c_n;
+        double u = strtod(mdsd_csv_cell(t, x, col), NULL), v = strtod(mdsd_csv_cell(t, y, col), NULL);
+        d = (u > v) - (u < v);
+    }
+    return d ? d : (x > y) - (x < y);
+}
+
+static int check_duplicate_rows(const columns *c, const unsigned char *keep, mdsd_err *err)
+{
+    const mdsd_csv *t = c->t;
+    size_t *idx = malloc((t->n_rows + 1) * sizeof *idx), m = 0;
+    if (!idx)
+        return mdsd_fail(err, MDSD_ENOMEM, "out of memory");
+    for (size_t r = 0; r < t->n_rows; r++)
+        if (keep[r])
+            idx[m++] = r;
+    dup_cols = c;
+    qsort(idx, m, sizeof *idx, cmp_row_key);
+    int rc = MDSD_OK;
+    for (size_t i = 1; i < m && rc == MDSD_OK; i++) {
+        size_t a = idx[i - 1], b = idx[i];
+        size_t lo = a < b ? a : b, hi = a < b ? b : a;
+        if (!strcmp(mdsd_csv_cell(t, a, c->c_dump), mdsd_csv_cell(t, b, c->c_dump)) &&
+            !strcmp(mdsd_csv_cell(t, a, c->c_scheme), mdsd_csv_cell(t, b, c->c_scheme)) &&
+            !strcmp(mdsd_csv_cell(t, a, c->c_method), mdsd_csv_cell(t, b, c->c_method)) &&
+            strtod(mdsd_csv_cell(t, a, c->c_T), NULL) == strtod(mdsd_csv_cell(t, b, c->c_T), NULL) &&
+            strtod(mdsd_csv_cell(t, a, c->c_n), NULL) == strtod(mdsd_csv_cell(t, b, c->c_n), NULL))
+            rc = mdsd_fail(err, MDSD_EFORMAT, "%s: lines %zu and %zu have the same dump, temperature, n, "
+                           "scheme and method", t->path, t->line[lo], t->line[hi]);
+    }
+    free(idx);
+    return rc;
+}
+
 static void free_series(series_list *s)
 {
     for (size_t i = 0; i < s->n; i++)
@@ -559,6 +633,7 @@ static int plot(plot_opts *o, const plot_kind *k, mdsd_err *err)
     rc = keep ? check_columns(t, k, &c, err) : mdsd_fail(err, MDSD_ENOMEM, "out of memory");
     if (rc == MDSD_OK)
         rc = select_rows(&c, k, o, keep, err);
+
     for (size_t r = 0; rc == MDSD_OK && r < t->n_rows; r++) {
         if (!keep[r])
             continue;
@@ -570,6 +645,8 @@ static int plot(plot_opts *o, const plot_kind *k, mdsd_err *err)
         else
             rc = row_points(&c, k, r, s, bound ? &bp : &mp, bound ? &bn : &mn, bound ? &bcap : &mcap, err);
     }
+    if (rc == MDSD_OK)
+        rc = check_duplicate_rows(&c, keep, err);
     if (rc == MDSD_OK && mn + bn == 0)
         rc = mdsd_fail(err, MDSD_EINVAL, "%s: no rows to plot for --kind %s with the chosen dump, n, T, schemes and methods",
                        t->path, k->name);
@@ -582,8 +659,10 @@ static int plot(plot_opts *o, const plot_kind *k, mdsd_err *err)
     }
     const char *temps[] = {tf.data, tf.bounds, tf.log};
     for (size_t i = 0; i < 3; i++)
-        if (temps[i][0])
+        if (temps[i][0]) {
             unlink(temps[i]);
+            mdsd_cleanup_unregister(temps[i]);
+        }
     free_series(&ms);
     free_series(&bs);
     free(mp);
@@ -610,5 +689,9 @@ int cmd_plot(int argc, char **argv)
         return cli_usage_error("plot", "--kind: '%s' is not vs-temperature, vs-drafts, per-draft or gap", o.kind);
     mdsd_err err;
     mdsd_err_clear(&err);
+    /* the figure must not replace the CSV it is drawn from, nor a directory */
+    if (mdsd_output_check(o.output, &o.csv, 1, &err))
+        return cli_report("plot", &err);
+    mdsd_cleanup_signals("mdsd plot", NULL);
     return plot(&o, k, &err) ? cli_report("plot", &err) : CLI_EXIT_OK;
 }

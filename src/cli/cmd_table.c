@@ -3,8 +3,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
+#include "outfile.h"
 #include "batch.h"
 
 static const char usage_text[] =
@@ -34,7 +36,11 @@ static const char usage_text[] =
     "      --top-p P            then the smallest most-likely set of mass >= P\n"
     "      --threads N          OpenMP threads (default: all cores); results do not\n"
     "                           depend on N\n"
-    "      --resume             continue an interrupted job from FILE.partial\n"
+    "      --resume             continue an interrupted job from FILE.partial (each\n"
+    "                           finished unit is checked against its row count and\n"
+    "                           checksum)\n"
+    "      --discard-partial    delete an existing FILE.partial and start over (without\n"
+    "                           --resume or this, an existing FILE.partial stops the job)\n"
     "      --is-top S           is verifier: free weights only among the top S tokens\n"
     "      --markdown[=FILE]    also render a Hu-et-al.-Table-1-style Markdown table\n"
     "                           (to standard output without FILE)\n"
@@ -45,7 +51,8 @@ static const char usage_text[] =
 
 enum {
     OPT_DRAFT_MODEL = CLI_OPT_COMMAND, OPT_TRIALS, OPT_SEED, OPT_POSITIONS, OPT_THREADS,
-    OPT_RESUME, OPT_IS_TOP, OPT_MARKDOWN, OPT_LATEX, OPT_SIMULATE, OPT_TOP_K, OPT_TOP_P
+    OPT_RESUME, OPT_IS_TOP, OPT_MARKDOWN, OPT_LATEX, OPT_SIMULATE, OPT_TOP_K, OPT_TOP_P,
+    OPT_DISCARD_PARTIAL
 };
 
 #define MAX_LIST 64
@@ -60,6 +67,7 @@ typedef struct {
     const char *draft_models[MAX_LIST];
     const char *markdown, *latex; /* "-" = standard output */
     bool want_markdown, want_latex;
+    mdsd_outfile markdown_out, latex_out; /* rendered, published after the CSV */
 } table_opts;
 
 static int split_list(const char *spec, const char *opt, char items[][32], size_t *count)
@@ -178,6 +186,7 @@ static int parse_option(int opt, const char *arg, table_opts *t)
         b->threads = (int)u;
         return 0;
     case OPT_RESUME: b->resume = true; return 0;
+    case OPT_DISCARD_PARTIAL: b->discard_partial = true; return 0;
     case OPT_SIMULATE: b->simulate = true; return 0;
     case OPT_TOP_K: return cli_parse_size(arg, "--top-k", "table", &b->top_k);
     case OPT_TOP_P:
@@ -198,20 +207,80 @@ static void print_note(const char *message, void *ctx)
     fprintf(stderr, "mdsd table: %s\n", message);
 }
 
-/* Renders to stdout ("-") or atomically to a file. */
-static int render(const char *dest, void (*fn)(FILE *, const mdsd_report_row *, size_t),
-                  const mdsd_report_row *rows, size_t count, mdsd_err *err)
+/* Renders to a temporary file beside dest, finished but not yet published. */
+static int render_file(const char *dest, void (*fn)(FILE *, const mdsd_report_row *, size_t),
+                       const mdsd_report_row *rows, size_t count, mdsd_outfile *out, mdsd_err *err)
 {
-    if (!strcmp(dest, "-")) {
-        fn(stdout, rows, count);
-        return MDSD_OK;
-    }
-    mdsd_outfile out;
-    int rc = mdsd_outfile_open(&out, dest, err);
+    int rc = mdsd_outfile_open(out, dest, err);
     if (rc)
         return rc;
-    fn(out.f, rows, count);
-    return mdsd_outfile_commit(&out, err);
+    fn(out->f, rows, count);
+    return mdsd_outfile_finish(out, err);
+}
+
+/* The batch job's before_publish: the --markdown/--latex files are written
+ * before the CSV appears, so a failure here leaves no CSV behind. */
+static int render_files(const mdsd_report_row *rows, size_t count, void *ctx, mdsd_err *err)
+{
+    table_opts *t = ctx;
+    int rc = MDSD_OK;
+    if (t->want_markdown && strcmp(t->markdown, "-") != 0)
+        rc = render_file(t->markdown, mdsd_report_markdown, rows, count, &t->markdown_out, err);
+    if (rc == MDSD_OK && t->want_latex && strcmp(t->latex, "-") != 0)
+        rc = render_file(t->latex, mdsd_report_latex, rows, count, &t->latex_out, err);
+    if (rc) {
+        mdsd_outfile_abort(&t->markdown_out);
+        mdsd_outfile_abort(&t->latex_out);
+    }
+    return rc;
+}
+
+/* After the CSV: publish the rendered files, print the standard-output ones. */
+static int publish_renders(table_opts *t, const mdsd_report_row *rows, size_t count, mdsd_err *err)
+{
+    int rc = MDSD_OK;
+    if (t->markdown_out.tmp[0])
+        rc = mdsd_outfile_publish(&t->markdown_out, err);
+    if (rc == MDSD_OK && t->latex_out.tmp[0])
+        rc = mdsd_outfile_publish(&t->latex_out, err);
+    if (rc == MDSD_OK && t->want_markdown && !strcmp(t->markdown, "-"))
+        mdsd_report_markdown(stdout, rows, count);
+    if (rc == MDSD_OK && t->want_latex && !strcmp(t->latex, "-"))
+        mdsd_report_latex(stdout, rows, count);
+    return rc;
+}
+
+/* After a failure: say how to go on from the units that were finished. */
+static void note_kept_units(const mdsd_batch_opts *b, const mdsd_err *err)
+{
+    char partial[4200];
+    struct stat st;
+    snprintf(partial, sizeof partial, "%s.partial", b->output ? b->output : "");
+    /* not when the partial file itself is the problem (the message says what to do) */
+    if (b->output && stat(partial, &st) == 0 && !strstr(err->msg, partial))
+        fprintf(stderr, "mdsd table: finished units are kept in %s: fix the problem and rerun the "
+                "same command with --resume to continue\n", partial);
+}
+
+/* Every output path is checked before any work: not a directory, not a dump
+ * given as input, and no two outputs the same file. */
+static int check_render_paths(const table_opts *t, mdsd_err *err)
+{
+    const mdsd_batch_opts *b = &t->batch;
+    const char *files[2] = {t->want_markdown ? t->markdown : "-", t->want_latex ? t->latex : "-"};
+    const char *names[2] = {"--markdown", "--latex"};
+    for (int i = 0; i < 2; i++) {
+        if (!strcmp(files[i], "-"))
+            continue;
+        int rc = mdsd_output_check(files[i], b->dumps, b->n_dumps, err);
+        if (rc)
+            return rc;
+        const char *other = i == 0 ? files[1] : NULL;
+        if (!strcmp(files[i], b->output) || (other && !strcmp(files[i], other)))
+            return mdsd_fail(err, MDSD_EINVAL, "%s=%s names another output of the same job", names[i],
+                             files[i]);
+    }
+    return MDSD_OK;
 }
 
 int cmd_table(int argc, char **argv)
@@ -228,6 +297,7 @@ int cmd_table(int argc, char **argv)
         {"positions", required_argument, NULL, OPT_POSITIONS},
         {"threads", required_argument, NULL, OPT_THREADS},
         {"resume", no_argument, NULL, OPT_RESUME},
+        {"discard-partial", no_argument, NULL, OPT_DISCARD_PARTIAL},
         {"simulate", no_argument, NULL, OPT_SIMULATE},
         {"top-k", required_argument, NULL, OPT_TOP_K},
         {"top-p", required_argument, NULL, OPT_TOP_P},
@@ -271,11 +341,23 @@ int cmd_table(int argc, char **argv)
     mdsd_err_clear(&err);
     mdsd_report_row *rows = NULL;
     size_t count = 0;
-    int rc = mdsd_batch_run(b, &rows, &count, &err);
-    if (rc == MDSD_OK && t.want_markdown)
-        rc = render(t.markdown, mdsd_report_markdown, rows, count, &err);
-    if (rc == MDSD_OK && t.want_latex)
-        rc = render(t.latex, mdsd_report_latex, rows, count, &err);
+    b->before_publish = render_files;
+    b->publish_ctx = &t;
+    int rc = check_render_paths(&t, &err);
+    if (rc == MDSD_OK) {
+        /* an interrupt removes the temporary files and says how to go on */
+        static char hint[4400];
+        snprintf(hint, sizeof hint, "finished units are kept in %s.partial: rerun the same "
+                 "command with --resume to continue", b->output);
+        mdsd_cleanup_signals("mdsd table", hint);
+        rc = mdsd_batch_run(b, &rows, &count, &err);
+    }
+    if (rc == MDSD_OK)
+        rc = publish_renders(&t, rows, count, &err);
+    else
+        note_kept_units(b, &err);
+    mdsd_outfile_abort(&t.markdown_out);
+    mdsd_outfile_abort(&t.latex_out);
     free(rows);
     free(t.temperatures);
     return rc ? cli_report("table", &err) : CLI_EXIT_OK;

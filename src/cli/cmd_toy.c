@@ -9,6 +9,7 @@
 #include <omp.h>
 
 #include "cli.h"
+#include "outfile.h"
 
 static const char usage_text[] =
     "Usage: mdsd toy --family F --vocab V --positions N --seed S -o DUMP\n"
@@ -333,6 +334,13 @@ int cmd_toy(int argc, char **argv)
     size_t samples = o.samples ? o.samples : (o.N + 127) / 128;
     if (o.threads)
         omp_set_num_threads((int)o.threads);
+    /* refuse a directory (or unwritable place) before any work; an interrupt
+     * removes the temporary dump */
+    if (mdsd_output_check(o.output, NULL, 0, &err)) {
+        free(list);
+        return cli_report("toy", &err);
+    }
+    mdsd_cleanup_signals("mdsd toy", NULL);
     int rc = write_dump(&o, &toy, names, n_q, dtype, samples, &err);
     if (rc == MDSD_OK) {
         char params[512];

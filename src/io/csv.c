@@ -95,31 +95,38 @@ void mdsd_csv_fields_free(char **fields, size_t count)
     free_fields(fields, (long)count);
 }
 
-/* Reads one line of any length without its line ending; NULL at EOF. */
-static char *read_line(FILE *f)
+/* Reads one line of any length without its line ending into *out: 1 read,
+ * 0 at EOF, -1 out of memory. *len is its length (a NUL byte inside makes
+ * strlen(*out) < *len). */
+static int read_line(FILE *f, char **out, size_t *len_out)
 {
     size_t cap = 256, len = 0;
     char *s = malloc(cap);
-    int c;
-    while (s && (c = fgetc(f)) != EOF && c != '\n') {
+    int c = EOF;
+    *out = NULL;
+    if (!s)
+        return -1;
+    while ((c = fgetc(f)) != EOF && c != '\n') {
         if (len + 1 == cap) {
             char *g = realloc(s, cap *= 2);
             if (!g) {
                 free(s);
-                return NULL;
+                return -1;
             }
             s = g;
         }
         s[len++] = (char)c;
     }
-    if (!s || (len == 0 && c == EOF)) {
+    if (len == 0 && c == EOF) {
         free(s);
-        return NULL;
+        return 0;
     }
     if (len > 0 && s[len - 1] == '\r')
         len--;
     s[len] = '\0';
-    return s;
+    *out = s;
+    *len_out = len;
+    return 1;
 }
 
 static int add_row(mdsd_csv *t, char **fields, size_t line, size_t *cap)
@@ -156,8 +163,20 @@ int mdsd_csv_read(const char *path, mdsd_csv **out, mdsd_err *err)
     int rc = MDSD_OK;
     size_t line_no = 0, cap = 0, bad = 0;
     char *line;
-    while (rc == MDSD_OK && (line = read_line(f))) {
+    size_t len;
+    int got;
+    while (rc == MDSD_OK && (got = read_line(f, &line, &len)) != 0) {
         line_no++;
+        if (got < 0) {
+            rc = mdsd_fail(err, MDSD_ENOMEM, "%s: out of memory at line %zu", path, line_no);
+            break;
+        }
+        if (strlen(line) != len) {
+            rc = mdsd_fail(err, MDSD_EFORMAT, "%s: line %zu holds a NUL byte (not a text CSV)", path,
+                           line_no);
+            free(line);
+            break;
+        }
         if (line[0] == '\0') {
             free(line);
             continue;
@@ -173,6 +192,11 @@ int mdsd_csv_read(const char *path, mdsd_csv **out, mdsd_err *err)
         else if (!t->header) {
             t->header = fields;
             t->n_cols = (size_t)n;
+            for (size_t i = 0; i < t->n_cols && rc == MDSD_OK; i++)
+                for (size_t k = 0; k < i && rc == MDSD_OK; k++)
+                    if (!strcmp(t->header[i], t->header[k]))
+                        rc = mdsd_fail(err, MDSD_EFORMAT, "%s: line %zu: column '%s' appears twice",
+                                       path, line_no, t->header[i]);
         } else if ((size_t)n != t->n_cols) {
             rc = mdsd_fail(err, MDSD_EFORMAT, "%s: line %zu has %ld fields, the header has %zu", path,
                            line_no, n, t->n_cols);

@@ -72,13 +72,24 @@ typedef struct {
     mdsd_dump_model *drafts;       /* [n_drafts], in name order */
     size_t n_attrs;
     mdsd_dump_attr *attrs;         /* [n_attrs]: every attribute of '/' */
+    /* samples: a sample whose rows are not contiguous (it starts again at
+     * row sample_repeat_row after first appearing at sample_repeat_first);
+     * sample_repeat_row = SIZE_MAX when every sample is contiguous */
+    size_t sample_repeat_row, sample_repeat_first;
+    long long sample_repeat_id;
+    /* the file as opened: mdsd_dump_check_unchanged compares */
+    long long file_size, file_mtime_ns;
+    unsigned long long file_dev, file_ino;
     mdsd_dump_h5 *h5;              /* private: open HDF5 handles */
 } mdsd_dump;
 
 /* Opens and checks the structure (not the values) of a dump: format version,
  * datasets present with the right rank, dtype and lengths, V agreeing across
  * target, drafters and the vocab_size attribute, N >= 1. Reads sample_id once
- * (in blocks) to count samples. */
+ * (in blocks) to count samples and find a sample that is not contiguous
+ * (mdsd_dump_check_samples reports it). /tokens, /sample_id and /position
+ * must be integers whose values fit in int32: a value that does not is a
+ * read error naming the dataset, never a silently clamped id. */
 int mdsd_dump_open(const char *path, mdsd_dump **out, mdsd_err *err);
 void mdsd_dump_close(mdsd_dump *d);
 
@@ -103,6 +114,24 @@ int mdsd_dump_read_meta(mdsd_dump *d, size_t row0, size_t rows, int *tokens, int
  * error names the file, dataset, row, index and value. */
 int mdsd_dump_check_logits(const mdsd_dump *d, int which, size_t row0, size_t rows,
                            const float *logits, mdsd_err *err);
+
+/* Fails (naming the sample and rows) if the rows of some sample are not
+ * contiguous: the clustered standard errors assume they are. */
+int mdsd_dump_check_samples(const mdsd_dump *d, mdsd_err *err);
+
+/* Fails if the file changed (size, modification time or inode) since
+ * mdsd_dump_open: results read from a file rewritten under us are void. */
+int mdsd_dump_check_unchanged(const mdsd_dump *d, mdsd_err *err);
+
+/* Streaming check of the per-row metadata, block after block in row order:
+ * tokens in [0, V), positions >= 0 and increasing within a sample. */
+typedef struct {
+    size_t next_row;  /* row expected next (the state applies to it) */
+    long long sample; /* sample and position of the row before next_row */
+    long long position;
+    int started;
+} mdsd_dump_meta_check;
+void mdsd_dump_meta_check_init(mdsd_dump_meta_check *c);
 
 /* A good block size: the largest multiple of the target's chunk rows whose
  * float buffers for the target and n_drafts drafters fit in max_bytes (at
@@ -129,6 +158,11 @@ void mdsd_dump_block_free(mdsd_dump_block *b);
 /* Reads rows [row0, min(row0 + cap, N)) into b (b->rows = how many); with
  * check, also runs mdsd_dump_check_logits on every dataset read. */
 int mdsd_dump_block_read(mdsd_dump *d, mdsd_dump_block *b, size_t row0, int check,
+                         mdsd_err *err);
+
+/* Checks the metadata of the block's rows (see mdsd_dump_meta_check); c
+ * carries the state from the previous block when it ended at b->row0. */
+int mdsd_dump_check_meta(const mdsd_dump *d, const mdsd_dump_block *b, mdsd_dump_meta_check *c,
                          mdsd_err *err);
 
 /* Reads every row and checks it: logits as mdsd_dump_check_logits; tokens in

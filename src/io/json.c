@@ -45,22 +45,62 @@ void mdsd_json_object_end(mdsd_json *j) { close_level(j, '}'); }
 void mdsd_json_array_begin(mdsd_json *j) { open_level(j, '['); }
 void mdsd_json_array_end(mdsd_json *j) { close_level(j, ']'); }
 
-static void write_string(FILE *out, const char *s)
+/* Length of the well-formed UTF-8 sequence at s (RFC 3629: no overlong
+ * forms, no surrogates, at most U+10FFFF), or 0 if it is not one. */
+static size_t utf8_sequence(const unsigned char *s)
 {
+    unsigned c = s[0];
+    if (c < 0x80)
+        return 1;
+    size_t n;
+    unsigned cp, min;
+    if (c >= 0xc2 && c <= 0xdf)
+        n = 2, cp = c & 0x1f, min = 0x80;
+    else if (c >= 0xe0 && c <= 0xef)
+        n = 3, cp = c & 0x0f, min = 0x800;
+    else if (c >= 0xf0 && c <= 0xf4)
+        n = 4, cp = c & 0x07, min = 0x10000;
+    else
+        return 0;
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0; /* also stops at the terminating NUL */
+        cp = (cp << 6) | (s[i] & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return n;
+}
+
+/* A JSON string: valid UTF-8 whatever the input holds (a dump's attributes
+ * are arbitrary bytes): every byte that does not start a well-formed UTF-8
+ * sequence is replaced by U+FFFD. */
+static void write_string(FILE *out, const char *str)
+{
+    const unsigned char *s = (const unsigned char *)str;
     fputc('"', out);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
+    while (*s) {
+        unsigned char c = *s;
         switch (c) {
-        case '"': fputs("\\\"", out); break;
-        case '\\': fputs("\\\\", out); break;
-        case '\n': fputs("\\n", out); break;
-        case '\r': fputs("\\r", out); break;
-        case '\t': fputs("\\t", out); break;
-        default:
-            if (c < 0x20)
-                fprintf(out, "\\u%04x", c);
-            else
-                fputc(c, out);
+        case '"': fputs("\\\"", out); s++; continue;
+        case '\\': fputs("\\\\", out); s++; continue;
+        case '\n': fputs("\\n", out); s++; continue;
+        case '\r': fputs("\\r", out); s++; continue;
+        case '\t': fputs("\\t", out); s++; continue;
+        default: break;
+        }
+        if (c < 0x20 || c == 0x7f) {
+            fprintf(out, "\\u%04x", c);
+            s++;
+            continue;
+        }
+        size_t n = utf8_sequence(s);
+        if (n == 0) {
+            fputs("\\ufffd", out);
+            s++;
+        } else {
+            fwrite(s, 1, n, out);
+            s += n;
         }
     }
     fputc('"', out);

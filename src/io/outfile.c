@@ -1,26 +1,95 @@
 #include "outfile.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+/* ---- cleanup registry ------------------------------------------------------
+ * A fixed table the signal handler can walk without locks or allocation: a
+ * slot is claimed by copying the path and then setting `used`. */
+#define CLEANUP_SLOTS 32
+
+static struct {
+    volatile sig_atomic_t used;
+    char path[4096];
+} cleanup_slot[CLEANUP_SLOTS];
+static char cleanup_message[1024];
+
+void mdsd_cleanup_register(const char *path)
+{
+    if (strlen(path) >= sizeof cleanup_slot[0].path)
+        return;
+    for (int i = 0; i < CLEANUP_SLOTS; i++)
+        if (!cleanup_slot[i].used) {
+            strcpy(cleanup_slot[i].path, path);
+            cleanup_slot[i].used = 1;
+            return;
+        }
+}
+
+void mdsd_cleanup_unregister(const char *path)
+{
+    for (int i = 0; i < CLEANUP_SLOTS; i++)
+        if (cleanup_slot[i].used && !strcmp(cleanup_slot[i].path, path)) {
+            cleanup_slot[i].used = 0;
+            return;
+        }
+}
+
+static void cleanup_on_signal(int sig)
+{
+    for (int i = 0; i < CLEANUP_SLOTS; i++)
+        if (cleanup_slot[i].used)
+            unlink(cleanup_slot[i].path);
+    ssize_t ignored = write(STDERR_FILENO, cleanup_message, strlen(cleanup_message));
+    (void)ignored;
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void mdsd_cleanup_signals(const char *prog, const char *hint)
+{
+    snprintf(cleanup_message, sizeof cleanup_message,
+             "\n%s: interrupted; temporary files removed%s%s\n", prog, hint ? "; " : "",
+             hint ? hint : "");
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = cleanup_on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaddset(&sa.sa_mask, SIGINT);
+    sigaddset(&sa.sa_mask, SIGTERM);
+    sigaddset(&sa.sa_mask, SIGHUP);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+}
+
+/* ---- temporary names and atomic files ------------------------------------ */
 
 int mdsd_tmpname(const char *path, char *tmp, size_t size, mdsd_err *err)
 {
     int len = snprintf(tmp, size, "%s.tmp.%ld", path, (long)getpid());
     if (len < 0 || (size_t)len >= size)
         return mdsd_fail(err, MDSD_EINVAL, "output path too long: '%s'", path);
+    mdsd_cleanup_register(tmp);
     return MDSD_OK;
 }
 
 int mdsd_publish(const char *tmp, const char *path, mdsd_err *err)
 {
+    int rc = MDSD_OK;
     if (rename(tmp, path) != 0) {
         int e = errno;
         unlink(tmp);
-        return mdsd_fail(err, MDSD_EIO, "cannot rename '%s' to '%s': %s", tmp, path, strerror(e));
+        rc = mdsd_fail(err, MDSD_EIO, "cannot rename '%s' to '%s': %s", tmp, path, strerror(e));
     }
-    return MDSD_OK;
+    mdsd_cleanup_unregister(tmp);
+    return rc;
 }
 
 int mdsd_outfile_open(mdsd_outfile *o, const char *path, mdsd_err *err)
@@ -33,12 +102,16 @@ int mdsd_outfile_open(mdsd_outfile *o, const char *path, mdsd_err *err)
     if (rc)
         return rc;
     o->f = fopen(o->tmp, "w");
-    if (!o->f)
-        return mdsd_fail(err, MDSD_EIO, "cannot write '%s': %s", path, strerror(errno));
+    if (!o->f) {
+        int e = errno;
+        mdsd_cleanup_unregister(o->tmp);
+        o->tmp[0] = '\0';
+        return mdsd_fail(err, MDSD_EIO, "cannot write '%s': %s", path, strerror(e));
+    }
     return MDSD_OK;
 }
 
-int mdsd_outfile_commit(mdsd_outfile *o, mdsd_err *err)
+int mdsd_outfile_finish(mdsd_outfile *o, mdsd_err *err)
 {
     if (!o->f)
         return mdsd_fail(err, MDSD_EIO, "'%s' is not open", o->path);
@@ -47,10 +120,25 @@ int mdsd_outfile_commit(mdsd_outfile *o, mdsd_err *err)
     failed |= fclose(o->f) != 0;
     o->f = NULL;
     if (failed) {
-        unlink(o->tmp);
+        mdsd_outfile_abort(o);
         return mdsd_fail(err, MDSD_EIO, "error writing '%s': %s", o->path, strerror(e));
     }
-    return mdsd_publish(o->tmp, o->path, err);
+    return MDSD_OK;
+}
+
+int mdsd_outfile_publish(mdsd_outfile *o, mdsd_err *err)
+{
+    if (o->f || !o->tmp[0])
+        return mdsd_fail(err, MDSD_EIO, "'%s' is not finished", o->path);
+    int rc = mdsd_publish(o->tmp, o->path, err);
+    o->tmp[0] = '\0';
+    return rc;
+}
+
+int mdsd_outfile_commit(mdsd_outfile *o, mdsd_err *err)
+{
+    int rc = mdsd_outfile_finish(o, err);
+    return rc ? rc : mdsd_outfile_publish(o, err);
 }
 
 void mdsd_outfile_abort(mdsd_outfile *o)
@@ -59,6 +147,93 @@ void mdsd_outfile_abort(mdsd_outfile *o)
         fclose(o->f);
         o->f = NULL;
     }
-    if (o->tmp[0])
+    if (o->tmp[0]) {
         unlink(o->tmp);
+        mdsd_cleanup_unregister(o->tmp);
+        o->tmp[0] = '\0';
+    }
+}
+
+/* ---- output paths -------------------------------------------------------- */
+
+int mdsd_output_check(const char *path, const char *const *inputs, size_t n_inputs,
+                      mdsd_err *err)
+{
+    size_t len = strlen(path);
+    if (len == 0)
+        return mdsd_fail(err, MDSD_EINVAL, "empty output path");
+    if (len >= 4000)
+        return mdsd_fail(err, MDSD_EINVAL, "output path too long: '%.60s...'", path);
+    struct stat st;
+    if (path[len - 1] == '/' || (stat(path, &st) == 0 && S_ISDIR(st.st_mode)))
+        return mdsd_fail(err, MDSD_EINVAL, "output '%s' is a directory; give a file name", path);
+    if (stat(path, &st) == 0) {
+        for (size_t i = 0; i < n_inputs; i++) {
+            struct stat in;
+            if (stat(inputs[i], &in) == 0 && in.st_dev == st.st_dev && in.st_ino == st.st_ino)
+                return mdsd_fail(err, MDSD_EINVAL,
+                                 "output '%s' is the input '%s'; refusing to overwrite an input",
+                                 path, inputs[i]);
+        }
+        if (!S_ISREG(st.st_mode))
+            return mdsd_fail(err, MDSD_EINVAL, "output '%s' exists and is not a regular file", path);
+    }
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        strcpy(dir, ".");
+    else if (slash == path)
+        strcpy(dir, "/");
+    else
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return mdsd_fail(err, MDSD_EIO, "cannot create output '%s': directory '%s' does not exist", path, dir);
+    if (access(dir, W_OK) != 0)
+        return mdsd_fail(err, MDSD_EIO, "output '%s': cannot write into directory '%s': %s", path, dir,
+                         strerror(errno));
+    return MDSD_OK;
+}
+
+/* ---- lock files ---------------------------------------------------------- */
+
+int mdsd_lock_acquire(mdsd_lock *l, const char *path, const char *what, mdsd_err *err)
+{
+    l->fd = -1;
+    if (strlen(path) >= sizeof l->path)
+        return mdsd_fail(err, MDSD_EINVAL, "path too long: '%s'", path);
+    strcpy(l->path, path);
+    /* a lock file removed by its previous holder between our open and our
+     * flock is a stale inode: retry until the locked file is the one named */
+    for (int attempt = 0; attempt < 100; attempt++) {
+        int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        if (fd < 0)
+            return mdsd_fail(err, MDSD_EIO, "cannot create the lock file '%s': %s", path, strerror(errno));
+        if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+            int e = errno;
+            close(fd);
+            if (e == EWOULDBLOCK)
+                return mdsd_fail(err, MDSD_EIO,
+                                 "another job is writing %s (it holds the lock '%s'); wait for it "
+                                 "to end, or choose another output", what, path);
+            return mdsd_fail(err, MDSD_EIO, "cannot lock '%s': %s", path, strerror(e));
+        }
+        struct stat a, b;
+        if (fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+            l->fd = fd;
+            mdsd_cleanup_register(path);
+            return MDSD_OK;
+        }
+        close(fd);
+    }
+    return mdsd_fail(err, MDSD_EIO, "cannot lock '%s': it keeps being replaced", path);
+}
+
+void mdsd_lock_release(mdsd_lock *l)
+{
+    if (l->fd < 0)
+        return;
+    unlink(l->path); /* while still held: no one can lock this inode after us */
+    mdsd_cleanup_unregister(l->path);
+    close(l->fd);
+    l->fd = -1;
 }

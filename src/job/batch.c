@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <omp.h>
@@ -381,6 +382,16 @@ static int evaluate_block(const unit_ctx *u, worker *workers, const mdsd_dump_bl
     return MDSD_OK;
 }
 
+/* The streaming validation of a block's metadata (the logits were checked
+ * when the block was read): the rows [b->row0, b->row0 + rows) only. */
+static int check_block_meta(const dump_job *job, const mdsd_dump_block *b, size_t rows,
+                            mdsd_dump_meta_check *meta, mdsd_err *err)
+{
+    mdsd_dump_block part = *b;
+    part.rows = rows;
+    return mdsd_dump_check_meta(job->dump, &part, meta, err);
+}
+
 static int run_unit(const mdsd_batch_opts *o, const plan *pl, const dump_job *job, double T,
                     size_t t_index, worker *workers, mdsd_progress *progress,
                     mdsd_report_row *rows_out, mdsd_err *err)
@@ -405,12 +416,16 @@ static int run_unit(const mdsd_batch_opts *o, const plan *pl, const dump_job *jo
     }
     if (rc == MDSD_OK)
         rc = mdsd_dump_block_read(job->dump, blk[0], job->begin, 1, err);
+    mdsd_dump_meta_check meta;
+    mdsd_dump_meta_check_init(&meta);
     size_t k = 0;
     for (size_t row0 = job->begin; row0 < job->end && rc == MDSD_OK; row0 += cap, k++) {
         mdsd_dump_block *b = blk[k % 2];
         size_t rows = b->rows < job->end - row0 ? b->rows : job->end - row0;
         prefetch pf = {job->dump, row0 + cap < job->end ? blk[(k + 1) % 2] : NULL, row0 + cap,
                        MDSD_OK, {0}};
+        if ((rc = check_block_meta(job, b, rows, &meta, err)))
+            break;
         if ((rc = evaluate_block(&u, workers, b, rows, &br, &pf, err)))
             break;
         for (size_t i = 0; i < rows; i++)
@@ -421,6 +436,9 @@ static int run_unit(const mdsd_batch_opts *o, const plan *pl, const dump_job *jo
             rc = pf.rc;
         }
     }
+    /* a dump rewritten while it was read gives void results */
+    if (rc == MDSD_OK)
+        rc = mdsd_dump_check_unchanged(job->dump, err);
     if (rc == MDSD_OK)
         finish_rows(acc, pl, job->label, T, rows_out);
     block_results_free(&br);
@@ -455,11 +473,11 @@ static int row_list_push(row_list *l, const mdsd_report_row *r, size_t k, mdsd_e
 }
 
 /* The first line of the .partial file: resuming is refused unless the job is
- * the same one. */
+ * the same one. Version 2: units carry their row count and hash. */
 static void job_signature(const mdsd_batch_opts *o, const plan *pl, char *sig, size_t size)
 {
     size_t len = (size_t)snprintf(sig, size,
-                                  "#mdsd-table 1 trials=%llu%s seed=%llu rows=%zu:%zu top-k=%zu top-p=%.17g draft=",
+                                  "#mdsd-table 2 trials=%llu%s seed=%llu rows=%zu:%zu top-k=%zu top-p=%.17g draft=",
                                   (unsigned long long)o->trials, o->simulate ? " simulate" : "",
                                   (unsigned long long)o->seed, o->row_begin, o->row_end, o->top_k,
                                   o->top_p > 0.0 ? o->top_p : 1.0);
@@ -481,57 +499,206 @@ static bool unit_done(const row_list *done, const char *label, double T)
     return false;
 }
 
-/* Reads the finished units of a previous run; rows after the last "#done"
- * marker belong to an interrupted unit and are dropped. */
-static int read_partial(const char *path, const char *signature, row_list *done, mdsd_err *err)
+/* ---- the .partial file: units with their row count and hash --------------- */
+
+#define FNV_OFFSET 0xcbf29ce484222325ULL
+#define FNV_PRIME 0x100000001b3ULL
+
+static uint64_t fnv1a(uint64_t h, const char *bytes, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)bytes[i];
+        h *= FNV_PRIME;
+    }
+    return h;
+}
+
+/* "LABEL,T": how a unit is named in its marker and in messages. */
+static void unit_key(const mdsd_report_row *r, char *key, size_t size)
+{
+    snprintf(key, size, "%s,%.10g", r->dump, r->temperature);
+}
+
+/* One unit being read back: its rows since the last marker. */
+typedef struct {
+    row_list rows;
+    uint64_t hash;
+} partial_unit;
+
+/* Checks the rows read since the last marker against the marker line
+ * "#done KEY rows=K fnv1a=H"; on success moves them to done. */
+static int accept_unit(const char *path, size_t lineno, const char *marker, partial_unit *u,
+                       size_t cells, row_list *done, mdsd_err *err)
+{
+    const char *rows_at = strstr(marker, " rows=");
+    for (const char *next; rows_at && (next = strstr(rows_at + 1, " rows=")); rows_at = next)
+        ;
+    unsigned long long k, h;
+    int end = 0;
+    if (strncmp(marker, "#done ", 6) != 0 || !rows_at ||
+        sscanf(rows_at, " rows=%llu fnv1a=%16llx%n", &k, &h, &end) != 2 ||
+        (rows_at[end] != '\n' && rows_at[end] != '\0'))
+        return mdsd_fail(err, MDSD_EFORMAT, "'%s', line %zu: a unit marker without its row count and "
+                         "checksum; resume with the mdsd that wrote it, or pass --discard-partial to "
+                         "start over", path, lineno);
+    char key[600];
+    snprintf(key, sizeof key, "%.*s", (int)(rows_at - (marker + 6)), marker + 6);
+    const char *fix = "pass --discard-partial to start over";
+    if (k != u->rows.count || k != cells)
+        return mdsd_fail(err, MDSD_EFORMAT, "'%s': unit %s has %zu rows where its marker (line %zu) "
+                         "records %llu and the job makes %zu per unit (a row is missing or extra); %s",
+                         path, key, u->rows.count, lineno, k, cells, fix);
+    if (h != u->hash)
+        return mdsd_fail(err, MDSD_EFORMAT, "'%s': unit %s: its rows do not match the checksum of its "
+                         "marker (line %zu): a row was altered or reordered; %s", path, key, lineno, fix);
+    for (size_t i = 0; i < u->rows.count; i++) {
+        char rk[600];
+        unit_key(&u->rows.rows[i], rk, sizeof rk);
+        if (strcmp(rk, key) != 0)
+            return mdsd_fail(err, MDSD_EFORMAT, "'%s': unit %s holds a row of %s; %s", path, key, rk, fix);
+    }
+    if (unit_done(done, u->rows.rows[0].dump, u->rows.rows[0].temperature))
+        return mdsd_fail(err, MDSD_EFORMAT, "'%s': unit %s appears twice; %s", path, key, fix);
+    int rc = row_list_push(done, u->rows.rows, u->rows.count, err);
+    u->rows.count = 0;
+    u->hash = FNV_OFFSET;
+    return rc;
+}
+
+/* Reads the finished units of a previous run; rows after the last marker
+ * belong to an interrupted unit and are dropped. */
+static int read_partial(const char *path, const char *signature, size_t cells, row_list *done,
+                        mdsd_err *err)
 {
     FILE *f = fopen(path, "r");
     if (!f)
         return errno == ENOENT ? MDSD_OK
                                : mdsd_fail(err, MDSD_EIO, "cannot read '%s': %s", path, strerror(errno));
-    char line[8192];
+    char *line = NULL;
+    size_t cap = 0, lineno = 1;
+    ssize_t len = getline(&line, &cap, f);
     int rc = MDSD_OK;
-    if (!fgets(line, sizeof line, f) || strncmp(line, signature, strlen(signature)) != 0 ||
+    if (len < 0 || strncmp(line, signature, strlen(signature)) != 0 ||
         (line[strlen(signature)] != '\n' && line[strlen(signature)] != '\0'))
-        rc = mdsd_fail(err, MDSD_EINVAL, "'%s' was made by a different table job; "
-                       "remove it or run without --resume", path);
-    row_list pending = {0};
-    while (rc == MDSD_OK && fgets(line, sizeof line, f)) {
-        if (!strncmp(line, "#done", 5)) {
-            rc = row_list_push(done, pending.rows, pending.count, err);
-            pending.count = 0;
-        } else if (line[0] != '#' && strncmp(line, "dump,", 5) != 0) {
+        rc = mdsd_fail(err, MDSD_EINVAL, "'%s' was made by a different table job (or another mdsd "
+                       "version); pass --discard-partial to delete it and start over, or run the "
+                       "job that made it", path);
+    partial_unit u = {{0}, FNV_OFFSET};
+    while (rc == MDSD_OK && (len = getline(&line, &cap, f)) >= 0) {
+        lineno++;
+        if ((size_t)len != strlen(line)) {
+            rc = mdsd_fail(err, MDSD_EFORMAT, "'%s', line %zu: a NUL byte; pass --discard-partial "
+                           "to start over", path, lineno);
+        } else if (!strncmp(line, "#done", 5)) {
+            rc = accept_unit(path, lineno, line, &u, cells, done, err);
+        } else if (lineno == 2 && !strncmp(line, "dump,", 5)) {
+            continue; /* the CSV header */
+        } else {
             mdsd_report_row r;
-            if ((rc = mdsd_report_csv_parse(line, &r, err)) == MDSD_OK)
-                rc = row_list_push(&pending, &r, 1, err);
+            if ((rc = mdsd_report_csv_parse(line, &r, err)) == MDSD_OK) {
+                u.hash = fnv1a(u.hash, line, (size_t)len);
+                rc = row_list_push(&u.rows, &r, 1, err);
+            } else {
+                char why[600];
+                snprintf(why, sizeof why, "%s", err->msg);
+                rc = mdsd_fail(err, MDSD_EFORMAT, "'%s', line %zu: %s; pass --discard-partial to "
+                               "start over", path, lineno, why);
+            }
         }
     }
-    free(pending.rows);
+    free(u.rows.rows);
+    free(line);
     fclose(f);
     return rc;
 }
 
+/* Writes a unit's rows and its marker, and syncs: the unit is then safe. */
 static int append_unit(FILE *partial, const mdsd_report_row *rows, size_t k, size_t max_n,
                        mdsd_err *err)
 {
-    for (size_t i = 0; i < k; i++)
-        mdsd_report_csv_row(partial, &rows[i], max_n);
-    fprintf(partial, "#done %s,%.10g\n", rows[0].dump, rows[0].temperature);
+    uint64_t hash = FNV_OFFSET;
+    char *buf = NULL;
+    size_t len = 0;
+    for (size_t i = 0; i < k; i++) {
+        FILE *m = open_memstream(&buf, &len);
+        if (!m)
+            return mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
+        mdsd_report_csv_row(m, &rows[i], max_n);
+        fclose(m);
+        hash = fnv1a(hash, buf, len);
+        fputs(buf, partial);
+        free(buf);
+        buf = NULL;
+    }
+    char key[600];
+    unit_key(&rows[0], key, sizeof key);
+    fprintf(partial, "#done %s rows=%zu fnv1a=%016llx\n", key, k, (unsigned long long)hash);
     if (fflush(partial) != 0 || fsync(fileno(partial)) != 0)
         return mdsd_fail(err, MDSD_EIO, "error writing the partial results: %s", strerror(errno));
     return MDSD_OK;
 }
 
-static int write_output(const char *path, const row_list *all, size_t max_n, mdsd_err *err)
+/* The results CSV: written to a temporary file, then (after before_publish,
+ * which may add outputs of its own) renamed into place. */
+static int write_output(const mdsd_batch_opts *o, const row_list *all, size_t max_n, mdsd_err *err)
 {
     mdsd_outfile out;
-    int rc = mdsd_outfile_open(&out, path, err);
+    int rc = mdsd_outfile_open(&out, o->output, err);
     if (rc)
         return rc;
     mdsd_report_csv_header(out.f, max_n);
     for (size_t i = 0; i < all->count; i++)
         mdsd_report_csv_row(out.f, &all->rows[i], max_n);
-    return mdsd_outfile_commit(&out, err);
+    rc = mdsd_outfile_finish(&out, err);
+    if (rc == MDSD_OK && o->before_publish)
+        rc = o->before_publish(all->rows, all->count, o->publish_ctx, err);
+    if (rc == MDSD_OK)
+        rc = mdsd_outfile_publish(&out, err);
+    mdsd_outfile_abort(&out);
+    return rc;
+}
+
+/* Without --resume an existing partial file is never dropped silently. */
+static int partial_policy(const mdsd_batch_opts *o, const char *partial_path, mdsd_err *err)
+{
+    struct stat st;
+    if (stat(partial_path, &st) != 0)
+        return MDSD_OK;
+    if (o->discard_partial) {
+        if (unlink(partial_path) != 0)
+            return mdsd_fail(err, MDSD_EIO, "cannot delete '%s': %s", partial_path, strerror(errno));
+        return MDSD_OK;
+    }
+    if (o->resume)
+        return MDSD_OK;
+    return mdsd_fail(err, MDSD_EINVAL, "'%s' holds the finished units of an interrupted job on this "
+                     "output: pass --resume to continue it, or --discard-partial to delete it and "
+                     "start over", partial_path);
+}
+
+/* Rewrites the partial file with the job's signature and the verified
+ * finished units (atomically: an interrupt here loses nothing), then opens
+ * it for appending. */
+static FILE *start_partial(const char *partial_path, const char *signature, const row_list *done,
+                           const plan *pl, mdsd_err *err)
+{
+    mdsd_outfile out;
+    if (mdsd_outfile_open(&out, partial_path, err))
+        return NULL;
+    fprintf(out.f, "%s\n", signature);
+    mdsd_report_csv_header(out.f, pl->max_n);
+    int rc = MDSD_OK;
+    for (size_t i = 0; i < done->count && rc == MDSD_OK; i += pl->count)
+        rc = append_unit(out.f, done->rows + i, pl->count, pl->max_n, err);
+    if (rc == MDSD_OK)
+        rc = mdsd_outfile_commit(&out, err);
+    mdsd_outfile_abort(&out);
+    if (rc)
+        return NULL;
+    FILE *f = fopen(partial_path, "a");
+    if (!f)
+        mdsd_fail(err, MDSD_EIO, "cannot write '%s': %s", partial_path, strerror(errno));
+    return f;
 }
 
 static const char *base_name(const char *path)
@@ -577,6 +744,11 @@ static int check_options(const mdsd_batch_opts *o, mdsd_err *err)
                                  o->draft_models[i]);
     if (!o->output)
         return mdsd_fail(err, MDSD_EINVAL, "table: no output file (-o)");
+    int rc = mdsd_output_check(o->output, o->dumps, o->n_dumps, err);
+    if (rc)
+        return rc;
+    if (o->resume && o->discard_partial)
+        return mdsd_fail(err, MDSD_EINVAL, "table: --resume and --discard-partial exclude each other");
     if (o->top_p < 0.0 || o->top_p > 1.0 || isnan(o->top_p))
         return mdsd_fail(err, MDSD_EINVAL, "table: top-p %g is not in (0, 1]", o->top_p);
     if (o->simulate && o->trials == 0)
@@ -597,6 +769,10 @@ static int open_job(const mdsd_batch_opts *o, size_t j, dump_job *job, mdsd_err 
     if (rc)
         return rc;
     mdsd_dump *d = job->dump;
+    /* refused as `mdsd info --validate` refuses it: the clustered standard
+     * errors count a sample's rows as one run */
+    if ((rc = mdsd_dump_check_samples(d, err)))
+        return rc;
     const char *model = o->n_draft_models ? o->draft_models[j % drafters] : NULL;
     job->index = j;
     job->draft = model ? mdsd_dump_find_draft(d, model) : 0;
@@ -612,6 +788,26 @@ static int open_job(const mdsd_batch_opts *o, size_t j, dump_job *job, mdsd_err 
     if (job->begin >= job->end || job->end > d->N)
         return mdsd_fail(err, MDSD_EINVAL, "%s: rows %zu:%zu are outside the dump's %zu rows",
                          o->dumps[i], job->begin, job->end, d->N);
+    return MDSD_OK;
+}
+
+/* Every resumed unit must be one this job makes. */
+static int check_done_units(const char *path, const mdsd_batch_opts *o, const dump_job *jobs,
+                            size_t n_jobs, const row_list *done, mdsd_err *err)
+{
+    for (size_t i = 0; i < done->count; i++) {
+        const mdsd_report_row *r = &done->rows[i];
+        bool known = false;
+        for (size_t j = 0; j < n_jobs && !known; j++)
+            for (size_t t = 0; t < o->n_temperatures && !known; t++)
+                known = !strcmp(jobs[j].label, r->dump) && o->temperatures[t] == r->temperature;
+        if (!known) {
+            char key[600];
+            unit_key(r, key, sizeof key);
+            return mdsd_fail(err, MDSD_EFORMAT, "'%s': unit %s is not part of this job; pass "
+                             "--discard-partial to start over", path, key);
+        }
+    }
     return MDSD_OK;
 }
 
@@ -705,31 +901,36 @@ int mdsd_batch_run(const mdsd_batch_opts *o, mdsd_report_row **rows_out, size_t 
     plan pl;
     if ((rc = make_plan(o, max_n + 1, &pl, err)))
         return rc;
-    char signature[8192], partial_path[4200];
+    char signature[8192], partial_path[4200], lock_path[4200];
     job_signature(o, &pl, signature, sizeof signature);
     snprintf(partial_path, sizeof partial_path, "%s.partial", o->output);
+    snprintf(lock_path, sizeof lock_path, "%s.lock", o->output);
+    mdsd_lock lock;
+    char what[4300];
+    snprintf(what, sizeof what, "'%s'", o->output);
+    if ((rc = mdsd_lock_acquire(&lock, lock_path, what, err)))
+        return rc;
+    rc = partial_policy(o, partial_path, err);
 
     row_list done = {0}, fresh = {0}, all = {0};
     size_t n_jobs = job_count(o);
     dump_job *jobs = calloc(n_jobs, sizeof *jobs);
-    if (!jobs)
-        return mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
+    if (!jobs && rc == MDSD_OK)
+        rc = mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
     size_t total = 0;
     for (size_t i = 0; i < n_jobs && rc == MDSD_OK; i++)
         if ((rc = open_job(o, i, &jobs[i], err)) == MDSD_OK)
             total += (jobs[i].end - jobs[i].begin) * o->n_temperatures;
     if (rc == MDSD_OK && o->resume)
-        rc = read_partial(partial_path, signature, &done, err);
+        rc = read_partial(partial_path, signature, pl.count, &done, err);
+    if (rc == MDSD_OK)
+        rc = check_done_units(partial_path, o, jobs, n_jobs, &done, err);
     /* Rewrite the partial file with what is kept, then append as units finish. */
-    FILE *partial = rc == MDSD_OK ? fopen(partial_path, "w") : NULL;
+    mdsd_err e;
+    mdsd_err_clear(&e);
+    FILE *partial = rc == MDSD_OK ? start_partial(partial_path, signature, &done, &pl, &e) : NULL;
     if (rc == MDSD_OK && !partial)
-        rc = mdsd_fail(err, MDSD_EIO, "cannot write '%s': %s", partial_path, strerror(errno));
-    if (partial) {
-        fprintf(partial, "%s\n", signature);
-        mdsd_report_csv_header(partial, pl.max_n);
-    }
-    for (size_t i = 0; i < done.count && rc == MDSD_OK; i += pl.count)
-        rc = append_unit(partial, done.rows + i, pl.count, pl.max_n, err);
+        rc = mdsd_fail_from(err, &e, partial_path);
     mdsd_progress progress;
     mdsd_progress_start(&progress, "mdsd table", total);
     if (!o->progress)
@@ -745,14 +946,15 @@ int mdsd_batch_run(const mdsd_batch_opts *o, mdsd_report_row **rows_out, size_t 
     if (rc == MDSD_OK)
         rc = collect(o, jobs, n_jobs, &done, &fresh, &all, err);
     if (rc == MDSD_OK)
-        rc = write_output(o->output, &all, pl.max_n, err);
+        rc = write_output(o, &all, pl.max_n, err);
     if (rc == MDSD_OK)
         unlink(partial_path);
-    for (size_t i = 0; i < n_jobs; i++)
+    for (size_t i = 0; jobs && i < n_jobs; i++)
         if (jobs[i].dump)
             mdsd_dump_close(jobs[i].dump);
     free(jobs);
     free(done.rows), free(fresh.rows);
+    mdsd_lock_release(&lock);
     if (rc == MDSD_OK && rows_out) {
         *rows_out = all.rows;
         *count_out = all.count;

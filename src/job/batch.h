@@ -12,9 +12,14 @@
  * do not depend on the thread count) -> rows. Memory is one block of rows,
  * independent of the number of positions.
  *
- * Resumable: each finished (dump, temperature, n) unit is appended to
- * OUTPUT.partial with a "#done" marker line and fsync'd; --resume reads the
- * finished units back and skips them. The final CSV is written atomically. */
+ * Resumable: each finished (dump, temperature) unit is appended to
+ * OUTPUT.partial with a marker line "#done LABEL,T rows=K fnv1a=H" (its row
+ * count and the FNV-1a hash of its row lines) and fsync'd; --resume checks
+ * every finished unit against its marker (a missing, extra, reordered or
+ * altered row is refused, naming the unit) and skips it. Without --resume an
+ * existing OUTPUT.partial stops the job (resume it, or discard it
+ * explicitly). OUTPUT.lock (flock) keeps two jobs off one output. The final
+ * CSV is written atomically. */
 #ifndef MDSD_BATCH_H
 #define MDSD_BATCH_H
 
@@ -51,11 +56,18 @@ typedef struct {
     mdsd_verifier_opts verifier_opts;
     const char *output;                  /* results CSV (the .partial file lives beside it) */
     bool resume;
+    bool discard_partial;                /* delete an existing OUTPUT.partial and start over */
     bool progress;                       /* progress bar on stderr (when a terminal) */
     /* Told about (scheme, method, n) combinations that do not apply and are
      * skipped, e.g. hub at n = 3; NULL = silent. */
     void (*note)(const char *message, void *ctx);
     void *note_ctx;
+    /* Called with the final rows once the results CSV is written to its
+     * temporary file and before it is renamed into place; a failure leaves
+     * no CSV. NULL = none. (cmd_table writes --markdown/--latex files here,
+     * so that either every output appears or none.) */
+    int (*before_publish)(const mdsd_report_row *rows, size_t count, void *ctx, mdsd_err *err);
+    void *publish_ctx;
 } mdsd_batch_opts;
 
 /* Runs the job and writes opts->output atomically. rows/count (optional)

@@ -1,6 +1,14 @@
 """`python3 -m mdsd_runner ...` (with PYTHONPATH=src): see cli.py."""
 import sys
 
+try:
+    import h5py  # noqa: F401
+    import numpy  # noqa: F401
+except ImportError as e:
+    from .errors import install_hint
+    print(f"mdsd-runner: error: {e}\n{install_hint(['numpy', 'h5py'])}", file=sys.stderr)
+    sys.exit(1)
+
 from .cli import main
 
 sys.exit(main())

@@ -1,6 +1,7 @@
-"""The command line: `mdsd-runner ngram|hf|validate ...` (or, with PYTHONPATH=src,
-`/usr/bin/python3 -m mdsd_runner ...`). Exit status 0 success, 1 bad input or failure (the
-message names the problem), 2 usage error, 130 interrupted (rerun the command to resume)."""
+"""The command line: `mdsd-runner ngram|hf|validate ...` (src/bin/mdsd-runner, which picks
+the Python; or, with PYTHONPATH=src, `python3 -m mdsd_runner ...`). Exit status 0 success,
+1 bad input or failure (the message names the problem), 2 usage error, 130 interrupted
+(rerun the command to resume)."""
 
 import argparse
 import json
@@ -30,9 +31,15 @@ def _common(p, temperature):
     p.add_argument("--max-new-tokens", type=int, default=64, metavar="M",
                    help="response length limit (default 64)")
     p.add_argument("--batch-size", type=int, default=8, metavar="B",
-                   help="prompts per batch (default 8)")
-    p.add_argument("--logits-dtype", choices=("float32", "float16", "bfloat16"), default="float32",
-                   help="stored logits type (default float32)")
+                   help="samples per batch, at most (default 8)")
+    p.add_argument("--max-batch-tokens", type=int, default=4096, metavar="T",
+                   help="padded tokens per forward pass, at most: a batch is split so that rows "
+                        "x longest row <= T (a longer sample runs alone); bounds activation, "
+                        "cache and logits memory (default 4096)")
+    p.add_argument("--logits-dtype", choices=("auto", "float32", "float16", "bfloat16"),
+                   default="auto",
+                   help="stored logits type (default auto: the model's type for hf, bf16 -> "
+                        "bfloat16, fp16 -> float16, fp32 -> float32; float32 for ngram)")
     p.add_argument("--compression", choices=("gzip", "none"), default="gzip",
                    help="HDF5 filter for the datasets (default gzip with shuffle; none is "
                         "faster for large vocabularies)")
@@ -44,10 +51,27 @@ def _common(p, temperature):
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
 
 
+def _option(parse):
+    """An argparse type from a parser that raises RunnerError (a usage error, exit 2)."""
+    def convert(text):
+        try:
+            parse(text)
+        except RunnerError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+        return text
+    convert.__name__ = parse.__name__
+    return convert
+
+
 def _parser():
+    from .hf import parse_device_map, parse_template_kwargs
+
     top = argparse.ArgumentParser(
         prog="mdsd-runner",
-        description="Dump target and drafter logits of language models to HDF5 for mdsd.",
+        description="Dump target and drafter logits of language models to HDF5 for mdsd. "
+                    "The wrapper src/bin/mdsd-runner runs the Python given by --python PATH "
+                    "(the first argument) or MDSD_PYTHON, else the python3 on PATH if it "
+                    "imports numpy and h5py, else /usr/bin/python3.",
         epilog=EPILOG)
     top.add_argument("--version", action="version", version=f"mdsd-runner {__version__}")
     sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -79,11 +103,19 @@ def _parser():
     hf.add_argument("--target", required=True, metavar="MODEL", help="target model folder or cached name")
     hf.add_argument("--draft", required=True, action="append", metavar="MODEL",
                     help="drafter model (repeatable); must share the target's tokenizer")
-    hf.add_argument("--device", choices=("cuda", "cpu"), default="cuda", help="default cuda")
+    hf.add_argument("--device", choices=("cuda", "cpu"), default="cuda",
+                    help="where the models run (default cuda); see --device-map")
+    hf.add_argument("--device-map", type=_option(parse_device_map), metavar="MAP",
+                    help="spread each model over devices with accelerate instead of --device: "
+                         "auto, balanced, balanced_low_0, sequential, a device (cuda:1), or a "
+                         "JSON object {module: device} (transformers' device_map)")
     hf.add_argument("--dtype", choices=("bf16", "fp16", "fp32"), default="bf16",
                     help="model weights and compute type (default bf16)")
     hf.add_argument("--chat", action="store_true",
                     help='wrap {"prompt"} records as one user message for the chat template')
+    hf.add_argument("--chat-template-kwargs", type=_option(parse_template_kwargs), metavar="JSON",
+                    help='a JSON object of extra chat-template variables, e.g. '
+                         '\'{"enable_thinking": false}\' for Qwen3')
 
     va = sub.add_parser("validate", help="check dumps against the format (data/README.md)",
                         description="Checks each FILE against dump format version 1; prints a "
@@ -117,15 +149,29 @@ def _dump(args):
         orders = args.draft_order or [2]
         tokenizer, target, drafts, info = ngram.build(args.corpus, args.vocab_size, args.order, orders)
         config = dict(info, order=args.order, draft_orders=orders, vocab_size=args.vocab_size)
+        logits_dtype = "float32" if args.logits_dtype == "auto" else args.logits_dtype
     else:
         from . import hf
-        tokenizer, target, drafts = hf.load(args.target, args.draft, args.device, args.dtype, args.chat)
-        config = dict(target=args.target, drafts=args.draft, device=args.device,
-                      dtype=args.dtype, chat=args.chat)
+        device_map = hf.parse_device_map(args.device_map)
+        template_kwargs = hf.parse_template_kwargs(args.chat_template_kwargs)
+        tokenizer, target, drafts = hf.load(args.target, args.draft, args.device, args.dtype,
+                                            args.chat, device_map, template_kwargs)
+        config = dict(target=args.target, drafts=args.draft, dtype=args.dtype, chat=args.chat,
+                      **hf.versions())
+        # The placement the run used: one device, or a device map.
+        if device_map is None:
+            config["device"] = args.device
+        else:
+            config["device_map"] = device_map
+        if template_kwargs:
+            config["chat_template_kwargs"] = template_kwargs
+        logits_dtype = (hf.DTYPES[args.dtype] if args.logits_dtype == "auto"
+                        else args.logits_dtype)
     summary = run(tokenizer, target, drafts, prompts, out=args.output, backend=args.command,
                   dataset=dataset, num_samples=args.num_samples, seed=args.seed,
                   temperature=args.gen_temperature, max_new_tokens=args.max_new_tokens,
-                  batch_size=args.batch_size, logits_dtype=args.logits_dtype,
+                  batch_size=args.batch_size, max_batch_tokens=args.max_batch_tokens,
+                  logits_dtype=logits_dtype,
                   compression=args.compression, stop_after=args.stop_after, config=config,
                   progress=False if args.quiet else None)
     state = "wrote" if summary["finished"] else "stopped; resume from"

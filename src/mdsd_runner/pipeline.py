@@ -16,6 +16,10 @@ The tokenizer interface (hf.HFTokenizer, ngram.NgramTokenizer):
     name, vocab_size (V), eos_ids (set), pad_id, encode(record, where) -> [int],
     tokens() -> [str] or None.
 
+Memory: every forward pass holds at most --max-batch-tokens padded tokens (rows x longest
+row; a longer sample runs alone), and the adapters compute logits only at the selected
+positions, so the logits of a pass are at most [tokens, V].
+
 Logit columns from V on (padded embedding rows) are dropped before sampling and storing.
 Every sample draws from its own random stream seeded by (seed, sample id), so responses do
 not depend on the batch size or on where a resumed run restarted.
@@ -57,6 +61,21 @@ def pad_right(seqs, pad_id):
         mask[b, :len(s)] = 1
     pos = np.broadcast_to(np.arange(L, dtype=np.int64), (B, L)).copy()
     return ids, mask, pos
+
+
+def token_groups(lengths, max_tokens):
+    """Consecutive groups of indices into lengths with len(group) * max(length) <= max_tokens
+    (a single longer item makes a group of its own)."""
+    groups, current, longest = [], [], 0
+    for i, n in enumerate(lengths):
+        if current and (len(current) + 1) * max(longest, n) > max_tokens:
+            groups.append(current)
+            current, longest = [], 0
+        current.append(i)
+        longest = max(longest, n)
+    if current:
+        groups.append(current)
+    return groups
 
 
 def sample_rng(seed, sample_id):
@@ -117,26 +136,39 @@ def generate(model, V, prompts, max_new_tokens, temperature, rngs, eos_ids, pad_
     return responses
 
 
-def teacher_force(model, V, prompts, responses, batch_size, pad_id):
+def generate_bounded(model, V, prompts, max_new_tokens, temperature, rngs, eos_ids, pad_id,
+                     max_tokens):
+    """generate() over groups of prompts whose padded length with the whole response fits
+    max_tokens."""
+    responses = []
+    for g in token_groups([len(p) + max_new_tokens for p in prompts], max_tokens):
+        responses += generate(model, V, [prompts[i] for i in g], max_new_tokens, temperature,
+                              [rngs[i] for i in g], eos_ids, pad_id)
+    return responses
+
+
+def teacher_force(model, V, prompts, responses, max_tokens, pad_id):
     """Per sample, model's logits [len(response), V] at the response positions of
-    prompt + response (row j predicts response[j])."""
+    prompt + response (row j predicts response[j]); each forward holds at most max_tokens
+    padded tokens (or one sample)."""
     out = []
-    for start in range(0, len(prompts), batch_size):
-        chunk = range(start, min(len(prompts), start + batch_size))
+    lengths = [len(p) + len(r) - 1 for p, r in zip(prompts, responses)]
+    for chunk in token_groups(lengths, max_tokens):
         seqs = [prompts[i] + responses[i][:-1] for i in chunk]
         ids, mask, pos = pad_right(seqs, pad_id)
-        lengths = [len(responses[i]) for i in chunk]
-        rows = np.repeat(np.arange(len(seqs)), lengths)
+        counts = [len(responses[i]) for i in chunk]
+        rows = np.repeat(np.arange(len(seqs)), counts)
         cols = np.concatenate([np.arange(len(prompts[i]) - 1, len(prompts[i]) - 1 + len(responses[i]))
                                for i in chunk])
         logits, _ = model.forward(ids, mask, pos, (rows, cols))
         logits = _checked(model, logits, V, "teacher forcing")
-        out.extend(np.split(logits, np.cumsum(lengths)[:-1]))
+        out.extend(np.split(logits, np.cumsum(counts)[:-1]))
     return out
 
 
 def run(tokenizer, target, drafts, prompts, *, out, backend, dataset, num_samples=None,
-        seed=0, temperature=1.0, max_new_tokens=64, batch_size=8, logits_dtype="float32",
+        seed=0, temperature=1.0, max_new_tokens=64, batch_size=8, max_batch_tokens=4096,
+        logits_dtype="float32",
         compression="gzip", stop_after=None, config=None, progress=None):
     """Writes the dump OUT (see module docstring); returns the writer's summary dict.
 
@@ -149,6 +181,8 @@ def run(tokenizer, target, drafts, prompts, *, out, backend, dataset, num_sample
         raise RunnerError(f"--num-samples must be at least 1, not {n}")
     if batch_size < 1:
         raise RunnerError(f"--batch-size must be at least 1, not {batch_size}")
+    if max_batch_tokens < 1:
+        raise RunnerError(f"--max-batch-tokens must be at least 1, not {max_batch_tokens}")
     if max_new_tokens < 1:
         raise RunnerError(f"--max-new-tokens must be at least 1, not {max_new_tokens}")
     if not temperature >= 0:
@@ -192,10 +226,11 @@ def run(tokenizer, target, drafts, prompts, *, out, backend, dataset, num_sample
             batch = list(range(first, min(stop, first + batch_size)))
             batch_prompts = [encoded[i % len(encoded)] for i in batch]
             rngs = [sample_rng(seed, i) for i in batch]
-            responses = generate(target, V, batch_prompts, max_new_tokens, temperature, rngs,
-                                 tokenizer.eos_ids, tokenizer.pad_id)
-            logits = [teacher_force(m, V, batch_prompts, responses, batch_size, tokenizer.pad_id)
-                      for m in models]
+            responses = generate_bounded(target, V, batch_prompts, max_new_tokens, temperature,
+                                         rngs, tokenizer.eos_ids, tokenizer.pad_id,
+                                         max_batch_tokens)
+            logits = [teacher_force(m, V, batch_prompts, responses, max_batch_tokens,
+                                    tokenizer.pad_id) for m in models]
             for k, i in enumerate(batch):
                 writer.append(i, responses[k], [per_model[k] for per_model in logits])
                 bar.update(writer.samples_done, writer.rows_done)

@@ -17,8 +17,15 @@ import numpy as np
 
 try:
     import mdsd
-except ImportError:  # the source tree: src/python beside src/mdsd_runner
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+except ImportError:
+    # The source tree (src/python beside src/mdsd_runner), or an installed tree
+    # (PREFIX/lib/mdsd/python/mdsd_runner beside PREFIX/lib/python3/dist-packages/mdsd).
+    _here = os.path.dirname(os.path.abspath(__file__))
+    for _dir in (os.path.join(_here, "..", "python"),
+                 os.path.join(_here, "..", "..", "..", "python3", "dist-packages")):
+        if os.path.exists(os.path.join(_dir, "mdsd", "__init__.py")):
+            sys.path.insert(0, os.path.abspath(_dir))
+            break
     import mdsd
 
 STRING_ATTRS = ("creator", "created", "dataset", "tokenizer")

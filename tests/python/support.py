@@ -7,7 +7,7 @@ import sys
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "src"))
-RUNNER = os.path.join(ROOT, "mdsd-runner")
+RUNNER = os.path.join(ROOT, "src", "bin", "mdsd-runner")
 
 
 def run_cli(*args, env=None):

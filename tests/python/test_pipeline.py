@@ -51,6 +51,22 @@ class Padding(unittest.TestCase):
         np.testing.assert_array_equal(pos, [[0, 1, 2], [0, 1, 2]])
 
 
+class TokenGroups(unittest.TestCase):
+    def test_groups_are_consecutive_bounded_and_greedy(self):
+        rng = np.random.default_rng(11)
+        for _ in range(500):
+            lengths = list(rng.integers(1, 30, size=int(rng.integers(1, 12))))
+            limit = int(rng.integers(1, 80))
+            groups = pipeline.token_groups(lengths, limit)
+            self.assertEqual([i for g in groups for i in g], list(range(len(lengths))))
+            for k, g in enumerate(groups):
+                cost = len(g) * max(lengths[i] for i in g)
+                self.assertTrue(cost <= limit or len(g) == 1, (lengths, limit, groups))
+                if k + 1 < len(groups):     # the next item would not have fitted
+                    more = g + [groups[k + 1][0]]
+                    self.assertGreater(len(more) * max(lengths[i] for i in more), limit)
+
+
 class AgainstReference(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.TemporaryDirectory()
@@ -94,6 +110,16 @@ class AgainstReference(unittest.TestCase):
         ends = np.flatnonzero(np.diff(data["sample_id"], append=-1) != 0)
         self.assertTrue((data["tokens"][ends] == EOS).any())
         self.assertTrue((data["position"][ends] == 5).any())
+
+    def test_every_token_budget_matches_the_unbatched_reference(self):
+        """--max-batch-tokens splits generation and teacher forcing; 1 runs every sample
+        alone. The values do not change."""
+        for tokens in (1, 12, 30, 4096):
+            target = FakeLM(V, padding=3, seed=1)
+            drafts = [("a", FakeLM(V, padding=3, seed=2))]
+            out = os.path.join(self.dir.name, f"t{tokens}.h5")
+            run(out, target, drafts, batch_size=8, max_batch_tokens=tokens)
+            self.check(read(out), target, drafts)
 
     def test_greedy_and_long_responses(self):
         target = FakeLM(V, seed=4, eos_boost=-10)

@@ -73,7 +73,12 @@ def _candidates():
     if env:
         return [env]
     here = os.path.dirname(os.path.abspath(__file__))
-    return [
+    try:  # an installed package: the library make install put beside it
+        from ._install import LIBDIR
+        installed = [os.path.join(LIBDIR, SONAME)]
+    except ImportError:
+        installed = []
+    return installed + [
         # installed: PREFIX/lib/python3/dist-packages/mdsd -> PREFIX/lib
         os.path.join(here, "..", "..", "..", SONAME),
         # source tree: src/python/mdsd -> build/release

@@ -1,0 +1,92 @@
+/* dump_impl.h - internal to src/io/dump_*.c: the open HDF5 handles of a dump,
+ * the HDF5 helpers the reader and writer share, and the inline bit tricks of
+ * the 16-bit float formats. Not installed; not part of the public API.
+ *
+ *   dump_format.c    layout: dtype names, HDF5 helpers, opening a dump
+ *   dump_attr.c      attributes (read defensively: class and size first)
+ *   dump_read.c      streaming rows and blocks, the per-row logit check
+ *   dump_validate.c  mdsd_dump_validate
+ *   dump_write.c     the atomic writer
+ *   dump_half.c      float <-> float16 / bfloat16 */
+#ifndef MDSD_DUMP_IMPL_H
+#define MDSD_DUMP_IMPL_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include <hdf5.h>
+
+#include "dump.h"
+
+/* Rows of /sample_id read at a time when counting samples. */
+#define META_BLOCK 65536
+/* Largest chunk the writer makes: chunks this big are still streamed one at
+ * a time, but bigger ones would make every read of a row expensive. */
+#define MAX_CHUNK_BYTES (32u << 20)
+
+struct mdsd_dump_h5 {
+    hid_t file;
+    hid_t target;
+    hid_t *drafts;               /* [n_drafts] */
+    hid_t tokens, sample_id, position;
+};
+
+/* ---- HDF5 helpers (dump_format.c) ---- */
+/* HDF5 prints its error stack to stderr by default; we report our own. */
+void dump_h5_quiet(void);
+/* The innermost message of HDF5's error stack, then clears the stack. */
+const char *dump_h5_reason(char *buf, size_t size);
+/* Closes any HDF5 id by its type; negative ids are ignored. */
+void dump_h5_close(hid_t id);
+/* Whether every component of an absolute path exists. */
+int dump_path_exists(hid_t file, const char *path);
+const char *dump_class_name(H5T_class_t c);
+size_t dump_dtype_bytes(mdsd_dtype t);
+
+/* ---- attributes (dump_attr.c) ---- */
+/* A string attribute into buf: 0 absent (buf = ""), 1 read, -1 present but
+ * not a single string of sensible size. */
+int dump_attr_string(hid_t obj, const char *name, char *buf, size_t size);
+/* One integer attribute (integer class, at most 8 bytes): 0 absent, 1 read,
+ * -1 present but not one integer. */
+int dump_attr_integer(hid_t obj, const char *name, long long *out);
+/* A single numeric attribute as double: 0 absent, 1 read, -1 present but not
+ * one number (or, with want_integer, not an integer). */
+int dump_attr_number(hid_t obj, const char *name, double *out, int want_integer);
+/* mdsd_format (checked), the named root attributes, and every attribute of
+ * '/' rendered as text into d->attrs. */
+int dump_open_root_attrs(mdsd_dump *d, mdsd_err *err);
+/* The root attribute vocab_size agrees with d->V. */
+int dump_check_vocab_attr(mdsd_dump *d, mdsd_err *err);
+
+/* ---- rows (dump_read.c) ---- */
+/* One row of logits: no NaN or +inf, at least one finite value. */
+int dump_check_row(const mdsd_dump *d, const mdsd_dump_model *m, size_t row, const float *x,
+                   mdsd_err *err);
+
+/* ---- 16-bit floats ---- */
+static inline uint32_t float_bits(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    return u;
+}
+
+static inline float bits_float(uint32_t u)
+{
+    float x;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
+/* Normal halves (the common case) by rebiasing the exponent in place;
+ * zeros, subnormals, infinities and NaN through mdsd_half_to_float. */
+static inline float half_fast(uint16_t h)
+{
+    uint32_t e = h & 0x7c00;
+    if (e != 0 && e != 0x7c00)
+        return bits_float(((uint32_t)(h & 0x8000) << 16) | (((uint32_t)(h & 0x7fff) + 0x1c000) << 13));
+    return mdsd_half_to_float(h);
+}
+
+#endif
