@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "batch.h"
 #include "bound.h"
 #include "dist.h"
 #include "montecarlo.h"
@@ -227,4 +228,30 @@ int mdsd_batch_eval_double(const double *target, const double *draft, size_t N, 
                            double *per_draft, unsigned char *exact, mdsd_err *err)
 {
     return eval(NULL, NULL, target, draft, N, V, opts, alpha_star, rate, per_draft, exact, err);
+}
+
+/* ---- the `mdsd table` job ---- */
+
+void mdsd_table_opts_init(mdsd_table_opts *opts)
+{
+    memset(opts, 0, sizeof *opts);
+    opts->top_p = 1.0;
+    opts->seed = 1;
+}
+
+int mdsd_table_run(const mdsd_table_opts *t, mdsd_err *err)
+{
+    if (!t)
+        return mdsd_fail(err, MDSD_EINVAL, "table: no options given (NULL)");
+    mdsd_batch_opts o = {
+        .n_dumps = t->n_dumps, .dumps = t->dumps, .n_temperatures = t->n_temperatures,
+        .temperatures = t->temperatures, .n_counts = t->n_counts, .draft_counts = t->draft_counts,
+        .n_schemes = t->n_schemes, .schemes = t->schemes, .n_verifiers = t->n_verifiers,
+        .verifiers = t->verifiers, .n_draft_models = t->n_draft_models,
+        .draft_models = t->draft_models, .row_begin = t->row_begin, .row_end = t->row_end,
+        .top_k = t->top_k, .top_p = t->top_p, .trials = t->trials, .simulate = t->simulate != 0,
+        .seed = t->seed, .threads = t->threads, .verifier_opts = t->verifier_opts,
+        .output = t->output, .resume = t->resume != 0,
+    };
+    return mdsd_batch_run(&o, NULL, NULL, err);
 }

@@ -188,6 +188,20 @@ class Batch(unittest.TestCase):
         self.assertLessEqual(abs(got.alpha_star.mean() - by["bound"]), 1e-9, by)
         self.assertLessEqual(abs(got.rate.mean() - by["rrs"]), 1e-9, by)
 
+    def test_table_job_writes_the_cli_csv(self):
+        dump = os.path.join(ROOT, "data", "kjv-ngram.h5")
+        with tempfile.TemporaryDirectory() as tmp:
+            a, b = os.path.join(tmp, "a.csv"), os.path.join(tmp, "b.csv")
+            mdsd.table(dump, a, temperatures=[0.5, 1.0], draft_counts=[2, 3],
+                       schemes=["iid", "wor"], verifiers=["rrs"], rows=(0, 60), top_k=30)
+            cli("table", dump, "-o", b, "-t", "0.5,1", "-d", "2,3", "-s", "iid,wor", "-v", "rrs",
+                "--positions", "0:60", "--top-k", "30")
+            with open(a) as fa, open(b) as fb:
+                self.assertEqual(fa.read(), fb.read())
+            with self.assertRaises(mdsd.MdsdError) as cm:
+                mdsd.table("/nonexistent.h5", a)
+            self.assertIn("/nonexistent.h5", str(cm.exception))
+
     def test_batch_errors_name_the_row(self):
         t = np.zeros((3, 4), np.float32); d = np.zeros((3, 4), np.float32)
         t[2, 1] = np.nan

@@ -14,6 +14,7 @@ released during each call); errors raise MdsdError carrying the library's messag
 """
 
 import ctypes
+import os
 from collections import namedtuple
 
 import numpy as np
@@ -23,7 +24,7 @@ from ._lib import lib
 
 __all__ = ["MdsdError", "version", "Rng", "SCHEMES", "METHODS", "VERIFIERS", "alpha_star",
            "alpha_star_result", "verifier_rate", "Verifier", "Sampler", "sample_drafts",
-           "monte_carlo", "batch", "softmax", "DumpReader", "DumpWriter", "validate_dump",
+           "monte_carlo", "batch", "table", "softmax", "DumpReader", "DumpWriter", "validate_dump",
            "lp_export"]
 
 SCHEMES = ("iid", "wor", "greedy", "hub", "cps", "multi", "custom")
@@ -365,6 +366,38 @@ def batch(target_logits, draft_logits, temperature=1.0, n=2, scheme="iid", verif
             None if exact is None else exact.ctypes.data, ctypes.byref(err))
     _raise(rc, err)
     return Batch(alpha, rate, per, None if exact is None else exact.astype(bool))
+
+
+def table(dumps, output, temperatures=(1.0,), draft_counts=(2,), schemes=("iid",),
+          verifiers=(), draft_models=(), rows=None, top_k=0, top_p=1.0, trials=0,
+          simulate=False, seed=1, threads=0, resume=False, **opts):
+    """The `mdsd table` job over HDF5 logit dumps: writes the tidy results CSV `output`
+    (mean acceptance per dump, temperature, n, scheme / verifier, with standard errors
+    clustered by sample). rows = (begin, end) limits the rows of every dump."""
+    dumps = [dumps] if isinstance(dumps, (str, bytes, os.PathLike)) else list(dumps)
+    o = _lib.TableOpts()
+    lib.mdsd_table_opts_init(ctypes.byref(o))
+    from .dump import _strings
+    dl, ml = _strings(dumps), _strings(draft_models)
+    temps = np.ascontiguousarray(temperatures, dtype=np.float64)
+    counts = np.ascontiguousarray(draft_counts, dtype=np.uintp)
+    sch = np.array([_enum(SCHEMES, s, "scheme") for s in schemes], dtype=np.intc)
+    ver = np.array([_enum(VERIFIERS, v, "verifier") for v in verifiers], dtype=np.intc)
+    o.n_dumps, o.dumps = len(dumps), ctypes.cast(dl, ctypes.POINTER(ctypes.c_char_p))
+    o.n_temperatures, o.temperatures = temps.size, temps.ctypes.data
+    o.n_counts, o.draft_counts = counts.size, counts.ctypes.data
+    o.n_schemes, o.schemes = sch.size, sch.ctypes.data if sch.size else None
+    o.n_verifiers, o.verifiers = ver.size, ver.ctypes.data if ver.size else None
+    o.n_draft_models = len(draft_models)
+    o.draft_models = ctypes.cast(ml, ctypes.POINTER(ctypes.c_char_p))
+    if rows is not None:
+        o.row_begin, o.row_end = int(rows[0]), int(rows[1])
+    o.top_k, o.top_p, o.trials = int(top_k), float(top_p), int(trials)
+    o.simulate, o.seed, o.threads = 1 if simulate else 0, int(seed), int(threads)
+    o.verifier_opts = _vopts(**opts)
+    o.output, o.resume = os.fsencode(output), 1 if resume else 0
+    err = _lib.Err()
+    _raise(lib.mdsd_table_run(ctypes.byref(o), ctypes.byref(err)), err)
 
 
 def lp_export(path, p, q=None, n=None, scheme="iid", reduced=False, joint=None):

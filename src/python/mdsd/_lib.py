@@ -53,6 +53,19 @@ class BatchEvalOpts(Structure):
                 ("seed", c_uint64), ("row0", c_size_t), ("threads", c_int)]
 
 
+class TableOpts(Structure):
+    _fields_ = [("n_dumps", c_size_t), ("dumps", POINTER(c_char_p)),
+                ("n_temperatures", c_size_t), ("temperatures", c_void_p),
+                ("n_counts", c_size_t), ("draft_counts", c_void_p),
+                ("n_schemes", c_size_t), ("schemes", c_void_p),
+                ("n_verifiers", c_size_t), ("verifiers", c_void_p),
+                ("n_draft_models", c_size_t), ("draft_models", POINTER(c_char_p)),
+                ("row_begin", c_size_t), ("row_end", c_size_t), ("top_k", c_size_t),
+                ("top_p", c_double), ("trials", c_uint64), ("simulate", c_int),
+                ("seed", c_uint64), ("threads", c_int), ("verifier_opts", VerifierOpts),
+                ("output", c_char_p), ("resume", c_int)]
+
+
 class DumpInfo(Structure):
     _fields_ = [("format", c_int), ("N", c_size_t), ("V", c_size_t), ("n_samples", c_size_t),
                 ("n_drafts", c_size_t), ("generation_temperature", c_double), ("dtype", c_int)]
@@ -146,6 +159,8 @@ _sig("mdsd_batch_eval_opts_init", None, POINTER(BatchEvalOpts))
 _sig("mdsd_batch_eval", c_int, P, P, c_size_t, c_size_t, POINTER(BatchEvalOpts), P, P, P, P, E)
 _sig("mdsd_batch_eval_double", c_int, P, P, c_size_t, c_size_t, POINTER(BatchEvalOpts), P, P, P,
      P, E)
+_sig("mdsd_table_opts_init", None, POINTER(TableOpts))
+_sig("mdsd_table_run", c_int, POINTER(TableOpts), E)
 _sig("mdsd_dump_reader_open", c_void_p, c_char_p, E)
 _sig("mdsd_dump_reader_info", None, c_void_p, POINTER(DumpInfo))
 _sig("mdsd_dump_reader_draft_name", c_char_p, c_void_p, c_size_t)

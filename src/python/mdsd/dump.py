@@ -3,6 +3,7 @@ validator and the writer that `mdsd`, `mdsd info --validate` and the model runne
 
 import ctypes
 import math
+import os
 
 import numpy as np
 
@@ -88,7 +89,7 @@ def validate_dump(path):
 def _strings(values):
     arr = (ctypes.c_char_p * max(1, len(values)))()
     for i, v in enumerate(values):
-        arr[i] = str(v).encode()
+        arr[i] = os.fsencode(v) if isinstance(v, (bytes, os.PathLike)) else str(v).encode()
     return arr
 
 
