@@ -195,6 +195,7 @@ install-files: $(BIN) $(LIB) $(SHLIB)
 # King James Bible, 40 samples. Same values on every run (data/README.md).
 DUMP_OUT ?= data/kjv-ngram.h5
 dump: deps
+	@$(MAKE) --no-print-directory build
 	MDSD_PYTHON=$(RUNNER_PYTHON) src/bin/mdsd-runner ngram --corpus kjv --order 4 --draft-order 2 --draft-order 3 \
 	  --vocab-size 8192 --prompts data/prompts/kjv-openings.jsonl --num-samples 40 \
 	  --seed 1 --gen-temperature 1 --max-new-tokens 64 --logits-dtype float16 \

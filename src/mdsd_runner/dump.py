@@ -80,6 +80,10 @@ class DumpWriter:
                               "(or is not a folder)")
         if os.path.isdir(self.out):
             raise RunnerError(f"cannot write {self.out}: it is a folder")
+        try:  # the validator run before the rename: fail now, not after the models ran
+            from . import schema  # noqa: F401
+        except ImportError as e:
+            raise RunnerError(f"cannot validate dumps: {e} (build it with `make`)") from None
         if os.path.exists(self.partial):
             self._resume()
         else:
