@@ -52,10 +52,15 @@ FLAVOUR_CFLAGS := $(RELEASE_CFLAGS)
 FLAVOUR_LDFLAGS :=
 endif
 # The library's layers (src/README.md); every source sees every layer's headers.
-LIB_DIRS := src/core src/verify src/io src/job src/check
-INCLUDES := -Isrc $(addprefix -I,$(LIB_DIRS)) -Isrc/cli -Itests
-CFLAGS = $(BASE_CFLAGS) $(FLAVOUR_CFLAGS) $(INCLUDES) $(PKG_CFLAGS)
-LDFLAGS = -fopenmp $(FLAVOUR_LDFLAGS)
+# src/api is the public layer (src/include/mdsd/*.h) over the others.
+LIB_DIRS := src/core src/verify src/io src/job src/check src/api
+INCLUDES := -Isrc/include -Isrc $(addprefix -I,$(LIB_DIRS)) -Isrc/cli -Itests
+# Everything is hidden but the public API (MDSD_API in src/include/mdsd/common.h),
+# checked against src/api/libmdsd.map. The user's CFLAGS, CPPFLAGS and LDFLAGS
+# (`make CFLAGS=-O3`) come last, after the flags the build needs.
+ALL_CFLAGS = $(BASE_CFLAGS) $(FLAVOUR_CFLAGS) -fPIC -fvisibility=hidden $(INCLUDES) \
+             $(PKG_CFLAGS) $(CPPFLAGS) $(CFLAGS)
+ALL_LDFLAGS = -fopenmp $(FLAVOUR_LDFLAGS) $(LDFLAGS)
 
 LIB_SRC := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
 CLI_SRC := $(wildcard src/cli/*.c)
@@ -64,19 +69,23 @@ LIB_OBJ := $(LIB_SRC:%.c=$(OUT)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(OUT)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(OUT)/%.o)
 LIB := $(OUT)/libmdsd.a
+# The shared library: real name, soname (ABI 0), linker name.
+SONAME := libmdsd.so.0
+SHLIB := $(OUT)/libmdsd.so.$(VERSION)
+SHLIB_MAP := src/api/libmdsd.map
 BIN := $(OUT)/mdsd
 TEST_BIN := $(OUT)/mdsd-tests
 
 # Criterion runs tests in parallel worker processes.
 TEST_JOBS ?= 2
 
-.PHONY: all deps build run test test-run sanitize clean dump
+.PHONY: all deps build run test test-run sanitize clean dump install
 .DEFAULT_GOAL := all
 
 all: deps
 	@$(MAKE) --no-print-directory build
 
-build: $(BIN)
+build: $(BIN) $(SHLIB)
 ifeq ($(BUILD),release)
 	@cp $(BIN) mdsd.tmp && mv -f mdsd.tmp mdsd
 endif
@@ -98,14 +107,21 @@ $(LIB): $(LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
 $(BIN): $(CLI_OBJ) $(LIB)
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(PKG_LIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(PKG_LIBS)
 
 $(TEST_BIN): $(TEST_OBJ) $(LIB)
-	$(CC) $(LDFLAGS) -o $@ $(TEST_OBJ) $(LIB) -lcriterion $(PKG_LIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(TEST_OBJ) $(LIB) -lcriterion $(PKG_LIBS)
+
+$(SHLIB): $(LIB_OBJ) $(SHLIB_MAP)
+	@mkdir -p $(@D)
+	$(CC) -shared $(ALL_LDFLAGS) -Wl,-soname,$(SONAME) -Wl,--version-script=$(SHLIB_MAP) \
+	  -Wl,--no-undefined -o $@ $(LIB_OBJ) $(PKG_LIBS)
+	ln -sf $(notdir $@) $(OUT)/$(SONAME)
+	ln -sf $(SONAME) $(OUT)/libmdsd.so
 
 $(OUT)/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 # The main job: Hu et al.'s Table 1 layout (T = 0.7, n = 3) on the shipped
 # dump, then the analysis/ recipes: a sweep over temperatures and draft counts
@@ -127,22 +143,58 @@ run: all
 test: deps
 	@$(MAKE) --no-print-directory test-run
 
-test-run: $(BIN) $(TEST_BIN)
+test-run: $(BIN) $(TEST_BIN) $(SHLIB)
 ifeq ($(BUILD),release)
 	@cp $(BIN) mdsd.tmp && mv -f mdsd.tmp mdsd
 endif
-	MDSD_BIN=$(BIN) $(TEST_BIN) --jobs $(TEST_JOBS)
+	MDSD_BIN=$(BIN) MDSD_LIBRARY=$(CURDIR)/build/release/$(SONAME) MDSD_BUILD=$(OUT) \
+	  $(TEST_BIN) --jobs $(TEST_JOBS)
 
+# Python loads the release libmdsd.so (a sanitizer build's needs its runtime loaded first).
 sanitize: deps
+	@$(MAKE) --no-print-directory BUILD=release build/release/libmdsd.so.$(VERSION)
 	@$(MAKE) --no-print-directory BUILD=sanitize test-run
 
 clean:
 	rm -rf build mdsd
 
+# make install PREFIX=/usr/local DESTDIR=: the library (libmdsd.so.0, libmdsd.a), the
+# public headers (<mdsd/mdsd.h>), mdsd.pc, the programs mdsd and mdsd-runner, the man
+# page mdsd.1 (made from the help texts), the Python package mdsd under PYTHON_SITE (on
+# Debian's path for PREFIX=/usr; else add it to PYTHONPATH) and the runner's package
+# under PREFIX/lib/mdsd/python, where the mdsd-runner wrapper looks for it.
+PREFIX ?= /usr/local
+DESTDIR ?=
+PYTHON_SITE ?= $(PREFIX)/lib/python3/dist-packages
+INSTALL_LIB := $(DESTDIR)$(PREFIX)/lib
+install: all
+	@$(MAKE) --no-print-directory install-files
+
+.PHONY: install-files
+install-files: $(BIN) $(LIB) $(SHLIB)
+	install -d $(INSTALL_LIB)/pkgconfig $(DESTDIR)$(PREFIX)/include/mdsd $(DESTDIR)$(PREFIX)/bin \
+	  $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PYTHON_SITE)/mdsd \
+	  $(INSTALL_LIB)/mdsd/python/mdsd_runner
+	install -m 644 $(LIB) $(INSTALL_LIB)/libmdsd.a
+	install -m 755 $(SHLIB) $(INSTALL_LIB)/$(notdir $(SHLIB))
+	ln -sf $(notdir $(SHLIB)) $(INSTALL_LIB)/$(SONAME)
+	ln -sf $(SONAME) $(INSTALL_LIB)/libmdsd.so
+	install -m 644 src/include/mdsd/*.h $(DESTDIR)$(PREFIX)/include/mdsd/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' src/api/mdsd.pc.in \
+	  > $(INSTALL_LIB)/pkgconfig/mdsd.pc
+	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/mdsd
+	install -m 755 src/bin/mdsd-runner $(DESTDIR)$(PREFIX)/bin/mdsd-runner
+	src/cli/mkman.sh $(BIN) $(VERSION) > $(DESTDIR)$(PREFIX)/share/man/man1/mdsd.1
+	install -m 644 src/python/mdsd/*.py $(DESTDIR)$(PYTHON_SITE)/mdsd/
+	printf '"""Written by make install."""\nLIBDIR = "%s"\n' '$(PREFIX)/lib' \
+	  > $(DESTDIR)$(PYTHON_SITE)/mdsd/_install.py
+	install -m 644 src/mdsd_runner/*.py $(INSTALL_LIB)/mdsd/python/mdsd_runner/
+
 # The shipped dump: Kneser-Ney 4-gram target, bigram and trigram drafters, trained on the
 # King James Bible, 40 samples. Same values on every run (data/README.md).
 DUMP_OUT ?= data/kjv-ngram.h5
 dump: deps
+	@$(MAKE) --no-print-directory build
 	MDSD_PYTHON=$(RUNNER_PYTHON) src/bin/mdsd-runner ngram --corpus kjv --order 4 --draft-order 2 --draft-order 3 \
 	  --vocab-size 8192 --prompts data/prompts/kjv-openings.jsonl --num-samples 40 \
 	  --seed 1 --gen-temperature 1 --max-new-tokens 64 --logits-dtype float16 \
@@ -159,7 +211,7 @@ bench-accept: deps
 	$(BENCH_ACCEPT)
 
 $(BENCH_ACCEPT): $(OUT)/tests/bench/bench_accept.o $(LIB)
-	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(PKG_LIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIB) $(PKG_LIBS)
 
 # Benchmark (not a test): alpha* by sort-and-scan (softmax included),
 # positions per second per core at V = 32,000 and 152,064, every scheme,
@@ -171,7 +223,7 @@ bench-bound: deps
 	$(BENCH_BOUND)
 
 $(BENCH_BOUND): $(OUT)/tests/bench/bench_bound.o $(LIB)
-	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(PKG_LIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIB) $(PKG_LIBS)
 
 # The theorem regression suite, thorough profile: 10^4 instances per check (minutes).
 # `make test` runs its quick profile (tests/test_check.c).
@@ -195,7 +247,7 @@ bench: deps
 	/usr/bin/python3 tests/bench/run_bench.py --driver $(BENCH_DRIVER) --mdsd ./mdsd --out build/bench $(BENCH_ARGS)
 
 $(BENCH_DRIVER): $(OUT)/tests/bench/bench_driver.o $(LIB)
-	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(PKG_LIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIB) $(PKG_LIBS)
 
 # Measurement (not a test): peak memory and time of `mdsd-runner hf` on CPU at V = 152,064,
 # logits only where stored against logits at every position (tests/bench/runner_memory.py).

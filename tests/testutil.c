@@ -121,6 +121,26 @@ int test_run_mdsd(const char *args, int merge_stderr, char **output)
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+int test_run_shell(const char *cmd, char **output)
+{
+    size_t len = strlen(cmd) + 16;
+    char *full = malloc(len);
+    snprintf(full, len, "( %s ) 2>&1", cmd);
+    FILE *f = popen(full, "r");
+    free(full);
+    size_t cap = 8192, used = 0, got;
+    char *buf = malloc(cap);
+    while (f && (got = fread(buf + used, 1, cap - used - 1, f)) > 0) {
+        used += got;
+        if (cap - used < 2)
+            buf = realloc(buf, cap *= 2);
+    }
+    buf[used] = '\0';
+    int status = f ? pclose(f) : -1;
+    *output = buf;
+    return status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
 double test_alpha_star_joint(const double *p, size_t V, const mdsd_joint *D)
 {
     cr_assert_leq(V, 24, "the subset reference enumerates 2^V subsets");

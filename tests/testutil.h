@@ -47,4 +47,8 @@ const char *test_mdsd_bin(void);
  * merge_stderr) into a malloc'd string; returns the exit status. */
 int test_run_mdsd(const char *args, int merge_stderr, char **output);
 
+/* Runs a shell command with stderr merged into stdout; captures the output into a
+ * malloc'd string; returns the exit status (-1 if it did not exit). */
+int test_run_shell(const char *cmd, char **output);
+
 #endif

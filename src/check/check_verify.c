@@ -89,9 +89,11 @@ static int simulate(mdsd_check_ctx *c, mdsd_verifier_kind kind, const mdsd_schem
     if (!ops)
         return mdsd_fail(err, MDSD_EUNSUPPORTED, "no verifier %s in the environment",
                          mdsd_verifier_name(kind));
-    mdsd_verifier *v = mdsd_verifier_alloc_ops(ops, c->p, s, NULL, err);
+    mdsd_err e;
+    mdsd_err_clear(&e);
+    mdsd_verifier *v = mdsd_verifier_alloc_ops(ops, c->p, s, NULL, &e);
     if (!v)
-        return err->code ? err->code : MDSD_EINVAL;
+        return mdsd_fail_from(err, &e, "check: verifier");
     mdsd_mc_opts mo;
     mdsd_mc_opts_init(&mo);
     mo.trials = c->opts->trials;
@@ -238,15 +240,18 @@ static int run_cor1(mdsd_check_ctx *c, mdsd_err *err)
     const mdsd_verifier_ops *ops = c->env->verifiers[MDSD_VERIFIER_SPECHUB];
     if (!ops)
         return mdsd_fail(err, MDSD_EUNSUPPORTED, "no verifier spechub in the environment");
-    mdsd_verifier *v = mdsd_verifier_alloc_ops(ops, c->p, &s, NULL, err);
-    mdsd_sampler *sm = v ? mdsd_sampler_alloc(&s, err) : NULL;
+    mdsd_err e;
+    mdsd_err_clear(&e);
+    mdsd_verifier *v = mdsd_verifier_alloc_ops(ops, c->p, &s, NULL, &e);
+    mdsd_sampler *sm = v ? mdsd_sampler_alloc(&s, &e) : NULL;
     gsl_rng *r = mdsd_rng_alloc(mdsd_seed_mix(c->opts->seed, mdsd_seed_name(c->def->name), c->draw));
     if (!v || !sm || !r) {
         mdsd_verifier_free(v);
         mdsd_sampler_free(sm);
         if (r)
             gsl_rng_free(r);
-        return err->code ? err->code : MDSD_ENOMEM;
+        return !v || !sm ? mdsd_fail_from(err, &e, "check: spechub")
+                         : mdsd_fail(err, MDSD_ENOMEM, "check: out of memory for a random stream");
     }
     int a = (int)mdsd_argmax(c->q, c->V), drafts[2];
     uint64_t T = c->opts->trials, hits = 0;

@@ -200,9 +200,11 @@ static void print_text(const accept_opts *o, mdsd_verifier_kind kind, const mdsd
 static int simulate(const accept_opts *o, mdsd_verifier_kind kind, const double *p,
                     const mdsd_scheme *s, accept_result *r, mdsd_err *err)
 {
-    mdsd_verifier *v = mdsd_verifier_alloc(kind, p, s, &o->vopts, err);
+    mdsd_err e;
+    mdsd_err_clear(&e);
+    mdsd_verifier *v = mdsd_verifier_alloc(kind, p, s, &o->vopts, &e);
     if (!v)
-        return err->code;
+        return mdsd_fail_from(err, &e, "accept: verifier");
     mdsd_mc_opts mo;
     mdsd_mc_opts_init(&mo);
     mo.trials = o->trials;

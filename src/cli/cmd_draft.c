@@ -93,9 +93,13 @@ static int load_subset(const char *spec, size_t V, unsigned char *in_H, mdsd_err
 static int sample_counts(const mdsd_scheme *s, const mdsd_joint *D, unsigned long long trials,
                          unsigned long long seed, uint64_t *counts, mdsd_err *err)
 {
-    mdsd_sampler *sm = mdsd_sampler_alloc(s, err);
+    mdsd_err e;
+    mdsd_err_clear(&e);
+    mdsd_sampler *sm = mdsd_sampler_alloc(s, &e);
     gsl_rng *rng = mdsd_rng_alloc(mdsd_seed_mix(seed, 0, mdsd_seed_name("draft")));
-    int rc = (sm && rng) ? MDSD_OK : (err->code ? err->code : MDSD_ENOMEM);
+    int rc = !sm    ? mdsd_fail_from(err, &e, "draft: sampler")
+             : !rng ? mdsd_fail(err, MDSD_ENOMEM, "draft: out of memory for the random stream")
+                    : MDSD_OK;
     int tuple[64];
     for (unsigned long long t = 0; t < trials && rc == MDSD_OK; t++) {
         mdsd_sampler_draw(sm, rng, tuple);

@@ -9,6 +9,8 @@
 #include <stddef.h>
 
 #include "err.h"
+/* mdsd_softmax, mdsd_softmax_float, mdsd_probs_validate, mdsd_truncate are public. */
+#include <mdsd/dist.h>
 
 /* Sum tolerance: a probability vector whose sum is within this of 1 is
  * renormalised silently; further away it is an error. */

@@ -15,6 +15,15 @@ int mdsd_fail(mdsd_err *err, int code, const char *fmt, ...)
     return code;
 }
 
+int mdsd_fail_from(mdsd_err *err, const mdsd_err *local, const char *what)
+{
+    if (local->code == MDSD_OK)
+        return mdsd_fail(err, MDSD_ENOMEM, "%s: out of memory", what);
+    if (err && err != local)
+        *err = *local;
+    return local->code;
+}
+
 void mdsd_err_clear(mdsd_err *err)
 {
     if (err) {

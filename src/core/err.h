@@ -7,25 +7,19 @@
 #ifndef MDSD_ERR_H
 #define MDSD_ERR_H
 
-typedef enum {
-    MDSD_OK = 0,
-    MDSD_EINVAL,       /* invalid argument or input value */
-    MDSD_ENOMEM,       /* allocation failed */
-    MDSD_ETOOBIG,      /* problem larger than the method's guard */
-    MDSD_EIO,          /* file could not be read or written */
-    MDSD_EFORMAT,      /* file exists but its content is malformed */
-    MDSD_ESOLVER,      /* an external solver (GLPK, GSL root finder) failed */
-    MDSD_EUNSUPPORTED  /* method does not apply to this scheme / instance */
-} mdsd_status;
-
-typedef struct {
-    int code;
-    char msg[512];
-} mdsd_err;
+/* mdsd_status, mdsd_err, mdsd_err_clear, mdsd_strerror: the public header. */
+#include <mdsd/common.h>
 
 /* Records code and a printf-style message in err (if non-NULL); returns code. */
 int mdsd_fail(mdsd_err *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* For a call that returned failure (NULL) into `local`, a mdsd_err the
+ * caller cleared just before the call: copies local into err (if non-NULL)
+ * and returns its code. A failure that recorded no code becomes MDSD_ENOMEM
+ * "WHAT: out of memory", so that no stale code from an earlier error is
+ * ever returned. */
+int mdsd_fail_from(mdsd_err *err, const mdsd_err *local, const char *what);
 
 /* Clears err to MDSD_OK with an empty message. */
 void mdsd_err_clear(mdsd_err *err);

@@ -20,32 +20,8 @@
 
 #include "err.h"
 
-typedef enum {
-    MDSD_SCHEME_IID,
-    MDSD_SCHEME_WOR,
-    MDSD_SCHEME_GREEDY,
-    MDSD_SCHEME_HUB,
-    MDSD_SCHEME_CPS,
-    MDSD_SCHEME_MULTI,
-    MDSD_SCHEME_CUSTOM,
-    MDSD_SCHEME_COUNT
-} mdsd_scheme_kind;
-
-/* Sparse joint distribution over draft tuples. */
-typedef struct {
-    size_t n;      /* tuple length (number of drafts) */
-    size_t count;  /* number of tuples */
-    int *tokens;   /* [count * n]: tuple t is tokens[t*n .. t*n+n) */
-    double *prob;  /* [count] */
-} mdsd_joint;
-
-typedef struct {
-    mdsd_scheme_kind kind;
-    size_t n;                  /* number of drafts */
-    size_t V;                  /* vocabulary size */
-    const double *q;           /* [V], or [n * V] (row j = drafter j) for multi; unused for custom */
-    const mdsd_joint *custom;  /* custom only */
-} mdsd_scheme;
+/* mdsd_scheme_kind, mdsd_joint, mdsd_scheme: the public header. */
+#include <mdsd/scheme.h>
 
 /* Default guard for enumeration: at most this many tuples. */
 #define MDSD_JOINT_MAX_TUPLES ((size_t)1 << 22)

@@ -18,9 +18,11 @@ int mdsd_dump_validate(mdsd_dump *d, void (*progress)(size_t done, size_t N, voi
                        void *ctx, mdsd_err *err)
 {
     size_t cap = mdsd_dump_block_rows(d, d->n_drafts, 64u << 20);
-    mdsd_dump_block *b = mdsd_dump_block_alloc(d, cap, d->n_drafts, NULL, err);
+    mdsd_err e;
+    mdsd_err_clear(&e);
+    mdsd_dump_block *b = mdsd_dump_block_alloc(d, cap, d->n_drafts, NULL, &e);
     if (!b)
-        return err && err->code ? err->code : mdsd_fail(err, MDSD_ENOMEM, "out of memory");
+        return mdsd_fail_from(err, &e, d->path);
     mdsd_dump_meta_check meta;
     mdsd_dump_meta_check_init(&meta);
     int rc = MDSD_OK;

@@ -161,9 +161,11 @@ static int cell_simulate(const unit_ctx *u, worker *w, mdsd_verifier_kind kind,
                          const mdsd_scheme *s, size_t row, double *alpha, double *per_draft,
                          mdsd_err *err)
 {
-    mdsd_verifier *v = mdsd_verifier_alloc(kind, w->p, s, &u->o->verifier_opts, err);
+    mdsd_err e;
+    mdsd_err_clear(&e);
+    mdsd_verifier *v = mdsd_verifier_alloc(kind, w->p, s, &u->o->verifier_opts, &e);
     if (!v)
-        return err->code ? err->code : MDSD_ENOMEM;
+        return mdsd_fail_from(err, &e, "table: verifier");
     mdsd_mc_opts mc;
     mdsd_mc_opts_init(&mc);
     mc.trials = u->o->trials;
@@ -456,12 +458,14 @@ static int run_unit(const mdsd_batch_opts *o, const plan *pl, const dump_job *jo
     unit_ctx u = {o, pl, job->label, job->dump->V, T,
                   mdsd_seed_mix(o->seed, job->index, t_index)};
     size_t cap = mdsd_dump_block_rows(job->dump, 1, BLOCK_BYTES);
-    mdsd_dump_block *blk[2] = {mdsd_dump_block_alloc(job->dump, cap, 1, &job->draft, err), NULL};
+    mdsd_err e;
+    mdsd_err_clear(&e);
+    mdsd_dump_block *blk[2] = {mdsd_dump_block_alloc(job->dump, cap, 1, &job->draft, &e), NULL};
     if (blk[0])
-        blk[1] = mdsd_dump_block_alloc(job->dump, cap, 1, &job->draft, err);
+        blk[1] = mdsd_dump_block_alloc(job->dump, cap, 1, &job->draft, &e);
     unit_acc *acc = calloc(1, sizeof *acc);
     block_results br = {0};
-    int rc = !blk[0] || !blk[1] ? (err->code ? err->code : MDSD_ENOMEM)
+    int rc = !blk[0] || !blk[1] ? mdsd_fail_from(err, &e, "table: row block")
              : !acc ? mdsd_fail(err, MDSD_ENOMEM, "table: out of memory")
                     : block_results_alloc(&br, cap, pl, err);
     for (size_t c = 0; c < pl->count && rc == MDSD_OK; c++) {
@@ -990,9 +994,13 @@ static int run_dump(const mdsd_batch_opts *o, const plan *pl, const dump_job *jo
                     mdsd_err *err)
 {
     int threads = o->threads > 0 ? o->threads : omp_get_max_threads();
-    worker *workers = workers_alloc(threads, job->dump->V, pl->max_n, err);
+    mdsd_err e;
+    mdsd_err_clear(&e);
+    worker *workers = workers_alloc(threads, job->dump->V, pl->max_n, &e);
     mdsd_report_row *rows = malloc(pl->count * sizeof *rows);
-    int rc = workers && rows ? MDSD_OK : (err->code ? err->code : MDSD_ENOMEM);
+    int rc = !workers ? mdsd_fail_from(err, &e, "table: workers")
+             : !rows  ? mdsd_fail(err, MDSD_ENOMEM, "table: out of memory")
+                      : MDSD_OK;
     for (size_t t = 0; t < o->n_temperatures && rc == MDSD_OK; t++) {
         double T = o->temperatures[t];
         if (unit_done(done, job->label, T)) {
@@ -1030,6 +1038,11 @@ static int collect(const mdsd_batch_opts *o, const dump_job *jobs, size_t n_jobs
 int mdsd_batch_run(const mdsd_batch_opts *o, mdsd_report_row **rows_out, size_t *count_out,
                    mdsd_err *err)
 {
+    /* The job reads its own messages back (row labels): it always has one. */
+    mdsd_err local;
+    if (!err)
+        err = &local;
+    mdsd_err_clear(err);
     int rc = check_options(o, err);
     if (rc)
         return rc;
@@ -1073,9 +1086,11 @@ int mdsd_batch_run(const mdsd_batch_opts *o, mdsd_report_row **rows_out, size_t 
     if (rc == MDSD_OK)
         warn_monte_carlo(o, &pl, jobs[0].dump->V, total);
     /* Rewrite the partial file with what is kept, then append as units finish. */
-    FILE *partial = rc == MDSD_OK ? start_partial(partial_path, signature, &done, &pl, err) : NULL;
+    mdsd_err e;
+    mdsd_err_clear(&e);
+    FILE *partial = rc == MDSD_OK ? start_partial(partial_path, signature, &done, &pl, &e) : NULL;
     if (rc == MDSD_OK && !partial)
-        rc = err->code ? err->code : MDSD_EIO;
+        rc = mdsd_fail_from(err, &e, partial_path);
     mdsd_progress progress;
     mdsd_progress_start(&progress, "mdsd table", total);
     if (!o->progress)

@@ -80,6 +80,10 @@ class DumpWriter:
                               "(or is not a folder)")
         if os.path.isdir(self.out):
             raise RunnerError(f"cannot write {self.out}: it is a folder")
+        try:  # the validator run before the rename: fail now, not after the models ran
+            from . import schema  # noqa: F401
+        except ImportError as e:
+            raise RunnerError(f"cannot validate dumps: {e} (build it with `make`)") from None
         if os.path.exists(self.partial):
             self._resume()
         else:
@@ -223,6 +227,13 @@ class DumpWriter:
         f.attrs["created"] = _now_iso()
         f.attrs.create("num_samples", self.samples_done, dtype=np.int64)
         self.close()
+        # One validator: the file is checked by libmdsd (the reader of `mdsd`) and the
+        # runner's metadata checks before it appears under OUT.
+        from .schema import validate
+        problems, _ = validate(self.partial)
+        if problems:
+            raise RunnerError(f"{self.partial}: the written dump does not validate "
+                              f"(kept for inspection): {'; '.join(problems)}")
         try:
             with open(self.partial, "rb") as fd:
                 os.fsync(fd.fileno())

@@ -119,9 +119,11 @@ int mdsd_mc_run(const mdsd_verifier *v, const mdsd_mc_opts *opts, mdsd_mc_result
     memset(res, 0, sizeof *res);
     res->n = n, res->V = V, res->trials = opts->trials;
     mdsd_welford_init(&res->accept);
-    mdsd_sampler *sm = mdsd_sampler_alloc(s, err);
+    mdsd_err e;
+    mdsd_err_clear(&e);
+    mdsd_sampler *sm = mdsd_sampler_alloc(s, &e);
     if (!sm)
-        return err ? err->code : MDSD_EINVAL;
+        return mdsd_fail_from(err, &e, "Monte Carlo: sampler");
     uint64_t blocks = (opts->trials + MDSD_MC_BLOCK - 1) / MDSD_MC_BLOCK;
     int nthreads = threads_for(opts->threads, blocks);
     uint64_t base = mdsd_seed_mix(opts->seed, opts->position,

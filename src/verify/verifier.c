@@ -98,9 +98,11 @@ static const mdsd_verifier_ops *lookup(mdsd_verifier_kind kind, mdsd_err *err)
 
 int mdsd_verifier_check(mdsd_verifier_kind kind, const mdsd_scheme *s, mdsd_err *err)
 {
-    const mdsd_verifier_ops *ops = lookup(kind, err);
+    mdsd_err e;
+    mdsd_err_clear(&e);
+    const mdsd_verifier_ops *ops = lookup(kind, &e);
     if (!ops)
-        return err ? err->code : MDSD_EUNSUPPORTED;
+        return mdsd_fail_from(err, &e, "verifier");
     int rc = mdsd_scheme_check(s, err);
     if (rc == MDSD_OK && ops->check)
         rc = ops->check(s, err);

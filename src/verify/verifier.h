@@ -36,33 +36,12 @@
 #include "err.h"
 #include "scheme.h"
 
-typedef enum {
-    MDSD_VERIFIER_SD,
-    MDSD_VERIFIER_RRS,
-    MDSD_VERIFIER_RRSW,
-    MDSD_VERIFIER_KSEQ,
-    MDSD_VERIFIER_SPECHUB,
-    MDSD_VERIFIER_GREEDY,
-    MDSD_VERIFIER_IS,
-    MDSD_VERIFIER_OTM,
-    /* Variants for audits, not for use: is-face searches the optimal face of
-     * Remark 4's stage 1; the other three reproduce behaviours of a peer
-     * implementation that differ from the published algorithms (papers/). */
-    MDSD_VERIFIER_IS_FACE,
-    MDSD_VERIFIER_RRS_SKIPDUP,
-    MDSD_VERIFIER_SPECHUB_HUBACCEPT,
-    MDSD_VERIFIER_RRSW_F32,
-    MDSD_VERIFIER_COUNT
-} mdsd_verifier_kind;
+/* mdsd_verifier_kind, mdsd_verifier_opts: the public header. */
+#include <mdsd/verifier.h>
 
 /* Default guard of the rrsw exact enumeration: at most this many draw paths. */
 #define MDSD_RRSW_MAX_PATHS 10000000.0
 
-typedef struct {
-    size_t is_top;      /* is: free weights only among the top-s tokens of q (0 = full LP) */
-    double max_paths;   /* rrsw exact: enumeration guard on |supp q|^n (0 = MDSD_RRSW_MAX_PATHS) */
-    size_t max_tuples;  /* otm (and is): guard on enumerated tuples (0 = MDSD_JOINT_MAX_TUPLES) */
-} mdsd_verifier_opts;
 
 /* Zeroes opts: every field then means its default. */
 void mdsd_verifier_opts_init(mdsd_verifier_opts *opts);

@@ -1,5 +1,7 @@
-"""The validator (mdsd-runner validate) accepts a good dump and names each planted fault;
-the bfloat16 encoding rounds to nearest even."""
+"""The validator (mdsd-runner validate: libmdsd's validator plus the runner's metadata
+checks) accepts a good dump and names each planted fault, and agrees with `mdsd info
+--validate` on the files they used to disagree on; the bfloat16 encoding rounds to nearest
+even."""
 
 import os
 import shutil
@@ -14,6 +16,7 @@ from mdsd_runner import pipeline
 from mdsd_runner.dump import from_bfloat16_bits, to_bfloat16_bits
 from mdsd_runner.prompts import Prompt
 from mdsd_runner.schema import validate
+from support import mdsd_bin, run_cli
 
 V = 16
 
@@ -59,23 +62,23 @@ class Validator(unittest.TestCase):
         nan = logits.copy()
         nan[2, 3] = np.nan
         faults = {
-            "mdsd_format is 2": set_attr("mdsd_format", 2, np.int32),
+            "dump format version 2": set_attr("mdsd_format", 2, np.int32),
             "mdsd_format must be a int32": set_attr("mdsd_format", 1, np.int64),
             "string attribute tokenizer is missing": lambda f: f.attrs.__delitem__("tokenizer"),
             "not ISO-8601": set_attr("created", "yesterday"),
             "generation_temperature must be a float64": set_attr("generation_temperature", 1, np.int32),
-            "/position: row 1 is 5": replace("position", np.array([0, 5] + list(range(2, N)), np.int32)),
-            "not contiguous": replace("sample_id", np.array([0, 1, 0] + [3] * (N - 3), np.int32)),
-            "/tokens: row 0 is outside": replace("tokens", np.array([V] + [0] * (N - 1), np.int32)),
+            "row 1 of /position: position -1": replace("position", np.array([0, -1] + list(range(2, N)), np.int32)),
+            "of the same sample": replace("sample_id", np.array([0, 1, 0] + [3] * (N - 3), np.int32)),
+            "row 0 of /tokens: token 16 is outside": replace("tokens", np.array([V] + [0] * (N - 1), np.int32)),
             "/tokens must be a 1-D int32": replace("tokens", np.zeros(N, np.int64)),
-            "/drafts/d/logits: row 2 column 3 is nan": replace("drafts/d/logits", nan, chunks=(4, V)),
-            "/target/logits: shape": replace("target/logits", logits[:, :V - 1], chunks=(4, V - 1)),
+            "row 2 of /drafts/d/logits: logit 3 is NaN": replace("drafts/d/logits", nan, chunks=(4, V)),
+            "/target/logits has 15 columns": replace("target/logits", logits[:, :V - 1], chunks=(4, V - 1)),
             "/target/logits: not chunked": replace("target/logits", logits),
             "dtype attribute bfloat16 on a float32": lambda f: f["target/logits"].attrs.__setitem__(
                 "dtype", "bfloat16"),
             "vocab_size 18 - dropped_padding 1": lambda f: f["target"].attrs.create(
                 "dropped_padding", 1, dtype=np.int64),
-            "/target is missing": lambda f: f.__delitem__("target"),
+            "missing dataset /target/logits": lambda f: f.__delitem__("target"),
         }
         for i, (phrase, fault) in enumerate(faults.items()):
             path = os.path.join(self.tmp.name, f"fault{i}.h5")
@@ -85,6 +88,29 @@ class Validator(unittest.TestCase):
             problems, _ = validate(path)
             with self.subTest(fault=phrase):
                 self.assertTrue(any(phrase in p for p in problems), problems)
+
+    def test_agrees_with_mdsd_info(self):
+        # The files on which `mdsd-runner validate` and `mdsd info --validate` used to
+        # disagree: no drafter (the runner said ok, mdsd refused) and positions with gaps
+        # (mdsd's documented rule accepts increasing positions; the runner refused).
+        import subprocess
+        self.assertIsNotNone(mdsd_bin(), "MDSD_BIN is needed")
+        for name, want in (("nodrafts", 1), ("gaps", 0)):
+            path = os.path.join(self.tmp.name, f"agree-{name}.h5")
+            shutil.copy(self.good, path)
+            with h5py.File(path, "r+") as f:
+                if name == "gaps":
+                    sid = f["sample_id"][()]
+                    del f["position"]
+                    starts = np.searchsorted(sid, sid)  # rows of a sample are contiguous
+                    f["position"] = ((np.arange(self.N) - starts) * 2).astype(np.int32)
+                else:
+                    del f["drafts"]
+            rc_runner = run_cli("validate", path)[0]
+            rc_mdsd = subprocess.run([mdsd_bin(), "info", path, "--validate"],
+                                     capture_output=True).returncode
+            with self.subTest(file=name):
+                self.assertEqual((rc_runner, rc_mdsd), (want, want))
 
 
 class Bfloat16(unittest.TestCase):

@@ -72,6 +72,9 @@ class Wrapper(unittest.TestCase):
         shutil.copy2(RUNNER, os.path.join(prefix, "bin", "mdsd-runner"))
         shutil.copytree(os.path.join(ROOT, "src", "mdsd_runner"),
                         os.path.join(prefix, "lib", "mdsd", "python", "mdsd_runner"))
+        # the validator is libmdsd's, through the mdsd package (MDSD_LIBRARY names the library)
+        shutil.copytree(os.path.join(ROOT, "src", "python", "mdsd"),
+                        os.path.join(prefix, "lib", "python3", "dist-packages", "mdsd"))
         env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
         proc = subprocess.run([os.path.join(prefix, "bin", "mdsd-runner"), "validate",
                                os.path.join(ROOT, "data", "kjv-ngram.h5")], cwd=self.tmp.name,

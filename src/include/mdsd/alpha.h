@@ -1,0 +1,63 @@
+/* mdsd/alpha.h - the optimal acceptance rate alpha*(p, D): the largest
+ * P(output is one of the drafts) any verifier whose output follows p exactly
+ * can reach, for drafts drawn from scheme D built from q (MATH.md section 2).
+ *
+ *   auto        the fastest exact method for the scheme
+ *   lp-full     the full optimal-transport LP (GLPK)
+ *   lp-reduced  the LP with tuples aggregated by token set (GLPK)
+ *   brute       1 + min over all 2^V subsets H of p(H) - Q(H), V <= 24
+ *   sort        Hu et al.'s sort-and-scan (iid, wor, greedy, hub, cps)
+ *   k2          Khisti et al.'s Theorem 3 (iid, n = 2) */
+#ifndef MDSD_PUBLIC_ALPHA_H
+#define MDSD_PUBLIC_ALPHA_H
+
+#include <mdsd/scheme.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    MDSD_ALPHA_AUTO,
+    MDSD_ALPHA_LP_FULL,
+    MDSD_ALPHA_LP_REDUCED,
+    MDSD_ALPHA_BRUTE,
+    MDSD_ALPHA_SORT,
+    MDSD_ALPHA_K2
+} mdsd_alpha_method;
+
+typedef struct {
+    int exact_arith;     /* LP methods: certify with GLPK's rational simplex (0 = no) */
+    size_t max_tuples;   /* enumeration guard for D (brute, LPs); 0 = 2^22 */
+    size_t max_vars;     /* LP size guard; 0 = 4,000,000 */
+    size_t max_brute_V;  /* brute-force guard; 0 = 24 */
+} mdsd_alpha_opts;
+
+/* Zeroes opts: every field then means its default. */
+MDSD_API void mdsd_alpha_opts_init(mdsd_alpha_opts *opts);
+
+typedef struct {
+    double alpha;              /* alpha*, in [0, 1] */
+    mdsd_alpha_method method;  /* the method that ran (auto resolved) */
+    int has_subset;            /* the optimal H was written (every method but the LPs) */
+    int alpha_one;             /* k2: Khisti Thm 2 condition (alpha* = 1) holds: 1 / 0; else -1 */
+    double k2_margin;          /* k2: min over S of p(S) - q(S)^2 */
+    size_t lp_vars;            /* LP methods: structural variables */
+} mdsd_alpha_result;
+
+/* "auto", "lp-full", "lp-reduced", "brute", "sort", "k2". */
+MDSD_API const char *mdsd_alpha_method_name(mdsd_alpha_method m);
+MDSD_API int mdsd_alpha_method_parse(const char *name, mdsd_alpha_method *m, mdsd_err *err);
+
+/* alpha*(p, D(s)) by method m. p[0..s->V) and the scheme's q are validated
+ * (not modified). opts may be NULL. subset (NULL, or [s->V]) receives an
+ * optimal H (1 = in H) where res->has_subset. MDSD_EUNSUPPORTED when m does
+ * not apply to the scheme, MDSD_ETOOBIG past a size guard. */
+MDSD_API int mdsd_alpha(const double *p, const mdsd_scheme *s, mdsd_alpha_method m,
+               const mdsd_alpha_opts *opts, mdsd_alpha_result *res, unsigned char *subset,
+               mdsd_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

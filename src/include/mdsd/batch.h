@@ -1,0 +1,84 @@
+/* mdsd/batch.h - per-position evaluation of many positions at once: rows of
+ * target and draft logits [N, V] -> (p, q) at a temperature, with optional
+ * top-k / top-p truncation of both -> alpha* of a scheme and, optionally, a
+ * verifier's acceptance (exact where a closed form exists, Monte Carlo
+ * otherwise). The same pipeline as `mdsd table` (one row of a dump gives
+ * the same numbers), in parallel over rows (OpenMP); results do not depend on
+ * the thread count. Below: the same over dumps, the `mdsd table` job. */
+#ifndef MDSD_PUBLIC_BATCH_H
+#define MDSD_PUBLIC_BATCH_H
+
+#include <mdsd/alpha.h>
+#include <mdsd/verifier.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    double temperature;        /* default 1; 0 = argmax */
+    size_t top_k;              /* 0 = none */
+    double top_p;              /* 1 = none (0 also means none) */
+    mdsd_scheme_kind scheme;   /* default iid (not multi or custom) */
+    size_t n;                  /* drafts; default 2 */
+    int verifier;              /* an mdsd_verifier_kind, or -1 (default) for alpha* only */
+    mdsd_verifier_opts verifier_opts;
+    uint64_t trials;           /* Monte Carlo where no exact form; 0 = refuse such rows */
+    int simulate;              /* Monte Carlo even where an exact form exists */
+    uint64_t seed;             /* default 1; row i uses stream coordinate row0 + i */
+    size_t row0;               /* row number of the first row (stream coordinate) */
+    int threads;               /* 0 = OpenMP's default */
+} mdsd_batch_eval_opts;
+
+MDSD_API void mdsd_batch_eval_opts_init(mdsd_batch_eval_opts *opts);
+
+/* Evaluates N rows. target, draft: [N * V] row-major logits. Outputs (each
+ * NULL to skip): alpha_star[N]; rate[N] and per_draft[N * n] (the verifier's
+ * acceptance, needs opts->verifier >= 0); exact[N] (1 where rate is exact, 0
+ * where it is a Monte-Carlo estimate). On failure the error names the row. */
+MDSD_API int mdsd_batch_eval(const float *target, const float *draft, size_t N, size_t V,
+                    const mdsd_batch_eval_opts *opts, double *alpha_star, double *rate,
+                    double *per_draft, unsigned char *exact, mdsd_err *err);
+/* The same for double logits. */
+MDSD_API int mdsd_batch_eval_double(const double *target, const double *draft, size_t N, size_t V,
+                           const mdsd_batch_eval_opts *opts, double *alpha_star, double *rate,
+                           double *per_draft, unsigned char *exact, mdsd_err *err);
+
+/* ---- the batch job over dumps (`mdsd table`) ----
+ * Streams the rows of HDF5 logit dumps (mdsd/dump.h) and writes, per (dump,
+ * temperature, n, scheme or verifier), the mean acceptance with its standard
+ * error clustered by sample, the gap to alpha* and per-draft rates, as the
+ * tidy results CSV of `mdsd table` (atomically; resumable). */
+typedef struct {
+    size_t n_dumps;
+    const char *const *dumps;              /* [n_dumps] paths */
+    size_t n_temperatures;
+    const double *temperatures;            /* [n_temperatures]; 0 = argmax */
+    size_t n_counts;
+    const size_t *draft_counts;            /* [n_counts] values of n */
+    size_t n_schemes;
+    const mdsd_scheme_kind *schemes;       /* [n_schemes]: alpha* rows */
+    size_t n_verifiers;
+    const mdsd_verifier_kind *verifiers;   /* [n_verifiers] */
+    size_t n_draft_models;
+    const char *const *draft_models;       /* drafter groups to compare; 0 = the first */
+    size_t row_begin, row_end;             /* rows [row_begin, row_end); row_end 0 = all */
+    size_t top_k;                          /* 0 = none */
+    double top_p;                          /* 1 = none */
+    uint64_t trials;                       /* Monte Carlo where no exact form; 0 = none */
+    int simulate;                          /* Monte Carlo for every verifier (needs trials) */
+    uint64_t seed;                         /* default 1 */
+    int threads;                           /* 0 = OpenMP's default */
+    mdsd_verifier_opts verifier_opts;
+    const char *output;                    /* the results CSV */
+    int resume;                            /* continue from OUTPUT.partial */
+} mdsd_table_opts;
+
+MDSD_API void mdsd_table_opts_init(mdsd_table_opts *opts);
+/* Runs the job and writes opts->output (nothing on failure). */
+MDSD_API int mdsd_table_run(const mdsd_table_opts *opts, mdsd_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,76 @@
+/* mdsd/common.h - what every part of the public API shares: status codes, the
+ * error record, the token type, the random stream, the library version.
+ *
+ * Conventions of the whole public API (mdsd/mdsd.h):
+ *   - Every fallible function returns an mdsd_status (0 = MDSD_OK) or NULL and,
+ *     on failure, fills an optional mdsd_err: NULL is accepted for it
+ *     everywhere, and every failure sets its own code and message (a message
+ *     names the input: file, dataset, row, index, value).
+ *   - Options: every options struct has an _init function that writes the
+ *     defaults; passing NULL for the options means those defaults.
+ *   - Ownership: an object made by X_new (or X_open) is released by X_free,
+ *     which frees the object itself and accepts NULL. Result structs hold no
+ *     caller buffers and nothing to free; arrays the caller wants filled are
+ *     separate arguments with their lengths stated.
+ *   - Distributions are double[V], index = token id; tokens are mdsd_token.
+ *   - Inputs are validated (finite, non-negative, summing to 1 within 1e-6,
+ *     renormalised) and never modified, unless a function says so. */
+#ifndef MDSD_PUBLIC_COMMON_H
+#define MDSD_PUBLIC_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Marks the library's exported functions (it is built with -fvisibility=hidden). */
+#ifndef MDSD_API
+#if defined(__GNUC__) || defined(__clang__)
+#define MDSD_API __attribute__((visibility("default")))
+#else
+#define MDSD_API
+#endif
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A token id in [0, V). */
+typedef int32_t mdsd_token;
+
+typedef enum {
+    MDSD_OK = 0,
+    MDSD_EINVAL,       /* invalid argument or input value */
+    MDSD_ENOMEM,       /* allocation failed */
+    MDSD_ETOOBIG,      /* problem larger than the method's guard */
+    MDSD_EIO,          /* file could not be read or written */
+    MDSD_EFORMAT,      /* file exists but its content is malformed */
+    MDSD_ESOLVER,      /* an external solver (GLPK, GSL root finder) failed */
+    MDSD_EUNSUPPORTED  /* method does not apply to this scheme / instance */
+} mdsd_status;
+
+typedef struct {
+    int code;       /* an mdsd_status */
+    char msg[512];  /* what went wrong, naming the input */
+} mdsd_err;
+
+/* Clears err to MDSD_OK with an empty message (NULL allowed). */
+MDSD_API void mdsd_err_clear(mdsd_err *err);
+/* A fixed description of a status code. */
+MDSD_API const char *mdsd_strerror(int code);
+/* The library's version, e.g. "0.1.0". */
+MDSD_API const char *mdsd_version(void);
+
+/* A random stream (GSL's taus2). Every random result of the library is a
+ * function of the seeds given, never of threads or time. */
+typedef struct mdsd_rng mdsd_rng;
+MDSD_API mdsd_rng *mdsd_rng_new(uint64_t seed, mdsd_err *err);
+/* Restarts the stream from seed. */
+MDSD_API void mdsd_rng_seed(mdsd_rng *rng, uint64_t seed);
+/* A uniform double in [0, 1). */
+MDSD_API double mdsd_rng_uniform(mdsd_rng *rng);
+MDSD_API void mdsd_rng_free(mdsd_rng *rng);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,414 @@
+"""mdsd: multi-draft speculative decoding, exactly -- Python bindings of libmdsd.
+
+Notation: p = target distribution, q = draft distribution (numpy arrays [V], index =
+token id), n = number of drafts. Every function calls the C library (ctypes; the GIL is
+released during each call); errors raise MdsdError carrying the library's message.
+
+    import numpy as np, mdsd
+    p = np.array([0.5, 0.3, 0.2]); q = np.array([0.2, 0.3, 0.5])
+    mdsd.alpha_star(p, q, n=2)                      # optimal acceptance, iid drafts
+    mdsd.verifier_rate("rrs", p, q, n=2)            # (rate, per-draft rates)
+    rng = mdsd.Rng(1)
+    drafts = mdsd.sample_drafts(q, 2, rng=rng)       # drafts from the scheme
+    y = mdsd.Verifier("rrs", n=2).verify(p, q, drafts, rng)   # the next token, y ~ p
+"""
+
+import ctypes
+import os
+from collections import namedtuple
+
+import numpy as np
+
+from . import _lib
+from ._lib import lib
+
+__all__ = ["MdsdError", "version", "Rng", "SCHEMES", "METHODS", "VERIFIERS", "alpha_star",
+           "alpha_star_result", "verifier_rate", "Verifier", "Sampler", "sample_drafts",
+           "monte_carlo", "batch", "table", "softmax", "DumpReader", "DumpWriter", "validate_dump",
+           "lp_export"]
+
+SCHEMES = ("iid", "wor", "greedy", "hub", "cps", "multi", "custom")
+METHODS = ("auto", "lp-full", "lp-reduced", "brute", "sort", "k2")
+VERIFIERS = ("sd", "rrs", "rrsw", "kseq", "spechub", "greedy", "is", "otm",
+             # audit variants (papers/FINDINGS.md): not valid verifiers for use
+             "is-face", "rrs-skipdup", "spechub-hubaccept", "rrsw-f32")
+_CODES = {1: "EINVAL", 2: "ENOMEM", 3: "ETOOBIG", 4: "EIO", 5: "EFORMAT", 6: "ESOLVER",
+          7: "EUNSUPPORTED"}
+
+
+class MdsdError(Exception):
+    """A failure reported by libmdsd: .code (the mdsd_status), .code_name, and the
+    library's message (which names the input: file, dataset, row, index, value)."""
+
+    def __init__(self, code, message):
+        super().__init__(message)
+        self.code = code
+        self.code_name = _CODES.get(code, str(code))
+
+
+def _raise(rc, err):
+    if rc:
+        msg = err.msg.decode("utf-8", "replace") or lib.mdsd_strerror(rc).decode()
+        raise MdsdError(rc, msg)
+
+
+def _check(rc, err):
+    _raise(rc, err)
+    return rc
+
+
+def version():
+    """The C library's version string."""
+    return lib.mdsd_version().decode()
+
+
+def _enum(names, name, what):
+    if isinstance(name, int) and 0 <= name < len(names):
+        return name
+    try:
+        return names.index(name)
+    except ValueError:
+        raise MdsdError(1, f"unknown {what} '{name}' (one of {', '.join(names)})") from None
+
+
+def _f64(x, what, ndim=None):
+    a = np.ascontiguousarray(x, dtype=np.float64)  # no copy when already contiguous float64
+    if ndim is not None and a.ndim != ndim:
+        raise MdsdError(1, f"{what}: expected a {ndim}-d array, got shape {a.shape}")
+    return a
+
+
+class Rng:
+    """A random stream of the library (GSL taus2), seeded: every random result is a
+    function of the seed."""
+
+    def __init__(self, seed=1):
+        err = _lib.Err()
+        self._h = lib.mdsd_rng_new(int(seed), ctypes.byref(err))
+        if not self._h:
+            _raise(err.code or 2, err)
+
+    def seed(self, seed):
+        lib.mdsd_rng_seed(self._h, int(seed))
+
+    def uniform(self):
+        return lib.mdsd_rng_uniform(self._h)
+
+    def __del__(self):
+        h, self._h = getattr(self, "_h", None), None
+        if h:
+            lib.mdsd_rng_free(h)
+
+
+class _SchemeArgs:
+    """The C mdsd_scheme of (q, n, scheme) or a custom joint; keeps its arrays alive."""
+
+    def __init__(self, q, n, scheme, V=None, joint=None):
+        kind = _enum(SCHEMES, scheme, "scheme")
+        self.s = _lib.Scheme()
+        self.s.kind = kind
+        self.keep = []
+        if kind == SCHEMES.index("custom"):
+            if joint is None:
+                raise MdsdError(1, "the custom scheme needs joint=(tokens [count, n], prob [count])")
+            tokens = np.ascontiguousarray(joint[0], dtype=np.int32)
+            prob = _f64(joint[1], "joint probabilities", 1)
+            if tokens.ndim != 2 or tokens.shape[0] != prob.shape[0]:
+                raise MdsdError(1, f"custom joint: tokens shape {tokens.shape} does not match "
+                                f"{prob.shape[0]} probabilities")
+            self.j = _lib.Joint(tokens.shape[1], tokens.shape[0], tokens.ctypes.data,
+                                prob.ctypes.data)
+            self.keep += [tokens, prob]
+            self.s.n = tokens.shape[1]
+            self.s.V = int(V) if V is not None else int(tokens.max()) + 1
+            self.s.custom = ctypes.pointer(self.j)
+            return
+        qa = _f64(q, "draft q")
+        if kind == SCHEMES.index("multi"):
+            if qa.ndim != 2:
+                raise MdsdError(1, f"multi scheme: q must be [n, V], got shape {qa.shape}")
+            n = qa.shape[0] if n is None else n
+            if qa.shape[0] != n:
+                raise MdsdError(1, f"multi scheme: q has {qa.shape[0]} rows for n = {n}")
+        elif qa.ndim != 1:
+            raise MdsdError(1, f"draft q: expected a 1-d array, got shape {qa.shape}")
+        if n is None:
+            raise MdsdError(1, "the number of drafts n is required")
+        self.keep.append(qa)
+        self.s.n = int(n)
+        self.s.V = qa.shape[-1]
+        self.s.q = qa.ctypes.data
+
+
+AlphaResult = namedtuple("AlphaResult", "alpha method subset alpha_one k2_margin lp_vars")
+
+
+def alpha_star_result(p, q=None, n=None, scheme="iid", method="auto", joint=None,
+                      exact_arith=False, want_subset=False):
+    """alpha*(p, D) with details: AlphaResult(alpha, method run, optimal subset H as a
+    bool array or None, alpha_one (k2: 1/0, else -1), k2_margin, lp_vars)."""
+    pa = _f64(p, "target p", 1)
+    sa = _SchemeArgs(q, n, scheme, V=pa.shape[0], joint=joint)
+    if sa.s.V != pa.shape[0]:
+        raise MdsdError(1, f"p has V = {pa.shape[0]} entries, q has {sa.s.V}")
+    m = _enum(METHODS, method, "alpha* method")
+    opts = _lib.AlphaOpts(1 if exact_arith else 0, 0, 0, 0)
+    res = _lib.AlphaResult()
+    err = _lib.Err()
+    subset = np.zeros(pa.shape[0], dtype=np.uint8) if want_subset else None
+    rc = lib.mdsd_alpha(pa.ctypes.data, ctypes.byref(sa.s), m, ctypes.byref(opts),
+                        ctypes.byref(res), subset.ctypes.data if want_subset else None,
+                        ctypes.byref(err))
+    _raise(rc, err)
+    return AlphaResult(res.alpha, METHODS[res.method],
+                       subset.astype(bool) if want_subset and res.has_subset else None,
+                       res.alpha_one, res.k2_margin, res.lp_vars)
+
+
+def alpha_star(p, q=None, n=None, scheme="iid", method="auto", joint=None):
+    """The optimal acceptance rate alpha*(p, D(q, n, scheme)) as a float. scheme: iid,
+    wor, greedy, hub, cps, multi (q [n, V]) or custom (joint=(tokens, prob)); method:
+    auto, lp-full, lp-reduced, brute, sort, k2."""
+    return alpha_star_result(p, q, n, scheme, method, joint).alpha
+
+
+def _vopts(is_top=0, max_paths=0.0, max_tuples=0):
+    return _lib.VerifierOpts(int(is_top), float(max_paths), int(max_tuples))
+
+
+def verifier_rate(verifier, p, q=None, n=None, scheme=None, joint=None, **opts):
+    """A verifier's exact acceptance rate: (alpha, per_draft[n]) where per_draft[j] =
+    P(draft j is the one accepted). scheme defaults to the verifier's own (sd: iid, n =
+    1). Raises MdsdError (code_name EUNSUPPORTED / ETOOBIG) where no exact form
+    applies: use monte_carlo."""
+    kind = _enum(VERIFIERS, verifier, "verifier")
+    if scheme is None:
+        scheme = lib.mdsd_verifier_scheme(kind)
+    if n is None and kind == 0:
+        n = 1
+    pa = _f64(p, "target p", 1)
+    sa = _SchemeArgs(q, n, scheme, V=pa.shape[0], joint=joint)
+    alpha = ctypes.c_double()
+    per = np.zeros(sa.s.n, dtype=np.float64)
+    err = _lib.Err()
+    vo = _vopts(**opts)
+    rc = lib.mdsd_verifier_rate(kind, pa.ctypes.data, ctypes.byref(sa.s), ctypes.byref(vo),
+                                ctypes.byref(alpha), per.ctypes.data, ctypes.byref(err))
+    _raise(rc, err)
+    return alpha.value, per
+
+
+class _Prepared:
+    """A C verifier prepared for one (p, scheme)."""
+
+    def __init__(self, kind, p, sa, vo):
+        pa = _f64(p, "target p", 1)
+        if sa.s.V != pa.shape[0]:
+            raise MdsdError(1, f"p has V = {pa.shape[0]} entries, q has {sa.s.V}")
+        err = _lib.Err()
+        self.n = sa.s.n
+        self._h = lib.mdsd_verifier_new(kind, pa.ctypes.data, ctypes.byref(sa.s),
+                                        ctypes.byref(vo), ctypes.byref(err))
+        if not self._h:
+            _raise(err.code or 2, err)
+
+    def verify(self, drafts, rng):
+        d = np.ascontiguousarray(drafts, dtype=np.int32)
+        if d.shape != (self.n,):
+            raise MdsdError(1, f"verify: expected {self.n} drafts, got shape {d.shape}")
+        acc = ctypes.c_int(-1)
+        err = _lib.Err()
+        y = lib.mdsd_verify(self._h, d.ctypes.data, rng._h, ctypes.byref(acc), ctypes.byref(err))
+        if y < 0:
+            _raise(err.code or 1, err)
+        return int(y), acc.value
+
+    def close(self):
+        h, self._h = getattr(self, "_h", None), None
+        if h:
+            lib.mdsd_verifier_free(h)
+
+    __del__ = close
+
+
+class Verifier:
+    """A multi-draft verifier for decoding loops.
+
+        v = mdsd.Verifier("rrs", n=3)           # scheme: the verifier's own (rrs: iid)
+        y = v.verify(p, q, drafts, rng)         # the output token, y ~ p exactly
+        v.last_accepted                          # index of the accepted draft, or -1
+
+    verify() prepares the verifier for this position (O(V)) and verifies once.
+    To verify many draft tuples at one position, use prepare(p, q).verify(drafts, rng)."""
+
+    def __init__(self, verifier, n=None, scheme=None, **opts):
+        self.kind = _enum(VERIFIERS, verifier, "verifier")
+        self.name = VERIFIERS[self.kind]
+        self.scheme = scheme if scheme is not None else SCHEMES[lib.mdsd_verifier_scheme(self.kind)]
+        self.n = 1 if n is None and self.kind == 0 else n
+        self._vo = _vopts(**opts)
+        self.last_accepted = -1
+
+    def prepare(self, p, q=None, joint=None):
+        sa = _SchemeArgs(q, self.n, self.scheme, V=np.shape(p)[0], joint=joint)
+        return _Prepared(self.kind, p, sa, self._vo)
+
+    def verify(self, p, q, drafts, rng, joint=None):
+        prep = self.prepare(p, q, joint)
+        try:
+            y, self.last_accepted = prep.verify(drafts, rng)
+        finally:
+            prep.close()
+        return y
+
+    def rate(self, p, q=None, joint=None):
+        """The exact acceptance rate and per-draft rates (verifier_rate)."""
+        return verifier_rate(self.kind, p, q, self.n, self.scheme, joint,
+                             is_top=self._vo.is_top, max_paths=self._vo.max_paths,
+                             max_tuples=self._vo.max_tuples)
+
+
+class Sampler:
+    """Exact sampler of a draft scheme's joint law D: draw(rng) -> int32 [n];
+    draw(rng, size) -> int32 [size, n]."""
+
+    def __init__(self, q=None, n=None, scheme="iid", joint=None, V=None):
+        sa = _SchemeArgs(q, n, scheme, V=V, joint=joint)
+        err = _lib.Err()
+        self.n = sa.s.n
+        self._h = lib.mdsd_sampler_new(ctypes.byref(sa.s), ctypes.byref(err))
+        if not self._h:
+            _raise(err.code or 2, err)
+
+    def draw(self, rng, size=None):
+        out = np.empty((1 if size is None else int(size), self.n), dtype=np.int32)
+        for i in range(out.shape[0]):
+            lib.mdsd_sampler_draw_drafts(self._h, rng._h, out[i].ctypes.data)
+        return out[0] if size is None else out
+
+    def __del__(self):
+        h, self._h = getattr(self, "_h", None), None
+        if h:
+            lib.mdsd_sampler_free(h)
+
+
+def sample_drafts(q, n, scheme="iid", rng=None, size=None, joint=None):
+    """Draft tokens from the scheme: int32 [n] (or [size, n])."""
+    return Sampler(q, n, scheme, joint).draw(rng if rng is not None else Rng(1), size)
+
+
+MonteCarlo = namedtuple("MonteCarlo", "alpha se ci_low ci_high trials per_draft histogram")
+
+
+def monte_carlo(verifier, p, q=None, n=None, scheme=None, trials=1000000, seed=1, position=0,
+                threads=0, histogram=False, joint=None, **opts):
+    """Monte-Carlo acceptance of a verifier: `trials` draws of the drafts from the scheme,
+    each verified. Streams depend on (seed, position, verifier) only, not on threads."""
+    v = Verifier(verifier, n, scheme, **opts)
+    prep = v.prepare(p, q, joint)
+    try:
+        mo = _lib.MonteCarloOpts(int(trials), int(seed), int(position), int(threads))
+        res = _lib.MonteCarloResult()
+        per = np.zeros(prep.n, dtype=np.float64)
+        hist = np.zeros(np.shape(p)[0], dtype=np.uint64) if histogram else None
+        err = _lib.Err()
+        rc = lib.mdsd_montecarlo(prep._h, ctypes.byref(mo), ctypes.byref(res), per.ctypes.data,
+                                 hist.ctypes.data if histogram else None, ctypes.byref(err))
+        _raise(rc, err)
+    finally:
+        prep.close()
+    return MonteCarlo(res.alpha, res.se, res.ci_low, res.ci_high, res.trials, per, hist)
+
+
+def softmax(logits, temperature=1.0):
+    """p = softmax(logits / T) as the library computes it (T = 0: argmax one-hot)."""
+    la = _f64(logits, "logits", 1)
+    out = np.empty_like(la)
+    err = _lib.Err()
+    _raise(lib.mdsd_softmax(la.ctypes.data, la.shape[0], float(temperature), out.ctypes.data,
+                            b"logits", ctypes.byref(err)), err)
+    return out
+
+
+Batch = namedtuple("Batch", "alpha_star rate per_draft exact")
+
+
+def batch(target_logits, draft_logits, temperature=1.0, n=2, scheme="iid", verifier=None,
+          top_k=0, top_p=1.0, trials=0, simulate=False, seed=1, row0=0, threads=0, **opts):
+    """Per-position evaluation of logit rows [N, V] (float32 or float64, not copied when
+    C-contiguous): softmax at `temperature`, top-k / top-p truncation of both models,
+    alpha* of the scheme and, with `verifier`, its acceptance (exact where a closed form
+    exists, else Monte Carlo with `trials`). The pipeline of `mdsd table`: a dump's rows
+    give the same per-position numbers. Returns Batch(alpha_star [N], rate [N] or None,
+    per_draft [N, n] or None, exact [N] bool or None)."""
+    t = np.asarray(target_logits)
+    d = np.asarray(draft_logits)
+    dtype = np.float32 if t.dtype == np.float32 and d.dtype == np.float32 else np.float64
+    t = np.ascontiguousarray(t, dtype=dtype)
+    d = np.ascontiguousarray(d, dtype=dtype)
+    if t.ndim != 2 or t.shape != d.shape:
+        raise MdsdError(1, f"batch: target {t.shape} and draft {d.shape} must both be [N, V]")
+    N, V = t.shape
+    o = _lib.BatchEvalOpts()
+    lib.mdsd_batch_eval_opts_init(ctypes.byref(o))
+    o.temperature, o.top_k, o.top_p = float(temperature), int(top_k), float(top_p)
+    o.scheme, o.n = _enum(SCHEMES, scheme, "scheme"), int(n)
+    o.verifier = -1 if verifier is None else _enum(VERIFIERS, verifier, "verifier")
+    o.verifier_opts = _vopts(**opts)
+    o.trials, o.simulate, o.seed = int(trials), 1 if simulate else 0, int(seed)
+    o.row0, o.threads = int(row0), int(threads)
+    alpha = np.empty(N)
+    rate = per = exact = None
+    if verifier is not None:
+        rate, per, exact = np.empty(N), np.empty((N, int(n))), np.empty(N, dtype=np.uint8)
+    err = _lib.Err()
+    fn = lib.mdsd_batch_eval if dtype == np.float32 else lib.mdsd_batch_eval_double
+    rc = fn(t.ctypes.data, d.ctypes.data, N, V, ctypes.byref(o), alpha.ctypes.data,
+            None if rate is None else rate.ctypes.data, None if per is None else per.ctypes.data,
+            None if exact is None else exact.ctypes.data, ctypes.byref(err))
+    _raise(rc, err)
+    return Batch(alpha, rate, per, None if exact is None else exact.astype(bool))
+
+
+def table(dumps, output, temperatures=(1.0,), draft_counts=(2,), schemes=("iid",),
+          verifiers=(), draft_models=(), rows=None, top_k=0, top_p=1.0, trials=0,
+          simulate=False, seed=1, threads=0, resume=False, **opts):
+    """The `mdsd table` job over HDF5 logit dumps: writes the tidy results CSV `output`
+    (mean acceptance per dump, temperature, n, scheme / verifier, with standard errors
+    clustered by sample). rows = (begin, end) limits the rows of every dump."""
+    dumps = [dumps] if isinstance(dumps, (str, bytes, os.PathLike)) else list(dumps)
+    o = _lib.TableOpts()
+    lib.mdsd_table_opts_init(ctypes.byref(o))
+    from .dump import _strings
+    dl, ml = _strings(dumps), _strings(draft_models)
+    temps = np.ascontiguousarray(temperatures, dtype=np.float64)
+    counts = np.ascontiguousarray(draft_counts, dtype=np.uintp)
+    sch = np.array([_enum(SCHEMES, s, "scheme") for s in schemes], dtype=np.intc)
+    ver = np.array([_enum(VERIFIERS, v, "verifier") for v in verifiers], dtype=np.intc)
+    o.n_dumps, o.dumps = len(dumps), ctypes.cast(dl, ctypes.POINTER(ctypes.c_char_p))
+    o.n_temperatures, o.temperatures = temps.size, temps.ctypes.data
+    o.n_counts, o.draft_counts = counts.size, counts.ctypes.data
+    o.n_schemes, o.schemes = sch.size, sch.ctypes.data if sch.size else None
+    o.n_verifiers, o.verifiers = ver.size, ver.ctypes.data if ver.size else None
+    o.n_draft_models = len(draft_models)
+    o.draft_models = ctypes.cast(ml, ctypes.POINTER(ctypes.c_char_p))
+    if rows is not None:
+        o.row_begin, o.row_end = int(rows[0]), int(rows[1])
+    o.top_k, o.top_p, o.trials = int(top_k), float(top_p), int(trials)
+    o.simulate, o.seed, o.threads = 1 if simulate else 0, int(seed), int(threads)
+    o.verifier_opts = _vopts(**opts)
+    o.output, o.resume = os.fsencode(output), 1 if resume else 0
+    err = _lib.Err()
+    _raise(lib.mdsd_table_run(ctypes.byref(o), ctypes.byref(err)), err)
+
+
+def lp_export(path, p, q=None, n=None, scheme="iid", reduced=False, joint=None):
+    """Writes the full (or reduced) LP of (p, D) to path (.dat, .lp or .mps)."""
+    pa = _f64(p, "target p", 1)
+    sa = _SchemeArgs(q, n, scheme, V=pa.shape[0], joint=joint)
+    err = _lib.Err()
+    _raise(lib.mdsd_lp_export(pa.ctypes.data, ctypes.byref(sa.s), 1 if reduced else 0,
+                              str(path).encode(), ctypes.byref(err)), err)
+
+
+from .dump import DumpReader, DumpWriter, validate_dump  # noqa: E402

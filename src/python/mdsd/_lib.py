@@ -1,0 +1,176 @@
+"""ctypes declarations of libmdsd's public API (src/include/mdsd/*.h). Private: use the
+functions of the mdsd package. Every struct here mirrors its C header field by field."""
+
+import ctypes
+import os
+from ctypes import (POINTER, Structure, c_char, c_char_p, c_double, c_int, c_int32, c_longlong,
+                    c_size_t, c_uint64, c_void_p)
+
+SONAME = "libmdsd.so.0"
+
+
+class Err(Structure):
+    _fields_ = [("code", c_int), ("msg", c_char * 512)]
+
+
+class Joint(Structure):
+    _fields_ = [("n", c_size_t), ("count", c_size_t), ("tokens", c_void_p), ("prob", c_void_p)]
+
+
+class Scheme(Structure):
+    _fields_ = [("kind", c_int), ("n", c_size_t), ("V", c_size_t), ("q", c_void_p),
+                ("custom", POINTER(Joint))]
+
+
+class AlphaOpts(Structure):
+    _fields_ = [("exact_arith", c_int), ("max_tuples", c_size_t), ("max_vars", c_size_t),
+                ("max_brute_V", c_size_t)]
+
+
+class AlphaResult(Structure):
+    _fields_ = [("alpha", c_double), ("method", c_int), ("has_subset", c_int),
+                ("alpha_one", c_int), ("k2_margin", c_double), ("lp_vars", c_size_t)]
+
+
+class VerifierOpts(Structure):
+    _fields_ = [("is_top", c_size_t), ("max_paths", c_double), ("max_tuples", c_size_t)]
+
+
+class MonteCarloOpts(Structure):
+    _fields_ = [("trials", c_uint64), ("seed", c_uint64), ("position", c_uint64),
+                ("threads", c_int)]
+
+
+class MonteCarloResult(Structure):
+    _fields_ = [("trials", c_uint64), ("alpha", c_double), ("se", c_double),
+                ("ci_low", c_double), ("ci_high", c_double)]
+
+
+class BatchEvalOpts(Structure):
+    _fields_ = [("temperature", c_double), ("top_k", c_size_t), ("top_p", c_double),
+                ("scheme", c_int), ("n", c_size_t), ("verifier", c_int),
+                ("verifier_opts", VerifierOpts), ("trials", c_uint64), ("simulate", c_int),
+                ("seed", c_uint64), ("row0", c_size_t), ("threads", c_int)]
+
+
+class TableOpts(Structure):
+    _fields_ = [("n_dumps", c_size_t), ("dumps", POINTER(c_char_p)),
+                ("n_temperatures", c_size_t), ("temperatures", c_void_p),
+                ("n_counts", c_size_t), ("draft_counts", c_void_p),
+                ("n_schemes", c_size_t), ("schemes", c_void_p),
+                ("n_verifiers", c_size_t), ("verifiers", c_void_p),
+                ("n_draft_models", c_size_t), ("draft_models", POINTER(c_char_p)),
+                ("row_begin", c_size_t), ("row_end", c_size_t), ("top_k", c_size_t),
+                ("top_p", c_double), ("trials", c_uint64), ("simulate", c_int),
+                ("seed", c_uint64), ("threads", c_int), ("verifier_opts", VerifierOpts),
+                ("output", c_char_p), ("resume", c_int)]
+
+
+class DumpInfo(Structure):
+    _fields_ = [("format", c_int), ("N", c_size_t), ("V", c_size_t), ("n_samples", c_size_t),
+                ("n_drafts", c_size_t), ("generation_temperature", c_double), ("dtype", c_int)]
+
+
+class DumpLayout(Structure):
+    _fields_ = [("V", c_size_t), ("dtype", c_int), ("chunk_rows", c_size_t), ("gzip", c_int),
+                ("creator", c_char_p), ("dataset", c_char_p), ("tokenizer", c_char_p),
+                ("generation_temperature", c_double), ("target_model", c_char_p),
+                ("target_vocab_size", c_longlong), ("n_drafts", c_size_t),
+                ("draft_names", POINTER(c_char_p)), ("draft_models", POINTER(c_char_p)),
+                ("n_extra", c_size_t), ("extra_names", POINTER(c_char_p)),
+                ("extra_values", POINTER(c_char_p))]
+
+
+def _candidates():
+    env = os.environ.get("MDSD_LIBRARY")
+    if env:
+        return [env]
+    here = os.path.dirname(os.path.abspath(__file__))
+    try:  # an installed package: the library make install put beside it
+        from ._install import LIBDIR
+        installed = [os.path.join(LIBDIR, SONAME)]
+    except ImportError:
+        installed = []
+    return installed + [
+        # installed: PREFIX/lib/python3/dist-packages/mdsd -> PREFIX/lib
+        os.path.join(here, "..", "..", "..", SONAME),
+        # source tree: src/python/mdsd -> build/release
+        os.path.join(here, "..", "..", "..", "build", "release", SONAME),
+        SONAME,  # the system's loader path
+    ]
+
+
+def _load():
+    tried = []
+    for path in _candidates():
+        if os.sep in path and not os.path.exists(path):
+            tried.append(path)
+            continue
+        try:
+            return ctypes.CDLL(path)  # CDLL: the GIL is released during every call
+        except OSError as e:
+            tried.append(f"{path} ({e})")
+    raise ImportError("mdsd: cannot load libmdsd (set MDSD_LIBRARY to its path); tried: "
+                      + "; ".join(tried))
+
+
+lib = _load()
+P = c_void_p  # array arguments are passed as addresses (ndarray.ctypes.data)
+E = POINTER(Err)
+
+
+def _sig(name, restype, *argtypes):
+    f = getattr(lib, name)
+    f.restype = restype
+    f.argtypes = list(argtypes)
+
+
+_sig("mdsd_version", c_char_p)
+_sig("mdsd_strerror", c_char_p, c_int)
+_sig("mdsd_rng_new", c_void_p, c_uint64, E)
+_sig("mdsd_rng_seed", None, c_void_p, c_uint64)
+_sig("mdsd_rng_uniform", c_double, c_void_p)
+_sig("mdsd_rng_free", None, c_void_p)
+_sig("mdsd_softmax", c_int, P, c_size_t, c_double, P, c_char_p, E)
+_sig("mdsd_softmax_float", c_int, P, c_size_t, c_double, P, c_char_p, E)
+_sig("mdsd_probs_validate", c_int, P, c_size_t, c_char_p, E)
+_sig("mdsd_truncate", c_int, P, c_size_t, c_size_t, c_double, E)
+_sig("mdsd_scheme_name", c_char_p, c_int)
+_sig("mdsd_scheme_parse", c_int, c_char_p, POINTER(c_int), E)
+_sig("mdsd_sampler_new", c_void_p, POINTER(Scheme), E)
+_sig("mdsd_sampler_draw_drafts", None, c_void_p, c_void_p, P)
+_sig("mdsd_sampler_free", None, c_void_p)
+_sig("mdsd_alpha_method_name", c_char_p, c_int)
+_sig("mdsd_alpha_method_parse", c_int, c_char_p, POINTER(c_int), E)
+_sig("mdsd_alpha", c_int, P, POINTER(Scheme), c_int, POINTER(AlphaOpts), POINTER(AlphaResult),
+     P, E)
+_sig("mdsd_lp_export", c_int, P, POINTER(Scheme), c_int, c_char_p, E)
+_sig("mdsd_verifier_name", c_char_p, c_int)
+_sig("mdsd_verifier_parse", c_int, c_char_p, POINTER(c_int), E)
+_sig("mdsd_verifier_scheme", c_int, c_int)
+_sig("mdsd_verifier_rate", c_int, c_int, P, POINTER(Scheme), POINTER(VerifierOpts),
+     POINTER(c_double), P, E)
+_sig("mdsd_verifier_new", c_void_p, c_int, P, POINTER(Scheme), POINTER(VerifierOpts), E)
+_sig("mdsd_verify", c_int32, c_void_p, P, c_void_p, POINTER(c_int), E)
+_sig("mdsd_verifier_free", None, c_void_p)
+_sig("mdsd_montecarlo", c_int, c_void_p, POINTER(MonteCarloOpts), POINTER(MonteCarloResult), P,
+     P, E)
+_sig("mdsd_batch_eval_opts_init", None, POINTER(BatchEvalOpts))
+_sig("mdsd_batch_eval", c_int, P, P, c_size_t, c_size_t, POINTER(BatchEvalOpts), P, P, P, P, E)
+_sig("mdsd_batch_eval_double", c_int, P, P, c_size_t, c_size_t, POINTER(BatchEvalOpts), P, P, P,
+     P, E)
+_sig("mdsd_table_opts_init", None, POINTER(TableOpts))
+_sig("mdsd_table_run", c_int, POINTER(TableOpts), E)
+_sig("mdsd_dump_reader_open", c_void_p, c_char_p, E)
+_sig("mdsd_dump_reader_info", None, c_void_p, POINTER(DumpInfo))
+_sig("mdsd_dump_reader_draft_name", c_char_p, c_void_p, c_size_t)
+_sig("mdsd_dump_reader_logits", c_int, c_void_p, c_int, c_size_t, c_size_t, P, E)
+_sig("mdsd_dump_reader_rows", c_int, c_void_p, c_size_t, c_size_t, P, P, P, E)
+_sig("mdsd_dump_reader_validate", c_int, c_void_p, E)
+_sig("mdsd_dump_reader_free", None, c_void_p)
+_sig("mdsd_dump_validate_file", c_int, c_char_p, E)
+_sig("mdsd_dump_layout_init", None, POINTER(DumpLayout))
+_sig("mdsd_dump_writer_new", c_void_p, c_char_p, POINTER(DumpLayout), E)
+_sig("mdsd_dump_writer_write", c_int, c_void_p, c_size_t, P, P, P, P, P, E)
+_sig("mdsd_dump_writer_finish", c_int, c_void_p, E)
+_sig("mdsd_dump_writer_free", None, c_void_p)
