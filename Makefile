@@ -53,7 +53,7 @@ FLAVOUR_LDFLAGS :=
 endif
 # The library's layers (src/README.md); every source sees every layer's headers.
 # src/api is the public layer (src/include/mdsd/*.h) over the others.
-LIB_DIRS := src/core src/verify src/io src/job src/check src/api
+LIB_DIRS := src/core src/verify src/io src/job src/check src/api src/block
 INCLUDES := -Isrc/include -Isrc $(addprefix -I,$(LIB_DIRS)) -Isrc/cli -Itests
 # Everything is hidden but the public API (MDSD_API in src/include/mdsd/common.h),
 # checked against src/api/libmdsd.map. The user's CFLAGS, CPPFLAGS and LDFLAGS
@@ -79,7 +79,7 @@ TEST_BIN := $(OUT)/mdsd-tests
 # Criterion runs tests in parallel worker processes.
 TEST_JOBS ?= 2
 
-.PHONY: all deps build run test test-run sanitize clean dump install
+.PHONY: all deps build run test test-run sanitize clean dump install tree-dump
 .DEFAULT_GOAL := all
 
 all: deps
@@ -147,7 +147,7 @@ test-run: $(BIN) $(TEST_BIN) $(SHLIB)
 ifeq ($(BUILD),release)
 	@cp $(BIN) mdsd.tmp && mv -f mdsd.tmp mdsd
 endif
-	MDSD_BIN=$(BIN) MDSD_LIBRARY=$(CURDIR)/build/release/$(SONAME) MDSD_BUILD=$(OUT) \
+	MDSD_BIN=$(CURDIR)/$(BIN) MDSD_LIBRARY=$(CURDIR)/build/release/$(SONAME) MDSD_BUILD=$(OUT) \
 	  $(TEST_BIN) --jobs $(TEST_JOBS)
 
 # Python loads the release libmdsd.so (a sanitizer build's needs its runtime loaded first).
@@ -199,6 +199,17 @@ dump: deps
 	  --vocab-size 8192 --prompts data/prompts/kjv-openings.jsonl --num-samples 40 \
 	  --seed 1 --gen-temperature 1 --max-new-tokens 64 --logits-dtype float16 \
 	  --compression gzip -o $(DUMP_OUT)
+
+# The shipped tree dump (data/README.md, "Tree dumps"): 4 i.i.d. draft sequences of
+# length 4 from the bigram drafter at up to 4 contexts along each of 40 target responses
+# (Kneser-Ney 4-gram target, V = 2048). Same values on every run.
+TREE_DUMP_OUT ?= data/kjv-trees.h5
+TREE_DUMP_ARGS := ngram --corpus kjv --order 4 --draft-order 2 --vocab-size 2048 \
+  --prompts data/prompts/kjv-openings.jsonl --num-samples 40 --seed 1 --gen-temperature 1 \
+  --max-new-tokens 64 --logits-dtype float16 --compression gzip --tree-contexts 4 --tree-stride 8
+tree-dump: deps
+	./mdsd-runner $(TREE_DUMP_ARGS) --tree-policy seq --tree-sequences 4 --tree-depth 4 \
+	  -o $(TREE_DUMP_OUT)
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
 
@@ -263,3 +274,4 @@ papers: all
 	papers/spechub/run.sh
 	papers/khisti/run.sh
 	papers/hu/run.sh
+	papers/block/run.sh

@@ -27,5 +27,6 @@
 #include "subset.h"
 #include "wor_q.h"
 #include "check.h"
+#include "block.h"
 
 #endif

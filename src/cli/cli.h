@@ -149,4 +149,6 @@ typedef void (*cli_report_renderer)(FILE *, const mdsd_report_row *, size_t, con
 int cli_render_report(const char *dest, cli_report_renderer fn, const mdsd_report_row *rows,
                       size_t count, const mdsd_report_style *style, mdsd_err *err);
 
+int cmd_block(int argc, char **argv);
+
 #endif

@@ -27,6 +27,7 @@ static const command commands[] = {
     {"lp", cmd_lp, "optimal acceptance alpha* from the full or reduced LP (GLPK); LP export"},
     {"bound", cmd_bound, "optimal acceptance alpha*: sort-and-scan, brute force, LPs, k2, or all"},
     {"check", cmd_check, "theorem regression suite: the papers' results on toy families"},
+    {"block", cmd_block, "block efficiency E[tau] of multi-token drafts (sequences, trees) on Markov toys"},
 };
 
 static void usage(FILE *out)

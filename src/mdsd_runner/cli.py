@@ -117,6 +117,10 @@ def _parser():
                     help='a JSON object of extra chat-template variables, e.g. '
                          '\'{"enable_thinking": false}\' for Qwen3')
 
+    from .trees import add_arguments as tree_arguments
+    tree_arguments(ng)
+    tree_arguments(hf)
+
     va = sub.add_parser("validate", help="check dumps against the format (data/README.md)",
                         description="Checks each FILE against dump format version 1; prints a "
                                     "summary or the problems found.")
@@ -169,6 +173,12 @@ def _dump(args):
             config["chat_template_kwargs"] = template_kwargs
         logits_dtype = (hf.DTYPES[args.dtype] if args.logits_dtype == "auto"
                         else args.logits_dtype)
+    if args.tree_policy:
+        from .trees import run_trees
+        s = run_trees(args, tokenizer, target, drafts, prompts, config, args.command, dataset)
+        print(f"wrote {s['output']}: {s['trees']} trees, {s['rows']} rows, "
+              f"V = {s['vocab_size']}, {s['seconds']:.1f} s")
+        return 0
     summary = run(tokenizer, target, drafts, prompts, out=args.output, backend=args.command,
                   dataset=dataset, num_samples=args.num_samples, seed=args.seed,
                   temperature=args.gen_temperature, max_new_tokens=args.max_new_tokens,

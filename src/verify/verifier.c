@@ -208,6 +208,36 @@ int mdsd_verifier_verify(const mdsd_verifier *v, const int *drafts, gsl_rng *rng
     return y;
 }
 
+static mdsd_verifier_law_fn law_of(const mdsd_verifier *v)
+{
+    switch (v->kind) {
+    case MDSD_VERIFIER_SD: return mdsd_verify_sd_law;
+    case MDSD_VERIFIER_RRS: return mdsd_verify_rrs_law;
+    case MDSD_VERIFIER_RRSW: return mdsd_verify_rrsw_law;
+    case MDSD_VERIFIER_KSEQ: return mdsd_verify_kseq_law;
+    case MDSD_VERIFIER_SPECHUB: return mdsd_verify_spechub_law;
+    case MDSD_VERIFIER_GREEDY: return mdsd_verify_greedy_law;
+    case MDSD_VERIFIER_IS:
+    case MDSD_VERIFIER_IS_FACE: return mdsd_verify_is_law; /* same state, other weights */
+    case MDSD_VERIFIER_OTM: return mdsd_verify_otm_law;
+    default: return NULL; /* ops outside the table */
+    }
+}
+
+int mdsd_verifier_law(const mdsd_verifier *v, const int *drafts, double *py, mdsd_err *err)
+{
+    mdsd_verifier_law_fn law = law_of(v);
+    if (!law)
+        return mdsd_fail(err, MDSD_EUNSUPPORTED,
+                         "verifier %s has no conditional output law given the drafts",
+                         v->ops->name);
+    if (v->scheme.n > MDSD_LAW_MAX_DRAFTS)
+        return mdsd_fail(err, MDSD_EUNSUPPORTED, "verifier %s: the output law handles at most "
+                         "%d drafts, got %zu", v->ops->name, MDSD_LAW_MAX_DRAFTS, v->scheme.n);
+    law(v->state, drafts, py);
+    return MDSD_OK;
+}
+
 mdsd_verifier_kind mdsd_verifier_kind_of(const mdsd_verifier *v)
 {
     return v->kind;

@@ -74,6 +74,16 @@ mdsd_verifier *mdsd_verifier_alloc(mdsd_verifier_kind kind, const double *p, con
 int mdsd_verifier_verify(const mdsd_verifier *v, const int *drafts, gsl_rng *rng,
                          int *accepted_index);
 
+/* Most drafts the law ops handle. */
+#define MDSD_LAW_MAX_DRAFTS 64
+
+/* The verifier's conditional output law given the drafts (its own randomness
+ * integrated out exactly): py[j] = P(y == drafts[j] | drafts), j < n; the
+ * acceptance given the drafts is the sum over distinct tokens. The recursive
+ * (block) verification of src/block is built on it. MDSD_EUNSUPPORTED where
+ * the verifier has no law op or n > MDSD_LAW_MAX_DRAFTS. */
+int mdsd_verifier_law(const mdsd_verifier *v, const int *drafts, double *py, mdsd_err *err);
+
 mdsd_verifier_kind mdsd_verifier_kind_of(const mdsd_verifier *v);
 const char *mdsd_verifier_name_of(const mdsd_verifier *v); /* its ops' name */
 const mdsd_scheme *mdsd_verifier_scheme_of(const mdsd_verifier *v); /* its own copy */
@@ -113,6 +123,16 @@ typedef struct {
     int (*exact)(const double *p, const mdsd_scheme *s, const mdsd_verifier_opts *opts,
                  double *alpha, double *per_draft, mdsd_err *err);
 } mdsd_verifier_ops;
+
+/* The conditional output law given the drafts, the verifier's own
+ * randomness integrated out: py[j] = P(y == drafts[j] | drafts) for j < n
+ * (equal drafts get equal values), from the state its prepare made. Kept
+ * beside the ops table (verifier.c's laws[], one per built-in verifier) so
+ * that ops tables written positionally stay valid. */
+typedef void (*mdsd_verifier_law_fn)(const void *state, const int *drafts, double *py);
+extern const mdsd_verifier_law_fn mdsd_verify_sd_law, mdsd_verify_rrs_law, mdsd_verify_rrsw_law,
+    mdsd_verify_kseq_law, mdsd_verify_spechub_law, mdsd_verify_greedy_law, mdsd_verify_is_law,
+    mdsd_verify_otm_law;
 
 /* A verifier from ops outside the table (experimental or planted-invalid
  * verifiers in tests); kind_of then reports MDSD_VERIFIER_COUNT. */

@@ -122,3 +122,29 @@ void *mdsd_vc_malloc(size_t bytes, const char *who, mdsd_err *err)
         mdsd_fail(err, MDSD_ENOMEM, "%s: out of memory (%zu bytes)", who, bytes);
     return m;
 }
+
+double mdsd_vc_pass(double num, double den)
+{
+    if (!(num > 0.0))
+        return 0.0;
+    if (!(den > num))
+        return 1.0;
+    return num / den;
+}
+
+void mdsd_vc_law_collect(const int *drafts, size_t n, const double *step, double *py)
+{
+    for (size_t j = 0; j < n; j++) {
+        double s = 0.0;
+        for (size_t k = 0; k < n; k++)
+            s += drafts[k] == drafts[j] ? step[k] : 0.0;
+        py[j] = s;
+    }
+}
+
+double mdsd_vc_alias_pdf(const gsl_ran_discrete_t *g, int token)
+{
+    if (!g || token < 0 || (size_t)token >= g->K)
+        return 0.0;
+    return gsl_ran_discrete_pdf((size_t)token, g);
+}

@@ -38,6 +38,18 @@ int mdsd_vc_first_match(const int *drafts, size_t n, int y);
 int mdsd_vc_wrong_scheme(const char *verifier, const mdsd_scheme *s, const char *wanted,
                          mdsd_err *err);
 
+/* P(u * den < num) for u uniform on [0, 1): the pass probability of the
+ * verifiers' acceptance tests `u * den < num`. */
+double mdsd_vc_pass(double num, double den);
+
+/* For the law ops: py[j] = sum of step[k] over the k with drafts[k] ==
+ * drafts[j] (n <= MDSD_LAW_MAX_DRAFTS), so that equal drafts get their
+ * token's whole probability. */
+void mdsd_vc_law_collect(const int *drafts, size_t n, const double *step, double *py);
+
+/* gsl_ran_discrete_pdf, 0 for a token outside the table. O(table size). */
+double mdsd_vc_alias_pdf(const gsl_ran_discrete_t *g, int token);
+
 /* malloc that reports MDSD_ENOMEM naming `who`; NULL on failure. */
 void *mdsd_vc_malloc(size_t bytes, const char *who, mdsd_err *err);
 

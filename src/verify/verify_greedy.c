@@ -116,6 +116,20 @@ static int greedy_exact(const double *p, const mdsd_scheme *s, const mdsd_verifi
     return MDSD_OK;
 }
 
+/* The law of greedy_verify given the drafts: the sampled last draft passes
+ * with min(1, p/q'), else the residual, whose tokens of T are drafts too. */
+static void greedy_law(const void *state, const int *drafts, double *py)
+{
+    const greedy_state *st = state;
+    double step[MDSD_LAW_MAX_DRAFTS] = {0};
+    double a = mdsd_vc_pass(st->p[drafts[st->n - 1]], st->qr[drafts[st->n - 1]]);
+    step[st->n - 1] = a;
+    mdsd_vc_law_collect(drafts, st->n, step, py);
+    if (a < 1.0)
+        for (size_t j = 0; j < st->n; j++)
+            py[j] += (1.0 - a) * mdsd_vc_alias_pdf(st->residual, drafts[j]);
+}
+
 const mdsd_verifier_ops mdsd_verify_greedy_ops = {
     .name = "greedy",
     .scheme = MDSD_SCHEME_GREEDY,
@@ -125,3 +139,5 @@ const mdsd_verifier_ops mdsd_verify_greedy_ops = {
     .release = greedy_release,
     .exact = greedy_exact,
 };
+
+const mdsd_verifier_law_fn mdsd_verify_greedy_law = greedy_law;

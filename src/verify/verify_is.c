@@ -209,6 +209,46 @@ static int is_exact_face(const double *p, const mdsd_scheme *s, const mdsd_verif
     return rc;
 }
 
+/* The selection of mdsd_iws_select followed branch by branch: at stage k
+ * the candidate x[k+1] replaces u with probability 1 - keep. */
+static void is_law_follow(const is_state *st, const int *x, size_t k, int u, double prob,
+                          double *step, double *reach)
+{
+    if (!(prob > 0.0))
+        return;
+    if (k == st->w.stages) {
+        double a = st->acc[u] >= 1.0 ? 1.0 : st->acc[u];
+        for (size_t j = 0; j < st->n; j++)
+            if (x[j] == u) { /* the selected token's mass goes to its first draft */
+                step[j] += prob * a;
+                break;
+            }
+        *reach += prob * (1.0 - a);
+        return;
+    }
+    int v = x[k + 1];
+    if (v == u) {
+        is_law_follow(st, x, k + 1, u, prob, step, reach);
+        return;
+    }
+    double keep = mdsd_iws_keep(&st->w.stage[k], u, v);
+    keep = keep >= 1.0 ? 1.0 : keep <= 0.0 ? 0.0 : keep;
+    is_law_follow(st, x, k + 1, u, prob * keep, step, reach);
+    is_law_follow(st, x, k + 1, v, prob * (1.0 - keep), step, reach);
+}
+
+/* The law of is_verify given the drafts: selection, speculative-sampling
+ * test min(1, p/r), then the residual (whose draw may be a draft). */
+static void is_law(const void *state, const int *drafts, double *py)
+{
+    const is_state *st = state;
+    double step[MDSD_LAW_MAX_DRAFTS] = {0}, reach = 0.0;
+    is_law_follow(st, drafts, 0, drafts[0], 1.0, step, &reach);
+    mdsd_vc_law_collect(drafts, st->n, step, py);
+    for (size_t j = 0; j < st->n; j++)
+        py[j] += reach * st->res[drafts[j]];
+}
+
 static int is_exact(const double *p, const mdsd_scheme *s, const mdsd_verifier_opts *opts,
                     double *alpha, double *per_draft, mdsd_err *err)
 {
@@ -257,3 +297,5 @@ const mdsd_verifier_ops mdsd_verify_is_ops = {
     .release = is_release,
     .exact = is_exact,
 };
+
+const mdsd_verifier_law_fn mdsd_verify_is_law = is_law;

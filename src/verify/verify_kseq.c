@@ -309,6 +309,23 @@ static int kseq_exact(const double *p, const mdsd_scheme *s, const mdsd_verifier
     return MDSD_OK;
 }
 
+/* The law of kseq_verify given the drafts: each test passes with
+ * min(1, p/(rho q)) in turn; then the residual. */
+static void kseq_law(const void *state, const int *drafts, double *py)
+{
+    const kseq_state *st = state;
+    double step[MDSD_LAW_MAX_DRAFTS] = {0}, reach = 1.0;
+    for (size_t j = 0; j < st->n; j++) {
+        double a = mdsd_vc_pass(st->p[drafts[j]], st->rq[drafts[j]]);
+        step[j] = reach * a;
+        reach *= 1.0 - a;
+    }
+    mdsd_vc_law_collect(drafts, st->n, step, py);
+    if (reach > 0.0)
+        for (size_t j = 0; j < st->n; j++)
+            py[j] += reach * mdsd_vc_alias_pdf(st->residual, drafts[j]);
+}
+
 const mdsd_verifier_ops mdsd_verify_kseq_ops = {
     .name = "kseq",
     .scheme = MDSD_SCHEME_IID,
@@ -318,3 +335,5 @@ const mdsd_verifier_ops mdsd_verify_kseq_ops = {
     .release = kseq_release,
     .exact = kseq_exact,
 };
+
+const mdsd_verifier_law_fn mdsd_verify_kseq_law = kseq_law;

@@ -178,6 +178,24 @@ static int otm_exact(const double *p, const mdsd_scheme *s, const mdsd_verifier_
     return MDSD_OK;
 }
 
+/* The law of otm_verify given the drafts: the plan's row normalised (the
+ * alias table's own probabilities), or p for an unknown tuple / empty row. */
+static void otm_law(const void *state, const int *drafts, double *py)
+{
+    const otm_state *st = state;
+    long t = mdsd_joint_find(&st->D, drafts);
+    for (size_t j = 0; j < st->n; j++) {
+        if (t < 0 || !st->row[t]) {
+            py[j] = mdsd_vc_alias_pdf(st->target, drafts[j]);
+            continue;
+        }
+        py[j] = 0.0;
+        for (size_t k = st->start[t]; k < st->start[t + 1]; k++)
+            if (st->tok[k] == drafts[j])
+                py[j] = mdsd_vc_alias_pdf(st->row[t], (int)(k - st->start[t]));
+    }
+}
+
 const mdsd_verifier_ops mdsd_verify_otm_ops = {
     .name = "otm",
     .scheme = MDSD_SCHEME_IID,
@@ -187,3 +205,5 @@ const mdsd_verifier_ops mdsd_verify_otm_ops = {
     .release = otm_release,
     .exact = otm_exact,
 };
+
+const mdsd_verifier_law_fn mdsd_verify_otm_law = otm_law;

@@ -166,6 +166,24 @@ static int rrs_exact(const double *p, const mdsd_scheme *s, const mdsd_verifier_
     return MDSD_OK;
 }
 
+/* The law of rrs_verify given the drafts: test j passes with
+ * min(1, p_j(x_j)/q_j(x_j)) once tests 1..j-1 failed; then the residual. */
+static void rrs_law(const void *state, const int *drafts, double *py)
+{
+    const rrs_state *st = state;
+    double step[MDSD_LAW_MAX_DRAFTS] = {0}, reach = 1.0;
+    const double *pj = st->p, *qj = st->q;
+    for (size_t j = 0; j < st->n; j++, pj += st->V, qj += st->q_step) {
+        double a = mdsd_vc_pass(pj[drafts[j]], qj[drafts[j]]);
+        step[j] = reach * a;
+        reach *= 1.0 - a;
+    }
+    mdsd_vc_law_collect(drafts, st->n, step, py);
+    if (reach > 0.0)
+        for (size_t j = 0; j < st->n; j++)
+            py[j] += reach * mdsd_vc_alias_pdf(st->residual, drafts[j]);
+}
+
 const mdsd_verifier_ops mdsd_verify_rrs_ops = {
     .name = "rrs",
     .scheme = MDSD_SCHEME_IID,
@@ -175,3 +193,5 @@ const mdsd_verifier_ops mdsd_verify_rrs_ops = {
     .release = rrs_release,
     .exact = rrs_exact,
 };
+
+const mdsd_verifier_law_fn mdsd_verify_rrs_law = rrs_law;

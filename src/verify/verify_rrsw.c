@@ -283,6 +283,46 @@ static void walk(rrsw_paths *w, size_t j, double prob)
     w->per_draft[j] += prob * acc;
 }
 
+/* The law of rrsw_verify given the drafts: the same tests with their pass
+ * probabilities, then the residual (p - c q)+ over the first K of the order
+ * (or order[0] where K = 0). */
+static void rrsw_law(const void *state, const int *drafts, double *py)
+{
+    const rrsw_state *st = state;
+    double step[MDSD_LAW_MAX_DRAFTS] = {0}, c = 0.0, Z = 1.0, R = 1.0, reach = 1.0;
+    size_t K = st->m;
+    for (size_t j = 0; j < st->n; j++) {
+        int x = drafts[j];
+        double num = st->p[x] - c * st->q[x];
+        double a = num > 0.0 ? mdsd_vc_pass(num * R, Z * st->q[x]) : 0.0;
+        step[j] = reach * a;
+        reach *= 1.0 - a;
+        double c_next = c + Z / R;
+        size_t K_next = positive_count(st, c_next);
+        double Z_next = residual_mass(st, c_next, K_next);
+        if (!(Z_next > 0.0) || K_next == 0)
+            break;
+        c = c_next, Z = Z_next, K = K_next;
+        R = mass_left(st, drafts, j + 1);
+    }
+    mdsd_vc_law_collect(drafts, st->n, step, py);
+    if (!(reach > 0.0))
+        return;
+    long double total = st->P[K] - (long double)c * st->Q[K];
+    for (size_t j = 0; j < st->n; j++) {
+        if (K == 0) {
+            py[j] += drafts[j] == st->order[0] ? reach : 0.0;
+            continue;
+        }
+        for (size_t i = 0; i < K; i++)
+            if (st->order[i] == drafts[j]) {
+                long double w = (st->P[i + 1] - st->P[i]) - (long double)c * (st->Q[i + 1] - st->Q[i]);
+                if (w > 0.0L && total > 0.0L)
+                    py[j] += reach * (double)(w / total);
+            }
+    }
+}
+
 static int rrsw_exact(const double *p, const mdsd_scheme *s, const mdsd_verifier_opts *opts,
                       double *alpha, double *per_draft, mdsd_err *err)
 {
@@ -319,3 +359,5 @@ const mdsd_verifier_ops mdsd_verify_rrsw_ops = {
     .release = rrsw_release,
     .exact = rrsw_exact,
 };
+
+const mdsd_verifier_law_fn mdsd_verify_rrsw_law = rrsw_law;

@@ -74,6 +74,16 @@ static int sd_exact(const double *p, const mdsd_scheme *s, const mdsd_verifier_o
     return MDSD_OK;
 }
 
+/* The law of sd_verify given the draft: accepted with min(1, p/q), else
+ * the residual draw (which may land on the draft where rounding left mass). */
+static void sd_law(const void *state, const int *drafts, double *py)
+{
+    const sd_state *st = state;
+    int x = drafts[0];
+    double a = mdsd_vc_pass(st->p[x], st->q[x]);
+    py[0] = a + (a < 1.0 ? (1.0 - a) * mdsd_vc_alias_pdf(st->residual, x) : 0.0);
+}
+
 const mdsd_verifier_ops mdsd_verify_sd_ops = {
     .name = "sd",
     .scheme = MDSD_SCHEME_IID,
@@ -83,3 +93,5 @@ const mdsd_verifier_ops mdsd_verify_sd_ops = {
     .release = sd_release,
     .exact = sd_exact,
 };
+
+const mdsd_verifier_law_fn mdsd_verify_sd_law = sd_law;

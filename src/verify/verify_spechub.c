@@ -158,6 +158,29 @@ static int spechub_exact(const double *p, const mdsd_scheme *s, const mdsd_verif
     return MDSD_OK;
 }
 
+/* The law of spechub_verify given the drafts (the same two tests, then the
+ * residual). */
+static void spechub_law(const void *state, const int *drafts, double *py)
+{
+    const spechub_state *st = state;
+    double step[2], reach;
+    if (drafts[1] == st->a) {
+        int x = drafts[0];
+        double a1 = mdsd_vc_pass(st->p[x], st->q[x]);
+        double h = mdsd_vc_pass(st->hub_given_1, 1.0);
+        step[0] = a1, step[1] = (1.0 - a1) * h, reach = (1.0 - a1) * (1.0 - h);
+    } else {
+        int x = drafts[1];
+        double a1 = mdsd_vc_pass(st->p[x] - st->q[x], st->r * st->q[x]);
+        double h = mdsd_vc_pass(st->hub_given_2, 1.0);
+        step[1] = a1, step[0] = (1.0 - a1) * h, reach = (1.0 - a1) * (1.0 - h);
+    }
+    mdsd_vc_law_collect(drafts, 2, step, py);
+    if (reach > 0.0)
+        for (size_t j = 0; j < 2; j++)
+            py[j] += reach * mdsd_vc_alias_pdf(st->residual, drafts[j]);
+}
+
 const mdsd_verifier_ops mdsd_verify_spechub_ops = {
     .name = "spechub",
     .scheme = MDSD_SCHEME_HUB,
@@ -167,3 +190,5 @@ const mdsd_verifier_ops mdsd_verify_spechub_ops = {
     .release = spechub_release,
     .exact = spechub_exact,
 };
+
+const mdsd_verifier_law_fn mdsd_verify_spechub_law = spechub_law;

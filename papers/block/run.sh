@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# papers/block/run.sh - block efficiency E[tau] (tokens per target call) of multi-token
+# drafts: the KJV pair's analogues of SpecTr's and Khisti et al.'s sequence comparisons,
+# SpecHub's binary trees and Hu et al.'s trees (from tree dumps), and the optimal
+# token-level verifier on Markov toys (mdsd block --optimal). Writes results/*.csv, *.md
+# and the figures; about a minute on 2 cores.
+cd "$(dirname "$0")/../.."
+source papers/lib.sh
+OUT=papers/block/results
+mkdir -p "$OUT"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# 1. Sequences (SpecTr Alg. 3, Khisti et al.): the shipped seq tree dump, K' <= 4, L' <= 4.
+note "seq: data/kjv-trees.h5"
+"$MDSD" block data/kjv-trees.h5 --verifiers sd,rrs,kseq,is --is-top 32 --cost 0,0.1,0.3 \
+  -o "$OUT/seq.csv" --markdown "$OUT/seq.md"
+
+# 2. Trees (SpecHub's binary trees, Hu et al.'s Table 3): dumps made here with the same
+#    pair and contexts as the shipped one (make tree-dump), one per drafting scheme.
+RUNNER_ARGS=(ngram --corpus kjv --order 4 --draft-order 2 --vocab-size 2048
+  --prompts data/prompts/kjv-openings.jsonl --num-samples 40 --seed 1 --gen-temperature 1
+  --max-new-tokens 64 --logits-dtype float16 --compression gzip --tree-contexts 4
+  --tree-stride 8 -q)
+trees=()
+for spec in "2,2,2,2 iid rrs,kseq" "2,2,2,2 wor rrsw" "2,2,2,2 hub spechub" \
+            "2,2,2,2 greedy greedy" "4,4,4 iid rrs,kseq" "4,4,4 wor rrsw" "4,4,4 greedy greedy"; do
+  set -- $spec
+  f="$work/tree-${1//,/}-$2.h5"
+  note "trees: $1 $2"
+  ./mdsd-runner "${RUNNER_ARGS[@]}" --tree-policy tree --tree-widths "$1" --tree-scheme "$2" -o "$f" >&2
+  "$MDSD" block "$f" --verifiers "$3" --cost 0,0.1,0.3 -o "$work/$(basename "$f" .h5).csv"
+  trees+=("$work/$(basename "$f" .h5).csv")
+done
+# one CSV: the header once, dump paths reduced to their names
+{ head -n 1 "${trees[0]}"; for c in "${trees[@]}"; do tail -n +2 "$c"; done; } |
+  sed "s|$work/||" > "$OUT/trees.csv"
+awk -F, 'NR == 1 { next } $14 == 0 {
+  printf "| %s | %s | %s | %s | %.4f (%.4f) | %s |\n", $1, $2, $6, $7, $11, $12, $13 }
+  BEGIN { print "| dump | verifier | widths | L | E[tau] (s.e.) | per-depth rates |";
+          print "|---|---|---|---:|---:|---|" }' "$OUT/trees.csv" > "$OUT/trees.md"
+
+# 3. The optimal token-level verifier on Markov toys (backward induction, one OTM LP per
+#    node): E[tau] of every verifier against it.
+note "toys: optimal recursive verification"
+echo "toy,policy,verifier,block_efficiency,optimal_block_efficiency,gap" > "$OUT/toys.csv"
+for toy in papers/block/toys/toy*.txt; do
+  name=$(basename "$toy" .txt)
+  while read -r label args verifiers; do
+    for v in ${verifiers//,/ }; do
+      json=$("$MDSD" block --markov "$toy" ${args//|/ } -v "$v" --exact --optimal --json)
+      printf '%s,%s,%s,%s,%s,%s\n' "$name" "$label" "$v" "$(jnum block_efficiency <<<"$json")" \
+        "$(jnum optimal_block_efficiency <<<"$json")" "$(jnum gap <<<"$json")" >> "$OUT/toys.csv"
+    done
+  done <<'POLICIES'
+seq-K2-L3 --sequences|2|--depth|3 rrs,kseq,is,otm
+seq-K3-L3 --sequences|3|--depth|3 rrs,kseq,otm
+tree-222-iid --tree|2,2,2 rrs,kseq,otm
+tree-222-wor --tree|2,2,2|--scheme|wor rrsw,otm
+tree-222-hub --tree|2,2,2|--scheme|hub spechub,otm
+tree-33-greedy --tree|3,3|--scheme|greedy greedy,otm
+POLICIES
+done
+awk -F, 'NR == 1 { print "| toy | policy | verifier | E[tau] | optimal E[tau] | gap |";
+                   print "|---|---|---|---:|---:|---:|"; next }
+  { g = $6 + 0; if (g < 1e-12 && g > -1e-12) g = 0
+    printf "| %s | %s | %s | %.6f | %.6f | %.2e |\n", $1, $2, $3, $4, $5, g }' \
+  "$OUT/toys.csv" > "$OUT/toys.md"
+
+# 4. Figures: tau vs L (K = 4) and tau vs K (L = 4) per verifier, from seq.csv.
+note "figures"
+awk -F, 'NR > 1 && $14 == 0 && $5 == 4 { print $2, $7, $11, $12 }' "$OUT/seq.csv" > "$work/vsL.dat"
+awk -F, 'NR > 1 && $14 == 0 && $7 == 4 { print $2, $5, $11, $12 }' "$OUT/seq.csv" > "$work/vsK.dat"
+plot() { # DATA XLABEL TITLE PNG VERIFIERS
+  gnuplot <<GP
+set terminal pngcairo size 640,420 font ",10"
+set output "$4"
+load "papers/colors.gp"
+set key left top
+set xlabel "$2"; set ylabel "E[tau] (tokens per target call)"
+set title "$3"
+set grid
+plot for [v in "$5"] "< grep '^".v." ' $1" using 2:3:4 with yerrorlines title v
+GP
+}
+plot "$work/vsL.dat" "draft length L" "KJV pair (4-gram target, bigram drafter), K = 4 sequences" "$OUT/tau_vs_L.png" "rrs kseq is"
+plot "$work/vsK.dat" "draft sequences K" "KJV pair (4-gram target, bigram drafter), L = 4" "$OUT/tau_vs_K.png" "rrs kseq is"
+/usr/bin/python3 papers/block/compare.py "$OUT"
+note "wrote $OUT"

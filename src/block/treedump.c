@@ -1,0 +1,508 @@
+/* treedump.c - reading, checking and evaluating tree dumps (treedump.h).
+ * The logits come through dump.h's reader; the tree datasets (small
+ * integer arrays) are read here whole with HDF5. */
+#include "treedump.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hdf5.h>
+#include <omp.h>
+
+#include "cluster.h"
+#include "dist.h"
+
+static const char *attr_text(const mdsd_dump *d, const char *name)
+{
+    for (size_t i = 0; i < d->n_attrs; i++)
+        if (!strcmp(d->attrs[i].name, name))
+            return d->attrs[i].value;
+    return NULL;
+}
+
+static int attr_size(const mdsd_tree_dump *t, const char *name, size_t lo, size_t hi,
+                     size_t *out, mdsd_err *err)
+{
+    const char *s = attr_text(t->dump, name);
+    char *end;
+    if (!s)
+        return mdsd_fail(err, MDSD_EFORMAT, "%s: tree dump without the root attribute %s",
+                         t->path, name);
+    long long v = strtoll(s, &end, 10);
+    if (end == s || *end || v < (long long)lo || v > (long long)hi)
+        return mdsd_fail(err, MDSD_EFORMAT, "%s: root attribute %s = '%s' is not an integer in "
+                         "[%zu, %zu]", t->path, name, s, lo, hi);
+    *out = (size_t)v;
+    return MDSD_OK;
+}
+
+/* Reads an integer dataset of `count` values (rank 1, or rank 2 with cols). */
+static int read_ints(hid_t file, const mdsd_tree_dump *t, const char *name, size_t cols,
+                     hid_t memtype, void *out, mdsd_err *err)
+{
+    if (H5Lexists(file, name, H5P_DEFAULT) <= 0)
+        return mdsd_fail(err, MDSD_EFORMAT, "%s: tree dump without dataset %s", t->path, name);
+    hid_t ds = H5Dopen2(file, name, H5P_DEFAULT);
+    if (ds < 0)
+        return mdsd_fail(err, MDSD_EFORMAT, "%s: cannot open dataset %s", t->path, name);
+    hid_t sp = H5Dget_space(ds), ty = H5Dget_type(ds);
+    int rank = H5Sget_simple_extent_ndims(sp);
+    hsize_t dims[2] = {0, 0};
+    H5Sget_simple_extent_dims(sp, dims, NULL);
+    int rc = MDSD_OK;
+    if (H5Tget_class(ty) != H5T_INTEGER)
+        rc = mdsd_fail(err, MDSD_EFORMAT, "%s: dataset %s is not an integer dataset", t->path, name);
+    else if (rank != (cols ? 2 : 1) || dims[0] != t->N || (cols && dims[1] != cols))
+        rc = mdsd_fail(err, MDSD_EFORMAT, "%s: dataset %s has shape [%llu%s%llu], expected "
+                       "[%zu%s%zu]", t->path, name, (unsigned long long)dims[0],
+                       rank == 2 ? " x " : "", rank == 2 ? (unsigned long long)dims[1] : 0ULL,
+                       t->N, cols ? " x " : "", cols);
+    else if (H5Dread(ds, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, out) < 0)
+        rc = mdsd_fail(err, MDSD_EIO, "%s: cannot read dataset %s (values out of range?)",
+                       t->path, name);
+    H5Tclose(ty);
+    H5Sclose(sp);
+    H5Dclose(ds);
+    return rc;
+}
+
+void mdsd_tree_dump_close(mdsd_tree_dump *t)
+{
+    if (!t)
+        return;
+    mdsd_dump_close(t->dump);
+    free(t->parent);
+    free(t->depth);
+    free(t->edge);
+    free(t->slots);
+    free(t->sample);
+    free(t->root);
+    free(t->kid_start);
+    free(t->kid);
+    free(t);
+}
+
+static int read_policy(mdsd_tree_dump *t, mdsd_err *err)
+{
+    const mdsd_dump *d = t->dump;
+    const char *s = attr_text(d, "mdsd_tree");
+    if (!s || strcmp(s, "1"))
+        return mdsd_fail(err, MDSD_EFORMAT, "%s: not a tree dump (root attribute mdsd_tree = 1 "
+                         "missing; flat dumps go to mdsd table)", t->path);
+    const char *policy = attr_text(d, "tree_policy"), *scheme = attr_text(d, "tree_scheme");
+    const char *drafter = attr_text(d, "tree_drafter"), *temp = attr_text(d, "tree_temperature");
+    if (!policy || !scheme || !drafter || !temp)
+        return mdsd_fail(err, MDSD_EFORMAT, "%s: tree dump without tree_policy, tree_scheme, "
+                         "tree_drafter or tree_temperature", t->path);
+    int rc = attr_size(t, "tree_depth", 1, MDSD_BLOCK_MAX_DEPTH, &t->pol.depth, err);
+    if (rc)
+        return rc;
+    if (!strcmp(policy, "seq")) {
+        t->pol.kind = MDSD_POLICY_SEQ;
+        t->pol.scheme = MDSD_SCHEME_IID;
+        if ((rc = attr_size(t, "tree_sequences", 1, MDSD_BLOCK_MAX_DRAFTS, &t->pol.sequences, err)))
+            return rc;
+        t->S = t->pol.sequences;
+    } else if (!strcmp(policy, "tree")) {
+        t->pol.kind = MDSD_POLICY_TREE;
+        mdsd_err e;
+        if (mdsd_scheme_parse(scheme, &t->pol.scheme, &e))
+            return mdsd_fail(err, MDSD_EFORMAT, "%s: tree_scheme: %s", t->path, e.msg);
+        const char *w = attr_text(d, "tree_widths");
+        size_t n = 0;
+        char *end;
+        for (const char *c = w; c && *c; n++) {
+            long v = strtol(c, &end, 10);
+            if (end == c || v < 1 || v > MDSD_BLOCK_MAX_DRAFTS || n >= MDSD_BLOCK_MAX_DEPTH)
+                return mdsd_fail(err, MDSD_EFORMAT, "%s: tree_widths '%s' is not a list of "
+                                 "widths in [1, %d]", t->path, w, MDSD_BLOCK_MAX_DRAFTS);
+            t->pol.width[n] = (size_t)v;
+            if (t->S < (size_t)v)
+                t->S = (size_t)v;
+            c = *end == ',' ? end + 1 : end;
+            if (*end && *end != ',')
+                return mdsd_fail(err, MDSD_EFORMAT, "%s: tree_widths '%s': bad separator",
+                                 t->path, w);
+        }
+        if (n != t->pol.depth)
+            return mdsd_fail(err, MDSD_EFORMAT, "%s: tree_widths '%s' has %zu widths, tree_depth "
+                             "is %zu", t->path, w ? w : "", n, t->pol.depth);
+    } else {
+        return mdsd_fail(err, MDSD_EFORMAT, "%s: tree_policy '%s' is neither seq nor tree",
+                         t->path, policy);
+    }
+    if ((rc = mdsd_policy_check(&t->pol, err)))
+        return rc;
+    t->drafter = mdsd_dump_find_draft(d, drafter);
+    if (t->drafter < 0)
+        return mdsd_fail(err, MDSD_EFORMAT, "%s: tree_drafter '%s' is not a drafter of the dump",
+                         t->path, drafter);
+    char *end;
+    t->T = strtod(temp, &end);
+    if (end == temp || *end || !(t->T > 0.0) || !isfinite(t->T))
+        return mdsd_fail(err, MDSD_EFORMAT, "%s: tree_temperature '%s' is not a temperature > 0",
+                         t->path, temp);
+    return MDSD_OK;
+}
+
+/* Every row against the tree rules; builds root[] and the child lists. */
+static int check_rows(mdsd_tree_dump *t, mdsd_err *err)
+{
+    size_t N = t->N, S = t->S, L = t->pol.depth;
+    t->root = malloc((N + 1) * sizeof *t->root);
+    t->kid_start = calloc(N + 1, sizeof *t->kid_start);
+    t->kid = malloc(N * sizeof *t->kid);
+    if (!t->root || !t->kid_start || !t->kid)
+        return mdsd_fail(err, MDSD_ENOMEM, "%s: out of memory", t->path);
+    const char *p = t->path;
+    for (size_t u = 0; u < N; u++) {
+        long long par = t->parent[u];
+        const int *sl = t->slots + u * S;
+        if (par == -1) {
+            if (t->depth[u] != 0 || t->edge[u] != -1)
+                return mdsd_fail(err, MDSD_EFORMAT, "%s: row %zu: a root (parent -1) needs depth "
+                                 "0 and edge -1, has %d and %d", p, u, t->depth[u], t->edge[u]);
+            if (t->n_trees && t->sample[u] < t->sample[t->root[t->n_trees - 1]])
+                return mdsd_fail(err, MDSD_EFORMAT, "%s: row %zu of /tree_sample: sample %d "
+                                 "after sample %d (trees must be in sample order)", p, u,
+                                 t->sample[u], t->sample[t->root[t->n_trees - 1]]);
+            t->root[t->n_trees++] = u;
+        } else {
+            if (par < 0 || (size_t)par >= u || t->n_trees == 0 ||
+                (size_t)par < t->root[t->n_trees - 1])
+                return mdsd_fail(err, MDSD_EFORMAT, "%s: row %zu of /parent: %lld is not an "
+                                 "earlier row of the same tree", p, u, par);
+            if (t->depth[u] != t->depth[par] + 1)
+                return mdsd_fail(err, MDSD_EFORMAT, "%s: row %zu of /depth: %d, its parent's is "
+                                 "%d", p, u, t->depth[u], t->depth[par]);
+            if (t->sample[u] != t->sample[par])
+                return mdsd_fail(err, MDSD_EFORMAT, "%s: row %zu of /tree_sample: %d differs "
+                                 "from its parent's %d", p, u, t->sample[u], t->sample[par]);
+            int found = 0;
+            for (size_t s = 0; s < S; s++)
+                found |= t->slots[(size_t)par * S + s] == t->edge[u];
+            if (t->edge[u] < 0 || !found)
+                return mdsd_fail(err, MDSD_EFORMAT, "%s: row %zu of /edge: token %d is not among "
+                                 "its parent's drafts", p, u, t->edge[u]);
+        }
+        if (t->depth[u] < 0 || (size_t)t->depth[u] >= L)
+            return mdsd_fail(err, MDSD_EFORMAT, "%s: row %zu of /depth: %d outside [0, %zu)", p,
+                             u, t->depth[u], L);
+        for (size_t s = 0; s < S; s++) {
+            if (sl[s] < -1 || sl[s] >= (int)t->V)
+                return mdsd_fail(err, MDSD_EFORMAT, "%s: row %zu of /slots: token %d outside "
+                                 "[0, %zu) (-1 = unused)", p, u, sl[s], t->V);
+            int want;
+            if (t->pol.kind == MDSD_POLICY_TREE)
+                want = s < t->pol.width[t->depth[u]];
+            else if (par == -1)
+                want = 1;
+            else
+                want = t->slots[(size_t)par * S + s] == t->edge[u];
+            if (want != (sl[s] >= 0))
+                return mdsd_fail(err, MDSD_EFORMAT, "%s: row %zu of /slots: slot %zu is %s, the "
+                                 "policy says it is %s", p, u, s, sl[s] >= 0 ? "used" : "unused",
+                                 want ? "used" : "unused");
+        }
+    }
+    if (t->n_trees == 0)
+        return mdsd_fail(err, MDSD_EFORMAT, "%s: no root row (parent -1)", p);
+    t->root[t->n_trees] = N;
+    /* children lists: count, prefix sums, fill */
+    size_t *fill = calloc(N + 1, sizeof *fill);
+    if (!fill)
+        return mdsd_fail(err, MDSD_ENOMEM, "%s: out of memory", p);
+    for (size_t u = 0; u < N; u++)
+        if (t->parent[u] >= 0)
+            t->kid_start[t->parent[u] + 1]++;
+    for (size_t u = 0; u < N; u++)
+        t->kid_start[u + 1] += t->kid_start[u];
+    for (size_t u = 0; u < N; u++)
+        if (t->parent[u] >= 0) {
+            size_t par = (size_t)t->parent[u];
+            t->kid[t->kid_start[par] + fill[par]++] = u;
+        }
+    free(fill);
+    /* one child per distinct drafted token below depth L - 1, none at L - 1 */
+    for (size_t u = 0; u < N; u++) {
+        const int *sl = t->slots + u * S;
+        size_t distinct = 0;
+        for (size_t s = 0; s < S; s++) {
+            int first = sl[s] >= 0;
+            for (size_t r = 0; r < s && first; r++)
+                first = sl[r] != sl[s];
+            distinct += first;
+        }
+        size_t kids = t->kid_start[u + 1] - t->kid_start[u];
+        size_t want = (size_t)t->depth[u] + 1 < L ? distinct : 0;
+        for (size_t a = t->kid_start[u]; a < t->kid_start[u + 1]; a++)
+            for (size_t b = t->kid_start[u]; b < a; b++)
+                if (t->edge[t->kid[a]] == t->edge[t->kid[b]])
+                    return mdsd_fail(err, MDSD_EFORMAT, "%s: rows %zu and %zu: two children of "
+                                     "row %zu with edge %d", p, t->kid[b], t->kid[a], u,
+                                     t->edge[t->kid[a]]);
+        if (kids != want)
+            return mdsd_fail(err, MDSD_EFORMAT, "%s: row %zu has %zu child rows, expected %zu "
+                             "(one per distinct drafted token below depth %zu)", p, u, kids, want,
+                             L - 1);
+    }
+    return MDSD_OK;
+}
+
+int mdsd_tree_dump_open(const char *path, mdsd_tree_dump **out, mdsd_err *err)
+{
+    *out = NULL;
+    mdsd_tree_dump *t = calloc(1, sizeof *t);
+    if (!t)
+        return mdsd_fail(err, MDSD_ENOMEM, "out of memory");
+    snprintf(t->path, sizeof t->path, "%s", path);
+    int rc = mdsd_dump_open(path, &t->dump, err);
+    if (rc == MDSD_OK) {
+        t->N = t->dump->N;
+        t->V = t->dump->V;
+        rc = read_policy(t, err);
+    }
+    if (rc == MDSD_OK) {
+        t->parent = malloc(t->N * sizeof *t->parent);
+        t->depth = malloc(t->N * sizeof *t->depth);
+        t->edge = malloc(t->N * sizeof *t->edge);
+        t->slots = malloc(t->N * t->S * sizeof *t->slots);
+        t->sample = malloc(t->N * sizeof *t->sample);
+        if (!t->parent || !t->depth || !t->edge || !t->slots || !t->sample)
+            rc = mdsd_fail(err, MDSD_ENOMEM, "%s: out of memory for %zu rows", path, t->N);
+    }
+    if (rc == MDSD_OK) {
+        hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+        if (f < 0)
+            rc = mdsd_fail(err, MDSD_EIO, "%s: cannot open as HDF5", path);
+        if (rc == MDSD_OK)
+            rc = read_ints(f, t, "/parent", 0, H5T_NATIVE_LLONG, t->parent, err);
+        if (rc == MDSD_OK)
+            rc = read_ints(f, t, "/depth", 0, H5T_NATIVE_INT, t->depth, err);
+        if (rc == MDSD_OK)
+            rc = read_ints(f, t, "/edge", 0, H5T_NATIVE_INT, t->edge, err);
+        if (rc == MDSD_OK)
+            rc = read_ints(f, t, "/slots", t->S, H5T_NATIVE_INT, t->slots, err);
+        if (rc == MDSD_OK)
+            rc = read_ints(f, t, "/tree_sample", 0, H5T_NATIVE_INT, t->sample, err);
+        if (f >= 0)
+            H5Fclose(f);
+    }
+    if (rc == MDSD_OK)
+        rc = check_rows(t, err);
+    if (rc) {
+        mdsd_tree_dump_close(t);
+        return rc;
+    }
+    *out = t;
+    return MDSD_OK;
+}
+
+int mdsd_tree_dump_check_case(const mdsd_tree_dump *t, const mdsd_policy *pol, mdsd_err *err)
+{
+    int rc = mdsd_policy_check(pol, err);
+    if (rc)
+        return rc;
+    if (pol->kind != t->pol.kind)
+        return mdsd_fail(err, MDSD_EUNSUPPORTED, "%s holds %s trees", t->path,
+                         t->pol.kind == MDSD_POLICY_SEQ ? "seq" : "tree");
+    if (pol->depth > t->pol.depth)
+        return mdsd_fail(err, MDSD_EUNSUPPORTED, "%s: depth %zu beyond the dump's %zu", t->path,
+                         pol->depth, t->pol.depth);
+    if (pol->kind == MDSD_POLICY_SEQ) {
+        if (pol->sequences > t->pol.sequences)
+            return mdsd_fail(err, MDSD_EUNSUPPORTED, "%s: %zu sequences, the dump has %zu",
+                             t->path, pol->sequences, t->pol.sequences);
+        return MDSD_OK;
+    }
+    if (pol->scheme != t->pol.scheme)
+        return mdsd_fail(err, MDSD_EUNSUPPORTED, "%s: scheme %s, the dump's trees are %s", t->path,
+                         mdsd_scheme_name(pol->scheme), mdsd_scheme_name(t->pol.scheme));
+    int prefix_ok = pol->scheme == MDSD_SCHEME_IID || pol->scheme == MDSD_SCHEME_WOR;
+    for (size_t d = 0; d < pol->depth; d++)
+        if (pol->width[d] > t->pol.width[d] || (!prefix_ok && pol->width[d] != t->pol.width[d]))
+            return mdsd_fail(err, MDSD_EUNSUPPORTED, "%s: width %zu at depth %zu: the dump's "
+                             "is %zu%s", t->path, pol->width[d], d + 1, t->pol.width[d],
+                             prefix_ok ? "" : " (greedy and hub trees: their own widths only)");
+    return MDSD_OK;
+}
+
+/* ---- evaluation -------------------------------------------------------- */
+
+typedef struct {
+    const mdsd_tree_dump *t;
+    const double *p, *q;  /* [rows of the tree * V], row u at (u - root) * V */
+    size_t root;
+    const mdsd_verifier_opts *vopts;
+} tree_view;
+
+/* R[k-1] += P(at least k more accepted | tree) from row u at depth d, the
+ * drafts being the slots in `mask` (seq) or the first w_{d+1} (tree). */
+static int eval_node(const tree_view *tv, const mdsd_block_case *c, size_t u, size_t d,
+                     unsigned mask, double *R, mdsd_err *err)
+{
+    const mdsd_tree_dump *t = tv->t;
+    size_t V = t->V, left = c->pol.depth - d, n = 0;
+    int x[MDSD_BLOCK_MAX_DRAFTS];
+    unsigned slot_of[MDSD_BLOCK_MAX_DRAFTS];
+    const int *sl = t->slots + u * t->S;
+    if (c->pol.kind == MDSD_POLICY_SEQ) {
+        for (size_t s = 0; s < c->pol.sequences; s++)
+            if (mask >> s & 1u)
+                slot_of[n] = (unsigned)s, x[n++] = sl[s];
+    } else {
+        for (size_t s = 0; s < c->pol.width[d]; s++)
+            slot_of[s] = (unsigned)s, x[n++] = sl[s];
+    }
+    if (n == 0)
+        return MDSD_OK;
+    const double *p = tv->p + (u - tv->root) * V, *q = tv->q + (u - tv->root) * V;
+    mdsd_scheme s = {c->pol.kind == MDSD_POLICY_SEQ ? MDSD_SCHEME_IID : c->pol.scheme, n, V, q,
+                     NULL};
+    mdsd_err e;
+    mdsd_verifier *v = mdsd_verifier_alloc(c->v, p, &s, tv->vopts, &e);
+    if (!v)
+        return mdsd_fail(err, e.code, "%s: row %zu: %s", t->path, u, e.msg);
+    double py[MDSD_BLOCK_MAX_DRAFTS];
+    int rc = mdsd_verifier_law(v, x, py, err);
+    mdsd_verifier_free(v);
+    for (size_t j = 0; rc == MDSD_OK && j < n; j++) {
+        unsigned sub = 0;
+        int first = 1;
+        for (size_t k = 0; k < n; k++)
+            if (x[k] == x[j]) {
+                first &= k >= j;
+                sub |= 1u << slot_of[k];
+            }
+        if (!first || !(py[j] > 0.0))
+            continue;
+        R[0] += py[j];
+        if (left > 1) {
+            size_t child = SIZE_MAX;
+            for (size_t a = t->kid_start[u]; a < t->kid_start[u + 1]; a++)
+                if (t->edge[t->kid[a]] == x[j])
+                    child = t->kid[a];
+            if (child == SIZE_MAX)
+                return mdsd_fail(err, MDSD_EFORMAT, "%s: row %zu: no child row for token %d",
+                                 t->path, u, x[j]);
+            double cr[MDSD_BLOCK_MAX_DEPTH] = {0};
+            rc = eval_node(tv, c, child, d + 1, sub, cr, err);
+            for (size_t k = 1; k < left; k++)
+                R[k] += py[j] * cr[k - 1];
+        }
+    }
+    return rc;
+}
+
+/* Trees read per block: rows of up to this many trees at once. */
+#define TREES_PER_BLOCK 16
+
+int mdsd_tree_dump_eval(mdsd_tree_dump *t, const mdsd_block_case *cases, size_t ncases,
+                        const mdsd_verifier_opts *vopts, int threads,
+                        void (*progress)(size_t done, size_t total, void *ctx), void *ctx,
+                        mdsd_block_dump_result *res, mdsd_err *err)
+{
+    for (size_t c = 0; c < ncases; c++) {
+        int rc = mdsd_tree_dump_check_case(t, &cases[c].pol, err);
+        if (rc)
+            return rc;
+    }
+    size_t V = t->V, L = t->pol.depth, max_rows = 0;
+    for (size_t i = 0; i < t->n_trees; i++)
+        if (t->root[i + 1] - t->root[i] > max_rows)
+            max_rows = t->root[i + 1] - t->root[i];
+    size_t cap = max_rows * TREES_PER_BLOCK;
+    float *buf = malloc(cap * V * sizeof *buf);
+    double *p = malloc(cap * V * sizeof *p), *q = malloc(cap * V * sizeof *q);
+    double *val = malloc(TREES_PER_BLOCK * ncases * (L + 1) * sizeof *val);
+    mdsd_cluster_stats *cs = malloc(ncases * sizeof *cs);
+    double *reach = calloc(ncases * (L + 1), sizeof *reach);
+    int rc = MDSD_OK;
+    if (!buf || !p || !q || !val || !cs || !reach)
+        rc = mdsd_fail(err, MDSD_ENOMEM, "%s: out of memory for a block of trees", t->path);
+    for (size_t c = 0; c < ncases && rc == MDSD_OK; c++)
+        mdsd_cluster_init(&cs[c]);
+    for (size_t first = 0; rc == MDSD_OK && first < t->n_trees; first += TREES_PER_BLOCK) {
+        size_t last = first + TREES_PER_BLOCK < t->n_trees ? first + TREES_PER_BLOCK : t->n_trees;
+        size_t row0 = t->root[first], rows = t->root[last] - row0;
+        for (int which = MDSD_DUMP_TARGET; rc == MDSD_OK && which <= MDSD_DUMP_TARGET + 1; which++) {
+            int w = which == MDSD_DUMP_TARGET ? MDSD_DUMP_TARGET : t->drafter;
+            double *dst = which == MDSD_DUMP_TARGET ? p : q;
+            rc = mdsd_dump_read_logits(t->dump, w, row0, rows, buf, err);
+            if (rc == MDSD_OK)
+                rc = mdsd_dump_check_logits(t->dump, w, row0, rows, buf, err);
+            for (size_t r = 0; rc == MDSD_OK && r < rows; r++) {
+                char what[8192];
+                snprintf(what, sizeof what, "%s: row %zu of %s", t->path, row0 + r,
+                         mdsd_dump_model_at(t->dump, w)->path);
+                rc = mdsd_softmax_float(buf + r * V, V, t->T, dst + r * V, what, err);
+            }
+        }
+        if (rc != MDSD_OK)
+            break;
+        size_t ntr = last - first, jobs = ntr * ncases;
+        int failed = 0;
+        mdsd_err first_err = {0, ""};
+        long long failed_job = -1;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads > 0 ? threads : omp_get_max_threads())
+        for (size_t job = 0; job < jobs; job++) {
+            size_t i = first + job / ncases, c = job % ncases;
+            tree_view tv = {t, p + (t->root[i] - row0) * V, q + (t->root[i] - row0) * V,
+                            t->root[i], vopts};
+            double R[MDSD_BLOCK_MAX_DEPTH] = {0};
+            mdsd_err e = {0, ""};
+            unsigned all = cases[c].pol.kind == MDSD_POLICY_SEQ
+                               ? (1u << cases[c].pol.sequences) - 1u : 0u;
+            int jrc = eval_node(&tv, &cases[c], t->root[i], 0, all, R, &e);
+            double *out = val + job * (L + 1);
+            out[0] = 1.0;
+            for (size_t d = 0; d < cases[c].pol.depth; d++)
+                out[0] += R[d], out[d + 1] = R[d];
+            if (jrc != MDSD_OK) {
+#pragma omp critical(mdsd_treedump_err)
+                if (failed_job < 0 || (long long)job < failed_job) {
+                    failed_job = (long long)job;
+                    first_err = e;
+                    failed = 1;
+                }
+            }
+        }
+        if (failed) {
+            rc = first_err.code ? first_err.code : MDSD_EINVAL;
+            if (err)
+                *err = first_err;
+            break;
+        }
+        for (size_t job = 0; job < jobs; job++) { /* in row order: thread-count invariant */
+            size_t i = first + job / ncases, c = job % ncases;
+            const double *v = val + job * (L + 1);
+            mdsd_cluster_add(&cs[c], t->sample[t->root[i]], v[0]);
+            for (size_t d = 1; d <= cases[c].pol.depth; d++)
+                reach[c * (L + 1) + d] += v[d];
+        }
+        if (progress)
+            progress(last, t->n_trees, ctx);
+    }
+    for (size_t c = 0; rc == MDSD_OK && c < ncases; c++) {
+        mdsd_block_dump_result *r = &res[c];
+        memset(r, 0, sizeof *r);
+        r->tau = mdsd_cluster_mean(&cs[c]);
+        r->se = mdsd_cluster_stderr(&cs[c]);
+        r->trees = (size_t)mdsd_cluster_count(&cs[c]);
+        r->samples = (size_t)mdsd_cluster_groups(&cs[c]);
+        r->reach[0] = r->rate[0] = 1.0;
+        for (size_t d = 1; d <= cases[c].pol.depth; d++) {
+            r->reach[d] = reach[c * (L + 1) + d] / (double)r->trees;
+            r->rate[d] = r->reach[d - 1] > 0.0 ? r->reach[d] / r->reach[d - 1] : 0.0;
+        }
+    }
+    free(buf);
+    free(p);
+    free(q);
+    free(val);
+    free(cs);
+    free(reach);
+    return rc;
+}

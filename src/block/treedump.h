@@ -1,0 +1,72 @@
+/* treedump.h - tree dumps (data/README.md, "Tree dumps"): a version-1 logit
+ * dump whose rows are the nodes of sampled draft trees, with /parent,
+ * /depth, /edge, /slots, /tree_sample, /tree_position and the root
+ * attributes mdsd_tree = 1, tree_policy, tree_depth, tree_sequences or
+ * tree_widths, tree_scheme, tree_drafter, tree_temperature.
+ *
+ * mdsd_tree_dump_eval gives, per case (verifier, sub-policy), the mean over
+ * trees of E[tau | tree] - the verifier's randomness integrated out exactly
+ * through its output law at every node - with the standard error clustered
+ * by sample (/tree_sample). A seq dump of K sequences and depth L also
+ * answers every K' <= K (the first K' sequences) and L' <= L; an iid or wor
+ * tree dump every prefix of its widths (the first draws of an iid or wor
+ * draw are an iid or wor draw); greedy and hub trees only their own widths,
+ * at any L' <= L. Deterministic: no random numbers, and per-tree values are
+ * added in row order, so results do not depend on the thread count. */
+#ifndef MDSD_TREEDUMP_H
+#define MDSD_TREEDUMP_H
+
+#include <stddef.h>
+
+#include "block.h"
+#include "dump.h"
+
+typedef struct {
+    mdsd_dump *dump;
+    char path[4096];
+    mdsd_policy pol;          /* the policy the trees were drawn with */
+    int drafter;              /* index of the tree drafter in dump->drafts */
+    double T;                 /* tree_temperature: softmax(logits / T) */
+    size_t N, V, S;           /* rows, vocabulary, slots per row */
+    long long *parent;        /* [N] */
+    int *depth, *edge;        /* [N] */
+    int *slots;               /* [N * S]: the node's drafts in draft order, -1 = unused */
+    int *sample;              /* [N] /tree_sample */
+    size_t n_trees;
+    size_t *root;             /* [n_trees + 1]: tree i holds rows root[i] .. root[i+1]-1 */
+    size_t *kid_start;        /* [N + 1] children of row u: kid[kid_start[u] .. kid_start[u+1]) */
+    size_t *kid;              /* [N] */
+} mdsd_tree_dump;
+
+/* Opens and checks a tree dump: the version-1 structure (mdsd_dump_open),
+ * the tree attributes, and every row of the tree datasets (parents before
+ * children, depths, edges among the parent's drafts, one child per distinct
+ * drafted token below depth L - 1, slots as the policy fills them). The
+ * error names the file, dataset, row and value. */
+int mdsd_tree_dump_open(const char *path, mdsd_tree_dump **out, mdsd_err *err);
+void mdsd_tree_dump_close(mdsd_tree_dump *t);
+
+/* One evaluation: a verifier on a sub-policy of the dump's. */
+typedef struct {
+    mdsd_verifier_kind v;
+    mdsd_policy pol;
+} mdsd_block_case;
+
+/* Whether pol is a sub-policy the dump answers (see above); err says why not. */
+int mdsd_tree_dump_check_case(const mdsd_tree_dump *t, const mdsd_policy *pol, mdsd_err *err);
+
+typedef struct {
+    double tau, se;                        /* mean E[tau | tree], clustered s.e. */
+    size_t trees, samples;
+    double reach[MDSD_BLOCK_MAX_DEPTH + 1];
+    double rate[MDSD_BLOCK_MAX_DEPTH + 1];
+} mdsd_block_dump_result;
+
+/* Evaluates every case over every tree; res[ncases]. threads: 0 = OpenMP
+ * default. progress (may be NULL) after each block of trees. */
+int mdsd_tree_dump_eval(mdsd_tree_dump *t, const mdsd_block_case *cases, size_t ncases,
+                        const mdsd_verifier_opts *vopts, int threads,
+                        void (*progress)(size_t done, size_t total, void *ctx), void *ctx,
+                        mdsd_block_dump_result *res, mdsd_err *err);
+
+#endif

@@ -1,0 +1,660 @@
+/* mdsd block: block efficiency E[tau] (expected tokens per target call) of
+ * token-level recursive verification with multi-token drafts (block.h,
+ * papers/block/DEFINITIONS.md), on a Markov toy pair: exact, from sampled
+ * draft trees, by plain simulation, and the optimum over all verifiers. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "block.h"
+#include "cli.h"
+#include "treedump.h"
+
+static const char usage_text[] =
+    "Usage: mdsd block --markov FILE (--sequences K --depth L | --tree W1,W2,...\n"
+    "                  [--scheme S]) --verifier V [--exact] [--trials T --seed S]\n"
+    "                  [--simulate] [--optimal] [--cost C1,C2,...] [--json]\n"
+    "       mdsd block DUMP... [--verifiers V1,V2] [--sequences K1,K2,...]\n"
+    "                  [--depth L1,L2,...] [--cost C1,...] [-o CSV] [--markdown FILE]\n"
+    "                  [--latex FILE] [--threads N]\n"
+    "Block efficiency E[tau], tau = accepted draft tokens + 1 (the correction or\n"
+    "bonus token), of token-level recursive verification: at each node the\n"
+    "verifier sees the drafts' tokens there and outputs y ~ p(.|node); a drafted y\n"
+    "is accepted and verification goes on at that child with the drafts through\n"
+    "it; otherwise the step ends. Per-depth rate d = P(depth d accepted | depth\n"
+    "d-1 accepted).\n\n"
+    "  --markov FILE      Markov toy pair: a line 'V', the target's V x V\n"
+    "                     transition rows, a blank line, the draft's rows;\n"
+    "                     the context is token 0\n"
+    "  --sequences K      seq policy: K i.i.d. draft sequences of length L\n"
+    "  --depth L          their length\n"
+    "  --tree W1,...,WL   tree policy: a node at depth d-1 draws W_d children\n"
+    "  --scheme S         the tree's per-node scheme: iid (default), wor, greedy,\n"
+    "                     hub (W = 2); equal tokens are one child\n"
+    "  -v, --verifier V   sd, rrs, rrsw, kseq, spechub, greedy, is, otm, or\n"
+    "                     'optimal' (same as --optimal alone); the verifier must\n"
+    "                     accept the node's scheme (seq: iid with the surviving\n"
+    "                     drafts; tree: S with W_d)\n"
+    "  --exact            enumerate every draft outcome (the default without\n"
+    "                     --trials)\n"
+    "  --trials T         sample T draft trees and integrate the verifier's own\n"
+    "                     randomness out exactly on each; prints stderr. The same\n"
+    "                     trees for every verifier; independent of --threads\n"
+    "  --seed S           seed of the trials (default 1)\n"
+    "  --threads N        OpenMP threads (default: all)\n"
+    "  --simulate         with --trials: plain speculative steps instead (the\n"
+    "                     verifier's randomness sampled too; a slower reference)\n"
+    "  --optimal          also the largest E[tau] of any token-level verifier\n"
+    "                     (backward induction, one OTM LP per node, GLPK) and the\n"
+    "                     gap to it\n"
+    "  --cost C1,...      draft-step cost c relative to a target call: speed-up\n"
+    "                     E[tau] / (1 + c L) (L draft steps, each drafting a whole\n"
+    "                     level at once; Leviathan et al. / SpecTr)\n"
+    "      --json         one JSON object\n"
+    "\nTree dumps (data/README.md, 'Tree dumps'; made by mdsd-runner --tree-policy):\n"
+    "E[tau] per verifier and sub-policy, the mean over trees of E[tau | tree] (the\n"
+    "verifier's randomness integrated out at every node), standard error clustered\n"
+    "by sample, per-depth rates, speed-up per cost. Deterministic and independent of\n"
+    "--threads. A seq dump of K sequences answers every K' <= K and L' <= L; an iid\n"
+    "or wor tree dump its width prefixes; greedy and hub trees their own widths.\n"
+    "  --verifiers LIST   default: sd (one draft), rrs, kseq on seq and iid trees;\n"
+    "                     rrsw on wor, greedy on greedy, spechub on hub trees\n"
+    "  --sequences LIST   seq dumps: K' values (default 1,2,4,.. up to K, and K)\n"
+    "  --depth LIST       L' values (default 1..L)\n"
+    "  -o, --output CSV   tidy CSV (one row per case and cost), written atomically;\n"
+    "                     without it a Markdown table goes to stdout\n"
+    "  --markdown FILE, --latex FILE   the table as Markdown / LaTeX\n"
+    "  --is-top S         is: free LP weights only among the top S tokens (needed\n"
+    "                     at large V; see mdsd accept --help)\n"
+    "  -h, --help         this help\n"
+    "\nJSON keys: verifier, policy, depth, sequences (seq) or widths and scheme\n"
+    "(tree), tree_size (draft tokens), V, route (exact, sampled, simulated),\n"
+    "block_efficiency, stderr (0 exact), trials, seed, reach ([L+1],\n"
+    "P(at least d accepted)), per_depth ([L], the rates), with --optimal:\n"
+    "optimal_block_efficiency, gap (optimal - block_efficiency); with --cost:\n"
+    "speedup [{cost, speedup}].\n";
+
+enum {
+    OPT_MARKOV = CLI_OPT_COMMAND,
+    OPT_SEQUENCES,
+    OPT_DEPTH,
+    OPT_TREE,
+    OPT_EXACT,
+    OPT_TRIALS,
+    OPT_SEED,
+    OPT_THREADS,
+    OPT_SIMULATE,
+    OPT_OPTIMAL,
+    OPT_COST,
+    OPT_VERIFIERS,
+    OPT_MARKDOWN,
+    OPT_LATEX,
+    OPT_IS_TOP
+};
+
+typedef struct {
+    const char *markov, *verifier, *tree, *scheme, *cost;
+    const char *sequences_spec, *depth_spec, *verifiers, *output, *markdown, *latex;
+    size_t sequences, depth, threads, is_top;
+    char **dumps;
+    size_t n_dumps;
+    bool exact, simulate, optimal, json, help;
+    unsigned long long trials, seed;
+} block_opts;
+
+static int parse_args(int argc, char **argv, block_opts *o)
+{
+    static const struct option longopts[] = {
+        {"markov", required_argument, NULL, OPT_MARKOV},
+        {"sequences", required_argument, NULL, OPT_SEQUENCES},
+        {"depth", required_argument, NULL, OPT_DEPTH},
+        {"tree", required_argument, NULL, OPT_TREE},
+        {"scheme", required_argument, NULL, 's'},
+        {"verifier", required_argument, NULL, 'v'},
+        {"exact", no_argument, NULL, OPT_EXACT},
+        {"trials", required_argument, NULL, OPT_TRIALS},
+        {"seed", required_argument, NULL, OPT_SEED},
+        {"threads", required_argument, NULL, OPT_THREADS},
+        {"simulate", no_argument, NULL, OPT_SIMULATE},
+        {"optimal", no_argument, NULL, OPT_OPTIMAL},
+        {"cost", required_argument, NULL, OPT_COST},
+        {"verifiers", required_argument, NULL, OPT_VERIFIERS},
+        {"output", required_argument, NULL, 'o'},
+        {"markdown", required_argument, NULL, OPT_MARKDOWN},
+        {"latex", required_argument, NULL, OPT_LATEX},
+        {"is-top", required_argument, NULL, OPT_IS_TOP},
+        {"json", no_argument, NULL, CLI_OPT_JSON},
+        {"help", no_argument, NULL, 'h'},
+        {0, 0, 0, 0}};
+    int opt;
+    while ((opt = getopt_long(argc, argv, "s:v:o:h", longopts, NULL)) != -1) {
+        switch (opt) {
+        case OPT_MARKOV: o->markov = optarg; break;
+        case OPT_SEQUENCES: o->sequences_spec = optarg; break;
+        case OPT_DEPTH: o->depth_spec = optarg; break;
+        case OPT_VERIFIERS: o->verifiers = optarg; break;
+        case 'o': o->output = optarg; break;
+        case OPT_MARKDOWN: o->markdown = optarg; break;
+        case OPT_LATEX: o->latex = optarg; break;
+        case OPT_IS_TOP: if (cli_parse_size(optarg, "--is-top", "block", &o->is_top)) return -1; break;
+        case OPT_TREE: o->tree = optarg; break;
+        case 's': o->scheme = optarg; break;
+        case 'v': o->verifier = optarg; break;
+        case OPT_EXACT: o->exact = true; break;
+        case OPT_TRIALS: if (cli_parse_u64(optarg, "--trials", "block", &o->trials)) return -1; break;
+        case OPT_SEED: if (cli_parse_u64(optarg, "--seed", "block", &o->seed)) return -1; break;
+        case OPT_THREADS: if (cli_parse_size(optarg, "--threads", "block", &o->threads)) return -1; break;
+        case OPT_SIMULATE: o->simulate = true; break;
+        case OPT_OPTIMAL: o->optimal = true; break;
+        case OPT_COST: o->cost = optarg; break;
+        case CLI_OPT_JSON: o->json = true; break;
+        case 'h': o->help = true; break;
+        default: cli_usage_error("block", "unrecognised option"); return -1;
+        }
+    }
+    o->dumps = argv + optind;
+    o->n_dumps = (size_t)(argc - optind);
+    if (o->markov) {
+        if (o->n_dumps) {
+            cli_usage_error("block", "--markov and dumps (%s) are two routes: give one",
+                            argv[optind]);
+            return -1;
+        }
+        if (o->sequences_spec && cli_parse_size(o->sequences_spec, "--sequences", "block",
+                                                &o->sequences))
+            return -1;
+        if (o->depth_spec && cli_parse_size(o->depth_spec, "--depth", "block", &o->depth))
+            return -1;
+    }
+    return 0;
+}
+
+/* "2,2,1" into pol->width; 0 or a usage error (printed). */
+static int parse_widths(const char *spec, mdsd_policy *pol)
+{
+    double *w = NULL;
+    size_t n = 0;
+    mdsd_err err;
+    if (mdsd_parse_vector(spec, "--tree", &w, &n, &err) != MDSD_OK) {
+        cli_usage_error("block", "%s", err.msg);
+        return -1;
+    }
+    int bad = n < 1 || n > MDSD_BLOCK_MAX_DEPTH;
+    for (size_t d = 0; !bad && d < n; d++) {
+        bad = !(w[d] >= 1.0 && w[d] <= MDSD_BLOCK_MAX_DRAFTS && w[d] == floor(w[d]));
+        pol->width[d] = bad ? 0 : (size_t)w[d];
+    }
+    free(w);
+    if (bad) {
+        cli_usage_error("block", "--tree %s: give 1 to %d widths, integers in [1, %d]", spec,
+                        MDSD_BLOCK_MAX_DEPTH, MDSD_BLOCK_MAX_DRAFTS);
+        return -1;
+    }
+    pol->depth = n;
+    return 0;
+}
+
+static void print_json(const block_opts *o, const mdsd_policy *pol, size_t V, const char *vname,
+                       const char *route, const mdsd_block_result *r, const mdsd_block_result *opt,
+                       const double *cost, size_t ncost)
+{
+    mdsd_json j;
+    mdsd_json_init(&j, stdout);
+    mdsd_json_object_begin(&j);
+    mdsd_json_kv_string(&j, "verifier", vname);
+    mdsd_json_kv_string(&j, "policy", pol->kind == MDSD_POLICY_SEQ ? "seq" : "tree");
+    mdsd_json_kv_integer(&j, "depth", (long long)pol->depth);
+    if (pol->kind == MDSD_POLICY_SEQ) {
+        mdsd_json_kv_integer(&j, "sequences", (long long)pol->sequences);
+    } else {
+        mdsd_json_key(&j, "widths");
+        mdsd_json_array_begin(&j);
+        for (size_t d = 0; d < pol->depth; d++)
+            mdsd_json_integer(&j, (long long)pol->width[d]);
+        mdsd_json_array_end(&j);
+        mdsd_json_kv_string(&j, "scheme", mdsd_scheme_name(pol->scheme));
+    }
+    mdsd_json_kv_number(&j, "tree_size", mdsd_policy_size(pol));
+    mdsd_json_kv_integer(&j, "V", (long long)V);
+    mdsd_json_kv_string(&j, "route", route);
+    mdsd_json_kv_number(&j, "block_efficiency", r->tau);
+    mdsd_json_kv_number(&j, "stderr", r->se);
+    mdsd_json_kv_integer(&j, "trials", (long long)r->trials);
+    mdsd_json_kv_integer(&j, "seed", (long long)o->seed);
+    mdsd_json_key(&j, "reach");
+    mdsd_json_number_array(&j, r->reach, pol->depth + 1);
+    mdsd_json_key(&j, "per_depth");
+    mdsd_json_number_array(&j, r->rate + 1, pol->depth);
+    if (opt) {
+        mdsd_json_kv_number(&j, "optimal_block_efficiency", opt->tau);
+        mdsd_json_kv_number(&j, "gap", opt->tau - r->tau);
+    }
+    if (ncost) {
+        mdsd_json_key(&j, "speedup");
+        mdsd_json_array_begin(&j);
+        for (size_t i = 0; i < ncost; i++) {
+            mdsd_json_object_begin(&j);
+            mdsd_json_kv_number(&j, "cost", cost[i]);
+            mdsd_json_kv_number(&j, "speedup", r->tau / (1.0 + cost[i] * (double)pol->depth));
+            mdsd_json_object_end(&j);
+        }
+        mdsd_json_array_end(&j);
+    }
+    mdsd_json_object_end(&j);
+}
+
+static void print_text(const mdsd_policy *pol, size_t V, const char *vname, const char *route,
+                       const mdsd_block_result *r, const mdsd_block_result *opt,
+                       const double *cost, size_t ncost)
+{
+    char desc[256];
+    printf("verifier %s, policy %s, V = %zu, %s\n", vname,
+           mdsd_policy_describe(pol, desc, sizeof desc), V, route);
+    if (r->trials)
+        printf("block efficiency E[tau] = %.9f +- %.2g (stderr, %llu trees)\n", r->tau, r->se,
+               (unsigned long long)r->trials);
+    else
+        printf("block efficiency E[tau] = %.12g\n", r->tau);
+    printf("per-depth acceptance:");
+    for (size_t d = 1; d <= pol->depth; d++)
+        printf(" %.6g", r->rate[d]);
+    printf("\n");
+    if (opt)
+        printf("optimal token-level verifier: E[tau] = %.12g (gap %.6g)\n", opt->tau,
+               opt->tau - r->tau);
+    for (size_t i = 0; i < ncost; i++)
+        printf("speed-up at draft cost c = %g: %.6g\n", cost[i],
+               r->tau / (1.0 + cost[i] * (double)pol->depth));
+}
+
+static int run(const block_opts *o, mdsd_err *err)
+{
+    mdsd_policy pol = {0};
+    if (o->tree) {
+        pol.kind = MDSD_POLICY_TREE;
+        if (parse_widths(o->tree, &pol))
+            return -1;
+        pol.scheme = MDSD_SCHEME_IID;
+        if (o->scheme && mdsd_scheme_parse(o->scheme, &pol.scheme, err))
+            return err->code;
+    } else {
+        pol.kind = MDSD_POLICY_SEQ;
+        pol.sequences = o->sequences;
+        pol.depth = o->depth;
+    }
+    bool only_optimal = !strcmp(o->verifier, "optimal");
+    mdsd_verifier_kind kind = MDSD_VERIFIER_OTM;
+    int rc = only_optimal ? MDSD_OK : mdsd_verifier_parse(o->verifier, &kind, err);
+    double *cost = NULL;
+    size_t ncost = 0;
+    if (rc == MDSD_OK && o->cost)
+        rc = mdsd_parse_vector(o->cost, "--cost", &cost, &ncost, err);
+    for (size_t i = 0; rc == MDSD_OK && i < ncost; i++)
+        if (!(cost[i] >= 0.0 && isfinite(cost[i])))
+            rc = mdsd_fail(err, MDSD_EINVAL, "--cost: value %zu is %g, not a cost >= 0", i + 1,
+                           cost[i]);
+    mdsd_markov m = {0};
+    if (rc == MDSD_OK)
+        rc = mdsd_markov_read(o->markov, &m, err);
+    mdsd_block_opts bo;
+    mdsd_block_opts_init(&bo);
+    bo.trials = o->trials;
+    bo.seed = o->seed;
+    bo.threads = (int)o->threads;
+    mdsd_block_result r = {0}, opt = {0};
+    const char *route = "exact";
+    if (rc == MDSD_OK && (o->optimal || only_optimal))
+        rc = mdsd_block_optimal(&m, &pol, &bo, &opt, err);
+    if (rc == MDSD_OK && only_optimal) {
+        r = opt;
+    } else if (rc == MDSD_OK && o->trials > 0) {
+        route = o->simulate ? "simulated" : "sampled";
+        rc = (o->simulate ? mdsd_block_simulate : mdsd_block_sampled)(&m, &pol, kind, &bo, &r, err);
+    } else if (rc == MDSD_OK) {
+        rc = mdsd_block_exact(&m, &pol, kind, &bo, &r, err);
+    }
+    if (rc == MDSD_OK) {
+        const char *vname = only_optimal ? "optimal" : mdsd_verifier_name(kind);
+        const mdsd_block_result *po = o->optimal && !only_optimal ? &opt : NULL;
+        if (o->json)
+            print_json(o, &pol, m.V, vname, route, &r, po, cost, ncost);
+        else
+            print_text(&pol, m.V, vname, route, &r, po, cost, ncost);
+    }
+    mdsd_markov_free(&m);
+    free(cost);
+    return rc;
+}
+
+/* ---- tree dumps ------------------------------------------------------- */
+
+/* "1,2,4" into out[*n] (each in [lo, hi]); 0, or -1 after a usage error. */
+static int parse_sizes(const char *spec, const char *opt, size_t lo, size_t hi, size_t *out,
+                       size_t *n)
+{
+    double *v = NULL;
+    size_t len = 0;
+    mdsd_err err;
+    if (mdsd_parse_vector(spec, opt, &v, &len, &err) != MDSD_OK) {
+        cli_usage_error("block", "%s", err.msg);
+        return -1;
+    }
+    int bad = len < 1 || len > MDSD_BLOCK_MAX_DEPTH;
+    for (size_t i = 0; !bad && i < len; i++) {
+        bad = !(v[i] >= (double)lo && v[i] <= (double)hi && v[i] == floor(v[i]));
+        out[i] = bad ? 0 : (size_t)v[i];
+    }
+    free(v);
+    if (bad) {
+        cli_usage_error("block", "%s %s: give 1 to %d integers in [%zu, %zu]", opt, spec,
+                        MDSD_BLOCK_MAX_DEPTH, lo, hi);
+        return -1;
+    }
+    *n = len;
+    return 0;
+}
+
+typedef struct {
+    const char *dump;
+    mdsd_block_case c;
+    mdsd_block_dump_result r;
+} dump_row;
+
+static void widths_text(const mdsd_policy *pol, char *buf, size_t size)
+{
+    size_t at = 0;
+    buf[0] = 0;
+    for (size_t d = 0; pol->kind == MDSD_POLICY_TREE && d < pol->depth && at < size; d++)
+        at += (size_t)snprintf(buf + at, size - at, d ? ";%zu" : "%zu", pol->width[d]);
+}
+
+static void write_csv(FILE *f, const dump_row *rows, size_t n, const double *cost, size_t ncost)
+{
+    fprintf(f, "dump,verifier,policy,scheme,sequences,widths,depth,tree_size,trees,samples,"
+               "block_efficiency,stderr,per_depth,cost,speedup\n");
+    for (size_t i = 0; i < n; i++) {
+        const mdsd_policy *pol = &rows[i].c.pol;
+        char w[256], rates[1024];
+        widths_text(pol, w, sizeof w);
+        size_t at = 0;
+        rates[0] = 0;
+        for (size_t d = 1; d <= pol->depth && at < sizeof rates; d++)
+            at += (size_t)snprintf(rates + at, sizeof rates - at, d > 1 ? ";%.9g" : "%.9g",
+                                   rows[i].r.rate[d]);
+        for (size_t k = 0; k < ncost; k++) {
+            mdsd_csv_write_field(f, rows[i].dump);
+            fprintf(f, ",%s,%s,%s,", mdsd_verifier_name(rows[i].c.v),
+                    pol->kind == MDSD_POLICY_SEQ ? "seq" : "tree",
+                    mdsd_scheme_name(pol->kind == MDSD_POLICY_SEQ ? MDSD_SCHEME_IID : pol->scheme));
+            if (pol->kind == MDSD_POLICY_SEQ)
+                fprintf(f, "%zu", pol->sequences);
+            fprintf(f, ",%s,%zu,%.17g,%zu,%zu,%.17g,%.17g,%s,%.17g,%.17g\n", w, pol->depth,
+                    mdsd_policy_size(pol), rows[i].r.trees, rows[i].r.samples, rows[i].r.tau,
+                    rows[i].r.se, rates, cost[k],
+                    rows[i].r.tau / (1.0 + cost[k] * (double)pol->depth));
+        }
+    }
+}
+
+static void write_table(FILE *f, int latex, const dump_row *rows, size_t n, const double *cost,
+                        size_t ncost)
+{
+    if (latex) {
+        fprintf(f, "\\begin{tabular}{llrrl");
+        for (size_t k = 0; k < ncost; k++)
+            fprintf(f, "r");
+        fprintf(f, "}\n\\hline\nverifier & policy & $L$ & $E[\\tau]$ & per-depth rates");
+        for (size_t k = 0; k < ncost; k++)
+            fprintf(f, " & speed-up $c=%g$", cost[k]);
+        fprintf(f, " \\\\\n\\hline\n");
+    } else {
+        fprintf(f, "| dump | verifier | policy | L | E[tau] (s.e.) | per-depth rates |");
+        for (size_t k = 0; k < ncost; k++)
+            fprintf(f, " speed-up c=%g |", cost[k]);
+        fprintf(f, "\n|---|---|---|---:|---:|---|");
+        for (size_t k = 0; k < ncost; k++)
+            fprintf(f, "---:|");
+        fprintf(f, "\n");
+    }
+    for (size_t i = 0; i < n; i++) {
+        const mdsd_policy *pol = &rows[i].c.pol;
+        char desc[256];
+        if (pol->kind == MDSD_POLICY_SEQ)
+            snprintf(desc, sizeof desc, "seq K=%zu", pol->sequences);
+        else
+            mdsd_policy_describe(pol, desc, sizeof desc);
+        if (latex)
+            fprintf(f, "%s & %s & %zu & %.4f (%.4f) & ", mdsd_verifier_name(rows[i].c.v), desc,
+                    pol->depth, rows[i].r.tau, rows[i].r.se);
+        else
+            fprintf(f, "| %s | %s | %s | %zu | %.4f (%.4f) | ", rows[i].dump,
+                    mdsd_verifier_name(rows[i].c.v), desc, pol->depth, rows[i].r.tau,
+                    rows[i].r.se);
+        for (size_t d = 1; d <= pol->depth; d++)
+            fprintf(f, d > 1 ? " %.3f" : "%.3f", rows[i].r.rate[d]);
+        for (size_t k = 0; k < ncost; k++)
+            fprintf(f, latex ? " & %.3f" : " | %.3f",
+                    rows[i].r.tau / (1.0 + cost[k] * (double)pol->depth));
+        fprintf(f, latex ? " \\\\\n" : " |\n");
+    }
+    if (latex)
+        fprintf(f, "\\hline\n\\end{tabular}\n");
+}
+
+typedef void (*table_writer)(FILE *, const dump_row *, size_t, const double *, size_t);
+
+static int write_file(const char *path, int kind, const dump_row *rows, size_t n,
+                      const double *cost, size_t ncost, mdsd_err *err)
+{
+    mdsd_outfile of;
+    int rc = mdsd_outfile_open(&of, path, err);
+    if (rc)
+        return rc;
+    if (kind == 0)
+        write_csv(of.f, rows, n, cost, ncost);
+    else
+        write_table(of.f, kind == 2, rows, n, cost, ncost);
+    return mdsd_outfile_commit(&of, err);
+}
+
+/* The default verifiers of a dump's policy (n: drafts at the root). */
+static size_t default_verifiers(const mdsd_policy *pol, mdsd_verifier_kind *out)
+{
+    size_t k = 0;
+    mdsd_scheme_kind s = pol->kind == MDSD_POLICY_SEQ ? MDSD_SCHEME_IID : pol->scheme;
+    if (s == MDSD_SCHEME_IID) {
+        out[k++] = MDSD_VERIFIER_SD;
+        out[k++] = MDSD_VERIFIER_RRS;
+        out[k++] = MDSD_VERIFIER_KSEQ;
+    } else if (s == MDSD_SCHEME_WOR) {
+        out[k++] = MDSD_VERIFIER_RRSW;
+    } else if (s == MDSD_SCHEME_GREEDY) {
+        out[k++] = MDSD_VERIFIER_GREEDY;
+    } else if (s == MDSD_SCHEME_HUB) {
+        out[k++] = MDSD_VERIFIER_SPECHUB;
+    }
+    return k;
+}
+
+/* Whether verifier v runs at every node of pol (its scheme at the root's n;
+ * seq nodes further down have fewer drafts, which every iid verifier takes). */
+static int case_applies(mdsd_verifier_kind v, const mdsd_policy *pol)
+{
+    size_t n = pol->kind == MDSD_POLICY_SEQ ? pol->sequences : pol->width[0];
+    double q[2] = {0.5, 0.5};
+    mdsd_scheme s = {pol->kind == MDSD_POLICY_SEQ ? MDSD_SCHEME_IID : pol->scheme, n, 2, q, NULL};
+    if (v == MDSD_VERIFIER_SD && n != 1)
+        return 0;
+    s.V = 2;
+    mdsd_err e;
+    int rc = mdsd_verifier_check(v, &s, &e);
+    return rc != MDSD_EUNSUPPORTED;
+}
+
+static int dump_cases(const block_opts *o, const mdsd_tree_dump *t, mdsd_block_case *cases,
+                      size_t *ncases, const mdsd_verifier_kind *vlist, size_t nv)
+{
+    size_t Ls[MDSD_BLOCK_MAX_DEPTH], nL = 0, Ks[MDSD_BLOCK_MAX_DEPTH], nK = 0;
+    if (o->depth_spec) {
+        if (parse_sizes(o->depth_spec, "--depth", 1, t->pol.depth, Ls, &nL))
+            return -1;
+    } else {
+        for (size_t d = 1; d <= t->pol.depth; d++)
+            Ls[nL++] = d;
+    }
+    if (t->pol.kind == MDSD_POLICY_SEQ) {
+        if (o->sequences_spec) {
+            if (parse_sizes(o->sequences_spec, "--sequences", 1, t->pol.sequences, Ks, &nK))
+                return -1;
+        } else {
+            for (size_t k = 1; k < t->pol.sequences; k *= 2)
+                Ks[nK++] = k;
+            Ks[nK++] = t->pol.sequences;
+        }
+    } else {
+        if (o->sequences_spec) {
+            cli_usage_error("block", "--sequences is for seq dumps; %s holds trees", t->path);
+            return -1;
+        }
+        Ks[nK++] = 0;
+    }
+    mdsd_verifier_kind defaults[8];
+    if (!nv) {
+        nv = default_verifiers(&t->pol, defaults);
+        vlist = defaults;
+    }
+    size_t n = 0;
+    for (size_t iv = 0; iv < nv; iv++)
+        for (size_t ik = 0; ik < nK; ik++)
+            for (size_t il = 0; il < nL; il++) {
+                mdsd_policy pol = t->pol;
+                pol.depth = Ls[il];
+                if (pol.kind == MDSD_POLICY_SEQ)
+                    pol.sequences = Ks[ik];
+                if (!case_applies(vlist[iv], &pol))
+                    continue;
+                cases[n].v = vlist[iv];
+                cases[n].pol = pol;
+                n++;
+            }
+    *ncases = n;
+    return 0;
+}
+
+static int run_dumps(const block_opts *o)
+{
+    mdsd_err err;
+    mdsd_err_clear(&err);
+    if (o->markov || o->tree || o->scheme || o->verifier || o->exact || o->trials ||
+        o->simulate || o->optimal || o->json)
+        return cli_usage_error("block", "with tree dumps: --verifiers, --sequences, --depth, "
+                               "--cost, -o, --markdown, --latex, --threads only");
+    mdsd_verifier_kind vlist[MDSD_VERIFIER_COUNT];
+    size_t nv = 0;
+    if (o->verifiers) {
+        char buf[512];
+        snprintf(buf, sizeof buf, "%s", o->verifiers);
+        for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+             tok = strtok_r(NULL, ",", &save)) {
+            if (nv == MDSD_VERIFIER_COUNT || mdsd_verifier_parse(tok, &vlist[nv++], &err))
+                return cli_usage_error("block", "--verifiers %s: %s", o->verifiers,
+                                       err.msg[0] ? err.msg : "too many");
+        }
+    }
+    double zero = 0.0, *cost = &zero;
+    size_t ncost = 1;
+    if (o->cost) {
+        if (mdsd_parse_vector(o->cost, "--cost", &cost, &ncost, &err))
+            return cli_usage_error("block", "%s", err.msg);
+        for (size_t i = 0; i < ncost; i++)
+            if (!(cost[i] >= 0.0 && isfinite(cost[i]))) {
+                free(cost);
+                return cli_usage_error("block", "--cost %s: costs are numbers >= 0", o->cost);
+            }
+    }
+    size_t cap = 0, n = 0;
+    dump_row *rows = NULL;
+    int rc = MDSD_OK, usage = 0;
+    for (size_t i = 0; rc == MDSD_OK && !usage && i < o->n_dumps; i++) {
+        mdsd_tree_dump *t;
+        if ((rc = mdsd_tree_dump_open(o->dumps[i], &t, &err)))
+            break;
+        mdsd_block_case cases[MDSD_VERIFIER_COUNT * MDSD_BLOCK_MAX_DEPTH * 8];
+        size_t nc = 0;
+        if (dump_cases(o, t, cases, &nc, vlist, nv)) {
+            usage = 1;
+        } else {
+            mdsd_block_dump_result *res = calloc(nc ? nc : 1, sizeof *res);
+            if (n + nc > cap) {
+                cap = 2 * (n + nc);
+                dump_row *grown = realloc(rows, cap * sizeof *rows);
+                if (grown)
+                    rows = grown;
+                else
+                    rc = mdsd_fail(&err, MDSD_ENOMEM, "out of memory");
+            }
+            if (!res)
+                rc = mdsd_fail(&err, MDSD_ENOMEM, "out of memory");
+            mdsd_verifier_opts vo;
+            mdsd_verifier_opts_init(&vo);
+            vo.is_top = o->is_top;
+            if (rc == MDSD_OK)
+                rc = mdsd_tree_dump_eval(t, cases, nc, &vo, (int)o->threads, NULL, NULL, res,
+                                         &err);
+            for (size_t c = 0; rc == MDSD_OK && c < nc; c++)
+                rows[n++] = (dump_row){o->dumps[i], cases[c], res[c]};
+            free(res);
+        }
+        mdsd_tree_dump_close(t);
+    }
+    if (rc == MDSD_OK && !usage && o->output)
+        rc = write_file(o->output, 0, rows, n, cost, ncost, &err);
+    if (rc == MDSD_OK && !usage && o->markdown)
+        rc = write_file(o->markdown, 1, rows, n, cost, ncost, &err);
+    if (rc == MDSD_OK && !usage && o->latex)
+        rc = write_file(o->latex, 2, rows, n, cost, ncost, &err);
+    if (rc == MDSD_OK && !usage && !o->output && !o->markdown && !o->latex)
+        write_table(stdout, 0, rows, n, cost, ncost);
+    free(rows);
+    if (cost != &zero)
+        free(cost);
+    if (usage)
+        return CLI_EXIT_USAGE;
+    return rc ? cli_report("block", &err) : CLI_EXIT_OK;
+}
+
+int cmd_block(int argc, char **argv)
+{
+    block_opts o = {.seed = 1};
+    if (parse_args(argc, argv, &o))
+        return CLI_EXIT_USAGE;
+    if (o.help) {
+        fputs(usage_text, stdout);
+        return CLI_EXIT_OK;
+    }
+    if (!o.markov && o.n_dumps)
+        return run_dumps(&o);
+    if (!o.markov)
+        return cli_usage_error("block", "missing --markov FILE or tree dumps");
+    if (!o.verifier)
+        return cli_usage_error("block", "missing --verifier");
+    if (o.tree && (o.sequences || o.depth))
+        return cli_usage_error("block", "--tree excludes --sequences and --depth");
+    if (!o.tree && (!o.sequences || !o.depth))
+        return cli_usage_error("block", "give --sequences K and --depth L, or --tree W1,W2,...");
+    if (o.scheme && !o.tree)
+        return cli_usage_error("block", "--scheme is for --tree (seq drafts are iid)");
+    if (o.exact && o.trials)
+        return cli_usage_error("block", "--exact and --trials are two routes: give one");
+    if (o.simulate && !o.trials)
+        return cli_usage_error("block", "--simulate needs --trials T");
+    if (o.trials == 1)
+        return cli_usage_error("block", "--trials must be at least 2 (for the standard error)");
+    mdsd_err err;
+    mdsd_err_clear(&err);
+    int rc = run(&o, &err);
+    if (rc < 0)
+        return CLI_EXIT_USAGE;
+    return rc ? cli_report("block", &err) : CLI_EXIT_OK;
+}
