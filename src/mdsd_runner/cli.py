@@ -175,6 +175,7 @@ def _dump(args):
                         else args.logits_dtype)
     if args.tree_policy:
         from .trees import run_trees
+        args.logits_dtype = logits_dtype  # 'auto' resolved as for a flat dump
         s = run_trees(args, tokenizer, target, drafts, prompts, config, args.command, dataset)
         print(f"wrote {s['output']}: {s['trees']} trees, {s['rows']} rows, "
               f"V = {s['vocab_size']}, {s['seconds']:.1f} s")
