@@ -339,6 +339,60 @@ Test(block_dump, thread_count_invariant)
     mdsd_tree_dump_close(t);
 }
 
+/* Per-depth standard errors against a second computation: each tree is
+ * evaluated alone (a one-tree view of the dump), and the delta-method CR1
+ * variance of the ratio sum reach_d / sum reach_{d-1} is formed from the
+ * per-sample totals in expanded form, sum A^2 - 2 R sum AB + R^2 sum B^2.
+ * At depth 1 it is also the s.e. of tau at L = 1 (reach_0 = 1 per tree). */
+Test(block_dump, per_depth_stderr_matches_per_tree_recomputation)
+{
+    mdsd_tree_dump *t;
+    mdsd_err err;
+    cr_assert_eq(mdsd_tree_dump_open(SHIPPED, &t, &err), MDSD_OK, "%s", err.msg);
+    mdsd_block_case c = {MDSD_VERIFIER_KSEQ, t->pol};
+    size_t L = t->pol.depth, n = t->n_trees;
+    mdsd_block_dump_result all;
+    cr_assert_eq(mdsd_tree_dump_eval(t, &c, 1, NULL, 0, NULL, NULL, &all, &err), 0, "%s", err.msg);
+    double *reach = calloc(n * (L + 1), sizeof *reach);
+    int *sample = malloc(n * sizeof *sample);
+    size_t *root = t->root, n_trees = t->n_trees;
+    for (size_t i = 0; i < n; i++) {
+        mdsd_block_dump_result one;
+        sample[i] = t->sample[root[i]];
+        t->root = root + i, t->n_trees = 1;
+        cr_assert_eq(mdsd_tree_dump_eval(t, &c, 1, NULL, 1, NULL, NULL, &one, &err), 0);
+        for (size_t d = 0; d <= L; d++)
+            reach[i * (L + 1) + d] = one.reach[d];
+    }
+    t->root = root, t->n_trees = n_trees;
+    for (size_t d = 1; d <= L; d++) {
+        double A = 0, B = 0, AA = 0, AB = 0, BB = 0, a = 0, b = 0;
+        size_t C = 0;
+        for (size_t i = 0; i <= n; i++) {
+            if (i > 0 && (i == n || sample[i] != sample[i - 1])) {
+                AA += a * a, AB += a * b, BB += b * b, A += a, B += b, C++;
+                a = b = 0;
+            }
+            if (i < n)
+                a += reach[i * (L + 1) + d], b += reach[i * (L + 1) + d - 1];
+        }
+        cr_assert(C > 1);
+        double R = A / B, want = sqrt((double)C / (C - 1) * (AA - 2 * R * AB + R * R * BB)) / B;
+        cr_assert(fabs(all.rate[d] - R) <= 1e-12, "depth %zu rate %.17g vs %.17g", d,
+                  all.rate[d], R);
+        cr_assert(all.rate_se[d] > 0 && fabs(all.rate_se[d] - want) <= 1e-9 * want,
+                  "depth %zu: s.e. %.17g, recomputed %.17g", d, all.rate_se[d], want);
+    }
+    mdsd_policy one = t->pol;
+    one.depth = 1;
+    mdsd_block_case c1 = {MDSD_VERIFIER_KSEQ, one};
+    cr_assert_eq(mdsd_tree_dump_eval(t, &c1, 1, NULL, 0, NULL, NULL, &all, &err), 0);
+    cr_assert(fabs(all.rate_se[1] - all.se) <= 1e-12 * all.se, "%.17g vs %.17g", all.rate_se[1],
+              all.se);
+    free(reach), free(sample);
+    mdsd_tree_dump_close(t);
+}
+
 /* ---- malformed tree dumps ------------------------------------------------ */
 
 /* Copies a small Markov tree dump, lets `edit` damage it, expects refusal
@@ -423,7 +477,7 @@ Test(block_dump, command_csv_and_refusals)
     char line[4096];
     cr_assert(fgets(line, sizeof line, f));
     cr_assert(strstr(line, "dump,verifier,policy,scheme,sequences,widths,depth,tree_size,trees,"
-                           "samples,block_efficiency,stderr,per_depth,cost,speedup"));
+                           "samples,block_efficiency,stderr,per_depth,cost,speedup,per_depth_stderr"));
     size_t n = 0;
     while (fgets(line, sizeof line, f))
         n++;

@@ -399,6 +399,24 @@ static int eval_node(const tree_view *tv, const mdsd_block_case *c, size_t u, si
 /* Trees read per block: rows of up to this many trees at once. */
 #define TREES_PER_BLOCK 16
 
+/* Standard error of R = sum_k a_k / sum_k b_k over C clusters by the delta
+ * method: the linearised cluster totals z_k = a_k - R b_k give
+ * var(R) = C/(C-1) sum_k z_k^2 / (sum_k b_k)^2 (CR1, as mdsd_cluster). */
+static double ratio_stderr(const double *a, const double *b, size_t C)
+{
+    double A = 0.0, B = 0.0, zz = 0.0;
+    for (size_t k = 0; k < C; k++)
+        A += a[k], B += b[k];
+    if (C < 2 || !(B > 0.0))
+        return 0.0;
+    double R = A / B;
+    for (size_t k = 0; k < C; k++) {
+        double z = a[k] - R * b[k];
+        zz += z * z;
+    }
+    return sqrt((double)C / (double)(C - 1) * zz) / B;
+}
+
 int mdsd_tree_dump_eval(mdsd_tree_dump *t, const mdsd_block_case *cases, size_t ncases,
                         const mdsd_verifier_opts *vopts, int threads,
                         void (*progress)(size_t done, size_t total, void *ctx), void *ctx,
@@ -419,8 +437,24 @@ int mdsd_tree_dump_eval(mdsd_tree_dump *t, const mdsd_block_case *cases, size_t 
     double *val = malloc(TREES_PER_BLOCK * ncases * (L + 1) * sizeof *val);
     mdsd_cluster_stats *cs = malloc(ncases * sizeof *cs);
     double *reach = calloc(ncases * (L + 1), sizeof *reach);
+    /* Per-depth standard errors need each cluster's sums of reach_d and
+     * reach_{d-1}: cl[i] is tree i's cluster, 1-based (its sample; its own
+     * index when the dump holds one sample, as mdsd_cluster falls back to
+     * i.i.d.), csum[(c (L + 1) + d) ncl + k - 1] the sum of reach_d over
+     * cluster k (d = 0: the cluster's tree count). */
+    size_t ncl = 0, *cl = malloc((t->n_trees + 1) * sizeof *cl);
+    for (size_t i = 0; cl && i < t->n_trees; i++) {
+        ncl += i == 0 || t->sample[t->root[i]] != t->sample[t->root[i - 1]];
+        cl[i] = ncl;
+    }
+    if (cl && ncl == 1) {
+        for (size_t i = 0; i < t->n_trees; i++)
+            cl[i] = i + 1;
+        ncl = t->n_trees;
+    }
+    double *csum = calloc(ncases * (L + 1) * (ncl ? ncl : 1), sizeof *csum);
     int rc = MDSD_OK;
-    if (!buf || !p || !q || !val || !cs || !reach)
+    if (!buf || !p || !q || !val || !cs || !reach || !cl || !csum)
         rc = mdsd_fail(err, MDSD_ENOMEM, "%s: out of memory for a block of trees", t->path);
     for (size_t c = 0; c < ncases && rc == MDSD_OK; c++)
         mdsd_cluster_init(&cs[c]);
@@ -481,6 +515,9 @@ int mdsd_tree_dump_eval(mdsd_tree_dump *t, const mdsd_block_case *cases, size_t 
             mdsd_cluster_add(&cs[c], t->sample[t->root[i]], v[0]);
             for (size_t d = 1; d <= cases[c].pol.depth; d++)
                 reach[c * (L + 1) + d] += v[d];
+            csum[(c * (L + 1)) * ncl + cl[i] - 1] += 1.0;
+            for (size_t d = 1; d <= cases[c].pol.depth; d++)
+                csum[(c * (L + 1) + d) * ncl + cl[i] - 1] += v[d];
         }
         if (progress)
             progress(last, t->n_trees, ctx);
@@ -496,6 +533,8 @@ int mdsd_tree_dump_eval(mdsd_tree_dump *t, const mdsd_block_case *cases, size_t 
         for (size_t d = 1; d <= cases[c].pol.depth; d++) {
             r->reach[d] = reach[c * (L + 1) + d] / (double)r->trees;
             r->rate[d] = r->reach[d - 1] > 0.0 ? r->reach[d] / r->reach[d - 1] : 0.0;
+            r->rate_se[d] = ratio_stderr(csum + (c * (L + 1) + d) * ncl,
+                                         csum + (c * (L + 1) + d - 1) * ncl, ncl);
         }
     }
     free(buf);
@@ -504,5 +543,7 @@ int mdsd_tree_dump_eval(mdsd_tree_dump *t, const mdsd_block_case *cases, size_t 
     free(val);
     free(cs);
     free(reach);
+    free(cl);
+    free(csum);
     return rc;
 }

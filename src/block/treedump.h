@@ -60,6 +60,11 @@ typedef struct {
     size_t trees, samples;
     double reach[MDSD_BLOCK_MAX_DEPTH + 1];
     double rate[MDSD_BLOCK_MAX_DEPTH + 1];
+    /* rate_se[d]: standard error of rate[d], a ratio of two means (trees
+     * reaching depth d over trees reaching d - 1), by the delta method with
+     * the CR1 sandwich clustered by sample as for tau (by tree when the dump
+     * holds one sample). At depth 1 it equals se of tau at L = 1. */
+    double rate_se[MDSD_BLOCK_MAX_DEPTH + 1];
 } mdsd_block_dump_result;
 
 /* Evaluates every case over every tree; res[ncases]. threads: 0 = OpenMP

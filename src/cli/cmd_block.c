@@ -63,7 +63,11 @@ static const char usage_text[] =
     "  --sequences LIST   seq dumps: K' values (default 1,2,4,.. up to K, and K)\n"
     "  --depth LIST       L' values (default 1..L)\n"
     "  -o, --output CSV   tidy CSV (one row per case and cost), written atomically;\n"
-    "                     without it a Markdown table goes to stdout\n"
+    "                     without it a Markdown table goes to stdout. Columns:\n"
+    "                     dump, verifier, policy, scheme, sequences, widths,\n"
+    "                     depth, tree_size, trees, samples, block_efficiency,\n"
+    "                     stderr, per_depth (rates d = 1..L, ';'), cost,\n"
+    "                     speedup, per_depth_stderr (delta method, clustered)\n"
     "  --markdown FILE, --latex FILE   the table as Markdown / LaTeX\n"
     "  --is-top S         is: free LP weights only among the top S tokens (needed\n"
     "                     at large V; see mdsd accept --help)\n"
@@ -372,16 +376,19 @@ static void widths_text(const mdsd_policy *pol, char *buf, size_t size)
 static void write_csv(FILE *f, const dump_row *rows, size_t n, const double *cost, size_t ncost)
 {
     fprintf(f, "dump,verifier,policy,scheme,sequences,widths,depth,tree_size,trees,samples,"
-               "block_efficiency,stderr,per_depth,cost,speedup\n");
+               "block_efficiency,stderr,per_depth,cost,speedup,per_depth_stderr\n");
     for (size_t i = 0; i < n; i++) {
         const mdsd_policy *pol = &rows[i].c.pol;
-        char w[256], rates[1024];
+        char w[256], rates[1024], rates_se[1024];
         widths_text(pol, w, sizeof w);
-        size_t at = 0;
-        rates[0] = 0;
+        size_t at = 0, at_se = 0;
+        rates[0] = rates_se[0] = 0;
         for (size_t d = 1; d <= pol->depth && at < sizeof rates; d++)
             at += (size_t)snprintf(rates + at, sizeof rates - at, d > 1 ? ";%.9g" : "%.9g",
                                    rows[i].r.rate[d]);
+        for (size_t d = 1; d <= pol->depth && at_se < sizeof rates_se; d++)
+            at_se += (size_t)snprintf(rates_se + at_se, sizeof rates_se - at_se,
+                                      d > 1 ? ";%.9g" : "%.9g", rows[i].r.rate_se[d]);
         for (size_t k = 0; k < ncost; k++) {
             mdsd_csv_write_field(f, rows[i].dump);
             fprintf(f, ",%s,%s,%s,", mdsd_verifier_name(rows[i].c.v),
@@ -389,10 +396,10 @@ static void write_csv(FILE *f, const dump_row *rows, size_t n, const double *cos
                     mdsd_scheme_name(pol->kind == MDSD_POLICY_SEQ ? MDSD_SCHEME_IID : pol->scheme));
             if (pol->kind == MDSD_POLICY_SEQ)
                 fprintf(f, "%zu", pol->sequences);
-            fprintf(f, ",%s,%zu,%.17g,%zu,%zu,%.17g,%.17g,%s,%.17g,%.17g\n", w, pol->depth,
+            fprintf(f, ",%s,%zu,%.17g,%zu,%zu,%.17g,%.17g,%s,%.17g,%.17g,%s\n", w, pol->depth,
                     mdsd_policy_size(pol), rows[i].r.trees, rows[i].r.samples, rows[i].r.tau,
                     rows[i].r.se, rates, cost[k],
-                    rows[i].r.tau / (1.0 + cost[k] * (double)pol->depth));
+                    rows[i].r.tau / (1.0 + cost[k] * (double)pol->depth), rates_se);
         }
     }
 }
