@@ -393,6 +393,104 @@ Test(block_dump, per_depth_stderr_matches_per_tree_recomputation)
     mdsd_tree_dump_close(t);
 }
 
+/* The block job resumes from CSV.partial: stopped by SIGINT after the first
+ * of two dumps (MDSD_TEST_BLOCK_STOP_AFTER), it keeps that dump, refuses to
+ * start over silently, resumes to the same bytes as an uninterrupted run,
+ * and refuses a partial file with an altered or missing row, another job's,
+ * or one whose dump changed since. */
+static char *block_job(const char *dir, const char *extra, const char *env, int *rc)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "cd %s && %s %s block a.h5 b.h5 -o out.csv --verifiers kseq "
+             "--sequences 2,4 %s", dir, env, test_mdsd_bin(), extra);
+    char *out = NULL;
+    *rc = test_run_shell(cmd, &out);
+    return out;
+}
+
+static void stop_after_first(const char *dir)
+{
+    int rc;
+    char *out = block_job(dir, "--discard-partial", "MDSD_TEST_BLOCK_STOP_AFTER=1", &rc);
+    cr_assert_neq(rc, 0, "%s", out);
+    cr_assert(strstr(out, "--resume"), "%s", out);
+    free(out);
+}
+
+static void expect_refusal(const char *dir, const char *edit, const char *extra, const char *want)
+{
+    char cmd[4096], *out = NULL;
+    int rc;
+    stop_after_first(dir);
+    snprintf(cmd, sizeof cmd, "cd %s && %s", dir, edit);
+    cr_assert_eq(test_run_shell(cmd, &out), 0, "%s: %s", edit, out);
+    free(out);
+    out = block_job(dir, extra, "", &rc);
+    cr_assert_eq(rc, 1, "%s: rc %d: %s", edit, rc, out);
+    cr_assert(strstr(out, want), "%s: want '%s' in: %s", edit, want, out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "test ! -e %s/out.csv && test ! -e %s/out.csv.lock", dir, dir);
+    cr_assert_eq(test_run_shell(cmd, &out), 0, "%s: output or lock left behind", edit);
+    free(out);
+}
+
+Test(block_dump, job_resumes_and_refuses_damaged_partial_files, .timeout = 120)
+{
+    char dir[] = "/tmp/mdsd-block-resume-XXXXXX", cmd[4096], *out = NULL;
+    cr_assert(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd, "cp %s %s/a.h5 && cp %s %s/b.h5", SHIPPED, dir, SHIPPED, dir);
+    cr_assert_eq(test_run_shell(cmd, &out), 0, "%s", out);
+    free(out);
+    int rc;
+    out = block_job(dir, "&& mv out.csv ref.csv", "", &rc);
+    cr_assert_eq(rc, 0, "%s", out);
+    free(out);
+
+    stop_after_first(dir);
+    snprintf(cmd, sizeof cmd, "cd %s && test ! -e out.csv && grep -c '^#done' out.csv.partial",
+             dir);
+    cr_assert_eq(test_run_shell(cmd, &out), 0, "%s", out);
+    cr_assert_eq(atoi(out), 1, "one finished dump kept: %s", out);
+    free(out);
+    out = block_job(dir, "", "", &rc);
+    cr_assert_eq(rc, 1, "%s", out);
+    cr_assert(strstr(out, "--resume") && strstr(out, "--discard-partial"), "%s", out);
+    free(out);
+    out = block_job(dir, "--resume --threads 1", "", &rc);
+    cr_assert_eq(rc, 0, "%s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "cd %s && cmp out.csv ref.csv && test ! -e out.csv.partial && "
+             "test ! -e out.csv.lock && rm out.csv", dir);
+    cr_assert_eq(test_run_shell(cmd, &out), 0, "resumed CSV differs: %s", out);
+    free(out);
+
+    expect_refusal(dir, "sed -i '2s/p+0 /p+1 /' out.csv.partial", "--resume", "altered");
+    expect_refusal(dir, "sed -i '3d' out.csv.partial", "--resume", "missing or extra");
+    expect_refusal(dir, "sed -i 's/^#done 0 /#done 7 /' out.csv.partial", "--resume",
+                   "the job has 2 dumps");
+    expect_refusal(dir, "true", "--resume --depth 1", "different block job");
+    expect_refusal(dir, "touch -d '2001-01-01' a.h5", "--resume", "different block job");
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(test_run_shell(cmd, &out), 0);
+    free(out);
+}
+
+/* Outputs are checked before any work: a directory or an input is refused. */
+Test(block_dump, outputs_checked_before_work)
+{
+    char *out = NULL;
+    int rc = test_run_mdsd("block " SHIPPED " -o /tmp", 1, &out);
+    cr_assert_eq(rc, 1, "%s", out);
+    free(out);
+    rc = test_run_mdsd("block " SHIPPED " -o " SHIPPED, 1, &out);
+    cr_assert_eq(rc, 1, "%s", out);
+    cr_assert(strstr(out, SHIPPED), "%s", out);
+    free(out);
+    rc = test_run_mdsd("block " SHIPPED " --markdown " SHIPPED, 1, &out);
+    cr_assert_eq(rc, 1, "%s", out);
+    free(out);
+}
+
 /* ---- malformed tree dumps ------------------------------------------------ */
 
 /* Copies a small Markov tree dump, lets `edit` damage it, expects refusal

@@ -2,13 +2,20 @@
  * token-level recursive verification with multi-token drafts (block.h,
  * papers/block/DEFINITIONS.md), on a Markov toy pair: exact, from sampled
  * draft trees, by plain simulation, and the optimum over all verifiers. */
+#include <errno.h>
+#include <signal.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "block.h"
+#include "checkpoint.h"
 #include "cli.h"
+#include "outfile.h"
+#include "progress.h"
 #include "treedump.h"
 
 static const char usage_text[] =
@@ -71,6 +78,12 @@ static const char usage_text[] =
     "  --markdown FILE, --latex FILE   the table as Markdown / LaTeX\n"
     "  --is-top S         is: free LP weights only among the top S tokens (needed\n"
     "                     at large V; see mdsd accept --help)\n"
+    "  --resume           go on from CSV.partial: each finished dump is kept\n"
+    "                     there (results as exact hex floats, a row count and a\n"
+    "                     checksum per dump), so an interrupted job loses at most\n"
+    "                     the dump it was on; refused if options or dumps changed\n"
+    "  --discard-partial  delete CSV.partial and start over (without one of the\n"
+    "                     two, an existing CSV.partial stops the job)\n"
     "  -h, --help         this help\n"
     "\nJSON keys: verifier, policy, depth, sequences (seq) or widths and scheme\n"
     "(tree), tree_size (draft tokens), V, route (exact, sampled, simulated),\n"
@@ -94,7 +107,9 @@ enum {
     OPT_VERIFIERS,
     OPT_MARKDOWN,
     OPT_LATEX,
-    OPT_IS_TOP
+    OPT_IS_TOP,
+    OPT_RESUME,
+    OPT_DISCARD_PARTIAL
 };
 
 typedef struct {
@@ -103,7 +118,7 @@ typedef struct {
     size_t sequences, depth, threads, is_top;
     char **dumps;
     size_t n_dumps;
-    bool exact, simulate, optimal, json, help;
+    bool exact, simulate, optimal, json, help, resume, discard_partial;
     unsigned long long trials, seed;
 } block_opts;
 
@@ -128,6 +143,8 @@ static int parse_args(int argc, char **argv, block_opts *o)
         {"markdown", required_argument, NULL, OPT_MARKDOWN},
         {"latex", required_argument, NULL, OPT_LATEX},
         {"is-top", required_argument, NULL, OPT_IS_TOP},
+        {"resume", no_argument, NULL, OPT_RESUME},
+        {"discard-partial", no_argument, NULL, OPT_DISCARD_PARTIAL},
         {"json", no_argument, NULL, CLI_OPT_JSON},
         {"help", no_argument, NULL, 'h'},
         {0, 0, 0, 0}};
@@ -150,6 +167,8 @@ static int parse_args(int argc, char **argv, block_opts *o)
         case OPT_SEED: if (cli_parse_u64(optarg, "--seed", "block", &o->seed)) return -1; break;
         case OPT_THREADS: if (cli_parse_size(optarg, "--threads", "block", &o->threads)) return -1; break;
         case OPT_SIMULATE: o->simulate = true; break;
+        case OPT_RESUME: o->resume = true; break;
+        case OPT_DISCARD_PARTIAL: o->discard_partial = true; break;
         case OPT_OPTIMAL: o->optimal = true; break;
         case OPT_COST: o->cost = optarg; break;
         case CLI_OPT_JSON: o->json = true; break;
@@ -549,6 +568,13 @@ static int dump_cases(const block_opts *o, const mdsd_tree_dump *t, mdsd_block_c
     return 0;
 }
 
+static void dump_progress(size_t done, size_t total, void *ctx)
+{
+    (void)total;
+    mdsd_progress *pr = ctx;
+    mdsd_progress_add(pr, done - pr->done);
+}
+
 static int run_dumps(const block_opts *o)
 {
     mdsd_err err;
@@ -580,9 +606,66 @@ static int run_dumps(const block_opts *o)
                 return cli_usage_error("block", "--cost %s: costs are numbers >= 0", o->cost);
             }
     }
-    size_t cap = 0, n = 0;
-    dump_row *rows = NULL;
     int rc = MDSD_OK, usage = 0;
+    if (!o->output && (o->resume || o->discard_partial))
+        return cli_usage_error("block", "--resume and --discard-partial need -o CSV");
+    if (o->resume && o->discard_partial)
+        return cli_usage_error("block", "--resume and --discard-partial: give one");
+    /* Every output is checked before any work: not a directory, not an input. */
+    const char *outs[3] = {o->output, o->markdown, o->latex};
+    for (int k = 0; k < 3 && rc == MDSD_OK; k++) {
+        if (outs[k])
+            rc = mdsd_output_check(outs[k], (const char *const *)o->dumps, o->n_dumps, &err);
+        for (int l = 0; l < k && rc == MDSD_OK; l++)
+            if (outs[k] && outs[l] && !strcmp(outs[k], outs[l]))
+                rc = mdsd_fail(&err, MDSD_EINVAL, "%s names two outputs of the same job", outs[k]);
+    }
+    /* The checkpoint: one writer per output, and CSV.partial never dropped
+     * silently. */
+    mdsd_lock lock = {-1, ""};
+    char partial_path[4200] = "", *signature = NULL;
+    mdsd_block_unit *units = calloc(o->n_dumps ? o->n_dumps : 1, sizeof *units);
+    FILE *partial = NULL;
+    if (!units && rc == MDSD_OK)
+        rc = mdsd_fail(&err, MDSD_ENOMEM, "out of memory");
+    if (o->output && rc == MDSD_OK) {
+        char lock_path[4200], what[4300], opts[2048];
+        snprintf(partial_path, sizeof partial_path, "%s.partial", o->output);
+        snprintf(lock_path, sizeof lock_path, "%s.lock", o->output);
+        snprintf(what, sizeof what, "'%s'", o->output);
+        snprintf(opts, sizeof opts, "verifiers=%s sequences=%s depth=%s is-top=%zu",
+                 o->verifiers ? o->verifiers : "default",
+                 o->sequences_spec ? o->sequences_spec : "default",
+                 o->depth_spec ? o->depth_spec : "default", o->is_top);
+        rc = mdsd_lock_acquire(&lock, lock_path, what, &err);
+        if (rc == MDSD_OK)
+            rc = mdsd_block_signature(opts, o->dumps, o->n_dumps, &signature, &err);
+        struct stat st;
+        if (rc == MDSD_OK && stat(partial_path, &st) == 0) {
+            if (o->discard_partial) {
+                if (unlink(partial_path) != 0)
+                    rc = mdsd_fail(&err, MDSD_EIO, "cannot delete '%s': %s", partial_path,
+                                   strerror(errno));
+            } else if (o->resume) {
+                rc = mdsd_block_partial_read(partial_path, signature, units, o->n_dumps, &err);
+            } else {
+                rc = mdsd_fail(&err, MDSD_EINVAL, "'%s' holds the finished dumps of an "
+                               "interrupted job on this output: pass --resume to continue it, or "
+                               "--discard-partial to delete it and start over", partial_path);
+            }
+        }
+        if (rc == MDSD_OK) {
+            static char hint[4400];
+            snprintf(hint, sizeof hint, "finished dumps are kept in %s: rerun the same command "
+                     "with --resume to continue", partial_path);
+            mdsd_cleanup_signals("mdsd block", hint);
+            partial = mdsd_block_partial_start(partial_path, signature, units, o->n_dumps, &err);
+            if (!partial)
+                rc = err.code ? err.code : MDSD_EIO;
+        }
+    }
+    size_t cap = 0, n = 0, finished = 0;
+    dump_row *rows = NULL;
     for (size_t i = 0; rc == MDSD_OK && !usage && i < o->n_dumps; i++) {
         mdsd_tree_dump *t;
         if ((rc = mdsd_tree_dump_open(o->dumps[i], &t, &err)))
@@ -606,15 +689,46 @@ static int run_dumps(const block_opts *o)
             mdsd_verifier_opts vo;
             mdsd_verifier_opts_init(&vo);
             vo.is_top = o->is_top;
-            if (rc == MDSD_OK)
-                rc = mdsd_tree_dump_eval(t, cases, nc, &vo, (int)o->threads, NULL, NULL, res,
-                                         &err);
+            if (rc == MDSD_OK && units[i].done) {
+                /* resumed: the recorded cases must be the ones this job makes */
+                int same = units[i].count == nc;
+                for (size_t c = 0; same && c < nc; c++)
+                    same = units[i].cases[c].v == cases[c].v &&
+                           units[i].cases[c].pol.depth == cases[c].pol.depth &&
+                           units[i].cases[c].pol.sequences ==
+                               (cases[c].pol.kind == MDSD_POLICY_SEQ ? cases[c].pol.sequences : 0);
+                if (!same)
+                    rc = mdsd_fail(&err, MDSD_EFORMAT, "'%s': the results of %s are not the cases "
+                                   "this job makes; pass --discard-partial to start over",
+                                   partial_path, o->dumps[i]);
+                else
+                    memcpy(res, units[i].res, nc * sizeof *res);
+            } else if (rc == MDSD_OK) {
+                mdsd_progress pr;
+                char label[96];
+                snprintf(label, sizeof label, "mdsd block %zu/%zu", i + 1, o->n_dumps);
+                mdsd_progress_start(&pr, label, t->n_trees);
+                rc = mdsd_tree_dump_eval(t, cases, nc, &vo, (int)o->threads, dump_progress, &pr,
+                                         res, &err);
+                mdsd_progress_finish(&pr);
+                if (rc == MDSD_OK && partial)
+                    rc = mdsd_block_partial_append(partial, i, cases, res, nc, &err);
+                if (rc == MDSD_OK)
+                    finished = i + 1;
+                /* Tests interrupt the job after a given number of dumps
+                 * (the real SIGINT path, without timing races). */
+                const char *stop = getenv("MDSD_TEST_BLOCK_STOP_AFTER");
+                if (rc == MDSD_OK && stop && strtoul(stop, NULL, 10) == finished)
+                    raise(SIGINT);
+            }
             for (size_t c = 0; rc == MDSD_OK && c < nc; c++)
                 rows[n++] = (dump_row){o->dumps[i], cases[c], res[c]};
             free(res);
         }
         mdsd_tree_dump_close(t);
     }
+    if (partial)
+        fclose(partial);
     if (rc == MDSD_OK && !usage && o->output)
         rc = write_file(o->output, 0, rows, n, cost, ncost, &err);
     if (rc == MDSD_OK && !usage && o->markdown)
@@ -623,6 +737,19 @@ static int run_dumps(const block_opts *o)
         rc = write_file(o->latex, 2, rows, n, cost, ncost, &err);
     if (rc == MDSD_OK && !usage && !o->output && !o->markdown && !o->latex)
         write_table(stdout, 0, rows, n, cost, ncost);
+    size_t kept = 0;
+    for (size_t i = 0; i < o->n_dumps; i++)
+        kept += units[i].done || i < finished;
+    if (partial && ((rc == MDSD_OK && !usage) || !kept))
+        unlink(partial_path); /* done, or nothing worth keeping */
+    else if (partial)
+        fprintf(stderr, "mdsd block: finished dumps are kept in %s: rerun with --resume to "
+                "continue\n", partial_path);
+    if (lock.fd >= 0)
+        mdsd_lock_release(&lock);
+    mdsd_block_units_free(units, o->n_dumps);
+    free(units);
+    free(signature);
     free(rows);
     if (cost != &zero)
         free(cost);
@@ -644,6 +771,8 @@ int cmd_block(int argc, char **argv)
         return run_dumps(&o);
     if (!o.markov)
         return cli_usage_error("block", "missing --markov FILE or tree dumps");
+    if (o.resume || o.discard_partial)
+        return cli_usage_error("block", "--resume and --discard-partial are for tree dumps");
     if (!o.verifier)
         return cli_usage_error("block", "missing --verifier");
     if (o.tree && (o.sequences || o.depth))

@@ -1,0 +1,54 @@
+/* checkpoint.h - resuming the block job over tree dumps (mdsd block DUMP...
+ * -o CSV --resume).
+ *
+ * The unit of work is one dump: every case of a dump is evaluated in one pass
+ * over its trees. After each dump the job appends the unit to OUTPUT.partial
+ * and syncs it:
+ *
+ *     #mdsd-block-partial 1 <signature>          (first line: the job)
+ *     r <verifier> <depth> <sequences> <trees> <samples> <tau> <se>
+ *       <rate_1..L> <rate_se_1..L> <reach_1..L>   (one line per case)
+ *     #done <dump index> rows=K fnv1a=H           (H over the r lines)
+ *
+ * with every double as a C99 hex float (%a), so resumed rows are the same
+ * bits as computed ones. The signature holds the job's options and each
+ * dump's path, size and modification time: a partial file of another job,
+ * or of a dump that changed since, is refused. A unit whose rows are
+ * missing, extra, reordered or altered is refused, naming it; lines after
+ * the last marker are the unit that was being written when the job stopped
+ * and are dropped. */
+#ifndef MDSD_BLOCK_CHECKPOINT_H
+#define MDSD_BLOCK_CHECKPOINT_H
+
+#include <stdio.h>
+
+#include "err.h"
+#include "treedump.h"
+
+/* One finished dump read back: its cases' results in case order. */
+typedef struct {
+    int done;
+    size_t count;
+    mdsd_block_case *cases;          /* [count]: verifier and policy as recorded */
+    mdsd_block_dump_result *res;     /* [count] */
+} mdsd_block_unit;
+
+/* The signature of a job: options text plus each dump's identity. */
+int mdsd_block_signature(const char *options, char *const *dumps, size_t n_dumps, char **out,
+                         mdsd_err *err);
+
+/* Reads `path` (absent: nothing done) into units[n_dumps] (zeroed by the
+ * caller; free with mdsd_block_units_free). */
+int mdsd_block_partial_read(const char *path, const char *signature, mdsd_block_unit *units,
+                            size_t n_dumps, mdsd_err *err);
+void mdsd_block_units_free(mdsd_block_unit *units, size_t n_dumps);
+
+/* Rewrites `path` atomically with the signature and the finished units, and
+ * returns it open for appending. */
+FILE *mdsd_block_partial_start(const char *path, const char *signature,
+                               const mdsd_block_unit *units, size_t n_dumps, mdsd_err *err);
+/* Appends dump `index`'s results and its marker, and syncs. */
+int mdsd_block_partial_append(FILE *f, size_t index, const mdsd_block_case *cases,
+                              const mdsd_block_dump_result *res, size_t count, mdsd_err *err);
+
+#endif
