@@ -42,7 +42,9 @@ static const char usage_text[] =
     "lp_vars and exact_arith (LP methods); with --method all: methods ([{method,\n"
     "alpha, seconds, subset?, ...}], [{method, skipped}] for a method refused by a\n"
     "size guard or [{method, failed}]), max_disagreement (largest |alpha_a - alpha_b|\n"
-    "over the methods that ran) and failures (bool; the exit status is then 1).\n";
+    "over the methods that ran) and failures (bool: a method failed, or two methods\n"
+    "disagree by more than 1e-9, or 1e-7 where an LP is one of them; the exit status\n"
+    "is then 1 and the message names the pair).\n";
 
 enum { OPT_SHOW_SUBSET = CLI_OPT_COMMAND, OPT_EXACT, OPT_MAX_TUPLES, OPT_MAX_VARS };
 
@@ -250,6 +252,14 @@ static void text_all(const mdsd_scheme *s, const outcome *oc, size_t count, doub
     printf("largest disagreement: %.3g\n", worst);
 }
 
+#define MDSD_ROUTES_EXACT_TOL 1e-9
+#define MDSD_ROUTES_LP_TOL 1e-7
+
+static bool is_lp(mdsd_bound_method m)
+{
+    return m == MDSD_BOUND_LP_FULL || m == MDSD_BOUND_LP_REDUCED;
+}
+
 /* Every method that applies to the scheme, timed; their largest disagreement. */
 static int run_all(const double *p, const mdsd_scheme *s, const bound_opts *o, mdsd_err *err)
 {
@@ -270,6 +280,13 @@ static int run_all(const double *p, const mdsd_scheme *s, const bound_opts *o, m
         mdsd_err_clear(err);
         int r = run_one(p, s, order[k], o, &oc[k], err);
         oc[k].method = order[k];
+        /* Tests plant an error in one route ("METHOD:OFFSET") to show that a
+         * disagreement fails the command. */
+        const char *plant = getenv("MDSD_TEST_BOUND_OFFSET");
+        size_t ml = strlen(mdsd_bound_method_name(order[k]));
+        if (r == MDSD_OK && plant && !strncmp(plant, mdsd_bound_method_name(order[k]), ml) &&
+            plant[ml] == ':')
+            oc[k].res.alpha += strtod(plant + ml + 1, NULL);
         if (r == MDSD_OK)
             ran++;
         else if (!skipped(r) && failed == MDSD_OK)
@@ -283,16 +300,38 @@ static int run_all(const double *p, const mdsd_scheme *s, const bound_opts *o, m
         else
             mdsd_fail(err, MDSD_ETOOBIG, "no method could run: %s", oc[COUNT - 1].why);
     }
-    double worst = 0.0, alpha = NAN;
+    /* A cross-check that fails must fail the command: two routes that
+     * disagree beyond their tolerance (1e-9 between exact routes, 1e-7 where
+     * an LP's is involved) make the exit status 1, naming the pair. */
+    double worst = 0.0, alpha = NAN, excess = 0.0;
     mdsd_bound_method preferred = mdsd_bound_auto_method(s);
+    mdsd_err disagreement;
+    mdsd_err_clear(&disagreement);
     for (size_t a = 0; a < COUNT; a++) {
         if (oc[a].rc)
             continue;
         if (isnan(alpha) || oc[a].method == preferred)
             alpha = oc[a].res.alpha;
-        for (size_t b = a + 1; b < COUNT; b++)
-            if (!oc[b].rc && fabs(oc[a].res.alpha - oc[b].res.alpha) > worst)
-                worst = fabs(oc[a].res.alpha - oc[b].res.alpha);
+        for (size_t b = a + 1; b < COUNT; b++) {
+            if (oc[b].rc)
+                continue;
+            double d = fabs(oc[a].res.alpha - oc[b].res.alpha);
+            if (isnan(d) || (!isnan(worst) && d > worst))
+                worst = d;
+            double tol = is_lp(oc[a].method) || is_lp(oc[b].method) ? MDSD_ROUTES_LP_TOL
+                                                                     : MDSD_ROUTES_EXACT_TOL;
+            if (!(d <= tol) && !(d - tol <= excess)) {
+                excess = isnan(d) ? INFINITY : d - tol;
+                mdsd_fail(&disagreement, MDSD_ESOLVER, "routes disagree: %s gives %.17g, %s "
+                          "gives %.17g (|difference| %.3g > tolerance %.0e); please report this "
+                          "instance", mdsd_bound_method_name(oc[a].method), oc[a].res.alpha,
+                          mdsd_bound_method_name(oc[b].method), oc[b].res.alpha, d, tol);
+            }
+        }
+    }
+    if (disagreement.code && failed == MDSD_OK) {
+        failed = disagreement.code;
+        first_failure = disagreement;
     }
     if (rc == MDSD_OK) {
         if (o->dist.json)

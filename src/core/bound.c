@@ -244,19 +244,28 @@ static void scan_wor2(mdsd_bound_workspace *ws, double *fmin, size_t *argmin)
         if (k != top)
             kahan_add(&rest, &restc, qs[k]);
     rest += restc;
+    /* The top token's term r q(top) / (1 - q(top)) is formed as
+     * q(top) (r / rest): r <= rest once top is in H, while q(top) / rest
+     * alone overflows when q is nearly one-hot with a subnormal rest. */
     mdsd_bsum P, S, A;
     mdsd_bsum_init(&P);
     mdsd_bsum_init(&S);
     mdsd_bsum_init(&A);
+    bool top_in = false;
     double best = 0.0;
     size_t best_i = 0;
     for (size_t k = 0; k < N; k++) {
         double px = ps[k], qx = qs[k];
         mdsd_bsum_add(&P, px);
         mdsd_bsum_add(&S, qx);
-        mdsd_bsum_add(&A, qx / (k == top ? rest : ws->R[0] - qx));
+        if (k == top)
+            top_in = true;
+        else
+            mdsd_bsum_add(&A, qx / (ws->R[0] - qx));
         double r = ws->R[k + 1];
-        double Q = k + 1 == N ? 1.0 : mdsd_bsum_value(&S) - r * mdsd_bsum_value(&A);
+        double Q = k + 1 == N ? 1.0
+                              : mdsd_bsum_value(&S) - r * mdsd_bsum_value(&A) -
+                                    (top_in ? qs[top] * (r / rest) : 0.0);
         double f = mdsd_bsum_value(&P) - Q;
         if (f < best)
             best = f, best_i = k + 1;
@@ -444,25 +453,30 @@ static int closed_greedy(const double *p, const double *q, size_t V, size_t n_fi
     for (size_t j = 0; j < n_fixed; j++)
         scratch[top[j]] = 0.0;
     double rest = mdsd_sum(scratch, V);
-    /* Branch-free over every token (lanes_min_gain); the n - 1 fixed ones
-     * are corrected after. */
-    double inv = 1.0 / rest, acc_sum, gain_sum;
-    lanes_min_gain(p, q, V, inv, &acc_sum, &gain_sum);
-    mdsd_bsum acc, gain;
-    mdsd_bsum_init(&acc);
-    mdsd_bsum_init(&gain);
-    mdsd_bsum_add(&acc, acc_sum);
-    mdsd_bsum_add(&gain, gain_sum);
-    for (size_t j = 0; j < n_fixed; j++) {
-        double px = p[top[j]], qp = q[top[j]] * inv;
-        mdsd_bsum_add(&acc, px - dmin(qp, px));
-        mdsd_bsum_add(&gain, -positive_part(qp - px));
+    /* q(T^c) can be subnormal (low temperature, wide logit gaps): 1 / rest
+     * would overflow. Scaling q off T by a power of two is exact and leaves
+     * q' = q / q(T^c) unchanged. */
+    if (rest < 0x1p-1000) {
+        int e;
+        frexp(rest, &e);
+        for (size_t x = 0; x < V; x++)
+            scratch[x] = ldexp(scratch[x], -e);
+        rest = mdsd_sum(scratch, V);
     }
+    /* Branch-free over every token (lanes_min_gain) with q off T: the n - 1
+     * fixed tokens contribute min(p, 0) = 0 there, and p(T) is added. */
+    double inv = 1.0 / rest, acc_sum, gain_sum;
+    lanes_min_gain(p, scratch, V, inv, &acc_sum, &gain_sum);
+    mdsd_bsum acc;
+    mdsd_bsum_init(&acc);
+    mdsd_bsum_add(&acc, acc_sum);
+    mdsd_bsum_add(&acc, pT);
+    mdsd_bsum_add(&acc, pc);
     *alpha = mdsd_bsum_value(&acc);
     if (H) {
-        bool empty = (pT + pc) - mdsd_bsum_value(&gain) >= 0.0;
+        bool empty = (pT + pc) - gain_sum >= 0.0;
         for (size_t x = 0; x < V; x++)
-            H[x] = !empty && (inT[x] || q[x] * inv > p[x]);
+            H[x] = !empty && (inT[x] || scratch[x] * inv > p[x]);
     }
     if (top != top_buf)
         free(top);

@@ -335,7 +335,8 @@ static const char *glpk_status_name(int status)
 }
 
 /* glp_simplex, then glp_exact from its basis when exact; GLPK stays silent. */
-static int solve(glp_prob *P, const char *what, bool exact, double *alpha, mdsd_err *err)
+static int solve(glp_prob *P, const char *what, bool exact, bool best_effort, double *alpha,
+                 mdsd_err *err)
 {
     int old_out = glp_term_out(GLP_OFF);
     glp_smcp parm;
@@ -350,7 +351,22 @@ static int solve(glp_prob *P, const char *what, bool exact, double *alpha, mdsd_
     int ret = glp_simplex(P, &parm);
     if (ret == 0 && glp_get_status(P) == GLP_OPT && exact) {
         stage = "glp_exact";
+        /* The rational simplex can take hours on subnormal or widely scaled
+         * masses: bounded, it either fails naming the limit or (best effort)
+         * falls back to the floating-point optimum. */
+        parm.tm_lim = MDSD_LP_EXACT_SECONDS * 1000;
         ret = glp_exact(P, &parm);
+        if (ret == GLP_ETMLIM && best_effort) {
+            parm.tm_lim = INT_MAX;
+            stage = "glp_simplex";
+            ret = glp_simplex(P, &parm);
+        } else if (ret == GLP_ETMLIM) {
+            glp_term_out(old_out);
+            return mdsd_fail(err, MDSD_ETOOBIG, "%s: GLPK's rational simplex (exact arithmetic) "
+                             "ran past %d s (masses that are subnormal or span a wide range make "
+                             "its rationals huge); solve without exact arithmetic", what,
+                             MDSD_LP_EXACT_SECONDS);
+        }
     }
     int status = glp_get_status(P);
     double obj = glp_get_obj_val(P);
@@ -401,7 +417,8 @@ int mdsd_lp_full(const double *p, size_t V, const mdsd_joint *D, const mdsd_lp_o
                          res->vars);
     glp_prob *P = glp_create_prob();
     build_full(P, p, p_scale, V, D, d_scale, false);
-    rc = solve(P, "full OTM LP", opts && opts->exact_arith, &res->alpha, err);
+    rc = solve(P, "full OTM LP", opts && opts->exact_arith,
+               opts && opts->exact_best_effort, &res->alpha, err);
     /* Primal values may be slightly negative within the solver's tolerance;
      * the plan is used as sampling weights, so they are clipped at 0. */
     for (size_t j = 0; rc == MDSD_OK && want_plan && j < res->vars; j++) {
@@ -452,7 +469,8 @@ int mdsd_lp_reduced(const double *p, size_t V, const mdsd_joint *D, const mdsd_l
     glp_prob *P = glp_create_prob();
     rc = build_reduced(P, p, p_scale, V, &S, false, &res->rows, err);
     if (rc == MDSD_OK)
-        rc = solve(P, "reduced LP", opts && opts->exact_arith, &res->alpha, err);
+        rc = solve(P, "reduced LP", opts && opts->exact_arith,
+                   opts && opts->exact_best_effort, &res->alpha, err);
     glp_delete_prob(P);
     sets_free(&S);
     return rc;

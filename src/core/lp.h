@@ -24,7 +24,13 @@ typedef struct {
     bool exact_arith;  /* solve with glp_exact (rational simplex) after glp_simplex */
     size_t max_vars;   /* size guard; 0 = MDSD_LP_MAX_VARS */
     bool want_plan;    /* full LP only: return the optimal plan pi */
+    /* exact_arith as a refinement only: when glp_exact runs past
+     * MDSD_LP_EXACT_SECONDS (rationals of subnormal or widely scaled masses
+     * grow huge), keep glp_simplex's solution instead of failing. */
+    bool exact_best_effort;
 } mdsd_lp_opts;
+
+#define MDSD_LP_EXACT_SECONDS 2
 
 typedef struct {
     double alpha;      /* optimal acceptance rate alpha*, clamped to [0, 1] */

@@ -201,6 +201,34 @@ static void enumerate_products(enumerator *e, size_t depth, double prob)
     }
 }
 
+/* cps: P(tuple) proportional to prod_i q(x_i) over distinct tokens. The
+ * products can underflow (q with subnormal entries: all n-sets of V = n
+ * tokens may include them), so they are summed as logarithms relative to
+ * log_ref, the largest product's (the n largest q); a tuple below it by more
+ * than the double range is 0 relative to it. */
+static void enumerate_cps(enumerator *e, size_t depth, double log_prob, double log_ref)
+{
+    if (depth == e->s->n) {
+        emit(e, exp(log_prob - log_ref));
+        return;
+    }
+    for (size_t v = 0; v < e->s->V; v++) {
+        if (!(e->s->q[v] > 0.0) || in_prefix(e, depth, (int)v))
+            continue;
+        e->prefix[depth] = (int)v;
+        enumerate_cps(e, depth + 1, log_prob + log(e->s->q[v]), log_ref);
+    }
+}
+
+static double cps_log_ref(const mdsd_scheme *s, int *scratch)
+{
+    mdsd_top_indices(s->q, s->V, s->n, scratch);
+    double r = 0.0;
+    for (size_t j = 0; j < s->n; j++)
+        r += log(s->q[scratch[j]]);
+    return r;
+}
+
 static void enumerate_greedy(enumerator *e)
 {
     const mdsd_scheme *s = e->s;
@@ -279,6 +307,8 @@ int mdsd_scheme_joint(const mdsd_scheme *s, size_t max_tuples, mdsd_joint *out, 
         enumerate_greedy(&e);
     else if (s->kind == MDSD_SCHEME_HUB)
         enumerate_hub(&e);
+    else if (s->kind == MDSD_SCHEME_CPS)
+        enumerate_cps(&e, 0, 0.0, cps_log_ref(s, prefix));
     else
         enumerate_products(&e, 0, 1.0);
     if (s->kind == MDSD_SCHEME_CPS)

@@ -27,7 +27,7 @@
 typedef struct {
     size_t V;
     int a;
-    double r;
+    double rest; /* q off the hub, summed (it may be subnormal: r = q(a) / rest overflows) */
     double *p, *q;
     double hub_given_2, hub_given_1; /* P(accept a | leftover of (a,x)), (x,a) */
     gsl_ran_discrete_t *residual;
@@ -35,24 +35,32 @@ typedef struct {
 
 typedef struct {
     int a;
-    double r, L1, L2, budget1, budget2;
+    double rest, L1, L2, budget1, budget2;
     double first, second; /* sum_x pi((x,a) -> x), sum_x pi((a,x) -> x) */
 } hub_plan;
+
+/* r q(x), the mass of the tuple (a, x), as q(a) (q(x) / rest): q(x) / rest
+ * <= 1, so no overflow when rest is subnormal (r itself would be +inf, and
+ * r q(x) = inf * 0 = NaN at q(x) = 0). */
+static inline double hub_second(const double *q, int a, double rest, int x)
+{
+    return q[a] * (q[x] / rest);
+}
 
 static void plan_of(const double *p, const double *q, size_t V, hub_plan *h)
 {
     h->a = (int)mdsd_argmax(q, V);
-    double rest = 0.0; /* 1 - q(a), summed for accuracy */
+    double rest = 0.0; /* 1 - q(a), summed, never formed as 1 - q(a) */
     for (size_t x = 0; x < V; x++)
         if ((int)x != h->a)
             rest += q[x];
-    h->r = q[h->a] / rest;
+    h->rest = rest;
     h->L1 = h->L2 = h->first = h->second = 0.0;
     for (size_t x = 0; x < V; x++) {
         if ((int)x == h->a)
             continue;
         double one = p[x] < q[x] ? p[x] : q[x];
-        double excess = p[x] > q[x] ? p[x] - q[x] : 0.0, rq = h->r * q[x];
+        double excess = p[x] > q[x] ? p[x] - q[x] : 0.0, rq = hub_second(q, h->a, rest, (int)x);
         double two = excess < rq ? excess : rq;
         h->first += one;
         h->second += two;
@@ -95,7 +103,7 @@ static int spechub_prepare(const double *p, const mdsd_scheme *s, const mdsd_ver
     hub_plan h;
     plan_of(p, s->q, V, &h);
     st->a = h.a;
-    st->r = h.r;
+    st->rest = h.rest;
     st->hub_given_2 = h.L2 > 0.0 ? h.budget2 / h.L2 : 0.0;
     st->hub_given_1 = h.L1 > 0.0 ? h.budget1 / h.L1 : 0.0;
     st->p = mdsd_vc_malloc(V * sizeof *st->p, "spechub", err);
@@ -108,7 +116,7 @@ static int spechub_prepare(const double *p, const mdsd_scheme *s, const mdsd_ver
     memcpy(st->p, p, V * sizeof *p);
     memcpy(st->q, s->q, V * sizeof *st->q);
     for (size_t x = 0; x < V; x++) {
-        double d = p[x] - s->q[x] - h.r * s->q[x];
+        double d = p[x] - s->q[x] - hub_second(s->q, h.a, h.rest, (int)x);
         w[x] = (int)x == h.a || d < 0.0 ? 0.0 : d;
     }
     st->residual = mdsd_vc_alias(w, p, V, "spechub", err);
@@ -133,7 +141,7 @@ static int spechub_verify(const void *state, const int *drafts, gsl_rng *rng, in
         }
     } else { /* (a, x): x takes what its first-draft acceptance left */
         int x = drafts[1];
-        double rq = st->r * st->q[x];
+        double rq = hub_second(st->q, a, st->rest, x);
         if (u * rq < st->p[x] - st->q[x]) {
             *accepted_index = 1;
             return x;
@@ -171,7 +179,7 @@ static void spechub_law(const void *state, const int *drafts, double *py)
         step[0] = a1, step[1] = (1.0 - a1) * h, reach = (1.0 - a1) * (1.0 - h);
     } else {
         int x = drafts[1];
-        double a1 = mdsd_vc_pass(st->p[x] - st->q[x], st->r * st->q[x]);
+        double a1 = mdsd_vc_pass(st->p[x] - st->q[x], hub_second(st->q, st->a, st->rest, x));
         double h = mdsd_vc_pass(st->hub_given_2, 1.0);
         step[1] = a1, step[0] = (1.0 - a1) * h, reach = (1.0 - a1) * (1.0 - h);
     }

@@ -1,0 +1,203 @@
+/* test_edge.c - the numerical edge cases of LLM distributions: low
+ * temperature with wide logit gaps (masses that are subnormal or round to
+ * zero), near-one-hot and exactly tied distributions, zeros. Every fast route
+ * against brute force (1e-9) and the reduced LP (1e-7), every verifier's exact
+ * rate finite and within [0, alpha* of its scheme]; and `mdsd bound --method
+ * all` fails when its routes disagree (issue: no silent wrong answer). */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+/* ---- the reported instances ------------------------------------------------ */
+
+/* Greedy and hub closed forms divided by q(T^c), subnormal here: sort printed
+ * 1 against brute = LPs = 0.8 (greedy) and 0.5 (hub), and spechub's exact
+ * rate was NaN, all with exit status 0. */
+Test(edge, reported_subnormal_leftover_instances)
+{
+    static const struct {
+        const char *args;
+        const char *want;
+    } cases[] = {
+        {"bound -p 0,0,0,0,0 -q 0,-1,-2,-36.2,-inf --logits -T 0.05 -n 4 --scheme greedy "
+         "--method all --json", "\"max_disagreement\":0,"},
+        {"bound -p 0,0,0,0,0 -q 0,-1,-2,-36.2,-inf --logits -T 0.05 -n 4 --scheme greedy "
+         "--method sort --json", "\"alpha\":0.80000000000000004"},
+        {"bound -p 0,0,0,0 -q 0,-36.2,-inf,-inf --logits -T 0.05 -n 2 --scheme hub "
+         "--method all --json", "\"max_disagreement\":0,"},
+        {"accept --verifier spechub --exact -p 0,0,0,0 -q 0,-36.2,-inf,-inf --logits -T 0.05 "
+         "-n 2 --json", "\"alpha\":0.5,"},
+        {"accept --verifier greedy --exact -p 0,0,0,0,0 -q 0,-1,-2,-36.2,-inf --logits -T 0.05 "
+         "-n 4 --json", "\"alpha\":0.80000000000000004"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *out = NULL;
+        int rc = test_run_mdsd(cases[i].args, 1, &out);
+        cr_assert_eq(rc, 0, "%s: rc %d: %s", cases[i].args, rc, out);
+        cr_assert(strstr(out, cases[i].want), "%s: want %s in %s", cases[i].args, cases[i].want,
+                  out);
+        cr_assert(!strstr(out, "nan"), "%s: %s", cases[i].args, out);
+        free(out);
+    }
+}
+
+/* ---- hard random instances ------------------------------------------------- */
+
+/* A hard pair on V tokens, by kind:
+ * 0  softmax of logits with gaps up to 40 at T in [0.01, 0.05]: masses down
+ *    to subnormal and zero;
+ * 1  near-one-hot: 1 - O(1e-12) on one token, the rest spread (or subnormal);
+ * 2  exact ties: values from a set of two or three levels;
+ * 3  zeros in both, disjoint tails, one subnormal entry. */
+static void hard_pair(gsl_rng *r, unsigned kind, size_t V, double *p, double *q)
+{
+    double logits[16];
+    switch (kind % 4) {
+    case 0:
+        for (int w = 0; w < 2; w++) {
+            double T = 0.01 + 0.04 * gsl_rng_uniform(r), at = 0.0;
+            for (size_t x = 0; x < V; x++) {
+                at -= gsl_rng_uniform(r) < 0.3 ? 0.0 : 40.0 * gsl_rng_uniform(r);
+                logits[x] = gsl_rng_uniform(r) < 0.1 ? -INFINITY : at;
+            }
+            logits[gsl_rng_uniform_int(r, V)] = 0.0; /* at least one finite logit */
+            mdsd_softmax(logits, V, T, w ? q : p, "hard", NULL);
+        }
+        break;
+    case 1:
+        for (int w = 0; w < 2; w++) {
+            double *d = w ? q : p, tiny = gsl_rng_uniform(r) < 0.5 ? 1e-12 : 1e-310;
+            size_t top = gsl_rng_uniform_int(r, V);
+            double rest = 0.0;
+            for (size_t x = 0; x < V; x++)
+                if (x != top)
+                    rest += d[x] = tiny * gsl_rng_uniform(r);
+            d[top] = 1.0 - rest;
+        }
+        break;
+    case 2:
+        for (int w = 0; w < 2; w++) {
+            double *d = w ? q : p, levels[3] = {1.0, 2.0, 0.0}, s = 0.0;
+            for (size_t x = 0; x < V; x++)
+                s += d[x] = levels[gsl_rng_uniform_int(r, 2 + (w == 0))];
+            if (s == 0.0)
+                d[0] = s = 1.0;
+            for (size_t x = 0; x < V; x++)
+                d[x] /= s;
+        }
+        break;
+    default:
+        toy_pair(r, 3 + gsl_rng_uniform_int(r, 3), V, p, q);
+        q[gsl_rng_uniform_int(r, V)] += 4e-320;
+        {
+            double s = 0.0;
+            for (size_t x = 0; x < V; x++)
+                s += q[x];
+            for (size_t x = 0; x < V; x++)
+                q[x] /= s;
+        }
+        break;
+    }
+}
+
+static const mdsd_scheme_kind sort_kinds[] = {MDSD_SCHEME_IID, MDSD_SCHEME_WOR,
+                                              MDSD_SCHEME_GREEDY, MDSD_SCHEME_HUB,
+                                              MDSD_SCHEME_CPS};
+
+Test(edge, fast_routes_and_verifiers_on_hard_instances, .timeout = 300)
+{
+    gsl_rng *r = mdsd_rng_alloc(120001);
+    size_t checked = 0, verifier_rates = 0, refused = 0;
+    for (unsigned inst = 0; inst < 400; inst++) {
+        size_t V = 3 + inst % 5;
+        double p[16], q[16];
+        hard_pair(r, inst, V, p, q);
+        for (size_t k = 0; k < sizeof sort_kinds / sizeof *sort_kinds; k++) {
+            size_t n = sort_kinds[k] == MDSD_SCHEME_HUB ? 2 : 2 + inst % 3;
+            mdsd_scheme s = {sort_kinds[k], n, V, q, NULL};
+            if (mdsd_scheme_check(&s, NULL) != MDSD_OK)
+                continue; /* e.g. wor with n > |supp q| */
+            double brute = test_alpha_star(p, &s);
+            mdsd_bound_result fast = {0}, lp = {0};
+            mdsd_err err;
+            int frc = mdsd_bound_alpha(p, &s, MDSD_BOUND_SORT, NULL, NULL, &fast, &err);
+            if (frc == MDSD_EUNSUPPORTED && strstr(err.msg, "too small")) {
+                refused++; /* a refusal that names the problem is not a wrong answer */
+                fast.alpha = brute;
+            } else {
+                cr_assert_eq(frc, MDSD_OK, "%s", err.msg);
+            }
+            if (!(fabs(fast.alpha - brute) <= 1e-9)) {
+                for (size_t x = 0; x < V; x++)
+                    fprintf(stderr, "p[%zu] = %a q[%zu] = %a\n", x, p[x], x, q[x]);
+            }
+            cr_assert(fabs(fast.alpha - brute) <= 1e-9,
+                      "inst %u kind %u %s n=%zu V=%zu: sort %.17g brute %.17g", inst, inst % 4,
+                      mdsd_scheme_name(s.kind), n, V, fast.alpha, brute);
+            int lrc = mdsd_bound_alpha(p, &s, MDSD_BOUND_LP_REDUCED, NULL, NULL, &lp, &err);
+            cr_assert_eq(lrc, MDSD_OK, "inst %u %s n=%zu V=%zu q=%a %a %a %a %a: %s", inst,
+                         mdsd_scheme_name(s.kind), n, V, q[0], q[1], q[2], q[3], q[4], err.msg);
+            cr_assert(fabs(lp.alpha - brute) <= 1e-7, "inst %u %s: lp-reduced %.17g brute %.17g",
+                      inst, mdsd_scheme_name(s.kind), lp.alpha, brute);
+            checked++;
+            for (int v = 0; v < MDSD_VERIFIER_COUNT; v++) {
+                mdsd_verifier_kind kind = (mdsd_verifier_kind)v;
+                if (kind == MDSD_VERIFIER_RRS_SKIPDUP || kind == MDSD_VERIFIER_SPECHUB_HUBACCEPT ||
+                    kind == MDSD_VERIFIER_RRSW_F32)
+                    continue; /* audit variants: invalid by design (tests/test_variants.c) */
+                mdsd_scheme sv = s;
+                if (kind == MDSD_VERIFIER_SD)
+                    sv.n = 1;
+                if (mdsd_verifier_scheme(kind) != s.kind ||
+                    mdsd_verifier_check(kind, &sv, NULL) != MDSD_OK)
+                    continue;
+                double rate, per[8];
+                int rc = mdsd_verifier_exact(kind, p, &sv, NULL, &rate, per, NULL);
+                if (rc == MDSD_EUNSUPPORTED)
+                    continue;
+                cr_assert_eq(rc, MDSD_OK, "%s on inst %u", mdsd_verifier_name(kind), inst);
+                double bound = kind == MDSD_VERIFIER_SD ? test_alpha_star(p, &sv) : brute;
+                cr_assert(isfinite(rate) && rate >= 0.0 && rate <= bound + 1e-9,
+                          "inst %u kind %u: %s on %s n=%zu V=%zu: rate %.17g, alpha* %.17g", inst,
+                          inst % 4, mdsd_verifier_name(kind), mdsd_scheme_name(sv.kind), sv.n, V,
+                          rate, bound);
+                verifier_rates++;
+            }
+        }
+    }
+    cr_assert(checked > 1200 && verifier_rates > 1200 && refused * 20 < checked,
+              "%zu routes, %zu rates, %zu refused", checked, verifier_rates, refused);
+    gsl_rng_free(r);
+}
+
+/* ---- a cross-check that fails must fail the command ------------------------- */
+
+Test(edge, bound_all_exits_1_when_routes_disagree)
+{
+    static const struct {
+        const char *plant;
+        int rc;
+    } cases[] = {
+        {"sort:2e-9", 1},    {"sort:5e-10", 0},  {"lp-full:5e-8", 0},
+        {"lp-full:2e-7", 1}, {"brute:nan", 1},   {"k2:-3e-9", 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char cmd[512], *out = NULL;
+        snprintf(cmd, sizeof cmd, "MDSD_TEST_BOUND_OFFSET=%s %s bound -p 0.5,0.3,0.2 "
+                 "-q 0.2,0.3,0.5 -n 2 -s iid --method all", cases[i].plant, test_mdsd_bin());
+        int rc = test_run_shell(cmd, &out);
+        cr_assert_eq(rc, cases[i].rc, "%s: rc %d: %s", cases[i].plant, rc, out);
+        if (cases[i].rc) {
+            char method[16];
+            snprintf(method, sizeof method, "%.*s", (int)strcspn(cases[i].plant, ":"),
+                     cases[i].plant);
+            cr_assert(strstr(out, "routes disagree") && strstr(out, method), "%s: %s",
+                      cases[i].plant, out);
+        }
+        free(out);
+    }
+}
