@@ -36,8 +36,19 @@ int cli_parse_double(const char *arg, const char *opt, const char *cmd, double *
     char *end;
     errno = 0;
     double x = strtod(arg, &end);
-    if (end == arg || *end != '\0' || errno == ERANGE || isnan(x)) {
+    if (end == arg || *end != '\0' || isnan(x)) {
         cli_usage_error(cmd, "%s: '%s' is not a number", opt, arg);
+        return -1;
+    }
+    /* ERANGE: an overflow is refused by name; an underflow (a subnormal or
+     * 0 for a tiny nonzero) is a number, and each option's range check
+     * says what is wrong with it. */
+    if (errno == ERANGE && isinf(x)) {
+        cli_usage_error(cmd, "%s: '%s' is out of the range of a double", opt, arg);
+        return -1;
+    }
+    if (errno == ERANGE && x == 0.0) {
+        cli_usage_error(cmd, "%s: '%s' underflows to 0 (below 4.9e-324)", opt, arg);
         return -1;
     }
     *out = x;
@@ -101,6 +112,11 @@ int cli_dist_option(cli_dist_opts *o, int opt, const char *arg, const char *cmd)
             return -1;
         if (!(o->temperature >= 0.0) || isinf(o->temperature)) {
             cli_usage_error(cmd, "--temperature: %s is not a finite value >= 0 (0 means argmax)", arg);
+            return -1;
+        }
+        if (o->temperature > 0.0 && o->temperature < MDSD_MIN_TEMPERATURE) {
+            cli_usage_error(cmd, "--temperature: %s is below %g, where 1/T overflows; give 0 "
+                            "for argmax", arg, MDSD_MIN_TEMPERATURE);
             return -1;
         }
         return 1;

@@ -152,15 +152,16 @@ static int read_rows(const report_opts *o, mdsd_report_row **rows_out, size_t *c
     FILE *f = fopen(o->csv, "r");
     if (!f)
         return mdsd_fail(err, MDSD_EIO, "cannot read '%s'", o->csv);
-    char line[8192];
-    size_t count = 0, cap = 0, lineno = 0;
+    char *line = NULL; /* lines of any length */
+    size_t count = 0, cap = 0, lineno = 0, line_cap = 0;
     ranked_row *rr = NULL;
     int rc = MDSD_OK;
     bool header = false;
-    while (rc == MDSD_OK && fgets(line, sizeof line, f)) {
+    ssize_t len;
+    while (rc == MDSD_OK && (len = getline(&line, &line_cap, f)) >= 0) {
         lineno++;
-        if (!strchr(line, '\n') && !feof(f)) {
-            rc = mdsd_fail(err, MDSD_EFORMAT, "%s, line %zu: line too long", o->csv, lineno);
+        if ((size_t)len != strlen(line)) {
+            rc = mdsd_fail(err, MDSD_EFORMAT, "%s, line %zu: a NUL byte", o->csv, lineno);
             break;
         }
         if (line[0] == '#' || line[strspn(line, " \r\n")] == '\0')
@@ -197,6 +198,7 @@ static int read_rows(const report_opts *o, mdsd_report_row **rows_out, size_t *c
         rr[count] = (ranked_row){r, {key[0], key[1], key[2], key[3], key[4]}, count};
         count++;
     }
+    free(line);
     fclose(f);
     if (rc == MDSD_OK && !header)
         rc = mdsd_fail(err, MDSD_EFORMAT, "%s: empty file (no header)", o->csv);

@@ -247,6 +247,9 @@ SCAN_LOGITS(scan_logits_float, float)
     if (!(T >= 0.0) || isinf(T))                                                      \
         return mdsd_fail(err, MDSD_EINVAL, "%s: temperature %g is not a finite value >= 0", \
                          what, T);                                                    \
+    if (T > 0.0 && T < MDSD_MIN_TEMPERATURE)                                          \
+        return mdsd_fail(err, MDSD_EINVAL, "%s: temperature %g is below %g, where 1/T " \
+                         "overflows (0 means argmax)", what, T, MDSD_MIN_TEMPERATURE);  \
     int bad = 0;                                                                      \
     double top = SCAN(logits, V, &bad);                                               \
     for (size_t i = 0; bad && i < V; i++) {                                           \

@@ -10,6 +10,9 @@
 
 #include "err.h"
 /* mdsd_softmax, mdsd_softmax_float, mdsd_probs_validate, mdsd_truncate are public. */
+
+/* Temperatures in (0, this) are refused: 1/T would overflow (0 = argmax). */
+#define MDSD_MIN_TEMPERATURE 1e-300
 #include <mdsd/dist.h>
 
 /* Sum tolerance: a probability vector whose sum is within this of 1 is

@@ -56,6 +56,9 @@ int mdsd_scheme_check(const mdsd_scheme *s, mdsd_err *err)
     const char *name = mdsd_scheme_name(s->kind);
     if (s->n < 1)
         return mdsd_fail(err, MDSD_EINVAL, "%s: number of drafts n must be >= 1", name);
+    if (s->n > MDSD_MAX_DRAFTS)
+        return mdsd_fail(err, MDSD_EINVAL, "%s: n = %zu drafts is above the limit of %d", name,
+                         s->n, MDSD_MAX_DRAFTS);
     if (s->V < 1)
         return mdsd_fail(err, MDSD_EINVAL, "%s: empty vocabulary", name);
     if (s->kind == MDSD_SCHEME_CUSTOM)
@@ -482,16 +485,22 @@ int mdsd_joint_read(const char *path, mdsd_joint *out, mdsd_err *err)
     FILE *f = fopen(path, "r");
     if (!f)
         return mdsd_fail(err, MDSD_EIO, "cannot open custom joint '%s': %s", path, strerror(errno));
-    char line[8192];
-    size_t lineno = 0, cap = 0;
+    char *line = NULL; /* lines of any length */
+    size_t lineno = 0, cap = 0, line_cap = 0;
     int rc = MDSD_OK;
-    while (rc == MDSD_OK && fgets(line, sizeof line, f)) {
+    ssize_t len;
+    while (rc == MDSD_OK && (len = getline(&line, &line_cap, f)) >= 0) {
         lineno++;
+        if ((size_t)len != strlen(line)) {
+            rc = mdsd_fail(err, MDSD_EFORMAT, "%s line %zu: a NUL byte", path, lineno);
+            break;
+        }
         char *hash = strchr(line, '#');
         if (hash)
             *hash = '\0';
         rc = parse_joint_line(line, path, lineno, out, &cap, err);
     }
+    free(line);
     fclose(f);
     if (rc == MDSD_OK && out->count == 0)
         rc = mdsd_fail(err, MDSD_EFORMAT, "%s: no tuples", path);

@@ -1,3 +1,4 @@
+#define _GNU_SOURCE /* getline */
 #include "parse.h"
 
 #include <errno.h>
@@ -5,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define MDSD_RANGE_MAX_VALUES 100000
 
 typedef struct {
     double *v;
@@ -49,6 +52,8 @@ static char *trim(char *s)
     return s;
 }
 
+/* Comma-separated values; an empty field ("0.5,,0.5", a leading or
+ * trailing comma) is refused, not skipped: it is a typo, not a value. */
 static int parse_list(const char *spec, growable *g, const char *what, mdsd_err *err)
 {
     char *copy = strdup(spec);
@@ -56,12 +61,17 @@ static int parse_list(const char *spec, growable *g, const char *what, mdsd_err 
         return mdsd_fail(err, MDSD_ENOMEM, "%s: out of memory", what);
     int rc = MDSD_OK;
     size_t index = 0;
-    char *save = NULL;
-    for (char *tok = strtok_r(copy, ",", &save); tok && rc == MDSD_OK;
-         tok = strtok_r(NULL, ",", &save), index++) {
+    for (char *tok = copy, *next; tok && rc == MDSD_OK; tok = next, index++) {
+        next = strchr(tok, ',');
+        if (next)
+            *next++ = '\0';
         char where[64];
         snprintf(where, sizeof where, "value %zu", index);
-        rc = parse_token(trim(tok), g, what, where, err);
+        tok = trim(tok);
+        if (*tok == '\0')
+            rc = mdsd_fail(err, MDSD_EINVAL, "%s: %s is empty in '%s'", what, where, spec);
+        else
+            rc = parse_token(tok, g, what, where, err);
     }
     free(copy);
     return rc;
@@ -72,11 +82,16 @@ static int parse_file(const char *path, growable *g, const char *what, mdsd_err 
     FILE *f = fopen(path, "r");
     if (!f)
         return mdsd_fail(err, MDSD_EIO, "%s: cannot open '%s': %s", what, path, strerror(errno));
-    char line[4096];
-    size_t lineno = 0;
+    char *line = NULL; /* lines of any length (getline) */
+    size_t cap = 0, lineno = 0;
     int rc = MDSD_OK;
-    while (rc == MDSD_OK && fgets(line, sizeof line, f)) {
+    ssize_t len;
+    while (rc == MDSD_OK && (len = getline(&line, &cap, f)) >= 0) {
         lineno++;
+        if ((size_t)len != strlen(line)) {
+            rc = mdsd_fail(err, MDSD_EINVAL, "%s: %s line %zu: a NUL byte", what, path, lineno);
+            break;
+        }
         char *hash = strchr(line, '#');
         if (hash)
             *hash = '\0';
@@ -89,6 +104,7 @@ static int parse_file(const char *path, growable *g, const char *what, mdsd_err 
     }
     if (rc == MDSD_OK && ferror(f))
         rc = mdsd_fail(err, MDSD_EIO, "%s: error reading '%s'", what, path);
+    free(line);
     fclose(f);
     return rc;
 }
@@ -117,16 +133,29 @@ int mdsd_parse_range(const char *spec, const char *what, double **out, size_t *l
     char tail;
     if (sscanf(spec, "%lf:%lf:%lf%c", &a, &b, &step, &tail) != 3)
         return mdsd_parse_vector(spec, what, out, len, err);
-    if (!(step > 0) || !(b >= a) || !isfinite(a) || !isfinite(b))
-        return mdsd_fail(err, MDSD_EINVAL, "%s: range '%s' needs a <= b and step > 0", what, spec);
-    size_t count = (size_t)floor((b - a) / step + 1e-9) + 1;
-    if (count > 100000)
-        return mdsd_fail(err, MDSD_EINVAL, "%s: range '%s' has %zu values", what, spec, count);
+    if (!(step > 0) || !(b >= a) || !isfinite(a) || !isfinite(b) || !isfinite(step))
+        return mdsd_fail(err, MDSD_EINVAL, "%s: range '%s' needs finite a <= b and step > 0",
+                         what, spec);
+    /* The count is judged as a double: converting a huge quotient to size_t
+     * is undefined behaviour. */
+    double span = floor((b - a) / step + 1e-9) + 1.0;
+    if (!(span <= MDSD_RANGE_MAX_VALUES))
+        return mdsd_fail(err, MDSD_EINVAL, "%s: range '%s' would have %.3g values, above the "
+                         "limit of %d (is the step too small?)", what, spec, span,
+                         MDSD_RANGE_MAX_VALUES);
+    size_t count = (size_t)span;
     double *v = malloc(count * sizeof *v);
     if (!v)
         return mdsd_fail(err, MDSD_ENOMEM, "%s: out of memory", what);
-    for (size_t i = 0; i < count; i++)
+    for (size_t i = 0; i < count; i++) {
         v[i] = a + (double)i * step;
+        if (i > 0 && !(v[i] > v[i - 1])) { /* the step is below a's resolution */
+            double at = v[i - 1];
+            free(v);
+            return mdsd_fail(err, MDSD_EINVAL, "%s: range '%s': the step %g makes no progress "
+                             "at %.17g (below its resolution)", what, spec, step, at);
+        }
+    }
     *out = v;
     *len = count;
     return MDSD_OK;

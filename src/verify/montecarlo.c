@@ -118,6 +118,10 @@ int mdsd_mc_run(const mdsd_verifier *v, const mdsd_mc_opts *opts, mdsd_mc_result
     size_t n = s->n, V = s->V;
     memset(res, 0, sizeof *res);
     res->n = n, res->V = V, res->trials = opts->trials;
+    if (opts->trials > MDSD_MC_MAX_TRIALS)
+        return mdsd_fail(err, MDSD_EINVAL, "Monte Carlo: %llu trials is above the limit of %.0e "
+                         "per run (days of work); run several seeds and pool them",
+                         (unsigned long long)opts->trials, (double)MDSD_MC_MAX_TRIALS);
     mdsd_welford_init(&res->accept);
     mdsd_err e;
     mdsd_err_clear(&e);

@@ -22,6 +22,8 @@
 #include "verifier.h"
 
 #define MDSD_MC_BLOCK 65536
+/* Trials per run: ~10^12 is days on one machine; above it a typo is likelier. */
+#define MDSD_MC_MAX_TRIALS 1000000000000ULL
 
 typedef struct {
     uint64_t trials;
