@@ -34,7 +34,9 @@ static const char usage_text[] =
     "      --show-subset   also print an optimal H (not from the LPs)\n"
     "      --exact-arith   LP methods: certify with GLPK's rational simplex\n"
     "      --max-tuples M  enumeration guard for D (brute, LPs; default 4194304)\n"
-    "      --max-vars M    LP size guard (default 4000000)\n" CLI_DIST_HELP
+    "      --max-vars M    LP size guard (default 4000000)\n"
+    "      --force         LP methods: solve an LP estimated to take more than a\n"
+    "                      minute (refused by default, with the estimate)\n" CLI_DIST_HELP
     "\nJSON keys: alpha (alpha*, in [0, 1]), scheme, n, V, method (the method used;\n"
     "\"all\" with --method all), seconds, subset (--show-subset: token ids of H),\n"
     "alpha_one and k2_margin (k2: Thm 2's condition min_S p(S) - q(S)^2 >= 0, and\n"
@@ -46,7 +48,7 @@ static const char usage_text[] =
     "disagree by more than 1e-9, or 1e-7 where an LP is one of them; the exit status\n"
     "is then 1 and the message names the pair).\n";
 
-enum { OPT_SHOW_SUBSET = CLI_OPT_COMMAND, OPT_EXACT, OPT_MAX_TUPLES, OPT_MAX_VARS };
+enum { OPT_SHOW_SUBSET = CLI_OPT_COMMAND, OPT_EXACT, OPT_MAX_TUPLES, OPT_MAX_VARS, OPT_FORCE };
 
 typedef struct {
     cli_dist_opts dist;
@@ -66,6 +68,7 @@ static int parse_args(int argc, char **argv, bound_opts *o)
         {"exact-arith", no_argument, NULL, OPT_EXACT},
         {"max-tuples", required_argument, NULL, OPT_MAX_TUPLES},
         {"max-vars", required_argument, NULL, OPT_MAX_VARS},
+        {"force", no_argument, NULL, OPT_FORCE},
         {0, 0, 0, 0}};
     int opt;
     while ((opt = getopt_long(argc, argv, CLI_DIST_SHORT CLI_SCHEME_SHORT "m:", longopts, NULL)) != -1) {
@@ -83,6 +86,7 @@ static int parse_args(int argc, char **argv, bound_opts *o)
         case OPT_MAX_TUPLES:
             if (cli_parse_size(optarg, "--max-tuples", "bound", &o->bound.max_tuples)) return -1;
             break;
+        case OPT_FORCE: o->bound.lp_max_seconds = INFINITY; break;
         case OPT_MAX_VARS:
             if (cli_parse_size(optarg, "--max-vars", "bound", &o->bound.max_vars)) return -1;
             break;

@@ -1,6 +1,7 @@
 /* mdsd lp: the optimal acceptance rate alpha* from the full OTM LP or the
  * reduced LP (MATH.md section 2) through GLPK, and the LP exported for glpsol
  * (lp/otm_full.mod, lp/otm_reduced.mod) or other solvers. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,8 @@ static const char usage_text[] =
     "                      of the heaviest tuple is left out (implied by the others)\n"
     "      --plan          full LP: also print the optimal plan pi(y, x) (nonzeros)\n"
     "      --max-vars M    refuse LPs with more variables (default 4000000)\n"
+    "      --force         solve an LP estimated to take more than a minute\n"
+    "                      (refused by default, with the estimate)\n"
     "      --max-tuples M  enumeration guard for D (default 4194304)\n" CLI_DIST_HELP
     "\nJSON keys: alpha (alpha*, in [0, 1]), scheme, n, V, method (\"lp-full\" or\n"
     "\"lp-reduced\"), vars, rows (constraints given to GLPK), tuples (|supp D|),\n"
@@ -37,7 +40,7 @@ static const char usage_text[] =
     "[{tokens, y, mass}], the nonzero pi(y, x)).\n";
 
 enum { OPT_REDUCED = CLI_OPT_COMMAND, OPT_EXACT, OPT_WRITE_DATA, OPT_WRITE,
-       OPT_PLAN, OPT_MAX_VARS, OPT_MAX_TUPLES };
+       OPT_PLAN, OPT_MAX_VARS, OPT_MAX_TUPLES, OPT_FORCE };
 
 typedef struct {
     cli_dist_opts dist;
@@ -46,6 +49,7 @@ typedef struct {
     const char *write_data, *write;
     mdsd_lp_format write_format;
     size_t max_vars, max_tuples;
+    bool force;
 } lp_opts;
 
 static int parse_args(int argc, char **argv, lp_opts *o)
@@ -59,6 +63,7 @@ static int parse_args(int argc, char **argv, lp_opts *o)
         {"write", required_argument, NULL, OPT_WRITE},
         {"plan", no_argument, NULL, OPT_PLAN},
         {"max-vars", required_argument, NULL, OPT_MAX_VARS},
+        {"force", no_argument, NULL, OPT_FORCE},
         {"max-tuples", required_argument, NULL, OPT_MAX_TUPLES},
         {0, 0, 0, 0}};
     int opt;
@@ -77,6 +82,7 @@ static int parse_args(int argc, char **argv, lp_opts *o)
         case OPT_WRITE: o->write = optarg; break;
         case OPT_PLAN: o->plan = true; break;
         case OPT_MAX_VARS: if (cli_parse_size(optarg, "--max-vars", "lp", &o->max_vars)) return -1; break;
+        case OPT_FORCE: o->force = true; break;
         case OPT_MAX_TUPLES:
             if (cli_parse_size(optarg, "--max-tuples", "lp", &o->max_tuples)) return -1;
             break;
@@ -174,7 +180,8 @@ static int run(const void *ctx, const cli_pq *pq, const mdsd_scheme *scheme, mds
     int rc;
     if ((rc = mdsd_scheme_joint(&s, o->max_tuples, &D, err)))
         return rc;
-    mdsd_lp_opts opts = {.exact_arith = o->exact, .max_vars = o->max_vars, .want_plan = o->plan};
+    mdsd_lp_opts opts = {.exact_arith = o->exact, .max_vars = o->max_vars, .want_plan = o->plan,
+                         .max_seconds = o->force ? INFINITY : 0.0};
     mdsd_lp_result res;
     rc = (o->reduced ? mdsd_lp_reduced : mdsd_lp_full)(pq->p, s.V, &D, &opts, &res, err);
     if (rc == MDSD_OK && o->write_data)

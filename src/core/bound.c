@@ -628,7 +628,8 @@ static int by_enumeration(const double *p, const mdsd_scheme *s, mdsd_bound_meth
         if (rc == MDSD_OK)
             rc = finish_alpha(1.0 + fmin, res, "brute", err);
     } else {
-        mdsd_lp_opts lo = {.exact_arith = o->exact_arith, .max_vars = o->max_vars};
+        mdsd_lp_opts lo = {.exact_arith = o->exact_arith, .max_vars = o->max_vars,
+                           .max_seconds = o->lp_max_seconds};
         mdsd_lp_result lr;
         memset(&lr, 0, sizeof lr);
         rc = m == MDSD_BOUND_LP_FULL ? mdsd_lp_full(p, s->V, &D, &lo, &lr, err)

@@ -44,6 +44,7 @@ typedef struct {
     size_t max_vars;    /* LP size guard; 0 = MDSD_LP_MAX_VARS */
     size_t max_brute_V; /* brute-force guard; 0 = MDSD_SUBSET_MAX_V */
     double tol;         /* wor branch and bound: accepted slack; 0 = 1e-14 */
+    double lp_max_seconds; /* LP methods: cost guard (lp.h); 0 = default, INFINITY = none */
     /* sort: calls on one workspace passing the same nonzero pq_tag promise
      * the same p and s->q (and V), so the q/p order computed by the first is
      * reused (e.g. iid, wor and cps at one position); 0 = no reuse. */

@@ -396,6 +396,24 @@ size_t mdsd_lp_full_vars(size_t V, const mdsd_joint *D)
     return V && D ? full_vars(V, D) : 0;
 }
 
+double mdsd_lp_seconds_estimate(size_t vars, size_t rows)
+{
+    return 2e-8 * (double)vars * (double)rows;
+}
+
+/* The cost guard: ETOOBIG naming the estimate and how to force it. */
+static int check_cost(const char *what, size_t vars, size_t rows, const mdsd_lp_opts *opts,
+                      const char *hint, mdsd_err *err)
+{
+    double limit = opts && opts->max_seconds > 0.0 ? opts->max_seconds : MDSD_LP_MAX_SECONDS;
+    double est = mdsd_lp_seconds_estimate(vars, rows);
+    if (est > limit)
+        return mdsd_fail(err, MDSD_ETOOBIG, "%s: %zu variables x %zu rows, about %.0f s of "
+                         "simplex (limit %.0f s); %s, or pass --force to solve it anyway", what,
+                         vars, rows, est, limit, hint);
+    return MDSD_OK;
+}
+
 int mdsd_lp_full(const double *p, size_t V, const mdsd_joint *D, const mdsd_lp_opts *opts,
                  mdsd_lp_result *res, mdsd_err *err)
 {
@@ -411,6 +429,8 @@ int mdsd_lp_full(const double *p, size_t V, const mdsd_joint *D, const mdsd_lp_o
                          "full OTM LP: %zu variables (V = %zu tokens x %zu draft tuples) exceed "
                          "the limit of %zu; %s",
                          res->vars, V, D->count, max_vars(opts), too_big_hint_full);
+    if ((rc = check_cost("full OTM LP", res->vars, res->rows, opts, too_big_hint_full, err)))
+        return rc;
     bool want_plan = opts && opts->want_plan;
     if (want_plan && !(res->plan = malloc(res->vars * sizeof *res->plan)))
         return mdsd_fail(err, MDSD_ENOMEM, "full OTM LP: out of memory for the plan (%zu entries)",
@@ -463,6 +483,11 @@ int mdsd_lp_reduced(const double *p, size_t V, const mdsd_joint *D, const mdsd_l
         rc = mdsd_fail(err, MDSD_ETOOBIG,
                        "reduced LP: %zu variables (%zu token sets) exceed the limit of %zu; %s",
                        res->vars, S.count, max_vars(opts), too_big_hint_reduced);
+        sets_free(&S);
+        return rc;
+    }
+    /* rows: V target rows and one per token set */
+    if ((rc = check_cost("reduced LP", res->vars, V + S.count, opts, too_big_hint_reduced, err))) {
         sets_free(&S);
         return rc;
     }

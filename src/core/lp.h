@@ -28,7 +28,19 @@ typedef struct {
      * MDSD_LP_EXACT_SECONDS (rationals of subnormal or widely scaled masses
      * grow huge), keep glp_simplex's solution instead of failing. */
     bool exact_best_effort;
+    /* Cost guard: refuse an LP whose estimated simplex time (see
+     * mdsd_lp_seconds_estimate) is above this; 0 = MDSD_LP_MAX_SECONDS,
+     * INFINITY = no limit (--force). */
+    double max_seconds;
 } mdsd_lp_opts;
+
+#define MDSD_LP_MAX_SECONDS 60.0
+
+/* GLPK's simplex time on these LPs, measured on this project's machines:
+ * about 2e-8 s per (variable x row) (full LP, iid n = 3: V = 16 2.7 s,
+ * V = 20 12 s, V = 25 115 s; reduced LP V = 40 3.7 s, V = 60 45 s), an
+ * overestimate for the smaller ones. */
+double mdsd_lp_seconds_estimate(size_t vars, size_t rows);
 
 #define MDSD_LP_EXACT_SECONDS 2
 

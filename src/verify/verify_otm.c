@@ -80,7 +80,7 @@ static int otm_solve(const double *p, const mdsd_scheme *s, const mdsd_verifier_
      * simplex's tolerance (~1e-7). Affordable at the sizes otm allows,
      * except on subnormal masses: then, after MDSD_LP_EXACT_SECONDS, the
      * floating simplex's plan (rows to ~1e-10). */
-    mdsd_lp_opts lo = {true, 0, true, true};
+    mdsd_lp_opts lo = {.exact_arith = true, .want_plan = true, .exact_best_effort = true};
     if ((rc = mdsd_lp_full(p, s->V, D, &lo, lp, err)) != MDSD_OK)
         mdsd_joint_free(D);
     return rc;
