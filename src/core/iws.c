@@ -12,6 +12,7 @@
  * recomputed from the weights, not read from the LP. */
 #include "iws.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -394,15 +395,39 @@ static int face_solve(mdsd_iws *w, const double *p, const double *q, const mdsd_
     glp_init_smcp(&parm);
     parm.msg_lev = GLP_MSG_OFF;
     int rc = glp_simplex(lp, &parm);
+    if (rc != 0 || glp_get_status(lp) != GLP_OPT) { /* badly scaled q: retry scaled, exact */
+        glp_scale_prob(lp, GLP_SF_AUTO);
+        glp_adv_basis(lp, 0);
+        rc = glp_simplex(lp, &parm);
+        parm.tm_lim = 2000; /* the rational simplex, bounded (lp.h) */
+        if (rc == 0)
+            rc = glp_exact(lp, &parm);
+        parm.tm_lim = INT_MAX;
+    }
     double opt1 = rc == 0 && glp_get_status(lp) == GLP_OPT ? glp_get_obj_val(lp) : NAN;
     if (rc == 0 && !isnan(opt1)) {
-        /* Stay on stage 1's optimal face; now maximise the final acceptance. */
-        glp_set_row_bnds(lp, row_face(&f), GLP_LO, opt1 - o->face_tol, 0.0);
+        /* Stay on stage 1's optimal face; now maximise the final acceptance.
+         * The warm start can end 'no feasible solution' on a face thinner
+         * than the simplex's tolerances (seen on 1 of 1000 random
+         * instances): then retry from a fresh basis with the face widened
+         * (x100, x10^4; still far below any reported digit). */
         for (size_t i = 0; i < V; i++) {
             glp_set_obj_coef(lp, f_s(&f, i), 0.0);
             glp_set_obj_coef(lp, f_t(&f, i), 1.0);
         }
-        rc = glp_simplex(lp, &parm);
+        double widen = 1.0;
+        for (int attempt = 0; attempt < 3; attempt++, widen *= 100.0) {
+            glp_set_row_bnds(lp, row_face(&f), GLP_LO, opt1 - o->face_tol * widen, 0.0);
+            if (attempt > 0) {
+                glp_scale_prob(lp, GLP_SF_AUTO);
+                glp_adv_basis(lp, 0);
+            }
+            if (attempt == 2)
+                parm.meth = GLP_DUALP;
+            rc = glp_simplex(lp, &parm);
+            if (rc == 0 && glp_get_status(lp) == GLP_OPT)
+                break;
+        }
     }
     if (rc != 0 || glp_get_status(lp) != GLP_OPT) {
         int status = glp_get_status(lp);
