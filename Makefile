@@ -273,5 +273,8 @@ papers: all
 	papers/spectr/run.sh
 	papers/spechub/run.sh
 	papers/khisti/run.sh
+	PYTHONPATH=src/python MDSD_LIBRARY=$(CURDIR)/build/release/$(SONAME) /usr/bin/python3 papers/khisti/remark4.py 1000
 	papers/hu/run.sh
+	papers/hu/cps_vs_wor_positions.sh
 	papers/block/run.sh
+	/usr/bin/python3 papers/check_numbers.py

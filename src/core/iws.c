@@ -395,6 +395,7 @@ static int face_solve(mdsd_iws *w, const double *p, const double *q, const mdsd_
     glp_init_smcp(&parm);
     parm.msg_lev = GLP_MSG_OFF;
     int rc = glp_simplex(lp, &parm);
+    int old_out = glp_term_out(GLP_OFF); /* glp_scale_prob and glp_adv_basis talk */
     if (rc != 0 || glp_get_status(lp) != GLP_OPT) { /* badly scaled q: retry scaled, exact */
         glp_scale_prob(lp, GLP_SF_AUTO);
         glp_adv_basis(lp, 0);
@@ -429,6 +430,7 @@ static int face_solve(mdsd_iws *w, const double *p, const double *q, const mdsd_
                 break;
         }
     }
+    glp_term_out(old_out);
     if (rc != 0 || glp_get_status(lp) != GLP_OPT) {
         int status = glp_get_status(lp);
         glp_delete_prob(lp);
