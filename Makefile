@@ -38,15 +38,16 @@ WARNINGS := -Wall -Wextra -Werror
 BASE_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L -DMDSD_VERSION=\"$(VERSION)\" \
                $(WARNINGS) -fopenmp -MMD -MP
 RELEASE_CFLAGS := -O2 -g
-SANITIZE_CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
-                   -fno-sanitize-recover=undefined
+# float-cast-overflow is not part of GCC's 'undefined' group: named here.
+SANITIZE_CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined,float-cast-overflow \
+                   -fno-sanitize-recover=undefined,float-cast-overflow
 
 # BUILD selects the flavour; `make sanitize` re-invokes make with BUILD=sanitize.
 BUILD ?= release
 OUT := build/$(BUILD)
 ifeq ($(BUILD),sanitize)
 FLAVOUR_CFLAGS := $(SANITIZE_CFLAGS)
-FLAVOUR_LDFLAGS := -fsanitize=address,undefined
+FLAVOUR_LDFLAGS := -fsanitize=address,undefined,float-cast-overflow
 else
 FLAVOUR_CFLAGS := $(RELEASE_CFLAGS)
 FLAVOUR_LDFLAGS :=
@@ -154,6 +155,33 @@ endif
 sanitize: deps
 	@$(MAKE) --no-print-directory BUILD=release build/release/libmdsd.so.$(VERSION)
 	@$(MAKE) --no-print-directory BUILD=sanitize test-run
+
+# libFuzzer harnesses (tests/fuzz/fuzz_*.c), built with Debian's clang against the
+# library sources under ASan + UBSan (clang's 'undefined' includes float-cast-overflow),
+# each run for FUZZ_SECONDS on a corpus kept in build/fuzz/corpus/NAME (so runs add up).
+# Dumps: seed with tests/fuzz/seed_dumps.sh (fuzz_dump runs in fork mode, see its header).
+FUZZ_SECONDS ?= 60
+FUZZ_CC ?= clang
+FUZZ_FLAGS := -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined \
+              -fno-sanitize-recover=undefined -Wno-pass-failed -fopenmp -std=c11 -D_POSIX_C_SOURCE=200809L \
+              -DMDSD_VERSION=\"$(VERSION)\" $(INCLUDES)
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
+.PHONY: fuzz fuzz-build
+fuzz-build: deps
+	@command -v $(FUZZ_CC) >/dev/null || { echo "make fuzz needs clang (apt-get install clang libomp-dev)"; exit 1; }
+	@$(MAKE) --no-print-directory $(FUZZ_BIN)
+build/fuzz/%: tests/fuzz/%.c $(LIB_SRC)
+	@mkdir -p build/fuzz
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(PKG_CFLAGS) -o $@ $< $(LIB_SRC) $(PKG_LIBS)
+fuzz: fuzz-build
+	@for f in $(FUZZ_BIN); do \
+	  name=$$(basename $$f); mkdir -p build/fuzz/corpus/$$name; \
+	  echo "== $$name ($(FUZZ_SECONDS) s)"; \
+	  extra=""; [ $$name = fuzz_dump ] && extra="-fork=1 -ignore_crashes=0"; \
+	  $$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 $$extra build/fuzz/corpus/$$name \
+	    2>&1 | grep -E "stat::number_of_executed_units|ERROR|SUMMARY|Done" || exit 1; \
+	done
 
 clean:
 	rm -rf build mdsd
