@@ -190,7 +190,7 @@ Test(api, each_public_header_stands_alone_in_c_and_cpp)
 
 Test(api, user_cflags_are_appended)
 {
-    char *out = shell_ok("make -n -B CFLAGS=-O3 LDFLAGS=-Wl,-O1 build/release/src/core/err.o "
+    char *out = shell_ok("env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -n -B CFLAGS=-O3 LDFLAGS=-Wl,-O1 build/release/src/core/err.o "
                          "build/release/libmdsd.so.0.1.0 2>&1 | grep -e '-c -o build/release/src/core/err.o' -e '-shared'");
     cr_assert(strstr(out, "-std=c11") && strstr(out, "-fopenmp") && strstr(out, "-O3") &&
               strstr(out, "-fvisibility=hidden") && strstr(out, "-Wl,-O1") &&
@@ -208,7 +208,8 @@ static void install_once(void)
     snprintf(prefix, sizeof prefix, "%s/mdsd-install-%d", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
              (int)getpid());
     char cmd[1024];
-    snprintf(cmd, sizeof cmd, "rm -rf %s && make --no-print-directory install-files PREFIX=%s",
+    snprintf(cmd, sizeof cmd, "rm -rf %s && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory "
+             "install-files PREFIX=%s",
              prefix, prefix);
     free(shell_ok(cmd));
 }
@@ -294,7 +295,7 @@ Test(api, install_honours_destdir, .timeout = 120)
     char stage[64], cmd[2048];
     snprintf(stage, sizeof stage, "/tmp/mdsd-stage-%d", (int)getpid());
     snprintf(cmd, sizeof cmd,
-             "set -e; rm -rf %s; make --no-print-directory install-files PREFIX=/opt/mdsd DESTDIR=%s "
+             "set -e; rm -rf %s; env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory install-files PREFIX=/opt/mdsd DESTDIR=%s "
              ">/dev/null; test -e %s/opt/mdsd/lib/libmdsd.so.0; test -e %s/opt/mdsd/bin/mdsd; "
              "grep '^prefix=' %s/opt/mdsd/lib/pkgconfig/mdsd.pc; "
              "cat %s/opt/mdsd/lib/python3/dist-packages/mdsd/_install.py; "
