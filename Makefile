@@ -54,8 +54,10 @@ FLAVOUR_LDFLAGS :=
 endif
 # The library's layers (src/README.md); every source sees every layer's headers.
 # src/api is the public layer (src/include/mdsd/*.h) over the others.
-LIB_DIRS := src/core src/verify src/io src/job src/check src/api src/block
-INCLUDES := -Isrc/include -Isrc $(addprefix -I,$(LIB_DIRS)) -Isrc/cli -Itests
+LIB_DIRS := src/core src/verify src/io src/job src/api src/block
+# The theorem-check harness and toy families (src/check) are the CLI's (`mdsd check`,
+# `mdsd toy`) and the tests', not the library's.
+INCLUDES := -Isrc/include -Isrc $(addprefix -I,$(LIB_DIRS)) -Isrc/check -Isrc/cli -Itests
 # Everything is hidden but the public API (MDSD_API in src/include/mdsd/common.h),
 # checked against src/api/libmdsd.map. The user's CFLAGS, CPPFLAGS and LDFLAGS
 # (`make CFLAGS=-O3`) come last, after the flags the build needs.
@@ -65,9 +67,11 @@ ALL_LDFLAGS = -fopenmp $(FLAVOUR_LDFLAGS) $(LDFLAGS)
 
 LIB_SRC := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
 CLI_SRC := $(wildcard src/cli/*.c)
+CHECK_SRC := $(wildcard src/check/*.c)
 TEST_SRC := $(wildcard tests/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(OUT)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(OUT)/%.o)
+CHECK_OBJ := $(CHECK_SRC:%.c=$(OUT)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(OUT)/%.o)
 LIB := $(OUT)/libmdsd.a
 # The shared library: real name, soname (ABI 0), linker name.
@@ -107,11 +111,11 @@ $(LIB): $(LIB_OBJ)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
-$(BIN): $(CLI_OBJ) $(LIB)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(PKG_LIBS)
+$(BIN): $(CLI_OBJ) $(CHECK_OBJ) $(LIB)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(CHECK_OBJ) $(LIB) $(PKG_LIBS)
 
-$(TEST_BIN): $(TEST_OBJ) $(LIB)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(TEST_OBJ) $(LIB) -lcriterion $(PKG_LIBS)
+$(TEST_BIN): $(TEST_OBJ) $(CHECK_OBJ) $(LIB)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(TEST_OBJ) $(CHECK_OBJ) $(LIB) -lcriterion $(PKG_LIBS)
 
 $(SHLIB): $(LIB_OBJ) $(SHLIB_MAP)
 	@mkdir -p $(@D)
@@ -239,7 +243,7 @@ tree-dump: deps
 	./mdsd-runner $(TREE_DUMP_ARGS) --tree-policy seq --tree-sequences 4 --tree-depth 4 \
 	  -o $(TREE_DUMP_OUT)
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(CHECK_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
 
 # Benchmark (not a test): verifier set-up cost and trials per second at
 # V = 32,000, n = 3 (tests/bench/bench_accept.c).
@@ -302,6 +306,7 @@ papers: all
 	papers/spechub/run.sh
 	papers/khisti/run.sh
 	PYTHONPATH=src/python MDSD_LIBRARY=$(CURDIR)/build/release/$(SONAME) /usr/bin/python3 papers/khisti/remark4.py 1000
+	PYTHONPATH=src/python MDSD_LIBRARY=$(CURDIR)/build/release/$(SONAME) /usr/bin/python3 papers/khisti/binary.py
 	papers/hu/run.sh
 	papers/hu/cps_vs_wor_positions.sh
 	papers/block/run.sh

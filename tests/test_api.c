@@ -190,7 +190,7 @@ Test(api, each_public_header_stands_alone_in_c_and_cpp)
 
 Test(api, user_cflags_are_appended)
 {
-    char *out = shell_ok("env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -n -B CFLAGS=-O3 LDFLAGS=-Wl,-O1 build/release/src/core/err.o "
+    char *out = shell_ok("env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u BUILD make -n -B BUILD=release CFLAGS=-O3 LDFLAGS=-Wl,-O1 build/release/src/core/err.o "
                          "build/release/libmdsd.so.0.1.0 2>&1 | grep -e '-c -o build/release/src/core/err.o' -e '-shared'");
     cr_assert(strstr(out, "-std=c11") && strstr(out, "-fopenmp") && strstr(out, "-O3") &&
               strstr(out, "-fvisibility=hidden") && strstr(out, "-Wl,-O1") &&

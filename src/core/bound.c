@@ -126,13 +126,6 @@ void mdsd_bound_workspace_free(mdsd_bound_workspace *ws)
 
 /* ---- shared helpers ---------------------------------------------------------- */
 
-static inline void kahan_add(double *s, double *comp, double x)
-{
-    double t = *s + x;
-    *comp += fabs(*s) >= fabs(x) ? (*s - t) + x : (x - t) + *s;
-    *s = t;
-}
-
 /* Branch-free min (minsd; fmin is a library call at -O2) and positive part
  * ((a + |a|) / 2 is exact: 2a or 0; a ternary compiles to a branch that the
  * data make unpredictable). */
@@ -242,7 +235,7 @@ static void scan_wor2(mdsd_bound_workspace *ws, double *fmin, size_t *argmin)
     double rest = 0.0, restc = 0.0; /* 1 - q(top) */
     for (size_t k = 0; k < N; k++)
         if (k != top)
-            kahan_add(&rest, &restc, qs[k]);
+            MDSD_NEUMAIER_ADD(rest, restc, qs[k]);
     rest += restc;
     /* The top token's term r q(top) / (1 - q(top)) is formed as
      * q(top) (r / rest): r <= rest once top is in H, while q(top) / rest
@@ -365,29 +358,6 @@ static int scan_cps(mdsd_bound_workspace *ws, size_t n, double *fmin, size_t *ar
 
 /* ---- closed forms: greedy (Hu Thm 7) and hub ------------------------------- */
 
-/* The k largest entries of q, by decreasing value with ties to the lower
- * index (as mdsd_top_indices and the schemes), in one pass: a token enters
- * the kept list only if strictly larger than its last entry, so among equal
- * values the earlier index stays ahead. */
-static void top_k(const double *q, size_t V, size_t k, int *top)
-{
-    size_t have = 0;
-    double kept[64];
-    for (size_t x = 0; x < V && k > 0; x++) {
-        double v = q[x];
-        if (have == k && !(v > kept[k - 1]))
-            continue;
-        size_t j = have < k ? have++ : k - 1;
-        while (j > 0 && kept[j - 1] < v) {
-            kept[j] = kept[j - 1];
-            top[j] = top[j - 1];
-            j--;
-        }
-        kept[j] = v;
-        top[j] = (int)x;
-    }
-}
-
 /* sum_x min(q(x) inv, p(x)) and sum_x (q(x) inv - p(x))+ over every token,
  * each by Kahan's sum in MDSD_LANES lanes (they vectorise). */
 MDSD_SIMD_CLONES static void lanes_min_gain(const double *p, const double *q, size_t V, double inv,
@@ -399,28 +369,20 @@ MDSD_SIMD_CLONES static void lanes_min_gain(const double *p, const double *q, si
 #pragma omp simd
         for (size_t j = 0; j < MDSD_LANES; j++) {
             double qp = q[x + j] * inv, px = p[x + j], d = qp - px;
-            double y = (qp < px ? qp : px) - c[j], t = s[j] + y;
-            c[j] = (t - s[j]) - y;
-            s[j] = t;
-            double yg = 0.5 * (d + fabs(d)) - gc[j], tg = g[j] + yg;
-            gc[j] = (tg - g[j]) - yg;
-            g[j] = tg;
+            MDSD_KAHAN_ADD(s[j], c[j], (qp < px ? qp : px));
+            MDSD_KAHAN_ADD(g[j], gc[j], 0.5 * (d + fabs(d)));
         }
     }
     for (size_t j = 0; x < V; x++, j++) {
         double qp = q[x] * inv, px = p[x], d = qp - px;
-        double y = (qp < px ? qp : px) - c[j], t = s[j] + y;
-        c[j] = (t - s[j]) - y;
-        s[j] = t;
-        double yg = 0.5 * (d + fabs(d)) - gc[j], tg = g[j] + yg;
-        gc[j] = (tg - g[j]) - yg;
-        g[j] = tg;
+        MDSD_KAHAN_ADD(s[j], c[j], (qp < px ? qp : px));
+        MDSD_KAHAN_ADD(g[j], gc[j], 0.5 * (d + fabs(d)));
     }
     double a = 0.0, ac = 0.0, b = 0.0, bc = 0.0;
     for (size_t j = 0; j < MDSD_LANES; j++) {
-        kahan_add(&a, &ac, s[j]);
+        MDSD_NEUMAIER_ADD(a, ac, s[j]);
         ac -= c[j];
-        kahan_add(&b, &bc, g[j]);
+        MDSD_NEUMAIER_ADD(b, bc, g[j]);
         bc -= gc[j];
     }
     *acc = a + ac;
@@ -438,15 +400,12 @@ static int closed_greedy(const double *p, const double *q, size_t V, size_t n_fi
     if (!top)
         return mdsd_fail(err, MDSD_ENOMEM, "greedy: out of memory");
     memset(inT, 0, V);
-    if (n_fixed <= 64)
-        top_k(q, V, n_fixed, top);
-    else
-        mdsd_top_indices(q, V, n_fixed, top);
+    mdsd_top_indices(q, V, n_fixed, top); /* ties to the lower index, as the schemes */
     for (size_t j = 0; j < n_fixed; j++)
         inT[top[j]] = 1;
     double pT = 0.0, pc = 0.0;
     for (size_t j = 0; j < n_fixed; j++)
-        kahan_add(&pT, &pc, p[top[j]]);
+        MDSD_NEUMAIER_ADD(pT, pc, p[top[j]]);
     /* q(T^c) summed directly (it may be far below the resolution of
      * 1 - q(T)): q with T zeroed, in scratch */
     memcpy(scratch, q, V * sizeof *scratch);
@@ -532,8 +491,8 @@ static int k2_alpha(mdsd_bound_workspace *ws, const double *p, const double *q, 
         double P = 0.0, Pc = 0.0, S = 0.0, Sc = 0.0;
         for (size_t k = 0; k <= ws->ord.n_scan; k++) {
             if (k > 0) {
-                kahan_add(&P, &Pc, p[o[k - 1]]);
-                kahan_add(&S, &Sc, q[o[k - 1]]);
+                MDSD_NEUMAIER_ADD(P, Pc, p[o[k - 1]]);
+                MDSD_NEUMAIER_ADD(S, Sc, q[o[k - 1]]);
             }
             double pS = P + Pc, qS = S + Sc, qC = ws->R[k];
             double v = pS + qC * qC + 2.0 * qS * qC, g = pS - qS * qS;

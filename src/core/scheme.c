@@ -1,3 +1,4 @@
+#include "simd.h"
 #include "scheme.h"
 
 #include <errno.h>
@@ -164,9 +165,7 @@ static double mass_outside(const double *q, size_t V, const int *tuple, size_t c
             taken = tuple[l] == (int)v;
         if (taken)
             continue;
-        double y = q[v] - c, t = s + y;
-        c = (t - s) - y;
-        s = t;
+        MDSD_KAHAN_ADD(s, c, q[v]);
     }
     return s;
 }
@@ -340,9 +339,7 @@ double mdsd_joint_Q(const mdsd_joint *D, const unsigned char *in_H)
             j++;
         if (j < D->n)
             continue;
-        double y = D->prob[t] - c, u = s + y;
-        c = (u - s) - y;
-        s = u;
+        MDSD_KAHAN_ADD(s, c, D->prob[t]);
     }
     return s;
 }

@@ -34,4 +34,14 @@
         (s) = t_;                                                          \
     } while (0)
 
+/* Kahan's compensated addition of x to (s, c): the one copy of the step the
+ * lanes and the scalar sums use (a macro, so that it vectorises inside the
+ * omp simd loops over lanes). s + c is the sum. */
+#define MDSD_KAHAN_ADD(s, c, x)                                            \
+    do {                                                                   \
+        double y_ = (x) - (c), t_ = (s) + y_;                              \
+        (c) = (t_ - (s)) - y_;                                             \
+        (s) = t_;                                                          \
+    } while (0)
+
 #endif

@@ -209,13 +209,6 @@ void mdsd_wor_chain_free(mdsd_wor_chain *c)
 /* ---- set-up ----------------------------------------------------------- */
 
 /* Neumaier step. */
-static inline void kahan_add(double *s, double *comp, double x)
-{
-    double t = *s + x;
-    *comp += fabs(*s) >= fabs(x) ? (*s - t) + x : (x - t) + *s;
-    *s = t;
-}
-
 /* lambda = mass outside the n - 1 largest q of the chain. */
 static double mass_outside_top(const mdsd_wor_chain *c)
 {
@@ -255,7 +248,7 @@ static double mass_outside_top(const mdsd_wor_chain *c)
             next++;
             continue;
         }
-        kahan_add(&s, &comp, c->q[c->chain[k]]);
+        MDSD_NEUMAIER_ADD(s, comp, c->q[c->chain[k]]);
     }
     return s + comp;
 }
@@ -398,7 +391,7 @@ static int scan_setup(mdsd_wor_chain *c, mdsd_err *err)
         size_t k1 = k0 + BLOCK < c->N ? k0 + BLOCK : c->N;
         double sums[8];
         block_sums(c->q, c->chain + k0, k1 - k0, c->thr, c->t_max, sums);
-        kahan_add(&qsum, &qcomp, sums[0]);
+        MDSD_NEUMAIER_ADD(qsum, qcomp, sums[0]);
         for (unsigned m = 2; m <= FIXED_ORDER; m++)
             a[m] += sums[m - 1];
         for (size_t k = k0; k < k1; k++) {
@@ -773,7 +766,7 @@ static double lambda_of(const double *q, size_t V, size_t n)
     for (size_t x = 0; x < V; x++) {
         if (!(q[x] > 0.0))
             continue;
-        kahan_add(&total, &comp, q[x]);
+        MDSD_NEUMAIER_ADD(total, comp, q[x]);
         double v = q[x];
         for (size_t j = 0; j < L; j++)
             if (v > top[j]) {
@@ -804,7 +797,7 @@ int mdsd_wor_Q_quad(const double *q, size_t V, size_t n, const unsigned char *in
         if (in_H[x])
             H[h++] = x;
         else
-            kahan_add(&r, &comp, q[x]);
+            MDSD_NEUMAIER_ADD(r, comp, q[x]);
     }
     r += comp;
     int rc = MDSD_OK;
@@ -829,7 +822,7 @@ int mdsd_wor_Q_quad(const double *q, size_t V, size_t n, const unsigned char *in
                 rc = mdsd_fail(err, MDSD_ESOLVER,
                                "wor reference quadrature on [%g, %g]: %s (error estimate %g)", lo,
                                hi, gsl_strerror(status), abserr);
-            kahan_add(&total, &tcomp, result);
+            MDSD_NEUMAIER_ADD(total, tcomp, result);
             worst = abserr > worst ? abserr : worst;
             lo = hi;
             hi *= 2.0;

@@ -63,16 +63,12 @@ MDSD_SIMD_CLONES double mdsd_vc_overlap_scaled(const double *p, const double *q,
 #pragma omp simd
         for (size_t j = 0; j < MDSD_LANES; j++) {
             double a = p[x + j], b = q[x + j] * scale;
-            double y = (a < b ? a : b) - c[j], t = s[j] + y;
-            c[j] = (t - s[j]) - y;
-            s[j] = t;
+            MDSD_KAHAN_ADD(s[j], c[j], (a < b ? a : b));
         }
     }
     for (size_t j = 0; x < V; x++, j++) {
         double a = p[x], b = q[x] * scale;
-        double y = (a < b ? a : b) - c[j], t = s[j] + y;
-        c[j] = (t - s[j]) - y;
-        s[j] = t;
+        MDSD_KAHAN_ADD(s[j], c[j], (a < b ? a : b));
     }
     double total = 0.0, comp = 0.0;
     for (size_t j = 0; j < MDSD_LANES; j++) {

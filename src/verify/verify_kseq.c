@@ -50,17 +50,13 @@ MDSD_SIMD_CLONES static double beta_sum(const double *p, const double *q, size_t
 #pragma omp simd
         for (size_t j = 0; j < MDSD_LANES; j++) {
             double a = p[x + j] * inv, m = q[x + j] < a ? q[x + j] : a;
-            double y = m - c[j], t = s[j] + y;
-            c[j] = (t - s[j]) - y;
-            s[j] = t;
+            MDSD_KAHAN_ADD(s[j], c[j], m);
             act[j] += a < q[x + j] ? p[x + j] : 0.0;
         }
     }
     for (size_t j = 0; x < V; x++, j++) {
         double a = p[x] * inv, m = q[x] < a ? q[x] : a;
-        double y = m - c[j], t = s[j] + y;
-        c[j] = (t - s[j]) - y;
-        s[j] = t;
+        MDSD_KAHAN_ADD(s[j], c[j], m);
         act[j] += a < q[x] ? p[x] : 0.0;
     }
     double total = 0.0, comp = 0.0, sum_act = 0.0;
@@ -103,22 +99,14 @@ MDSD_SIMD_CLONES static void settled_sums(const double *p, const double *q, size
 #pragma omp simd
         for (size_t j = 0; j < MDSD_LANES; j++) {
             double px = p[x + j], qx = q[x + j];
-            double ya = (px >= hi * qx ? qx : 0.0) - ac[j], ta = a[j] + ya;
-            ac[j] = (ta - a[j]) - ya;
-            a[j] = ta;
-            double yb = (px <= lo * qx ? px : 0.0) - bc[j], tb = b[j] + yb;
-            bc[j] = (tb - b[j]) - yb;
-            b[j] = tb;
+            MDSD_KAHAN_ADD(a[j], ac[j], (px >= hi * qx ? qx : 0.0));
+            MDSD_KAHAN_ADD(b[j], bc[j], (px <= lo * qx ? px : 0.0));
         }
     }
     for (size_t j = 0; x < m; x++, j++) {
         double px = p[x], qx = q[x];
-        double ya = (px >= hi * qx ? qx : 0.0) - ac[j], ta = a[j] + ya;
-        ac[j] = (ta - a[j]) - ya;
-        a[j] = ta;
-        double yb = (px <= lo * qx ? px : 0.0) - bc[j], tb = b[j] + yb;
-        bc[j] = (tb - b[j]) - yb;
-        b[j] = tb;
+        MDSD_KAHAN_ADD(a[j], ac[j], (px >= hi * qx ? qx : 0.0));
+        MDSD_KAHAN_ADD(b[j], bc[j], (px <= lo * qx ? px : 0.0));
     }
     double sa = 0.0, sac = 0.0, sb = 0.0, sbc = 0.0;
     for (size_t j = 0; j < MDSD_LANES; j++) {

@@ -108,18 +108,14 @@ MDSD_SIMD_CLONES static double rrs_step(const double *r, double inv, const doubl
 #pragma omp simd
         for (size_t j = 0; j < MDSD_LANES; j++) {
             double a = r[x + j] * inv, b = q[x + j], d = a - b, pos = 0.5 * (d + fabs(d));
-            double y = (a < b ? a : b) - c[j], t = s[j] + y;
-            c[j] = (t - s[j]) - y;
-            s[j] = t;
+            MDSD_KAHAN_ADD(s[j], c[j], (a < b ? a : b));
             MDSD_NEUMAIER_ADD(m[j], mc[j], pos);
             next[x + j] = pos;
         }
     }
     for (size_t j = 0; x < V; x++, j++) {
         double a = r[x] * inv, b = q[x], d = a - b, pos = 0.5 * (d + fabs(d));
-        double y = (a < b ? a : b) - c[j], t = s[j] + y;
-        c[j] = (t - s[j]) - y;
-        s[j] = t;
+        MDSD_KAHAN_ADD(s[j], c[j], (a < b ? a : b));
         MDSD_NEUMAIER_ADD(m[j], mc[j], pos);
         next[x] = pos;
     }

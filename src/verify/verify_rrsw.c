@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "simd.h"
 #include "dist.h"
 #include "verifier.h"
 #include "verify_common.h"
@@ -250,9 +251,7 @@ static double remaining(const rrsw_paths *w)
     for (size_t v = 0; v < w->V; v++) {
         if (w->removed[v])
             continue;
-        double y = w->q[v] - c, t = s + y;
-        c = (t - s) - y;
-        s = t;
+        MDSD_KAHAN_ADD(s, c, w->q[v]);
     }
     return s;
 }
