@@ -303,7 +303,9 @@ bench-runner-memory: deps
 .PHONY: papers
 papers: all
 	papers/spectr/run.sh
+	papers/spectr/appb_tight.sh
 	papers/spechub/run.sh
+	PYTHONPATH=src/python MDSD_LIBRARY=$(CURDIR)/build/release/$(SONAME) /usr/bin/python3 papers/spechub/theorems.py
 	papers/khisti/run.sh
 	PYTHONPATH=src/python MDSD_LIBRARY=$(CURDIR)/build/release/$(SONAME) /usr/bin/python3 papers/khisti/remark4.py 1000
 	PYTHONPATH=src/python MDSD_LIBRARY=$(CURDIR)/build/release/$(SONAME) /usr/bin/python3 papers/khisti/binary.py
