@@ -158,7 +158,8 @@ endif
 # Python loads the release libmdsd.so (a sanitizer build's needs its runtime loaded first).
 sanitize: deps
 	@$(MAKE) --no-print-directory BUILD=release build/release/libmdsd.so.$(VERSION)
-	@MDSD_SANITIZE=1 $(MAKE) --no-print-directory BUILD=sanitize test-run
+	@MDSD_SANITIZE=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
+	  $(MAKE) --no-print-directory BUILD=sanitize test-run
 
 # libFuzzer harnesses (tests/fuzz/fuzz_*.c), built with Debian's clang against the
 # library sources under ASan + UBSan (clang's 'undefined' includes float-cast-overflow),
