@@ -29,7 +29,8 @@ static const char *build_dir(void)
 static int skip_sanitize(void)
 {
     if (strstr(build_dir(), "sanitize")) {
-        cr_log_warn("install and Python tests run in the release build only");
+        /* a note, not cr_log_warn: Criterion exits 1 after a logged warning */
+        fprintf(stderr, "api: install and Python tests run in the release build only\n");
         return 1;
     }
     return 0;
