@@ -568,6 +568,28 @@ Test(bound, generating_function_is_cps_not_wor)
     gsl_rng_free(r);
 }
 
+/* The example quoted in MATH.md section 1.2: q = (0.5, 0.3, 0.15, 0.05), n = 3,
+ * H = {0, 1, 2}: Q(H) = 0.6965 (4 d.p.) without replacement, 0.625 under cps, by
+ * enumeration and by the fast routes. */
+Test(bound, math_md_wor_cps_example)
+{
+    static const double q[4] = {0.5, 0.3, 0.15, 0.05};
+    static const unsigned char H[4] = {1, 1, 1, 0};
+    mdsd_scheme wor = {MDSD_SCHEME_WOR, 3, 4, q, NULL}, cps = {MDSD_SCHEME_CPS, 3, 4, q, NULL};
+    mdsd_joint Dw, Dc;
+    cr_assert_eq(mdsd_scheme_joint(&wor, MDSD_JOINT_MAX_TUPLES, &Dw, NULL), MDSD_OK);
+    cr_assert_eq(mdsd_scheme_joint(&cps, MDSD_JOINT_MAX_TUPLES, &Dc, NULL), MDSD_OK);
+    double Qw, Qc;
+    cr_assert_eq(mdsd_wor_Q(q, 4, 3, H, &Qw, NULL), MDSD_OK);
+    cr_assert_eq(mdsd_cps_Q(q, 4, 3, H, &Qc, NULL), MDSD_OK);
+    cr_assert_float_eq(mdsd_joint_Q(&Dw, H), Qw, 1e-12);
+    cr_assert_float_eq(mdsd_joint_Q(&Dc, H), Qc, 1e-12);
+    cr_assert_float_eq(Qw, 0.6965, 5e-5, "wor Q(H) = %.6f", Qw);
+    cr_assert_float_eq(Qc, 0.625, 1e-12, "cps Q(H) = %.6f", Qc);
+    mdsd_joint_free(&Dw);
+    mdsd_joint_free(&Dc);
+}
+
 /* ---- the order ----------------------------------------------------------------- */
 
 Test(bound, qp_order_follows_its_definition)

@@ -1,5 +1,5 @@
 /* block.h - block efficiency: what one target call yields when the drafts
- * are several tokens long (papers/block/DEFINITIONS.md).
+ * are several tokens long (MATH.md §5).
  *
  * Drafting policies (mdsd_policy):
  *   seq   K i.i.d. draft sequences of length L (SpecTr Alg. 3, Khisti et al.)

@@ -1,6 +1,6 @@
 /* mdsd block: block efficiency E[tau] (expected tokens per target call) of
  * token-level recursive verification with multi-token drafts (block.h,
- * papers/block/DEFINITIONS.md), on a Markov toy pair: exact, from sampled
+ * MATH.md §5), on a Markov toy pair: exact, from sampled
  * draft trees, by plain simulation, and the optimum over all verifiers. */
 #include <errno.h>
 #include <signal.h>

@@ -95,7 +95,7 @@ int mdsd_bound_alpha(const double *p, const mdsd_scheme *s, mdsd_bound_method m,
 
 /* Hu et al.'s generating-function Q(H) = W_{n,H} / W_{n,all}, W the
  * elementary symmetric polynomial of q over the set: exactly Q(H) for the cps
- * scheme, and NOT the sequential without-replacement probability (MATH.md). */
+ * scheme, and NOT the sequential without-replacement probability (MATH.md §1.2). */
 int mdsd_cps_Q(const double *q, size_t V, size_t n, const unsigned char *in_H, double *Q,
                mdsd_err *err);
 

@@ -1,6 +1,6 @@
 /* iws.h - importance weighted sampling (IWS) weights of Khisti et al.
  * (NeurIPS 2024, Def. 1 and section 4): the first step of their canonical
- * multi-draft architecture, the `is` verifier of MATH.md section 3.
+ * multi-draft architecture, the `is` verifier of MATH.md §3.8.
  *
  * Two tokens u ~ a and v ~ b are drawn independently; the scheme keeps one of
  * them. When u = v it keeps u; otherwise it keeps token i of the unordered pair

@@ -1,4 +1,4 @@
-/* lp.h - the optimal-transport LPs of MATH.md section 2, solved with GLPK.
+/* lp.h - the optimal-transport LPs of MATH.md §2.1-2.2, solved with GLPK.
  *
  * Full OTM LP (SpecTr eq. 4): variables pi(y, x) >= 0 for every token y and
  * every tuple x in supp D; sum_x pi(y,x) = p(y), sum_y pi(y,x) = D(x);

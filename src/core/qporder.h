@@ -1,4 +1,4 @@
-/* qporder.h - the token order of Hu et al.'s sort-and-scan (MATH.md section 2).
+/* qporder.h - the token order of Hu et al.'s sort-and-scan (MATH.md §2.4).
  *
  * alpha* = 1 + min over prefixes H_i of this order of [p(H_i) - Q(H_i)] for the
  * q-convex schemes (iid, wor, cps). The order, defined exactly:

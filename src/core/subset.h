@@ -1,5 +1,5 @@
 /* subset.h - subset selection by brute force (Hu et al. section 3; MATH.md
- * section 2): alpha* = 1 + min over all H of [p(H) - Q(H)] for ANY joint law
+ * §2.3): alpha* = 1 + min over all H of [p(H) - Q(H)] for ANY joint law
  * D of the drafts, the slow reference every fast method is checked against.
  *
  * D is aggregated by token set into Dbar[S] (a bitmask per tuple), and

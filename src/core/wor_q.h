@@ -1,7 +1,7 @@
 /* wor_q.h - Q(H) = P(all n drafts lie in H) for the `wor` scheme (sequential
  * sampling without replacement, proportional to q), exactly and fast, and the
  * minimum of p(H_i) - Q(H_i) over the prefixes of a chain H_0 ⊂ H_1 ⊂ ...
- * (Hu et al.'s sort-and-scan for wor, MATH.md section 2).
+ * (Hu et al.'s sort-and-scan for wor, MATH.md §2.4).
  *
  * Hu et al.'s generating-function formula W_{n,H} / W_{n,all} is NOT this Q
  * (it is the cps scheme's); this module computes the sequential probability.

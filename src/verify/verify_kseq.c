@@ -1,4 +1,4 @@
-/* verify_kseq.c - SpecTr's k-Seq verifier (MATH.md section 3), iid drafts.
+/* verify_kseq.c - SpecTr's k-Seq verifier (MATH.md §3.5), iid drafts.
  *   beta(rho) = sum_x min(q(x), p(x)/rho); rho* in [1, n] solves
  *   1 - (1 - beta)^n = rho beta (bracketed Newton, solve_rho);
  *   accept x_j w.p. min(1, p(x_j)/(rho* q(x_j))) for j = 1..n in turn;

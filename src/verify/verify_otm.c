@@ -1,5 +1,5 @@
 /* verify_otm.c - the optimal verifier (`otm`): solve the full OTM LP of
- * MATH.md section 2 (lp.h) for (p, D) and, given the draft tuple x, output
+ * MATH.md §2.1 (lp.h) for (p, D) and, given the draft tuple x, output
  * y ~ pi*(y | x) = pi*(y, x) / D(x). Its acceptance is alpha*(p, D), for any
  * draft scheme, but the LP has V * |supp D| variables: toy vocabularies only.
  *

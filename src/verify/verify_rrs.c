@@ -1,5 +1,5 @@
 /* verify_rrs.c - recursive rejection sampling (SpecInfer's multi-candidate
- * speculative sampling), MATH.md section 3:
+ * speculative sampling), MATH.md §3.3:
  *   p_1 = p; for j = 1..n: accept x_j w.p. min(1, p_j(x_j)/q_j(x_j)),
  *   else p_{j+1} = norm((p_j - q_j)+); all rejected: output y ~ p_{n+1}.
  * q_j = q for iid drafts; q_j = the j-th drafter's q for the multi scheme.

@@ -1,5 +1,5 @@
 /* verify_rrsw.c - recursive speculative decoding without replacement (Jeon
- * et al.), on drafts drawn sequentially without replacement (MATH.md 3):
+ * et al.), on drafts drawn sequentially without replacement (MATH.md §3.4):
  *   p_1 = p, q_1 = q; for j = 1..n: accept x_j w.p. min(1, p_j(x_j)/q_j(x_j)),
  *   else p_{j+1} = norm((p_j - q_j)+) and q_{j+1} = q_j with x_j removed,
  *   renormalised; all rejected: y ~ p_{n+1}.

@@ -1,4 +1,4 @@
-/* mdsd/lp.h - the optimal-transport LPs behind alpha* (MATH.md section 2),
+/* mdsd/lp.h - the optimal-transport LPs behind alpha* (MATH.md sections 2.1-2.2),
  * for solving with GLPK (mdsd_alpha with MDSD_ALPHA_LP_FULL / _LP_REDUCED) or
  * exporting to another solver.
  *
