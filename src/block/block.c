@@ -201,10 +201,7 @@ void mdsd_bk_finish(mdsd_block_result *res, size_t L, const double *reach_sum, d
 
 /* memo[(d * V + tok) * (nmax + 1) + m] = reach vector of the node:
  * R[k-1] = P(at least k more accepted), k = 1..L-d. */
-typedef struct {
-    mdsd_bk *c;
-    double **memo;
-} exact_ctx;
+typedef mdsd_bk_memo exact_ctx;
 
 static int exact_node(exact_ctx *x, size_t d, int tok, size_t m, const double **out,
                       mdsd_err *err)
@@ -263,21 +260,22 @@ static int exact_node(exact_ctx *x, size_t d, int tok, size_t m, const double **
     return MDSD_OK;
 }
 
-int mdsd_block_exact(const mdsd_markov *m, const mdsd_policy *pol, mdsd_verifier_kind v,
-                     const mdsd_block_opts *o, mdsd_block_result *res, mdsd_err *err)
+int mdsd_bk_solve(const mdsd_markov *m, const mdsd_policy *pol, mdsd_verifier_kind v,
+                  const mdsd_block_opts *o, mdsd_bk_node_fn node, mdsd_block_result *res,
+                  mdsd_err *err)
 {
     mdsd_bk c;
     int rc = mdsd_bk_init(&c, m, pol, v, o, err);
     if (rc)
         return rc;
     size_t cells = pol->depth * m->V * (c.nmax + 1);
-    exact_ctx x = {&c, calloc(cells, sizeof(double *))};
+    mdsd_bk_memo x = {&c, calloc(cells, sizeof(double *))};
     if (!x.memo) {
         mdsd_bk_free(&c);
         return mdsd_fail(err, MDSD_ENOMEM, "block: out of memory");
     }
     const double *R;
-    rc = exact_node(&x, 0, 0, pol->kind == MDSD_POLICY_SEQ ? pol->sequences : 0, &R, err);
+    rc = node(&x, 0, 0, pol->kind == MDSD_POLICY_SEQ ? pol->sequences : 0, &R, err);
     if (rc == MDSD_OK) {
         double sum[MDSD_BLOCK_MAX_DEPTH + 1] = {0};
         for (size_t d = 1; d <= pol->depth; d++)
@@ -290,4 +288,10 @@ int mdsd_block_exact(const mdsd_markov *m, const mdsd_policy *pol, mdsd_verifier
     free(x.memo);
     mdsd_bk_free(&c);
     return rc;
+}
+
+int mdsd_block_exact(const mdsd_markov *m, const mdsd_policy *pol, mdsd_verifier_kind v,
+                     const mdsd_block_opts *o, mdsd_block_result *res, mdsd_err *err)
+{
+    return mdsd_bk_solve(m, pol, v, o, exact_node, res, err);
 }

@@ -29,4 +29,19 @@ size_t mdsd_bk_drafts_at(const mdsd_bk *c, size_t d, size_t m);
 /* res->reach[d] = reach_sum[d] / count for d = 1..L; tau and rates. */
 void mdsd_bk_finish(mdsd_block_result *res, size_t L, const double *reach_sum, double count);
 
+/* Backward induction over the nodes (depth d, last token tok, m surviving
+ * drafts), memoised: memo[(d V + tok)(nmax + 1) + m] is a node's vector of
+ * reach probabilities R[0..L-d) (owned by the memo). The exact route and the
+ * optimal verifier differ only in how a node is valued (node). */
+typedef struct {
+    mdsd_bk *c;
+    double **memo;
+} mdsd_bk_memo;
+typedef int (*mdsd_bk_node_fn)(mdsd_bk_memo *x, size_t d, int tok, size_t m, const double **out,
+                               mdsd_err *err);
+/* Runs node at the root (depth 0, token 0) for verifier v and fills res. */
+int mdsd_bk_solve(const mdsd_markov *m, const mdsd_policy *pol, mdsd_verifier_kind v,
+                  const mdsd_block_opts *o, mdsd_bk_node_fn node, mdsd_block_result *res,
+                  mdsd_err *err);
+
 #endif

@@ -20,10 +20,7 @@
 
 #include "block_impl.h"
 
-typedef struct {
-    mdsd_bk *c;
-    double **memo; /* as in block.c: reach vectors of the optimal plans */
-} opt_ctx;
+typedef mdsd_bk_memo opt_ctx; /* memo: reach vectors of the optimal plans */
 
 static int opt_node(opt_ctx *x, size_t d, int tok, size_t m, const double **out, mdsd_err *err);
 
@@ -151,28 +148,5 @@ static int opt_node(opt_ctx *x, size_t d, int tok, size_t m, const double **out,
 int mdsd_block_optimal(const mdsd_markov *m, const mdsd_policy *pol, const mdsd_block_opts *o,
                        mdsd_block_result *res, mdsd_err *err)
 {
-    mdsd_bk c;
-    int rc = mdsd_bk_init(&c, m, pol, MDSD_VERIFIER_OTM, o, err);
-    if (rc)
-        return rc;
-    size_t cells = pol->depth * m->V * (c.nmax + 1);
-    opt_ctx x = {&c, calloc(cells, sizeof(double *))};
-    if (!x.memo) {
-        mdsd_bk_free(&c);
-        return mdsd_fail(err, MDSD_ENOMEM, "block optimal: out of memory");
-    }
-    const double *R;
-    rc = opt_node(&x, 0, 0, pol->kind == MDSD_POLICY_SEQ ? pol->sequences : 0, &R, err);
-    if (rc == MDSD_OK) {
-        double sum[MDSD_BLOCK_MAX_DEPTH + 1] = {0};
-        for (size_t d = 1; d <= pol->depth; d++)
-            sum[d] = R[d - 1];
-        memset(res, 0, sizeof *res);
-        mdsd_bk_finish(res, pol->depth, sum, 1.0);
-    }
-    for (size_t i = 0; i < cells; i++)
-        free(x.memo[i]);
-    free(x.memo);
-    mdsd_bk_free(&c);
-    return rc;
+    return mdsd_bk_solve(m, pol, MDSD_VERIFIER_OTM, o, opt_node, res, err);
 }
