@@ -10,22 +10,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fnv.h"
 #include "outfile.h"
 #include "verifier.h"
 
 #define MAGIC "#mdsd-block-partial 1 "
-#define FNV_OFFSET 0xcbf29ce484222325ULL
-#define FNV_PRIME 0x100000001b3ULL
 #define FIX "pass --discard-partial to delete it and start over"
-
-static uint64_t fnv1a(uint64_t h, const char *bytes, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)bytes[i];
-        h *= FNV_PRIME;
-    }
-    return h;
-}
 
 int mdsd_block_signature(const char *options, char *const *dumps, size_t n_dumps, char **out,
                          mdsd_err *err)
@@ -127,7 +117,7 @@ int mdsd_block_partial_read(const char *path, const char *signature, mdsd_block_
                        path);
     mdsd_block_case *cases = NULL;
     mdsd_block_dump_result *res = NULL;
-    uint64_t hash = FNV_OFFSET;
+    uint64_t hash = MDSD_FNV_OFFSET;
     int bad = 0; /* a bad line is fatal only if a marker follows it */
     size_t bad_line = 0;
     while (rc == MDSD_OK && (len = getline(&line, &cap, f)) >= 0) {
@@ -163,7 +153,7 @@ int mdsd_block_partial_read(const char *path, const char *signature, mdsd_block_
                 units[index] = (mdsd_block_unit){1, count, cases, res};
                 cases = NULL, res = NULL;
                 count = have = 0;
-                hash = FNV_OFFSET;
+                hash = MDSD_FNV_OFFSET;
             }
         } else if (!bad) {
             if (count == have) {
@@ -182,7 +172,7 @@ int mdsd_block_partial_read(const char *path, const char *signature, mdsd_block_
             if (parse_line(line, &cases[count], &res[count]) != 0) {
                 bad = 1, bad_line = lineno;
             } else {
-                hash = fnv1a(hash, line, (size_t)len);
+                hash = mdsd_fnv1a(hash, line, (size_t)len);
                 count++;
             }
         }
@@ -199,7 +189,7 @@ int mdsd_block_partial_read(const char *path, const char *signature, mdsd_block_
 static int append_unit(FILE *f, size_t index, const mdsd_block_case *cases,
                        const mdsd_block_dump_result *res, size_t count, mdsd_err *err)
 {
-    uint64_t hash = FNV_OFFSET;
+    uint64_t hash = MDSD_FNV_OFFSET;
     for (size_t i = 0; i < count; i++) {
         char *buf = NULL;
         size_t len = 0;
@@ -208,7 +198,7 @@ static int append_unit(FILE *f, size_t index, const mdsd_block_case *cases,
             return mdsd_fail(err, MDSD_ENOMEM, "block: out of memory");
         format_line(m, &cases[i], &res[i]);
         fclose(m);
-        hash = fnv1a(hash, buf, len);
+        hash = mdsd_fnv1a(hash, buf, len);
         fputs(buf, f);
         free(buf);
     }

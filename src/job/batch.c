@@ -15,6 +15,7 @@
 #include "cluster.h"
 #include "dist.h"
 #include "dump.h"
+#include "fnv.h"
 #include "montecarlo.h"
 #include "outfile.h"
 #include "progress.h"
@@ -637,17 +638,6 @@ static bool unit_done(const row_list *done, const char *label, double T)
 
 /* ---- the .partial file: units with their row count and hash --------------- */
 
-#define FNV_OFFSET 0xcbf29ce484222325ULL
-#define FNV_PRIME 0x100000001b3ULL
-
-static uint64_t fnv1a(uint64_t h, const char *bytes, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)bytes[i];
-        h *= FNV_PRIME;
-    }
-    return h;
-}
 
 /* "LABEL,T": how a unit is named in its marker and in messages. */
 static void unit_key(const mdsd_report_row *r, char *key, size_t size)
@@ -697,7 +687,7 @@ static int accept_unit(const char *path, size_t lineno, const char *marker, part
         return mdsd_fail(err, MDSD_EFORMAT, "'%s': unit %s appears twice; %s", path, key, fix);
     int rc = row_list_push(done, u->rows.rows, u->rows.count, err);
     u->rows.count = 0;
-    u->hash = FNV_OFFSET;
+    u->hash = MDSD_FNV_OFFSET;
     return rc;
 }
 
@@ -719,7 +709,7 @@ static int read_partial(const char *path, const char *signature, size_t cells, r
         rc = mdsd_fail(err, MDSD_EINVAL, "'%s' was made by a different table job (or another mdsd "
                        "version); pass --discard-partial to delete it and start over, or run the "
                        "job that made it", path);
-    partial_unit u = {{0}, FNV_OFFSET};
+    partial_unit u = {{0}, MDSD_FNV_OFFSET};
     /* A bad line is fatal only if a marker follows it: after the last marker
      * it is the tail of a unit that was being written when the job stopped,
      * and is dropped with that unit. */
@@ -744,7 +734,7 @@ static int read_partial(const char *path, const char *signature, size_t cells, r
         } else {
             mdsd_report_row r;
             if (mdsd_report_csv_parse(line, &r, &pending) == MDSD_OK) {
-                u.hash = fnv1a(u.hash, line, (size_t)len);
+                u.hash = mdsd_fnv1a(u.hash, line, (size_t)len);
                 rc = row_list_push(&u.rows, &r, 1, err);
             } else {
                 char why[600];
@@ -764,7 +754,7 @@ static int read_partial(const char *path, const char *signature, size_t cells, r
 static int append_unit(FILE *partial, const mdsd_report_row *rows, size_t k, size_t max_n,
                        mdsd_err *err)
 {
-    uint64_t hash = FNV_OFFSET;
+    uint64_t hash = MDSD_FNV_OFFSET;
     char *buf = NULL;
     size_t len = 0;
     for (size_t i = 0; i < k; i++) {
@@ -773,7 +763,7 @@ static int append_unit(FILE *partial, const mdsd_report_row *rows, size_t k, siz
             return mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
         mdsd_report_csv_row(m, &rows[i], max_n);
         fclose(m);
-        hash = fnv1a(hash, buf, len);
+        hash = mdsd_fnv1a(hash, buf, len);
         fputs(buf, partial);
         free(buf);
         buf = NULL;
