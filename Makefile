@@ -241,7 +241,7 @@ TREE_DUMP_ARGS := ngram --corpus kjv --order 4 --draft-order 2 --vocab-size 2048
   --prompts data/prompts/kjv-openings.jsonl --num-samples 40 --seed 1 --gen-temperature 1 \
   --max-new-tokens 64 --logits-dtype float16 --compression gzip --tree-contexts 4 --tree-stride 8
 tree-dump: deps
-	./mdsd-runner $(TREE_DUMP_ARGS) --tree-policy seq --tree-sequences 4 --tree-depth 4 \
+	src/bin/mdsd-runner $(TREE_DUMP_ARGS) --tree-policy seq --tree-sequences 4 --tree-depth 4 \
 	  -o $(TREE_DUMP_OUT)
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(CHECK_OBJ:.o=.d) $(TEST_OBJ:.o=.d)

@@ -28,7 +28,7 @@ for spec in "2,2,2,2 iid rrs,kseq" "2,2,2,2 wor rrsw" "2,2,2,2 hub spechub" \
   set -- $spec
   f="$work/tree-${1//,/}-$2.h5"
   note "trees: $1 $2"
-  ./mdsd-runner "${RUNNER_ARGS[@]}" --tree-policy tree --tree-widths "$1" --tree-scheme "$2" -o "$f" >&2
+  src/bin/mdsd-runner "${RUNNER_ARGS[@]}" --tree-policy tree --tree-widths "$1" --tree-scheme "$2" -o "$f" >&2
   "$MDSD" block "$f" --verifiers "$3" --cost 0,0.1,0.3 -o "$work/$(basename "$f" .h5).csv"
   trees+=("$work/$(basename "$f" .h5).csv")
 done
