@@ -106,7 +106,7 @@ static int parse_names(const char *cmd, const char *opt, const char *spec, const
     return o->name_count ? 0 : cli_usage_error(cmd, "%s: empty list", opt);
 }
 
-enum { OPT_TRIALS = CLI_OPT_COMMAND + 50, OPT_SEED, OPT_IS_TOP };
+enum { OPT_TRIALS = CLI_OPT_COMMAND + 50, OPT_SEED, OPT_IS_TOP, OPT_EXACT };
 
 static int parse(const char *cmd, int argc, char **argv, sweep_opts *o)
 {
@@ -118,9 +118,11 @@ static int parse(const char *cmd, int argc, char **argv, sweep_opts *o)
         {"trials", required_argument, NULL, OPT_TRIALS},
         {"seed", required_argument, NULL, OPT_SEED},
         {"is-top", required_argument, NULL, OPT_IS_TOP},
+        {"exact", no_argument, NULL, OPT_EXACT},
         {0, 0, 0, 0}};
     bool accept = !strcmp(cmd, "accept");
     const char *n_spec = "2", *names = accept ? NULL : all_schemes;
+    bool exact = false;
     int opt;
     optind = 1;
     while ((opt = getopt_long(argc, argv, CLI_DIST_SHORT "n:s:v:", longopts, NULL)) != -1) {
@@ -141,6 +143,11 @@ static int parse(const char *cmd, int argc, char **argv, sweep_opts *o)
             if (!accept)
                 return cli_usage_error(cmd, "unrecognised option");
             names = optarg;
+            break;
+        case OPT_EXACT: /* the sweep's default: exact wherever a verifier has an exact form */
+            if (!accept)
+                return cli_usage_error(cmd, "unrecognised option");
+            exact = true;
             break;
         case OPT_TRIALS:
         case OPT_SEED:
@@ -166,6 +173,9 @@ static int parse(const char *cmd, int argc, char **argv, sweep_opts *o)
         return 0;
     if (!names)
         return cli_usage_error(cmd, "missing --verifier");
+    if (exact && o->trials)
+        return cli_usage_error(cmd, "--exact with --trials (exact beside Monte Carlo) is not available in a "
+                               "sweep: run that combination alone");
     if (accept && o->scheme && (!strcmp(o->scheme, "all") || strchr(o->scheme, ',')))
         return cli_usage_error(cmd, "--scheme: one scheme for every verifier (a verifier runs on its own "
                                "scheme by default)");
