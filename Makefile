@@ -131,8 +131,10 @@ $(OUT)/%.o: %.c
 # The main job: Hu et al.'s Table 1 layout (T = 0.7, n = 3) on the shipped
 # dump, then the analysis/ recipes: a sweep over temperatures and draft counts
 # (Hu Fig. 1 and 2, SpecHub Fig. 9, gap to alpha*; tables in Markdown and
-# LaTeX) and the drafter comparison, figures in plots/figures/.
+# LaTeX), the drafter comparison and the block-efficiency study on the shipped
+# tree dump, figures in plots/figures/.
 RUN_DUMP ?= data/kjv-ngram.h5
+RUN_TREES ?= data/kjv-trees.h5
 RUN_OUT ?= build/run
 RUN_FIGURES ?= plots/figures
 RUN_VERIFIERS := sd,rrs,rrsw,kseq,greedy,spechub
@@ -143,7 +145,8 @@ run: all
 	  -v rrs,rrsw,kseq,greedy --trials 1000 --markdown
 	FIGDIR=$(RUN_FIGURES) VERIFIERS=$(RUN_VERIFIERS) analysis/sweep.sh $(RUN_DUMP) $(RUN_OUT)
 	FIGDIR=$(RUN_FIGURES) analysis/drafters.sh $(RUN_DUMP) $(RUN_OUT)
-	@echo "== results: $(RUN_OUT)/table.csv, $(RUN_OUT)/sweep.csv (.md, .tex), $(RUN_OUT)/drafters.csv; figures: $(RUN_FIGURES)/"
+	FIGDIR=$(RUN_FIGURES) analysis/block.sh $(RUN_TREES) $(RUN_OUT)
+	@echo "== results: $(RUN_OUT)/table.csv, $(RUN_OUT)/sweep.csv (.md, .tex), $(RUN_OUT)/drafters.csv, $(RUN_OUT)/block.csv; figures: $(RUN_FIGURES)/"
 
 test: deps
 	@$(MAKE) --no-print-directory test-run

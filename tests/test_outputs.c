@@ -697,6 +697,61 @@ Test(outputs, analysis_recipes_write_their_tables_and_figures, .timeout = 300)
     free(text);
 }
 
+/* The block-efficiency recipe on the shipped tree dump: its CSV, tables (the
+ * LaTeX compiles) and both figures, in PDF (vector) at the column preset; the
+ * figures' data blocks hold the CSV's own E[tau] (checked on one value). */
+Test(outputs, analysis_block_recipe_writes_its_tables_and_figures, .timeout = 300)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "cd %s && MDSD=%s COSTS=0,0.2 VERIFIERS=sd,rrs SIZE=column FORMAT=pdf "
+             "sh %s/analysis/block.sh %s/data/kjv-trees.h5 out-block > block.log 2>&1", dir, test_mdsd_bin(),
+             getenv("PWD"), getenv("PWD"));
+    int status = system(cmd);
+    char log[160];
+    snprintf(log, sizeof log, "%s/block.log", dir);
+    char *text = slurp(log);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "block: %s", text);
+    /* the speed-up figure draws one series per (verifier, cost): 2 x 2 */
+    cr_expect(strstr(text, "nseries=4; seriesmethods='sd rrs sd rrs '") ||
+              strstr(text, "nseries=4; seriesmethods='sd sd rrs rrs '"), "%s", text);
+    free(text);
+    const char *files[] = {"block.csv", "block.md", "block.tex", "block-vs-depth.pdf", "block-speedup.pdf"};
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        char path[256];
+        struct stat sb;
+        snprintf(path, sizeof path, "%s/out-block/%s", dir, files[i]);
+        cr_expect(stat(path, &sb) == 0 && sb.st_size > 100, "no %s", files[i]);
+    }
+    char pdf_head[8] = {0}, path[256];
+    snprintf(path, sizeof path, "%s/out-block/block-vs-depth.pdf", dir);
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f);
+    cr_expect_eq(fread(pdf_head, 1, 5, f), 5);
+    fclose(f);
+    cr_expect_str_eq(pdf_head, "%PDF-");
+    /* no temporary figure left behind */
+    snprintf(cmd, sizeof cmd, "ls -a %s/out-block | grep -c tmp", dir);
+    FILE *p = popen(cmd, "r");
+    char count[16] = {0};
+    cr_assert_not_null(fgets(count, sizeof count, p));
+    pclose(p);
+    cr_expect_eq(atoi(count), 0, "temporary files left in out-block");
+    char doc[256];
+    snprintf(doc, sizeof doc, "%s/doc-block.tex", dir);
+    f = fopen(doc, "w");
+    fprintf(f, "\\documentclass{article}\n\\usepackage{booktabs}\n\\begin{document}\n"
+               "\\input{out-block/block.tex}\n\\end{document}\n");
+    fclose(f);
+    cr_expect_eq(compile_latex("doc-block"), 0, "block.tex does not compile");
+    /* a missing dump is refused naming it, with nothing written */
+    snprintf(cmd, sizeof cmd, "cd %s && MDSD=%s sh %s/analysis/block.sh nope.h5 out-nope > nope.log 2>&1",
+             dir, test_mdsd_bin(), getenv("PWD"));
+    status = system(cmd);
+    cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+    snprintf(path, sizeof path, "%s/out-nope", dir);
+    cr_expect_eq(access(path, F_OK), -1, "a missing dump left an output folder");
+}
+
 /* ---- mdsd-runner import (tests/python/test_import.py) ---------------------- */
 
 Test(outputs, runner_import_from_npy_npz_and_safetensors, .timeout = 300)
