@@ -280,12 +280,14 @@ def main(argv):
     # covered[doc][k] = (kind, entry line) for the doc's k-th number
     covered = {name: {} for name in docs}
 
-    def cover(doc, span, kind, lineno, what):
+    def cover(doc, span, kind, lineno, what, rank):
+        """Marks the numbers starting in SPAN (2.4 of 2.4 × 10⁻¹⁵) as KIND; a tie (rank 3)
+        outranks a classification by phrase (2), which outranks one by a regex rule (1)."""
         n = 0
         for k, (a, b, _) in enumerate(doc.numbers):
-            if span[0] <= a < span[1]:  # a number starting in the span (2.4 of 2.4 × 10⁻¹⁵)
-                if kind == "tied" or k not in covered[doc.name]:
-                    covered[doc.name][k] = (kind, lineno, what)
+            if span[0] <= a < span[1]:
+                if k not in covered[doc.name] or covered[doc.name][k][3] < rank:
+                    covered[doc.name][k] = (kind, lineno, what, rank)
                 n += 1
         return n
 
@@ -326,15 +328,8 @@ def main(argv):
                                  if m.span(g)[0] >= 0] or [m.span()]
                         for span in spans:
                             hits += 1
-                            cover(doc, span, expr, lineno, fmt)
-                            if expr == "parameter":
-                                have = command_numbers(doc)
-                                for a, b, tok in doc.numbers:
-                                    if span[0] <= a < span[1] and \
-                                            numeric(tok) not in have:
-                                        fail(f"{name}:{doc.line(a)}: parameter {tok} "
-                                             f"(numbers.tsv:{lineno}) is in no command "
-                                             f"shown in {name} or its folder's scripts")
+                            cover(doc, span, expr, lineno, fmt,
+                                  1 if phrase.startswith("re:") else 2)
                 if not hits:
                     fail(f"numbers.tsv:{lineno}: {file} no longer says '{phrase}' "
                          f"(a stale {expr} entry)")
@@ -364,7 +359,7 @@ def main(argv):
                 for m in rx.finditer(doc.text):
                     hits += 1
                     for g in range(1, len(shown) + 1):
-                        cover(doc, m.span(g), "tied", lineno, expr)
+                        cover(doc, m.span(g), "tied", lineno, expr, 3)
             tied += len(values)
             if not hits:
                 want = phrase
@@ -374,11 +369,18 @@ def main(argv):
                      f"{values!r})")
 
     counts = dict.fromkeys(("tied",) + CLASSES, 0)
+    have = {}
     for name, doc in docs.items():
         for k, (a, b, tok) in enumerate(doc.numbers):
             if k in covered[name]:
-                kind, lineno, what = covered[name][k]
+                kind, lineno, what, _ = covered[name][k]
                 counts[kind] += 1
+                if kind == "parameter":
+                    if name not in have:
+                        have[name] = command_numbers(doc)
+                    if numeric(tok) not in have[name]:
+                        fail(f"{name}:{doc.line(a)}: parameter {tok} (numbers.tsv:{lineno}) is "
+                             f"in no command shown in {name} or its folder's scripts")
                 if listing:
                     print(f"{name}:{doc.line(a)}: {tok}\t{kind}\tnumbers.tsv:{lineno}\t{what}")
             else:
