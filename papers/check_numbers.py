@@ -19,6 +19,8 @@ Tied (type a): EXPRESSION computes the number(s) from results files under papers
   rows(CSV)                        every row of a CSV (a list of dicts),
   t(FILE, REGEX)                   the number in group 1 of the one match of REGEX in a
                                    generated text file (.md, .txt),
+  text(FILE), re                   a generated file's text and Python's re module,
+  whole(x[, tol])                  x rounded when within tol (1e-6) of an integer,
   md(FILE, TITLE)                  the body rows (lists of cells) of the first Markdown
                                    table after the line containing TITLE in FILE,
 and Python arithmetic; 'let NAME EXPRESSION' (3 fields) defines a shorthand for the
@@ -122,13 +124,15 @@ class Doc:
                 skip[i] = True
             self.commands.append(raw[start:cmd_end])
             if fence is None:
-                for m in re.finditer(r"(`+)(.+?)\1", line):
-                    self.commands.append(m.group(2))
-                    for i in range(start + m.start(), start + m.end()):
-                        skip[i] = True
                 for m in re.finditer(r"\]\(([^)]*)\)", line):
                     for i in range(start + m.start(1), start + m.end(1)):
                         skip[i] = True
+        # inline code spans (commands, file and column names), which may span lines
+        for m in re.finditer(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", raw, re.S):
+            if not any(skip[m.start():m.end()]):
+                self.commands.append(m.group(2))
+                for i in range(m.start(), m.end()):
+                    skip[i] = True
         # collapse whitespace, keeping each character's original offset
         text, where = [], []
         last_space = False
@@ -265,7 +269,7 @@ def main(argv):
         lines = texts[name].splitlines()
         at = next(k for k, line in enumerate(lines) if title in line)
         out = []
-        for line in lines[at + 1:]:
+        for line in lines[at:]:
             if line.startswith("|"):
                 cells = [c.strip() for c in line.strip().strip("|").split("|")]
                 if not all(set(c) <= set("-: ") for c in cells):
@@ -274,7 +278,17 @@ def main(argv):
                 break
         return out[1:]  # without the header row
 
-    env = {"md": md, "v": v, "rows": table, "t": t, "abs": abs, "max": max, "min": min,
+    def text(name):
+        if name not in texts:
+            with open(overrides.get(name, os.path.join(HERE, name)), encoding="utf-8") as f:
+                texts[name] = f.read()
+        return texts[name]
+
+    def whole(x, tol=1e-6):
+        """X rounded when it is within TOL of an integer (1/9 written as a fraction)."""
+        return round(x) if abs(x - round(x)) < tol else x
+
+    env = {"md": md, "text": text, "re": re, "whole": whole, "v": v, "rows": table, "t": t, "abs": abs, "max": max, "min": min,
            "float": float, "sum": sum, "len": len, "round": round}
     docs = {name: Doc(name) for name in DOCS}
     # covered[doc][k] = (kind, entry line) for the doc's k-th number
