@@ -25,7 +25,7 @@ Tied (type a): EXPRESSION computes the number(s) from results files under papers
                                    table after the line containing TITLE in FILE,
 and Python arithmetic; 'let NAME EXPRESSION' (3 fields) defines a shorthand for the
 lines below it (e.g. a function of a CSV's keys). A phrase with k '{}' takes an expression giving k values. FORMAT is
-a format spec ('.4f', '.3g', 'd', ',d'), or several separated by '|', one per '{}'. The
+a format spec ('.4f', '.3g', 'd', ',d'; 'p10' writes a power of ten as 10⁻¹³), or several separated by '|', one per '{}'. The
 phrase with the computed numbers must be in FILE: a number that drifted from its source
 fails. Every number that changes when the results are regenerated must be tied.
 
@@ -54,6 +54,7 @@ for CSV (tests use it to plant a drift, or a ragged CSV, and see the check fail)
 Exit status 1 on any failure, each reported as FILE:LINE: ... on standard error."""
 import csv
 import glob
+import math
 import os
 import re
 import sys
@@ -363,6 +364,11 @@ def main(argv):
                 continue
             shown = []
             for x, spec in zip(values, fmts):
+                if spec == "p10":  # a power of ten written 10⁻¹³
+                    e = round(math.log10(x)) if x > 0 else 0
+                    shown.append("10" + str(e).translate(str.maketrans("-0123456789", "⁻" + SUP))
+                                 if x > 0 and abs(x / 10.0 ** e - 1) < 1e-9 else repr(x))
+                    continue
                 if spec.endswith("d"):
                     x = int(round(x))
                 shown.append(format(x, spec).replace("-", "−"))
