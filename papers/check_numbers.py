@@ -47,10 +47,11 @@ and column names), link targets, and digits inside words (kn2, fig1.csv, OPT-6.7
 The check also refuses a results CSV under papers/ whose rows do not all have the header's
 number of fields (a ragged CSV).
 
-    /usr/bin/python3 papers/check_numbers.py [--list] [--override CSV=PATH ...]
+    /usr/bin/python3 papers/check_numbers.py [--list] [--override FILE=PATH ...]
 
---list prints every number with its file, line and classification. --override reads PATH
-for CSV (tests use it to plant a drift, or a ragged CSV, and see the check fail).
+--list prints every number with its file, line and classification. --override FILE=PATH
+reads PATH for FILE, a results file or a checked Markdown file (tests use it to plant a
+drift, a ragged CSV or an unclassified number, and see the check fail).
 Exit status 1 on any failure, each reported as FILE:LINE: ... on standard error."""
 import csv
 import glob
@@ -95,9 +96,9 @@ class Doc:
     """A Markdown file with its whitespace collapsed (phrases span line breaks) and a mask
     of the characters whose numbers are not checked (commands, code spans, link targets)."""
 
-    def __init__(self, name):
+    def __init__(self, name, path):
         self.name = name
-        with open(os.path.join(HERE, name), encoding="utf-8") as f:
+        with open(path, encoding="utf-8") as f:
             raw = f.read()
         skip = [False] * len(raw)
         self.commands = []  # text of the commands shown (numbers a parameter may cite)
@@ -291,7 +292,7 @@ def main(argv):
 
     env = {"md": md, "text": text, "re": re, "whole": whole, "v": v, "rows": table, "t": t, "abs": abs, "max": max, "min": min,
            "float": float, "sum": sum, "len": len, "round": round}
-    docs = {name: Doc(name) for name in DOCS}
+    docs = {name: Doc(name, overrides.get(name, os.path.join(HERE, name))) for name in DOCS}
     # covered[doc][k] = (kind, entry line) for the doc's k-th number
     covered = {name: {} for name in docs}
 
