@@ -29,6 +29,9 @@ a format spec ('.4f', '.3g', 'd', ',d'; 'p10' writes a power of ten as 10⁻¹³
 phrase with the computed numbers must be in FILE: a number that drifted from its source
 fails. Every number that changes when the results are regenerated must be tied.
 
+An EXPRESSION written 'published: EXPRESSION' ties a published number the same way to the
+file that transcribes it from the paper (e.g. hu/published_table1.csv).
+
 Classified (type b): CLASS is one of
   published   quoted from a paper (REASON cites its table, figure or section),
   parameter   an input setting of a run; its value must appear in a command shown in the
@@ -307,7 +310,6 @@ def main(argv):
                 n += 1
         return n
 
-    tied = 0
     with open(os.path.join(HERE, "numbers.tsv"), encoding="utf-8") as f:
         for lineno, line in enumerate(f, 1):
             line = line.rstrip("\n")
@@ -350,6 +352,9 @@ def main(argv):
                     fail(f"numbers.tsv:{lineno}: {file} no longer says '{phrase}' "
                          f"(a stale {expr} entry)")
                 continue
+            kind = "tied"
+            if expr.startswith("published:"):  # a published number tied to its transcription
+                kind, expr = "published", expr[len("published:"):].strip()
             try:
                 value = eval(expr, dict(env))
             except Exception as e:  # a bad source is a failure, never a pass
@@ -380,8 +385,7 @@ def main(argv):
                 for m in rx.finditer(doc.text):
                     hits += 1
                     for g in range(1, len(shown) + 1):
-                        cover(doc, m.span(g), "tied", lineno, expr, 3)
-            tied += len(values)
+                        cover(doc, m.span(g), kind, lineno, expr, 3)
             if not hits:
                 want = phrase
                 for s in shown:
@@ -390,12 +394,14 @@ def main(argv):
                      f"{values!r})")
 
     counts = dict.fromkeys(("tied",) + CLASSES, 0)
+    transcribed = 0
     have = {}
     for name, doc in docs.items():
         for k, (a, b, tok) in enumerate(doc.numbers):
             if k in covered[name]:
-                kind, lineno, what, _ = covered[name][k]
+                kind, lineno, what, rank = covered[name][k]
                 counts[kind] += 1
+                transcribed += kind == "published" and rank == 3
                 if kind == "parameter":
                     if name not in have:
                         have[name] = command_numbers(doc)
@@ -411,7 +417,8 @@ def main(argv):
     total = sum(counts.values()) + sum(len(d.numbers) - len(covered[n])
                                        for n, d in docs.items())
     print(f"{total} numbers in papers/ prose: {counts['tied']} tied to results files, "
-          f"{counts['published']} published, {counts['parameter']} parameters, "
+          f"{counts['published']} published ({transcribed} checked against their transcription), "
+          f"{counts['parameter']} parameters, "
           f"{counts['constant']} constants; {len(failures)} failed")
     return 1 if failures else 0
 
