@@ -24,10 +24,12 @@ Tied (type a): EXPRESSION computes the number(s) from results files under papers
   md(FILE, TITLE)                  the body rows (lists of cells) of the first Markdown
                                    table after the line containing TITLE in FILE,
 and Python arithmetic; 'let NAME EXPRESSION' (3 fields) defines a shorthand for the
-lines below it (e.g. a function of a CSV's keys). A phrase with k '{}' takes an expression giving k values. FORMAT is
-a format spec ('.4f', '.3g', 'd', ',d'; 'p10' writes a power of ten as 10⁻¹³), or several separated by '|', one per '{}'. The
-phrase with the computed numbers must be in FILE: a number that drifted from its source
-fails. Every number that changes when the results are regenerated must be tied.
+lines below it (e.g. a function of a CSV's keys). A phrase with k '{}' takes an expression
+giving k values. FORMAT is a format spec ('.4f', '.3g', 'd', ',d'; 'p10' writes a power of
+ten as 10⁻¹³), or several separated by '|', one per '{}'. The phrase with the computed
+numbers must be in FILE: a number that drifted from its source fails. Every number that
+changes when the results are regenerated must be tied. A claimed bound is tied with
+within(x, BOUND), which gives BOUND when x <= BOUND and x otherwise (defined by a 'let').
 
 An EXPRESSION written 'published: EXPRESSION' ties a published number the same way to the
 file that transcribes it from the paper (e.g. hu/published_table1.csv).
@@ -40,8 +42,10 @@ Classified (type b): CLASS is one of
               of things that are not results (REASON says which).
 A classified PHRASE covers the numbers at its '{}' (which match any number), or every
 number in it when it has no '{}'; 're:REGEX' instead of a phrase covers group 1 (or the
-whole match) of every match. A classification whose phrase is no longer in its file fails
-(stale), so a changed published number or parameter shows up as unclassified.
+whole match) of every match: the rules for every file ('*') are such regexes (references
+such as Thm 4 or §4.2.2, settings such as T = 0.7). A tie outranks a classification by
+phrase, which outranks one by a regex. A classification that matches nothing fails
+(stale), so an edited quote written out literally shows up as an unclassified number.
 
 Skipped: shell commands (the command part of the lines of ```sh blocks and of '$ ' lines;
 their '#' comments, which carry results, are checked), inline code spans (commands, file
