@@ -24,7 +24,7 @@ note() { printf '%s\n' "$*" >&2; }
 routes() {
   "$MDSD" bound "$@" -m all --json | awk '{
     a = $0; sub(/^\{"alpha":/, "", a); sub(/,.*/, "", a)
-    d = $0; sub(/.*"max_disagreement":/, "", d); sub(/}.*/, "", d)
+    d = $0; sub(/.*"max_disagreement":/, "", d); sub(/[,}].*/, "", d)
     r = ""; s = $0; sub(/.*"methods":\[/, "", s)
     n = split(s, obj, /\},\{/)
     for (k = 1; k <= n; k++) {
@@ -35,4 +35,33 @@ routes() {
       r = r (r == "" ? "" : ", ") m
     }
     printf "alpha* = %s by %s; largest disagreement %s\n", a, r, d }'
+}
+
+# csv_cat OUT IN...: the rows of CSVs whose headers extend one another (mdsd table at
+# different n has per_draft_1..per_draft_n) as one rectangular CSV: the longest header,
+# empty cells where a file has fewer columns. Written to a temporary file, then renamed.
+csv_cat() {
+  local out=$1; shift
+  /usr/bin/python3 - "$out" "$@" <<'PY'
+import csv, os, sys
+out, ins = sys.argv[1], sys.argv[2:]
+tables = []
+for path in ins:
+    with open(path, newline="") as f:
+        tables.append(list(csv.reader(f)))
+header = max((t[0] for t in tables), key=len)
+for path, t in zip(ins, tables):
+    if t[0] != header[:len(t[0])]:
+        sys.exit(f"csv_cat: {path}: header {t[0]} is not a prefix of {header}")
+    for k, row in enumerate(t[1:], 2):
+        if len(row) != len(t[0]):
+            sys.exit(f"csv_cat: {path}:{k}: {len(row)} fields, its header has {len(t[0])}")
+with open(out + ".tmp", "w", newline="") as f:
+    w = csv.writer(f, lineterminator="\n")
+    w.writerow(header)
+    for t in tables:
+        for row in t[1:]:
+            w.writerow(row + [""] * (len(header) - len(row)))
+os.replace(out + ".tmp", out)
+PY
 }

@@ -54,5 +54,13 @@ note "hu: Q(H) of sampling without replacement vs Hu's W_{n,H}/W_{n,V} (= cps)"
   for s in wor cps; do
     echo "$s: $(routes -p $p -q $q -n 3 -s $s)"
   done
+  # FINDINGS #1: a verifier that samples without replacement beats the cps alpha*
+  p=1,0,0
+  q=0.6,0.2,0.2
+  echo "# p = ($p), q = ($q), n = 2: rrsw (exact) against alpha* of wor and of cps"
+  echo "rrsw: alpha = $(alpha accept -p $p -q $q -n 2 -v rrsw --exact)"
+  for s in wor cps; do
+    echo "$s: $(routes -p $p -q $q -n 2 -s $s)"
+  done
 } > $OUT/cps_vs_wor.txt
 note "hu: done ($OUT)"

@@ -100,7 +100,7 @@ note "spechub: per-draft acceptance on data/kjv-ngram.h5"
   -s iid,wor,hub -v rrs,rrsw,spechub --trials 1000 --seed 1 2> /dev/null
 "$MDSD" table data/kjv-ngram.h5 --draft-model kn2,kn3 -o $TMP/d10.csv -t 1.0 -d 10 \
   -s iid,wor -v rrs,rrsw --trials 200 --seed 1 2> /dev/null
-{ cat $TMP/d2.csv; tail -n +2 $TMP/d10.csv; } > $OUT/dump.csv
+csv_cat $OUT/dump.csv $TMP/d2.csv $TMP/d10.csv   # rectangular: per_draft_1..10
 /usr/bin/python3 $OUT/dump_tables.py $OUT/dump.csv > $OUT/dump.md
 awk -F, 'NR > 1 && $2 == 1 && $3 == 10 && $1 ~ /kn2/ && ($5 == "rrs" || $5 == "rrsw") {
            for (j = 1; j <= 10; j++) v[$5, j] = $(13 + j) }
