@@ -294,7 +294,7 @@ int mdsd_verifier_exact_bounds(mdsd_verifier_kind kind, const double *p, const m
     mdsd_verifier_opts o = with_defaults(opts);
     double a = 0.0, lo = 0.0, hi = 0.0;
     if (kind == MDSD_VERIFIER_RRSW) {
-        rc = mdsd_rrsw_exact_bounds(target, s, &o, &a, rates, &lo, &hi, err);
+        rc = mdsd_rrsw_exact_bounds(target, s, &o, 0.0, &a, rates, &lo, &hi, err);
     } else {
         rc = ops->exact(target, s, &o, &a, rates, err);
         lo = hi = a;

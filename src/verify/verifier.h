@@ -114,10 +114,11 @@ int mdsd_verifier_exact_bounds(mdsd_verifier_kind kind, const double *p, const m
  * alpha and per_draft are midpoints, hi - lo <= MDSD_RRSW_TOLERANCE or
  * MDSD_ETOOBIG), and the literal enumeration of every draw path with
  * explicit p_j, q_j arrays (|supp q|^n <= opts->max_paths), kept as the
- * independent slow route for the tests. */
+ * independent slow route for the tests. tolerance <= 0 means
+ * MDSD_RRSW_TOLERANCE; the tests pass wider ones to exercise the cuts. */
 int mdsd_rrsw_exact_bounds(const double *p, const mdsd_scheme *s, const mdsd_verifier_opts *opts,
-                           double *alpha, double *per_draft, double *alpha_lo, double *alpha_hi,
-                           mdsd_err *err);
+                           double tolerance, double *alpha, double *per_draft, double *alpha_lo,
+                           double *alpha_hi, mdsd_err *err);
 int mdsd_rrsw_exact_paths(const double *p, const mdsd_scheme *s, const mdsd_verifier_opts *opts,
                           double *alpha, double *per_draft, mdsd_err *err);
 

@@ -642,6 +642,7 @@ typedef struct {
     long double lo, hi, slack;
     long double *pd_lo, *pd_hi; /* [n] */
     double visits, max_visits;
+    int overflow; /* some c overflowed: the undrawn q mass was subnormal */
     /* per step: the last c seen and its above(c), and hints for the
      * searches of the siblings that follow */
     double last_c[MDSD_LAW_MAX_DRAFTS];
@@ -767,7 +768,12 @@ static void last_rejection(rrsw_bounds *b, size_t j, double c, double Z, double 
             add_range(b, j + 1, 0.0L, (long double)w * r);
             continue;
         }
-        K2 = above_near(t, c1 + Z1 / Rx, K2); /* moves little: c1 + Z1/Rx decreases */
+        double c2 = c1 + Z1 / Rx;
+        if (!isfinite(c2)) {
+            b->overflow = 1;
+            return;
+        }
+        K2 = above_near(t, c2, K2); /* moves little: c2 decreases as Rx grows */
         if (K2 > L)
             K2 = L;
         sum += (long double)r * accept_at(t, c1, Z1, Rx, L, K2);
@@ -839,7 +845,7 @@ static void earlier_rejection(rrsw_bounds *b, size_t j, double c, double Z, doub
             continue;
         }
         node(b, j + 1, c1, Z1, Rx, w * r, share * r);
-        if (b->visits > b->max_visits)
+        if (b->visits > b->max_visits || b->overflow)
             return;
     }
     if (cut == 0)
@@ -864,6 +870,10 @@ static void node(rrsw_bounds *b, size_t j, double c, double Z, double R, double 
     }
     size_t K = b->last_K[j];
     double c1 = c + Z / R;
+    if (!isfinite(c1)) {
+        b->overflow = 1;
+        return;
+    }
     size_t K1 = above_near(t, c1, b->hint_K1[j]);
     b->hint_K1[j] = K1;
     if (K1 > K)
@@ -887,10 +897,12 @@ static void node(rrsw_bounds *b, size_t j, double c, double Z, double R, double 
 }
 
 int mdsd_rrsw_exact_bounds(const double *p, const mdsd_scheme *s, const mdsd_verifier_opts *opts,
-                           double *alpha, double *per_draft, double *alpha_lo, double *alpha_hi,
-                           mdsd_err *err)
+                           double tolerance, double *alpha, double *per_draft, double *alpha_lo,
+                           double *alpha_hi, mdsd_err *err)
 {
     size_t n = s->n, V = s->V;
+    if (!(tolerance > 0.0))
+        tolerance = MDSD_RRSW_TOLERANCE;
     if (n > MDSD_LAW_MAX_DRAFTS)
         return mdsd_fail(err, MDSD_ETOOBIG, "rrsw: exact rates handle n <= %d drafts, not %zu; "
                          "estimate by Monte Carlo instead (--trials)", MDSD_LAW_MAX_DRAFTS, n);
@@ -909,19 +921,34 @@ int mdsd_rrsw_exact_bounds(const double *p, const mdsd_scheme *s, const mdsd_ver
     double Z = residual_at(&t, 0.0, K0), R = (double)t.S1[0];
     for (size_t j = 0; j < n; j++)
         b.last_c[j] = NAN; /* compares unequal to every c */
-    node(&b, 0, 0.0, Z, R, 1.0, RRSW_BUDGET * MDSD_RRSW_TOLERANCE);
+    node(&b, 0, 0.0, Z, R, 1.0, RRSW_BUDGET * tolerance);
     long double slack = b.slack + 1e-14L * (long double)n;
     long double lo = b.lo - slack, hi = b.hi + slack;
-    if (b.visits > b.max_visits)
+    if (b.overflow) {
+        /* c_j = c_{j-1} + Z/R past the double range: only q mass below
+         * DBL_MIN was left undrawn. The literal enumeration has no such
+         * scalar; use it where it is small enough. */
+        double paths = pow((double)mdsd_support_size(s->q, V), (double)n);
+        rc = paths <= opts->max_paths
+                 ? mdsd_rrsw_exact_paths(p, s, opts, alpha, per_draft, err)
+                 : mdsd_fail(err, MDSD_ETOOBIG,
+                             "rrsw: the exact rate's recursion overflows (draft mass left "
+                             "undrawn is subnormal) and |supp q|^n = %.3g draw paths exceed "
+                             "--max-paths; estimate by Monte Carlo instead (--trials)", paths);
+        if (rc == MDSD_OK && alpha_lo)
+            *alpha_lo = *alpha;
+        if (rc == MDSD_OK && alpha_hi)
+            *alpha_hi = *alpha;
+    } else if (b.visits > b.max_visits)
         rc = mdsd_fail(err, MDSD_ETOOBIG,
                        "rrsw: the exact rate needs more than %.3g draw-path visits (--max-paths) at "
                        "V = %zu, n = %zu; estimate by Monte Carlo instead (--trials)",
                        b.max_visits, V, n);
-    else if (!(hi - lo <= MDSD_RRSW_TOLERANCE))
+    else if (!(hi - lo <= tolerance))
         rc = mdsd_fail(err, MDSD_ETOOBIG,
                        "rrsw: the exact rate's interval [%.17g, %.17g] is wider than %g at V = %zu, "
                        "n = %zu; estimate by Monte Carlo instead (--trials)",
-                       (double)lo, (double)hi, MDSD_RRSW_TOLERANCE, V, n);
+                       (double)lo, (double)hi, tolerance, V, n);
     else {
         *alpha = (double)((lo + hi) / 2.0L);
         if (alpha_lo)
@@ -939,7 +966,7 @@ int mdsd_rrsw_exact_bounds(const double *p, const mdsd_scheme *s, const mdsd_ver
 static int rrsw_exact(const double *p, const mdsd_scheme *s, const mdsd_verifier_opts *opts,
                       double *alpha, double *per_draft, mdsd_err *err)
 {
-    return mdsd_rrsw_exact_bounds(p, s, opts, alpha, per_draft, NULL, NULL, err);
+    return mdsd_rrsw_exact_bounds(p, s, opts, 0.0, alpha, per_draft, NULL, NULL, err);
 }
 
 const mdsd_verifier_ops mdsd_verify_rrsw_ops = {
