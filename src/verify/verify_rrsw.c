@@ -14,6 +14,7 @@
  *
  * The exact rates enumerate the draw paths with the definition above
  * transcribed literally (explicit p_j, q_j arrays): an independent route. */
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -427,6 +428,7 @@ typedef struct {
      * too, they add nothing), p = 0 last (ratio 0), ties by token. */
     double *ratio;                            /* [V] along the order */
     int *pos;                                 /* [V] position of each token */
+    int *tok;                                 /* [V] token at each position */
     long double *P, *Q, *Q2, *Q3, *PQ1, *PQ2; /* [V + 1] prefix sums along it */
     long double *S1, *S2, *S3;                /* [V + 1] suffix sums of q, q^2, q^3 */
     int *by_q;                                /* [V] tokens by q ascending */
@@ -469,7 +471,7 @@ static uint64_t key_bits(double x)
 static void tables_free(rrsw_tables *t)
 {
     free(t->ratio), free(t->pos), free(t->by_q), free(t->q_rank), free(t->block);
-    free(t->rq), free(t->rp), free(t->rpos);
+    free(t->rq), free(t->rp), free(t->rpos), free(t->tok);
 }
 
 static int tables_build(rrsw_tables *t, const double *p, const double *q, size_t V, size_t n,
@@ -482,12 +484,13 @@ static int tables_build(rrsw_tables *t, const double *p, const double *q, size_t
     t->by_q = mdsd_vc_malloc(V * sizeof *t->by_q, "rrsw", err);
     t->q_rank = mdsd_vc_malloc(V * sizeof *t->q_rank, "rrsw", err);
     t->rq = mdsd_vc_malloc(V * sizeof *t->rq, "rrsw", err);
+    t->tok = mdsd_vc_malloc(V * sizeof *t->tok, "rrsw", err);
     t->rp = mdsd_vc_malloc(V * sizeof *t->rp, "rrsw", err);
     t->rpos = mdsd_vc_malloc(V * sizeof *t->rpos, "rrsw", err);
     t->block = mdsd_vc_malloc(12 * (V + 1) * sizeof(long double), "rrsw", err);
     uint64_t *key = mdsd_vc_malloc(2 * V * sizeof *key, "rrsw", err);
     int *tok = mdsd_vc_malloc(2 * V * sizeof *tok, "rrsw", err);
-    if (!t->ratio || !t->pos || !t->by_q || !t->q_rank || !t->block || !t->rq || !t->rp || !t->rpos || !key || !tok) {
+    if (!t->ratio || !t->pos || !t->by_q || !t->q_rank || !t->block || !t->rq || !t->rp || !t->rpos || !t->tok || !key || !tok) {
         free(key), free(tok);
         tables_free(t);
         return MDSD_ENOMEM;
@@ -510,6 +513,7 @@ static int tables_build(rrsw_tables *t, const double *p, const double *q, size_t
         int x = tok[i];
         long double px = p[x], qx = q[x];
         t->pos[x] = (int)i;
+        t->tok[i] = x;
         t->ratio[i] = q[x] > 0.0 ? p[x] / q[x] : INFINITY;
         t->P[i + 1] = t->P[i] + px;
         t->Q[i + 1] = t->Q[i] + qx;
@@ -697,12 +701,12 @@ static double cut_width(const leaf_cut *lc, size_t k)
     return lc->w * (Qhi * s * M2 / (R3 * Rs) + Qzone * (M1 / (R * R) + M2 / R3 + s * M2 / (R3 * Rs)));
 }
 
-/* Largest k in [0, V] with cut_width(k) <= budget, searched outward from
+/* Largest k in [0, V] (V: a bound on k) with cut_width(k) <= budget, searched outward from
  * hint (the widths grow with k; should they not, the k returned still
  * satisfies the budget, which is all correctness needs). */
-static size_t largest_cut(const leaf_cut *lc, double budget, size_t hint)
+static size_t largest_cut(const leaf_cut *lc, double budget, size_t hint, size_t V)
 {
-    size_t V = lc->t->V, lo, hi, step = 1; /* width(lo) <= budget < width(hi), hi = V + 1: none */
+    size_t lo, hi, step = 1; /* width(lo) <= budget < width(hi), hi = V + 1: none */
     if (hint > V)
         hint = V;
     if (cut_width(lc, hint) <= budget) {
@@ -736,25 +740,83 @@ static size_t largest_cut(const leaf_cut *lc, double budget, size_t hint)
 
 static void node(rrsw_bounds *b, size_t j, double c, double Z, double R, double w, double budget);
 
-/* The children of a node at step j = n - 2: leaves. */
+/* Zone tokens a light child's leaf value evaluates one by one. */
+#define RRSW_ZONE_MAX 8
+
+/* Number of ranks whose q is at most s (rq ascending). */
+static size_t ranks_upto(const rrsw_tables *t, double s)
+{
+    size_t lo = 0, hi = t->V;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->rq[mid] <= s)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The children of a node at step j = n - 2: leaves, in three groups by q.
+ *  heavy  q > s_light: the leaf's R from the ranked prefix sums and its a
+ *         from the ratio order (O(1) amortised, the switch index moving
+ *         monotonically);
+ *  light  q in (s_tail, s_light] with s_light <= R/2 and at most
+ *         RRSW_ZONE_MAX tokens in the zone of s_light: the leaf value
+ *         g(q) = Q_hi/(R - q) + E_lo + sum_zone min(q_y/(R - q), e_y), exact
+ *         on [0, s_light] by the split of the header, R - q exact to 2 ulps;
+ *  tail   q <= s_tail (the cut): moment bounds, s_tail the largest within
+ *         the node's budget. */
 static void last_rejection(rrsw_bounds *b, size_t j, double c, double Z, double R, double w,
                            double budget, size_t K, size_t K1, double c1, double Z1)
 {
     const rrsw_tables *t = b->t;
-    size_t V = t->V, cut = 0;
-    leaf_cut lc = {t, w, c1, Z1, R, 0};
+    size_t V = t->V, L = K1; /* the leaves' above(c1) */
+    size_t Kz = above_near(t, c1 + Z1 / R, L), light_end = 0, cut = 0;
+    double zq[RRSW_ZONE_MAX], ze[RRSW_ZONE_MAX];
+    size_t nz = 0;
+    double Qhi_l = 0.0, Elo = 0.0;
     if (R >= RRSW_MOMENT_MIN_R) {
-        lc.Kz = above_near(t, c1 + Z1 / R, K1);
-        cut = largest_cut(&lc, budget, b->hint_cut[j]);
-        b->hint_cut[j] = cut;
+        double s_light = R / 2.0;
+        if (Kz > RRSW_ZONE_MAX) { /* keep ratio[Kz - ZONE_MAX - 1] out of the zone */
+            double r_out = t->ratio[Kz - RRSW_ZONE_MAX - 1];
+            if (isfinite(r_out) && r_out > c1) {
+                double s_zone = R - Z1 / (r_out - c1);
+                s_light = s_zone < s_light ? s_zone : s_light;
+            }
+        }
+        light_end = s_light > 0.0 ? ranks_upto(t, s_light) : 0;
+        if (light_end > 0) {
+            double s = t->rq[light_end - 1];
+            size_t Ks = above_near(t, c1 + Z1 / (R - s), Kz);
+            if (Kz - Ks > RRSW_ZONE_MAX) /* rounding at the boundary: no light group */
+                light_end = 0;
+            else {
+                Qhi_l = (double)t->Q[Ks];
+                for (size_t i = Ks; i < Kz; i++) {
+                    int y = t->tok[i];
+                    zq[nz] = t->q[y];
+                    ze[nz++] = (t->p[y] - c1 * t->q[y]) / Z1;
+                }
+                long double e = (t->P[L] - t->P[Kz]) - (long double)c1 * (t->Q[L] - t->Q[Kz]);
+                Elo = e > 0.0L ? (double)(e / Z1) : 0.0;
+            }
+        }
+        if (light_end > 0) {
+            leaf_cut lc = {t, w, c1, Z1, R, Kz};
+            cut = largest_cut(&lc, budget, b->hint_cut[j], light_end);
+            b->hint_cut[j] = cut;
+        }
     }
-    size_t L = K1; /* the leaves' above(c1) */
-    long double E[3] = {0.0L, 0.0L, 0.0L}, sum = 0.0L;
+    int drawn_rank[MDSD_LAW_MAX_DRAFTS];
+    for (size_t i = 0; i < j; i++)
+        drawn_rank[i] = t->q_rank[b->drawn[i]];
+    double E0 = 0.0, E1 = 0.0, E2 = 0.0, sum = 0.0, leaves = 0.0;
+    /* heavy */
     size_t K2 = L;
-    for (size_t rank = V; rank-- > cut;) { /* q decreasing: the leaves' R increasing */
+    for (size_t rank = V; rank-- > light_end;) { /* q decreasing: the leaves' R increasing */
         double qx = t->rq[rank];
-        size_t i = (size_t)t->rpos[rank];
-        double r = reject_at(i, t->rp[rank], qx, c, Z, R, K, K1);
+        double r = reject_at((size_t)t->rpos[rank], t->rp[rank], qx, c, Z, R, K, K1);
         if (!(r > 0.0))
             continue;
         int x = t->by_q[rank];
@@ -762,8 +824,8 @@ static void last_rejection(rrsw_bounds *b, size_t j, double c, double Z, double 
             continue;
         b->drawn[j] = x;
         double Rx = mass_left_ranked(t->q_rank, t->A, V, b->drawn, j + 1);
-        b->visits += 1.0;
-        E[0] += r, E[1] += r * qx, E[2] += r * qx * qx;
+        leaves += 1.0;
+        E0 += r, E1 += r * qx, E2 += r * qx * qx;
         if (!(Rx > 0.0)) { /* nothing left to draw (n > |supp q| is refused): rounding */
             add_range(b, j + 1, 0.0L, (long double)w * r);
             continue;
@@ -776,33 +838,57 @@ static void last_rejection(rrsw_bounds *b, size_t j, double c, double Z, double 
         K2 = above_near(t, c2, K2); /* moves little: c2 decreases as Rx grows */
         if (K2 > L)
             K2 = L;
-        sum += (long double)r * accept_at(t, c1, Z1, Rx, L, K2);
+        sum += r * accept_at(t, c1, Z1, Rx, L, K2);
     }
+    /* light */
+    for (size_t rank = light_end; rank-- > cut;) {
+        double qx = t->rq[rank];
+        double r = reject_at((size_t)t->rpos[rank], t->rp[rank], qx, c, Z, R, K, K1);
+        if (!(r > 0.0))
+            continue;
+        int is_d = 0;
+        for (size_t i = 0; i < j; i++)
+            is_d |= drawn_rank[i] == (int)rank;
+        if (is_d)
+            continue;
+        double inv = 1.0 / (R - qx), g = Qhi_l * inv + Elo;
+        for (size_t i = 0; i < nz; i++) {
+            double h = zq[i] * inv;
+            g += h < ze[i] ? h : ze[i];
+        }
+        leaves += 1.0;
+        sum += r * g;
+        E0 += r, E1 += r * qx, E2 += r * qx * qx;
+    }
+    b->visits += leaves;
     add_exact(b, j + 1, (long double)w * sum);
+    /* double sums of leaves + 1 terms: relative error below (leaves + 1) eps */
+    double acc_err = (leaves + 1.0) * DBL_EPSILON;
+    b->slack += w * acc_err * sum;
     if (cut == 0)
         return;
     long double T[3];
     reject_totals(t, c, Z, R, K, K1, b->drawn, j, T);
     double s = t->rq[cut - 1], Rs = R - s;
-    long double M0 = T[0] - E[0], M1 = T[1] - E[1], M2 = T[2] - E[2];
+    long double M0 = T[0] - E0, M1 = T[1] - E1, M2 = T[2] - E2;
     M0 = M0 > 0.0L ? M0 : 0.0L;
     M1 = M1 > 0.0L ? (M1 < s * M0 ? M1 : s * M0) : 0.0L;
     M2 = M2 > 0.0L ? (M2 < s * M1 ? M2 : s * M1) : 0.0L;
-    size_t Kz = lc.Kz, Ks = above_near(t, c1 + Z1 / Rs, Kz);
+    size_t Ks = above_near(t, c1 + Z1 / Rs, Kz);
     long double Qhi = t->Q[Ks], Qzone = t->Q[Kz] - t->Q[Ks];
     long double Ezone = ((t->P[Kz] - t->P[Ks]) - (long double)c1 * Qzone) / Z1;
-    long double Elo = ((t->P[L] - t->P[Kz]) - (long double)c1 * (t->Q[L] - t->Q[Kz])) / Z1;
-    Elo = Elo > 0.0L ? Elo : 0.0L;
-    long double RR = R;
-    long double S_lo = M0 / RR + M1 / (RR * RR) + M2 / (RR * RR * RR);
-    long double S_hi = S_lo + s * M2 / (RR * RR * RR * Rs);
+    long double RR = R, R3 = RR * RR * RR;
+    long double S_lo = M0 / RR + M1 / (RR * RR) + M2 / R3;
+    long double S_hi = S_lo + s * M2 / (R3 * Rs);
     long double zone_hi = Qzone * S_hi < Ezone * M0 ? Qzone * S_hi : Ezone * M0;
     long double lo = Qhi * S_lo + (Qzone / RR + Elo) * M0;
     long double hi = Qhi * S_hi + zone_hi + Elo * M0;
     add_range(b, j + 1, w * lo, w * (hi > lo ? hi : lo));
-    /* rounding of the moments (totals less the children): relative 1e-16 on
-     * terms up to 1/R^3, as absolute slack */
-    b->slack += w * 1e-15L * (1.0L + Qhi / (RR * RR * RR) + 1.0L / RR);
+    /* rounding of the moments, totals (long double) less the children's
+     * double sums: absolute error below acc_err |E_k| + 1e-18 per term,
+     * weighted by the coefficients 1/R, 1/R^2, 2/R^3 (R >= RRSW_MOMENT_MIN_R) */
+    b->slack += w * ((acc_err * E0 + 1e-18) / RR + (acc_err * E1 + 1e-18) / (RR * RR) +
+                     2.0L * (acc_err * E2 + 1e-18) / R3) * (1.0L + Elo);
 }
 
 /* The children of a node at step j < n - 2. */
