@@ -741,7 +741,7 @@ static size_t largest_cut(const leaf_cut *lc, double budget, size_t hint, size_t
 static void node(rrsw_bounds *b, size_t j, double c, double Z, double R, double w, double budget);
 
 /* Zone tokens a light child's leaf value evaluates one by one. */
-#define RRSW_ZONE_MAX 8
+#define RRSW_ZONE_MAX 24
 
 /* Number of ranks whose q is at most s (rq ascending). */
 static size_t ranks_upto(const rrsw_tables *t, double s)
@@ -1007,6 +1007,26 @@ int mdsd_rrsw_exact_bounds(const double *p, const mdsd_scheme *s, const mdsd_ver
     double Z = residual_at(&t, 0.0, K0), R = (double)t.S1[0];
     for (size_t j = 0; j < n; j++)
         b.last_c[j] = NAN; /* compares unequal to every c */
+    if (n >= 4) {
+        /* Steps before the last rejection enumerate their children nearly
+         * all (their cuts only drop a tail of mass ~ the tolerance): about
+         * N0 N1^(n-3) visits, N0 = #{ratio <= c_1} rejectable at step 1,
+         * N1 = #{ratio <= c_1 + Z_1/R_1} (fewer than at any later step).
+         * Refuse at once rather than after max_paths visits. */
+        double c1 = Z / R;
+        size_t K1 = above(&t, c1);
+        double Z1 = residual_at(&t, c1, K1);
+        double N0 = (double)(V - K1), N1 = Z1 > 0.0 ? (double)(V - above(&t, c1 + Z1 / R)) : 0.0;
+        double estimate = N0 * pow(N1, (double)(n - 3));
+        if (estimate > b.max_visits) {
+            free(b.pd_lo);
+            tables_free(&t);
+            return mdsd_fail(err, MDSD_ETOOBIG,
+                             "rrsw: the exact rate needs about %.3g draw-path visits at V = %zu, "
+                             "n = %zu, above the limit of %.3g (--max-paths); estimate by Monte "
+                             "Carlo instead (--trials)", estimate, V, n, b.max_visits);
+        }
+    }
     node(&b, 0, 0.0, Z, R, 1.0, RRSW_BUDGET * tolerance);
     long double slack = b.slack + 1e-14L * (long double)n;
     long double lo = b.lo - slack, hi = b.hi + slack;
