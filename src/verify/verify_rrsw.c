@@ -621,10 +621,26 @@ static double reject_at(size_t i, double p, double q, double c, double Z, double
     return q / R - (p - c * q) / Z;
 }
 
-/* Totals T[k] = sum over the undrawn y of r(y) q(y)^k, k = 0, 1, 2. */
+/* Totals T[k] = sum over the undrawn y of r(y) q(y)^k, k = 0, 1, 2: from the
+ * prefix sums less the drawn tokens where R >= RRSW_MOMENT_MIN_R (the
+ * subtraction loses at most 1/R of relative precision), else summed token
+ * by token (a drawn token may hold nearly all of q). */
 static void reject_totals(const rrsw_tables *t, double c, double Z, double R, size_t K, size_t K1,
                           const int *drawn, size_t nd, long double T[3])
 {
+    if (!(R >= RRSW_MOMENT_MIN_R)) {
+        T[0] = T[1] = T[2] = 0.0L;
+        for (size_t i = K1; i < t->V; i++) {
+            int x = t->tok[i], is_d = 0;
+            for (size_t k = 0; k < nd; k++)
+                is_d |= drawn[k] == x;
+            if (is_d)
+                continue;
+            long double r = reject_at(i, t->p[x], t->q[x], c, Z, R, K, K1), qx = t->q[x];
+            T[0] += r, T[1] += r * qx, T[2] += r * qx * qx;
+        }
+        return;
+    }
     const long double *Qk[3] = {t->Q, t->Q2, t->Q3}, *PQk[3] = {t->P, t->PQ1, t->PQ2};
     const long double *Sk[3] = {t->S1, t->S2, t->S3};
     for (int k = 0; k < 3; k++) {
@@ -693,7 +709,7 @@ static double cut_width(const leaf_cut *lc, size_t k)
         return 0.0;
     const rrsw_tables *t = lc->t;
     double R = lc->R, s = t->rq[k - 1], Rs = R - s;
-    if (!(Rs > 0.0))
+    if (!(s <= R / 2.0)) /* R - s would cancel; the cut's children keep R - q >= R/2 */
         return INFINITY;
     size_t Ks = above_near(t, lc->c1 + lc->Z1 / Rs, lc->Kz);
     double Qhi = (double)t->Q[Ks], Qzone = (double)(t->Q[lc->Kz] - t->Q[Ks]);
@@ -740,90 +756,43 @@ static size_t largest_cut(const leaf_cut *lc, double budget, size_t hint, size_t
 
 static void node(rrsw_bounds *b, size_t j, double c, double Z, double R, double w, double budget);
 
-/* Zone tokens a light child's leaf value evaluates one by one. */
-#define RRSW_ZONE_MAX 24
-
-/* Number of ranks whose q is at most s (rq ascending). */
-static size_t ranks_upto(const rrsw_tables *t, double s)
-{
-    size_t lo = 0, hi = t->V;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t->rq[mid] <= s)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-/* The children of a node at step j = n - 2: leaves, in three groups by q.
- *  heavy  q > s_light: the leaf's R from the ranked prefix sums and its a
- *         from the ratio order (O(1) amortised, the switch index moving
- *         monotonically);
- *  light  q in (s_tail, s_light] with s_light <= R/2 and at most
- *         RRSW_ZONE_MAX tokens in the zone of s_light: the leaf value
- *         g(q) = Q_hi/(R - q) + E_lo + sum_zone min(q_y/(R - q), e_y), exact
- *         on [0, s_light] by the split of the header, R - q exact to 2 ulps;
- *  tail   q <= s_tail (the cut): moment bounds, s_tail the largest within
- *         the node's budget. */
+/* The children of a node at step j = n - 2: leaves, by q decreasing, down
+ * to the cut (the largest within the node's budget); the ones below it by
+ * their moments. A leaf's R is R - q(x) (exact to 3 ulps where q(x) <= R/2;
+ * else summed from the ranked prefix sums) and its a comes from the ratio
+ * order with its switch index moving monotonically (R - q(x) grows). */
 static void last_rejection(rrsw_bounds *b, size_t j, double c, double Z, double R, double w,
                            double budget, size_t K, size_t K1, double c1, double Z1)
 {
     const rrsw_tables *t = b->t;
     size_t V = t->V, L = K1; /* the leaves' above(c1) */
-    size_t Kz = above_near(t, c1 + Z1 / R, L), light_end = 0, cut = 0;
-    double zq[RRSW_ZONE_MAX], ze[RRSW_ZONE_MAX];
-    size_t nz = 0;
-    double Qhi_l = 0.0, Elo = 0.0;
+    size_t Kz = above_near(t, c1 + Z1 / R, L), cut = 0;
     if (R >= RRSW_MOMENT_MIN_R) {
-        double s_light = R / 2.0;
-        if (Kz > RRSW_ZONE_MAX) { /* keep ratio[Kz - ZONE_MAX - 1] out of the zone */
-            double r_out = t->ratio[Kz - RRSW_ZONE_MAX - 1];
-            if (isfinite(r_out) && r_out > c1) {
-                double s_zone = R - Z1 / (r_out - c1);
-                s_light = s_zone < s_light ? s_zone : s_light;
-            }
-        }
-        light_end = s_light > 0.0 ? ranks_upto(t, s_light) : 0;
-        if (light_end > 0) {
-            double s = t->rq[light_end - 1];
-            size_t Ks = above_near(t, c1 + Z1 / (R - s), Kz);
-            if (Kz - Ks > RRSW_ZONE_MAX) /* rounding at the boundary: no light group */
-                light_end = 0;
-            else {
-                Qhi_l = (double)t->Q[Ks];
-                for (size_t i = Ks; i < Kz; i++) {
-                    int y = t->tok[i];
-                    zq[nz] = t->q[y];
-                    ze[nz++] = (t->p[y] - c1 * t->q[y]) / Z1;
-                }
-                long double e = (t->P[L] - t->P[Kz]) - (long double)c1 * (t->Q[L] - t->Q[Kz]);
-                Elo = e > 0.0L ? (double)(e / Z1) : 0.0;
-            }
-        }
-        if (light_end > 0) {
-            leaf_cut lc = {t, w, c1, Z1, R, Kz};
-            cut = largest_cut(&lc, budget, b->hint_cut[j], light_end);
-            b->hint_cut[j] = cut;
-        }
+        leaf_cut lc = {t, w, c1, Z1, R, Kz};
+        cut = largest_cut(&lc, budget, b->hint_cut[j], V);
+        b->hint_cut[j] = cut;
     }
     int drawn_rank[MDSD_LAW_MAX_DRAFTS];
     for (size_t i = 0; i < j; i++)
         drawn_rank[i] = t->q_rank[b->drawn[i]];
-    double E0 = 0.0, E1 = 0.0, E2 = 0.0, sum = 0.0, leaves = 0.0;
-    /* heavy */
-    size_t K2 = L;
-    for (size_t rank = V; rank-- > light_end;) { /* q decreasing: the leaves' R increasing */
+    long double PL = t->P[L], QL = t->Q[L];
+    double E0 = 0.0, E1 = 0.0, E2 = 0.0, sum = 0.0, leaves = 0.0, half = R / 2.0;
+    size_t K2 = Kz; /* above(c1 + Z1/(R - q)) <= Kz */
+    for (size_t rank = V; rank-- > cut;) {
         double qx = t->rq[rank];
         double r = reject_at((size_t)t->rpos[rank], t->rp[rank], qx, c, Z, R, K, K1);
         if (!(r > 0.0))
             continue;
-        int x = t->by_q[rank];
-        if (is_drawn(b, j, x))
+        int is_d = 0;
+        for (size_t i = 0; i < j; i++)
+            is_d |= drawn_rank[i] == (int)rank;
+        if (is_d)
             continue;
-        b->drawn[j] = x;
-        double Rx = mass_left_ranked(t->q_rank, t->A, V, b->drawn, j + 1);
+        double Rx = R - qx;
+        if (!(qx <= half)) {
+            b->drawn[j] = t->by_q[rank];
+            Rx = mass_left_ranked(t->q_rank, t->A, V, b->drawn, j + 1);
+        }
         leaves += 1.0;
         E0 += r, E1 += r * qx, E2 += r * qx * qx;
         if (!(Rx > 0.0)) { /* nothing left to draw (n > |supp q| is refused): rounding */
@@ -835,30 +804,11 @@ static void last_rejection(rrsw_bounds *b, size_t j, double c, double Z, double 
             b->overflow = 1;
             return;
         }
-        K2 = above_near(t, c2, K2); /* moves little: c2 decreases as Rx grows */
+        K2 = above_near(t, c2, K2);
         if (K2 > L)
             K2 = L;
-        sum += r * accept_at(t, c1, Z1, Rx, L, K2);
-    }
-    /* light */
-    for (size_t rank = light_end; rank-- > cut;) {
-        double qx = t->rq[rank];
-        double r = reject_at((size_t)t->rpos[rank], t->rp[rank], qx, c, Z, R, K, K1);
-        if (!(r > 0.0))
-            continue;
-        int is_d = 0;
-        for (size_t i = 0; i < j; i++)
-            is_d |= drawn_rank[i] == (int)rank;
-        if (is_d)
-            continue;
-        double inv = 1.0 / (R - qx), g = Qhi_l * inv + Elo;
-        for (size_t i = 0; i < nz; i++) {
-            double h = zq[i] * inv;
-            g += h < ze[i] ? h : ze[i];
-        }
-        leaves += 1.0;
-        sum += r * g;
-        E0 += r, E1 += r * qx, E2 += r * qx * qx;
+        long double band = (PL - t->P[K2]) - (long double)c1 * (QL - t->Q[K2]);
+        sum += r * (double)(t->Q[K2] / Rx + (band > 0.0L ? band : 0.0L) / Z1);
     }
     b->visits += leaves;
     add_exact(b, j + 1, (long double)w * sum);
@@ -877,6 +827,8 @@ static void last_rejection(rrsw_bounds *b, size_t j, double c, double Z, double 
     size_t Ks = above_near(t, c1 + Z1 / Rs, Kz);
     long double Qhi = t->Q[Ks], Qzone = t->Q[Kz] - t->Q[Ks];
     long double Ezone = ((t->P[Kz] - t->P[Ks]) - (long double)c1 * Qzone) / Z1;
+    long double Elo = ((PL - t->P[Kz]) - (long double)c1 * (QL - t->Q[Kz])) / Z1;
+    Elo = Elo > 0.0L ? Elo : 0.0L;
     long double RR = R, R3 = RR * RR * RR;
     long double S_lo = M0 / RR + M1 / (RR * RR) + M2 / R3;
     long double S_hi = S_lo + s * M2 / (R3 * Rs);
@@ -923,7 +875,8 @@ static void earlier_rejection(rrsw_bounds *b, size_t j, double c, double Z, doub
         if (is_drawn(b, j, x))
             continue;
         b->drawn[j] = x;
-        double Rx = mass_left_ranked(t->q_rank, t->A, V, b->drawn, j + 1);
+        double qx = t->rq[rank]; /* R - q(x) is exact to 3 ulps where q(x) <= R/2 */
+        double Rx = qx <= R / 2.0 ? R - qx : mass_left_ranked(t->q_rank, t->A, V, b->drawn, j + 1);
         b->visits += 1.0;
         E0 += r;
         if (!(Rx > 0.0)) {
