@@ -12,8 +12,14 @@
  * prefix sums of p and q, F(c) and sampling from (p - c q)+ cost O(log V):
  * a verification is O(n log V) after an O(V log V) set-up.
  *
- * The exact rates enumerate the draw paths with the definition above
- * transcribed literally (explicit p_j, q_j arrays): an independent route. */
+ * Exact rates, two routes. The .exact op: the same scalar recursion summed
+ * over the sequences of rejected tokens, with the children of small q
+ * bounded by their moments, giving an interval [lo, hi] proven to hold alpha
+ * with hi - lo <= 1e-9 (alpha = its midpoint; below, from "exact rates by the
+ * scalar recursion"); about 100 positions/s at V = 32,000, n = 3.
+ * mdsd_rrsw_exact_paths: every draw path with the definition above
+ * transcribed literally (explicit p_j, q_j arrays), |supp q|^n paths: the
+ * independent slow route the tests compare with. */
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
@@ -388,31 +394,37 @@ int mdsd_rrsw_exact_paths(const double *p, const mdsd_scheme *s, const mdsd_veri
  * 1. The last rejection (step n - 1): a child y leads to the leaf value
  *    g(t) = a(c', Z', R - t) at t = q(y), nondecreasing in t. The children
  *    with q(y) <= s (a prefix of the tokens by q ascending, cut where the
- *    bound below fits the node's budget) are summed through their moments
- *    M_k = sum r(y) q(y)^k, k = 0, 1, 2, which are the totals over all
- *    undrawn tokens (prefix sums along the ratio order) less the children
- *    enumerated. On t in [0, s] split the tokens y' of g by ratio:
+ *    bound below fits the node's budget, and s <= R/2 so that R - s does not
+ *    cancel) are summed through their moments M_k = sum r(y) q(y)^k,
+ *    k = 0, 1, 2, which are the totals over all undrawn tokens (prefix sums
+ *    along the ratio order) less the children enumerated. On t in [0, s]
+ *    split the tokens y' of g by ratio:
  *      ratio > c' + Z'/(R - s)        term q(y')/(R - t)      (mass Q_hi)
  *      ratio in (c' + Z'/R, that]      term in [q/R, min(q/(R - t), e)]
  *                                      with e = (p - c' q)/Z'  (the zone)
  *      ratio in (c', c' + Z'/R]        term e, constant        (sum E_lo)
  *    and sum_y r(y)/(R - q(y)) = M_0/R + M_1/R^2 + M_2/R^3 + rest, with
  *    0 <= rest <= s M_2 / (R^3 (R - s)) (q^3/(R - q) <= s q^2/(R - s)).
- *    The width is Q_hi s M_2/(R^3 (R - s)) plus at most the zone's mass
- *    times s M_0/(R (R - s)): third order in s, and the zone is empty for s
- *    below the gap between c' + Z'/R and the next ratio.
+ *    The width is Q_hi s M_2/(R^3 (R - s)) plus the zone's mass times
+ *    M_1/R^2 + ...: third order in s, first order in the zone, which holds
+ *    the tokens whose branch of the min changes on [0, s] (few: a ratio
+ *    window of relative width ~ s/R).
  * 2. Any earlier rejection: the children with q(y) <= s are bounded by
  *    [a(c', Z', R), 1] each (a child's continuation is at least its own step's
  *    acceptance, and a is nonincreasing in R), times their exact total M_0.
  *
  * Each node gets a budget (absolute width): a last-rejection node spends all
- * of it on its cut; an earlier node spends half on its cut and shares the
- * other half among its enumerated children in proportion to their r. The
- * root's budget is half the tolerance; the other half covers rounding (sums
- * in long double, relative errors ~1e-19 on terms of size <= 1/R^3 with R
- * at least RRSW_MOMENT_MIN_R where moments are used; below that a node
- * enumerates every child). The result is refused (ETOOBIG) when the width
- * exceeds the tolerance or the enumeration exceeds opts->max_paths visits. */
+ * of it on its cut; an earlier node spends 1/8 on its cut and shares the
+ * rest among its enumerated children in proportion to their r. The root's
+ * budget is RRSW_BUDGET of the tolerance; the rest covers rounding, counted
+ * as it goes (b->slack: double sums of the children, the moments' totals less
+ * them, each with its error bound) and added to both ends. The budgets steer
+ * the cuts only: the interval is what the bounds add up to, and it is
+ * refused (ETOOBIG) if wider than the tolerance, as is an enumeration past
+ * opts->max_paths visits (at n >= 4 and LLM vocabularies the steps before the
+ * last enumerate nearly every sequence: refused up front from an estimate).
+ * Where c overflows (the undrawn q mass is subnormal) the literal route is
+ * used if small enough, else the rate is refused. */
 
 /* Nodes whose undrawn draft mass R is below this enumerate every child: the
  * moment bounds divide by R^3, and the totals subtract drawn tokens. */
