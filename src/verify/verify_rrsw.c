@@ -452,24 +452,42 @@ typedef struct {
 } rrsw_tables;
 
 /* Stable LSD radix sort of tokens by the bits of a nonnegative double key
- * (whose order is the order of the doubles, +inf included). */
+ * (whose order is the order of the doubles, +inf included): six passes of
+ * 11 bits, histograms in one read, passes where every key has the same
+ * digit skipped, buffers swapped rather than copied. */
 static void radix_by_key(uint64_t *key, int *tok, uint64_t *key_tmp, int *tok_tmp, size_t V)
 {
-    for (unsigned shift = 0; shift < 64; shift += 8) {
-        size_t count[257] = {0};
-        for (size_t i = 0; i < V; i++)
-            count[((key[i] >> shift) & 0xff) + 1]++;
-        if (count[((key[0] >> shift) & 0xff) + 1] == V)
-            continue; /* every key has this byte */
-        for (int b = 0; b < 256; b++)
-            count[b + 1] += count[b];
-        for (size_t i = 0; i < V; i++) {
-            size_t at = count[(key[i] >> shift) & 0xff]++;
-            key_tmp[at] = key[i];
-            tok_tmp[at] = tok[i];
+    enum { BITS = 11, DIGITS = 6, RADIX = 1 << BITS };
+    static _Thread_local size_t count[DIGITS][RADIX];
+    memset(count, 0, sizeof count);
+    for (size_t i = 0; i < V; i++)
+        for (int d = 0; d < DIGITS; d++)
+            count[d][(key[i] >> (BITS * d)) & (RADIX - 1)]++;
+    uint64_t *from_k = key, *to_k = key_tmp;
+    int *from_t = tok, *to_t = tok_tmp;
+    for (int d = 0; d < DIGITS; d++) {
+        size_t *c = count[d];
+        if (c[(from_k[0] >> (BITS * d)) & (RADIX - 1)] == V)
+            continue; /* every key has this digit */
+        size_t sum = 0;
+        for (int b = 0; b < RADIX; b++) {
+            size_t k = c[b];
+            c[b] = sum;
+            sum += k;
         }
-        memcpy(key, key_tmp, V * sizeof *key);
-        memcpy(tok, tok_tmp, V * sizeof *tok);
+        for (size_t i = 0; i < V; i++) {
+            size_t at = c[(from_k[i] >> (BITS * d)) & (RADIX - 1)]++;
+            to_k[at] = from_k[i];
+            to_t[at] = from_t[i];
+        }
+        uint64_t *sk = from_k;
+        from_k = to_k, to_k = sk;
+        int *st = from_t;
+        from_t = to_t, to_t = st;
+    }
+    if (from_k != key) {
+        memcpy(key, from_k, V * sizeof *key);
+        memcpy(tok, from_t, V * sizeof *tok);
     }
 }
 
@@ -790,6 +808,8 @@ static void last_rejection(rrsw_bounds *b, size_t j, double c, double Z, double 
     long double PL = t->P[L], QL = t->Q[L];
     double E0 = 0.0, E1 = 0.0, E2 = 0.0, sum = 0.0, leaves = 0.0, half = R / 2.0;
     size_t K2 = Kz; /* above(c1 + Z1/(R - q)) <= Kz */
+    int have_K2 = 0;
+    double Q_K2 = 0.0, band_Z = 0.0;
     for (size_t rank = V; rank-- > cut;) {
         double qx = t->rq[rank];
         double r = reject_at((size_t)t->rpos[rank], t->rp[rank], qx, c, Z, R, K, K1);
@@ -816,11 +836,15 @@ static void last_rejection(rrsw_bounds *b, size_t j, double c, double Z, double 
             b->overflow = 1;
             return;
         }
-        K2 = above_near(t, c2, K2);
-        if (K2 > L)
-            K2 = L;
-        long double band = (PL - t->P[K2]) - (long double)c1 * (QL - t->Q[K2]);
-        sum += r * (double)(t->Q[K2] / Rx + (band > 0.0L ? band : 0.0L) / Z1);
+        size_t K2_new = above_near(t, c2, K2);
+        K2_new = K2_new < L ? K2_new : L;
+        if (K2_new != K2 || !have_K2) { /* the leaf's a = Q(K2)/Rx + band(L, K2)/Z1 */
+            K2 = K2_new, have_K2 = 1;
+            long double band = (PL - t->P[K2]) - (long double)c1 * (QL - t->Q[K2]);
+            Q_K2 = (double)t->Q[K2];
+            band_Z = (double)((band > 0.0L ? band : 0.0L) / Z1);
+        }
+        sum += r * (Q_K2 / Rx + band_Z);
     }
     b->visits += leaves;
     add_exact(b, j + 1, (long double)w * sum);
