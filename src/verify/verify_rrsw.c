@@ -455,23 +455,25 @@ typedef struct {
  * (whose order is the order of the doubles, +inf included): six passes of
  * 11 bits, histograms in one read, passes where every key has the same
  * digit skipped, buffers swapped rather than copied. */
-static void radix_by_key(uint64_t *key, int *tok, uint64_t *key_tmp, int *tok_tmp, size_t V)
+enum { RADIX_BITS = 11, RADIX_DIGITS = 6, RADIX = 1 << RADIX_BITS };
+
+static void radix_by_key(uint64_t *key, int *tok, uint64_t *key_tmp, int *tok_tmp, size_t V,
+                         uint32_t (*count)[RADIX])
 {
-    enum { BITS = 11, DIGITS = 6, RADIX = 1 << BITS };
-    static _Thread_local size_t count[DIGITS][RADIX];
-    memset(count, 0, sizeof count);
+    enum { BITS = RADIX_BITS, DIGITS = RADIX_DIGITS };
+    memset(count, 0, DIGITS * sizeof *count);
     for (size_t i = 0; i < V; i++)
         for (int d = 0; d < DIGITS; d++)
             count[d][(key[i] >> (BITS * d)) & (RADIX - 1)]++;
     uint64_t *from_k = key, *to_k = key_tmp;
     int *from_t = tok, *to_t = tok_tmp;
     for (int d = 0; d < DIGITS; d++) {
-        size_t *c = count[d];
+        uint32_t *c = count[d];
         if (c[(from_k[0] >> (BITS * d)) & (RADIX - 1)] == V)
             continue; /* every key has this digit */
-        size_t sum = 0;
+        uint32_t sum = 0;
         for (int b = 0; b < RADIX; b++) {
-            size_t k = c[b];
+            uint32_t k = c[b];
             c[b] = sum;
             sum += k;
         }
@@ -520,8 +522,9 @@ static int tables_build(rrsw_tables *t, const double *p, const double *q, size_t
     t->block = mdsd_vc_malloc(12 * (V + 1) * sizeof(long double), "rrsw", err);
     uint64_t *key = mdsd_vc_malloc(2 * V * sizeof *key, "rrsw", err);
     int *tok = mdsd_vc_malloc(2 * V * sizeof *tok, "rrsw", err);
-    if (!t->ratio || !t->pos || !t->by_q || !t->q_rank || !t->block || !t->rq || !t->rp || !t->rpos || !t->tok || !key || !tok) {
-        free(key), free(tok);
+    uint32_t (*count)[RADIX] = mdsd_vc_malloc(RADIX_DIGITS * sizeof *count, "rrsw", err);
+    if (!t->ratio || !t->pos || !t->by_q || !t->q_rank || !t->block || !t->rq || !t->rp || !t->rpos || !t->tok || !key || !tok || !count) {
+        free(key), free(tok), free(count);
         tables_free(t);
         return MDSD_ENOMEM;
     }
@@ -537,7 +540,7 @@ static int tables_build(rrsw_tables *t, const double *p, const double *q, size_t
         key[x] = ~key_bits(r);
         tok[x] = (int)x;
     }
-    radix_by_key(key, tok, key + V, tok + V, V);
+    radix_by_key(key, tok, key + V, tok + V, V, count);
     t->P[0] = t->Q[0] = t->Q2[0] = t->Q3[0] = t->PQ1[0] = t->PQ2[0] = 0.0L;
     for (size_t i = 0; i < V; i++) {
         int x = tok[i];
@@ -565,7 +568,7 @@ static int tables_build(rrsw_tables *t, const double *p, const double *q, size_t
         key[x] = key_bits(q[x]);
         tok[x] = (int)x;
     }
-    radix_by_key(key, tok, key + V, tok + V, V);
+    radix_by_key(key, tok, key + V, tok + V, V, count);
     t->A[0] = t->A2[0] = t->A3[0] = 0.0L;
     for (size_t r = 0; r < V; r++) {
         long double qx = q[tok[r]];
@@ -578,7 +581,7 @@ static int tables_build(rrsw_tables *t, const double *p, const double *q, size_t
         t->A2[r + 1] = t->A2[r] + qx * qx;
         t->A3[r + 1] = t->A3[r] + qx * qx * qx;
     }
-    free(key), free(tok);
+    free(key), free(tok), free(count);
     return MDSD_OK;
 }
 
