@@ -442,12 +442,13 @@ typedef struct {
     int *pos;                                 /* [V] position of each token */
     int *tok;                                 /* [V] token at each position */
     long double *P, *Q, *Q2, *Q3, *PQ1, *PQ2; /* [V + 1] prefix sums along it */
-    long double *S1, *S2, *S3;                /* [V + 1] suffix sums of q, q^2, q^3 */
     int *by_q;                                /* [V] tokens by q ascending */
     double *rq, *rp;                          /* [V] q and p by q ascending */
     int *rpos;                                /* [V] ratio position by q ascending */
     int *q_rank;                              /* [V] rank of each token in that */
-    long double *A, *A2, *A3;                 /* [V + 1] prefix sums of q, q^2, q^3 by q ascending */
+    long double *A;                           /* [V + 1] prefix sums of q by q ascending */
+    double *A2, *A3;                          /* [V + 1] the same of q^2, q^3: they only
+                                               * steer the cuts (cut_width) */
     void *block;
 } rrsw_tables;
 
@@ -519,7 +520,7 @@ static int tables_build(rrsw_tables *t, const double *p, const double *q, size_t
     t->tok = mdsd_vc_malloc(V * sizeof *t->tok, "rrsw", err);
     t->rp = mdsd_vc_malloc(V * sizeof *t->rp, "rrsw", err);
     t->rpos = mdsd_vc_malloc(V * sizeof *t->rpos, "rrsw", err);
-    t->block = mdsd_vc_malloc(12 * (V + 1) * sizeof(long double), "rrsw", err);
+    t->block = mdsd_vc_malloc(9 * (V + 1) * sizeof(long double), "rrsw", err);
     uint64_t *key = mdsd_vc_malloc(2 * V * sizeof *key, "rrsw", err);
     int *tok = mdsd_vc_malloc(2 * V * sizeof *tok, "rrsw", err);
     uint32_t (*count)[RADIX] = mdsd_vc_malloc(RADIX_DIGITS * sizeof *count, "rrsw", err);
@@ -530,9 +531,11 @@ static int tables_build(rrsw_tables *t, const double *p, const double *q, size_t
     }
     long double *b = t->block;
     long double **arrays[] = {&t->P, &t->Q, &t->Q2, &t->Q3, &t->PQ1, &t->PQ2,
-                              &t->S1, &t->S2, &t->S3, &t->A, &t->A2, &t->A3};
-    for (size_t i = 0; i < 12; i++)
+                              &t->A};
+    for (size_t i = 0; i < 7; i++)
         *arrays[i] = b + i * (V + 1);
+    t->A2 = (double *)(b + 7 * (V + 1));
+    t->A3 = t->A2 + (V + 1);
 
     /* ratio decreasing: sort the complemented bits ascending */
     for (size_t x = 0; x < V; x++) {
@@ -555,13 +558,6 @@ static int tables_build(rrsw_tables *t, const double *p, const double *q, size_t
         t->PQ1[i + 1] = t->PQ1[i] + px * qx;
         t->PQ2[i + 1] = t->PQ2[i] + px * qx * qx;
     }
-    t->S1[V] = t->S2[V] = t->S3[V] = 0.0L;
-    for (size_t i = V; i-- > 0;) {
-        long double qx = q[tok[i]];
-        t->S1[i] = t->S1[i + 1] + qx;
-        t->S2[i] = t->S2[i + 1] + qx * qx;
-        t->S3[i] = t->S3[i + 1] + qx * qx * qx;
-    }
 
     /* q ascending */
     for (size_t x = 0; x < V; x++) {
@@ -569,7 +565,8 @@ static int tables_build(rrsw_tables *t, const double *p, const double *q, size_t
         tok[x] = (int)x;
     }
     radix_by_key(key, tok, key + V, tok + V, V, count);
-    t->A[0] = t->A2[0] = t->A3[0] = 0.0L;
+    t->A[0] = 0.0L;
+    t->A2[0] = t->A3[0] = 0.0;
     for (size_t r = 0; r < V; r++) {
         long double qx = q[tok[r]];
         t->by_q[r] = tok[r];
@@ -578,8 +575,8 @@ static int tables_build(rrsw_tables *t, const double *p, const double *q, size_t
         t->rpos[r] = t->pos[tok[r]];
         t->q_rank[tok[r]] = (int)r;
         t->A[r + 1] = t->A[r] + qx;
-        t->A2[r + 1] = t->A2[r] + qx * qx;
-        t->A3[r + 1] = t->A3[r] + qx * qx * qx;
+        t->A2[r + 1] = t->A2[r] + (double)(qx * qx);
+        t->A3[r + 1] = t->A3[r] + (double)(qx * qx * qx);
     }
     free(key), free(tok), free(count);
     return MDSD_OK;
@@ -675,10 +672,12 @@ static void reject_totals(const rrsw_tables *t, double c, double Z, double R, si
         return;
     }
     const long double *Qk[3] = {t->Q, t->Q2, t->Q3}, *PQk[3] = {t->P, t->PQ1, t->PQ2};
-    const long double *Sk[3] = {t->S1, t->S2, t->S3};
+    size_t V = t->V;
     for (int k = 0; k < 3; k++) {
+        /* ratio <= c: the total less the prefix, an absolute error of one
+         * long-double ulp of the total, as for the band */
         long double qb = Qk[k][K] - Qk[k][K1], pb = PQk[k][K] - PQk[k][K1];
-        T[k] = (Sk[k][K] + qb) / R - (pb - (long double)c * qb) / Z;
+        T[k] = ((Qk[k][V] - Qk[k][K]) + qb) / R - (pb - (long double)c * qb) / Z;
     }
     for (size_t i = 0; i < nd; i++) {
         int x = drawn[i];
@@ -996,7 +995,7 @@ int mdsd_rrsw_exact_bounds(const double *p, const mdsd_scheme *s, const mdsd_ver
     }
     b.pd_hi = b.pd_lo + n;
     size_t K0 = above(&t, 0.0);
-    double Z = residual_at(&t, 0.0, K0), R = (double)t.S1[0];
+    double Z = residual_at(&t, 0.0, K0), R = (double)t.A[V];
     for (size_t j = 0; j < n; j++)
         b.last_c[j] = NAN; /* compares unequal to every c */
     if (n >= 4) {
