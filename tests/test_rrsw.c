@@ -217,6 +217,39 @@ Test(rrsw, certified_matches_monte_carlo_at_32000, .timeout = 120)
     free(p), free(q);
 }
 
+/* n = 4 at V = 1,000 and n = 5 at V = 200 (the steps before the last
+ * rejection enumerate nearly every sequence, so no larger V here): against
+ * 10^6 trials each. */
+Test(rrsw, certified_matches_monte_carlo_at_n4_and_n5, .timeout = 120)
+{
+    const uint64_t trials = 1000000;
+    double *p = malloc(1000 * sizeof *p), *q = malloc(1000 * sizeof *q);
+    for (size_t n = 4; n <= 5; n++) {
+        size_t V = n == 4 ? 1000 : 200;
+        llm_like_pair(V, 7, p, q);
+        mdsd_scheme s = {MDSD_SCHEME_WOR, n, V, q, NULL};
+        double alpha, per_draft[5], lo, hi;
+        mdsd_err err;
+        cr_assert_eq(mdsd_verifier_exact_bounds(MDSD_VERIFIER_RRSW, p, &s, NULL, &alpha, per_draft,
+                                                &lo, &hi, &err),
+                     MDSD_OK, "n = %zu: %s", n, err.msg);
+        cr_assert(lo <= alpha && alpha <= hi && hi - lo <= MDSD_RRSW_TOLERANCE, "[%.17g, %.17g]", lo,
+                  hi);
+        mdsd_verifier *v = mdsd_verifier_alloc(MDSD_VERIFIER_RRSW, p, &s, NULL, &err);
+        cr_assert_not_null(v, "%s", err.msg);
+        mdsd_mc_result res = test_simulate(v, trials, 78 + n);
+        cr_log_info("rrsw V = %zu n = %zu: certified %.12f (width %.2g), MC %.6f", V, n, alpha,
+                    hi - lo, res.alpha);
+        test_assert_within_5se(res.alpha, alpha, trials, "rrsw certified vs Monte Carlo at n = 4, 5");
+        for (size_t j = 0; j < n; j++)
+            test_assert_within_5se((double)res.per_draft[j] / (double)trials, per_draft[j], trials,
+                                   "rrsw per-draft rate at n = 4, 5");
+        mdsd_mc_result_free(&res);
+        mdsd_verifier_free(v);
+    }
+    free(p), free(q);
+}
+
 /* Past the visit guard the rate is refused with a pointer to --trials,
  * never printed wrong. */
 Test(rrsw, refuses_past_the_visit_guard)
