@@ -699,6 +699,7 @@ typedef struct {
      * searches of the siblings that follow */
     double last_c[MDSD_LAW_MAX_DRAFTS];
     size_t last_K[MDSD_LAW_MAX_DRAFTS], hint_K1[MDSD_LAW_MAX_DRAFTS], hint_cut[MDSD_LAW_MAX_DRAFTS];
+    size_t hint_Kz[MDSD_LAW_MAX_DRAFTS], hint_K2[MDSD_LAW_MAX_DRAFTS];
 } rrsw_bounds;
 
 static int is_drawn(const rrsw_bounds *b, size_t nd, int x)
@@ -798,7 +799,8 @@ static void last_rejection(rrsw_bounds *b, size_t j, double c, double Z, double 
 {
     const rrsw_tables *t = b->t;
     size_t V = t->V, L = K1; /* the leaves' above(c1) */
-    size_t Kz = above_near(t, c1 + Z1 / R, L), cut = 0;
+    size_t Kz = above_near(t, c1 + Z1 / R, b->hint_Kz[j]), cut = 0;
+    b->hint_Kz[j] = Kz;
     if (R >= RRSW_MOMENT_MIN_R) {
         leaf_cut lc = {t, w, c1, Z1, R, Kz};
         cut = largest_cut(&lc, budget, b->hint_cut[j], V);
@@ -838,7 +840,19 @@ static void last_rejection(rrsw_bounds *b, size_t j, double c, double Z, double 
             b->overflow = 1;
             return;
         }
-        size_t K2_new = above_near(t, c2, K2);
+        /* c2 decreases along the loop, so K2 = above(c2) moves forward, mostly
+         * by a step or two: scan, and search only past a few steps */
+        size_t K2_new = K2;
+        if (have_K2 && (K2 == 0 || t->ratio[K2 - 1] > c2)) {
+            for (int step = 0; step < 4 && K2_new < L && t->ratio[K2_new] > c2; step++)
+                K2_new++;
+            if (K2_new < L && t->ratio[K2_new] > c2)
+                K2_new = above_near(t, c2, K2_new);
+        } else {
+            K2_new = above_near(t, c2, have_K2 ? K2 : b->hint_K2[j]);
+            if (!have_K2)
+                b->hint_K2[j] = K2_new; /* the first leaf's, for the next sibling */
+        }
         K2_new = K2_new < L ? K2_new : L;
         if (K2_new != K2 || !have_K2) { /* the leaf's a = Q(K2)/Rx + band(L, K2)/Z1 */
             K2 = K2_new, have_K2 = 1;
