@@ -430,6 +430,9 @@ int mdsd_rrsw_exact_paths(const double *p, const mdsd_scheme *s, const mdsd_veri
  * moment bounds divide by R^3, and the totals subtract drawn tokens. */
 #define RRSW_MOMENT_MIN_R 0.05
 
+/* Leaves per node whose switch index is searched from the last sibling's. */
+#define RRSW_LEAF_HINTS 32
+
 /* Share of the tolerance the cuts may use; the rest covers rounding. */
 #define RRSW_BUDGET 0.9
 
@@ -699,7 +702,10 @@ typedef struct {
      * searches of the siblings that follow */
     double last_c[MDSD_LAW_MAX_DRAFTS];
     size_t last_K[MDSD_LAW_MAX_DRAFTS], hint_K1[MDSD_LAW_MAX_DRAFTS], hint_cut[MDSD_LAW_MAX_DRAFTS];
-    size_t hint_Kz[MDSD_LAW_MAX_DRAFTS], hint_K2[MDSD_LAW_MAX_DRAFTS];
+    size_t hint_Kz[MDSD_LAW_MAX_DRAFTS];
+    /* the switch index of the i-th leaf of the last sibling (mostly the same
+     * token, at a nearby R) */
+    size_t hint_leaf[MDSD_LAW_MAX_DRAFTS][RRSW_LEAF_HINTS];
 } rrsw_bounds;
 
 static int is_drawn(const rrsw_bounds *b, size_t nd, int x)
@@ -840,19 +846,12 @@ static void last_rejection(rrsw_bounds *b, size_t j, double c, double Z, double 
             b->overflow = 1;
             return;
         }
-        /* c2 decreases along the loop, so K2 = above(c2) moves forward, mostly
-         * by a step or two: scan, and search only past a few steps */
-        size_t K2_new = K2;
-        if (have_K2 && (K2 == 0 || t->ratio[K2 - 1] > c2)) {
-            for (int step = 0; step < 4 && K2_new < L && t->ratio[K2_new] > c2; step++)
-                K2_new++;
-            if (K2_new < L && t->ratio[K2_new] > c2)
-                K2_new = above_near(t, c2, K2_new);
-        } else {
-            K2_new = above_near(t, c2, have_K2 ? K2 : b->hint_K2[j]);
-            if (!have_K2)
-                b->hint_K2[j] = K2_new; /* the first leaf's, for the next sibling */
-        }
+        size_t K2_new, i_leaf = (size_t)leaves - 1;
+        if (i_leaf < RRSW_LEAF_HINTS) {
+            K2_new = above_near(t, c2, b->hint_leaf[j][i_leaf]);
+            b->hint_leaf[j][i_leaf] = K2_new;
+        } else
+            K2_new = above_near(t, c2, K2); /* c2 decreases along the loop: K2 moves forward */
         K2_new = K2_new < L ? K2_new : L;
         if (K2_new != K2 || !have_K2) { /* the leaf's a = Q(K2)/Rx + band(L, K2)/Z1 */
             K2 = K2_new, have_K2 = 1;
