@@ -150,6 +150,28 @@ Test(rrsw, cuts_hold_the_enumerated_value_at_wide_tolerances)
     gsl_rng_free(r);
 }
 
+/* V = 300 at low temperature: most q and many p/q underflow float (not
+ * double), so the sorts' long runs of equal float keys are ordered by their
+ * double keys; n = 2 keeps the enumeration at 300^2 paths. */
+Test(rrsw, certified_matches_path_enumeration_at_low_temperature)
+{
+    enum { V = 300 };
+    gsl_rng *r = mdsd_rng_alloc(300);
+    double p[V], q[V], z[V];
+    unsigned compared = 0;
+    for (unsigned inst = 0; inst < 6; inst++) {
+        double T = inst % 2 ? 0.02 : 0.005;
+        for (int w = 0; w < 2; w++) {
+            for (size_t x = 0; x < V; x++)
+                z[x] = -2.0 * gsl_ran_exponential(r, 1.0) + (w ? gsl_ran_gaussian(r, 0.2) : 0.0);
+            mdsd_softmax(z, V, T, w ? q : p, "toy", NULL);
+        }
+        compared += compare(p, q, V, 2, 1e-9, inst, NULL);
+    }
+    cr_assert_gt(compared, 6);
+    gsl_rng_free(r);
+}
+
 /* The comparison above can fail: a planted error of 2e-9 in the enumerated
  * value, or the exact rate of a slightly different p, is reported. */
 Test(rrsw, planted_errors_are_caught)

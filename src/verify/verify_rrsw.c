@@ -455,24 +455,46 @@ typedef struct {
     void *block;
 } rrsw_tables;
 
-/* Stable LSD radix sort of tokens by the bits of a nonnegative double key
- * (whose order is the order of the doubles, +inf included): six passes of
- * 11 bits, histograms in one read, passes where every key has the same
- * digit skipped, buffers swapped rather than copied. */
-enum { RADIX_BITS = 11, RADIX_DIGITS = 6, RADIX = 1 << RADIX_BITS };
+/* Tokens sorted by a nonnegative double key (+inf included), ascending or
+ * descending, ties by token: a stable LSD radix sort (three passes of 11
+ * bits, histograms in one read, passes where every key has the same digit
+ * skipped) on the key rounded to float, whose order is the doubles' up to
+ * ties, then each run of equal float keys put in the order of the doubles
+ * (insertion sort; qsort for long runs, e.g. keys that underflow float). */
+enum { RADIX_BITS = 11, RADIX_DIGITS = 3, RADIX = 1 << RADIX_BITS };
 
-static void radix_by_key(uint64_t *key, int *tok, uint64_t *key_tmp, int *tok_tmp, size_t V,
-                         uint32_t (*count)[RADIX])
+typedef struct {
+    uint32_t *key, *key_tmp;
+    int *tok, *tok_tmp;
+    uint32_t (*count)[RADIX];
+    keyed *run;
+} radix_work;
+
+static uint32_t float_bits(double x)
+{
+    float f = (float)x;
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+/* Sorts tokens 0..V-1 by dkey (ascending, or descending if desc) into tok. */
+static void sort_by_key(radix_work *wk, const double *dkey, int desc, size_t V)
 {
     enum { BITS = RADIX_BITS, DIGITS = RADIX_DIGITS };
-    memset(count, 0, DIGITS * sizeof *count);
+    uint32_t *from_k = wk->key, *to_k = wk->key_tmp;
+    int *from_t = wk->tok, *to_t = wk->tok_tmp;
+    for (size_t x = 0; x < V; x++) {
+        uint32_t u = float_bits(dkey[x]);
+        from_k[x] = desc ? ~u : u;
+        from_t[x] = (int)x;
+    }
+    memset(wk->count, 0, DIGITS * sizeof *wk->count);
     for (size_t i = 0; i < V; i++)
         for (int d = 0; d < DIGITS; d++)
-            count[d][(key[i] >> (BITS * d)) & (RADIX - 1)]++;
-    uint64_t *from_k = key, *to_k = key_tmp;
-    int *from_t = tok, *to_t = tok_tmp;
+            wk->count[d][(from_k[i] >> (BITS * d)) & (RADIX - 1)]++;
     for (int d = 0; d < DIGITS; d++) {
-        uint32_t *c = count[d];
+        uint32_t *c = wk->count[d];
         if (c[(from_k[0] >> (BITS * d)) & (RADIX - 1)] == V)
             continue; /* every key has this digit */
         uint32_t sum = 0;
@@ -482,26 +504,43 @@ static void radix_by_key(uint64_t *key, int *tok, uint64_t *key_tmp, int *tok_tm
             sum += k;
         }
         for (size_t i = 0; i < V; i++) {
-            size_t at = c[(from_k[i] >> (BITS * d)) & (RADIX - 1)]++;
+            uint32_t at = c[(from_k[i] >> (BITS * d)) & (RADIX - 1)]++;
             to_k[at] = from_k[i];
             to_t[at] = from_t[i];
         }
-        uint64_t *sk = from_k;
+        uint32_t *sk = from_k;
         from_k = to_k, to_k = sk;
         int *st = from_t;
         from_t = to_t, to_t = st;
     }
-    if (from_k != key) {
-        memcpy(key, from_k, V * sizeof *key);
-        memcpy(tok, from_t, V * sizeof *tok);
+    if (from_t != wk->tok)
+        memcpy(wk->tok, from_t, V * sizeof *wk->tok);
+    int *tok = wk->tok;
+    /* runs of equal float keys: order by the double key, ties by token */
+    for (size_t i = 0; i < V;) {
+        size_t e = i + 1;
+        while (e < V && from_k[e] == from_k[i])
+            e++;
+        size_t len = e - i;
+        if (len > 1) {
+            keyed *run = wk->run;
+            for (size_t k = 0; k < len; k++)
+                run[k] = (keyed){dkey[tok[i + k]], tok[i + k]};
+            if (len > 32)
+                qsort(run, len, sizeof *run, desc ? by_ratio_desc : by_q_ascending);
+            else /* insertion sort: stable, and the tokens came in ascending order */
+                for (size_t k = 1; k < len; k++) {
+                    keyed v = run[k];
+                    size_t m = k;
+                    for (; m > 0 && (desc ? run[m - 1].ratio < v.ratio : run[m - 1].ratio > v.ratio); m--)
+                        run[m] = run[m - 1];
+                    run[m] = v;
+                }
+            for (size_t k = 0; k < len; k++)
+                tok[i + k] = run[k].token;
+        }
+        i = e;
     }
-}
-
-static uint64_t key_bits(double x)
-{
-    uint64_t u;
-    memcpy(&u, &x, sizeof u);
-    return u;
 }
 
 static void tables_free(rrsw_tables *t)
@@ -524,14 +563,21 @@ static int tables_build(rrsw_tables *t, const double *p, const double *q, size_t
     t->rp = mdsd_vc_malloc(V * sizeof *t->rp, "rrsw", err);
     t->rpos = mdsd_vc_malloc(V * sizeof *t->rpos, "rrsw", err);
     t->block = mdsd_vc_malloc(9 * (V + 1) * sizeof(long double), "rrsw", err);
-    uint64_t *key = mdsd_vc_malloc(2 * V * sizeof *key, "rrsw", err);
-    int *tok = mdsd_vc_malloc(2 * V * sizeof *tok, "rrsw", err);
-    uint32_t (*count)[RADIX] = mdsd_vc_malloc(RADIX_DIGITS * sizeof *count, "rrsw", err);
-    if (!t->ratio || !t->pos || !t->by_q || !t->q_rank || !t->block || !t->rq || !t->rp || !t->rpos || !t->tok || !key || !tok || !count) {
-        free(key), free(tok), free(count);
+    radix_work wk = {
+        .key = mdsd_vc_malloc(2 * V * sizeof *wk.key, "rrsw", err),
+        .tok = mdsd_vc_malloc(2 * V * sizeof *wk.tok, "rrsw", err),
+        .count = mdsd_vc_malloc(RADIX_DIGITS * sizeof *wk.count, "rrsw", err),
+        .run = mdsd_vc_malloc(V * sizeof *wk.run, "rrsw", err),
+    };
+    double *dkey = mdsd_vc_malloc(V * sizeof *dkey, "rrsw", err);
+    if (!t->ratio || !t->pos || !t->by_q || !t->q_rank || !t->block || !t->rq || !t->rp ||
+        !t->rpos || !t->tok || !wk.key || !wk.tok || !wk.count || !wk.run || !dkey) {
+        free(wk.key), free(wk.tok), free(wk.count), free(wk.run), free(dkey);
         tables_free(t);
         return MDSD_ENOMEM;
     }
+    wk.key_tmp = wk.key + V, wk.tok_tmp = wk.tok + V;
+    int *tok = wk.tok;
     long double *b = t->block;
     long double **arrays[] = {&t->P, &t->Q, &t->Q2, &t->Q3, &t->PQ1, &t->PQ2,
                               &t->A};
@@ -540,20 +586,16 @@ static int tables_build(rrsw_tables *t, const double *p, const double *q, size_t
     t->A2 = (double *)(b + 7 * (V + 1));
     t->A3 = t->A2 + (V + 1);
 
-    /* ratio decreasing: sort the complemented bits ascending */
-    for (size_t x = 0; x < V; x++) {
-        double r = q[x] > 0.0 ? p[x] / q[x] : INFINITY;
-        key[x] = ~key_bits(r);
-        tok[x] = (int)x;
-    }
-    radix_by_key(key, tok, key + V, tok + V, V, count);
+    for (size_t x = 0; x < V; x++)
+        dkey[x] = q[x] > 0.0 ? p[x] / q[x] : INFINITY;
+    sort_by_key(&wk, dkey, 1, V);
     t->P[0] = t->Q[0] = t->Q2[0] = t->Q3[0] = t->PQ1[0] = t->PQ2[0] = 0.0L;
     for (size_t i = 0; i < V; i++) {
         int x = tok[i];
         long double px = p[x], qx = q[x];
         t->pos[x] = (int)i;
         t->tok[i] = x;
-        t->ratio[i] = q[x] > 0.0 ? p[x] / q[x] : INFINITY;
+        t->ratio[i] = dkey[x];
         t->P[i + 1] = t->P[i] + px;
         t->Q[i + 1] = t->Q[i] + qx;
         t->Q2[i + 1] = t->Q2[i] + qx * qx;
@@ -562,12 +604,7 @@ static int tables_build(rrsw_tables *t, const double *p, const double *q, size_t
         t->PQ2[i + 1] = t->PQ2[i] + px * qx * qx;
     }
 
-    /* q ascending */
-    for (size_t x = 0; x < V; x++) {
-        key[x] = key_bits(q[x]);
-        tok[x] = (int)x;
-    }
-    radix_by_key(key, tok, key + V, tok + V, V, count);
+    sort_by_key(&wk, q, 0, V);
     t->A[0] = 0.0L;
     t->A2[0] = t->A3[0] = 0.0;
     for (size_t r = 0; r < V; r++) {
@@ -581,7 +618,7 @@ static int tables_build(rrsw_tables *t, const double *p, const double *q, size_t
         t->A2[r + 1] = t->A2[r] + (double)(qx * qx);
         t->A3[r + 1] = t->A3[r] + (double)(qx * qx * qx);
     }
-    free(key), free(tok), free(count);
+    free(wk.key), free(wk.tok), free(wk.count), free(wk.run), free(dkey);
     return MDSD_OK;
 }
 
