@@ -739,7 +739,7 @@ typedef struct {
      * searches of the siblings that follow */
     double last_c[MDSD_LAW_MAX_DRAFTS];
     size_t last_K[MDSD_LAW_MAX_DRAFTS], hint_K1[MDSD_LAW_MAX_DRAFTS], hint_cut[MDSD_LAW_MAX_DRAFTS];
-    size_t hint_Kz[MDSD_LAW_MAX_DRAFTS];
+    size_t hint_Kz[MDSD_LAW_MAX_DRAFTS], hint_Ks[MDSD_LAW_MAX_DRAFTS];
     /* the switch index of the i-th leaf of the last sibling (mostly the same
      * token, at a nearby R) */
     size_t hint_leaf[MDSD_LAW_MAX_DRAFTS][RRSW_LEAF_HINTS];
@@ -773,13 +773,14 @@ static void add_exact(rrsw_bounds *b, size_t j, long double v)
 typedef struct {
     const rrsw_tables *t;
     double w, c1, Z1, R;
-    size_t Kz; /* above(c1 + Z1/R) */
+    size_t Kz;   /* above(c1 + Z1/R) */
+    size_t *Ks;  /* a hint for above(c1 + Z1/(R - s)), updated */
 } leaf_cut;
 
 /* Width of the cut at k (children of q rank < k summed by their moments),
  * from upper bounds of the moments: M_1 <= sum q^2 / R, M_2 <= sum q^3 / R
  * over those ranks. */
-static double cut_width(const leaf_cut *lc, size_t k)
+static double cut_width(leaf_cut *lc, size_t k)
 {
     if (k == 0)
         return 0.0;
@@ -787,7 +788,7 @@ static double cut_width(const leaf_cut *lc, size_t k)
     double R = lc->R, s = t->rq[k - 1], Rs = R - s;
     if (!(s <= R / 2.0)) /* R - s would cancel; the cut's children keep R - q >= R/2 */
         return INFINITY;
-    size_t Ks = above_near(t, lc->c1 + lc->Z1 / Rs, lc->Kz);
+    size_t Ks = *lc->Ks = above_near(t, lc->c1 + lc->Z1 / Rs, *lc->Ks);
     double Qhi = (double)t->Q[Ks], Qzone = (double)(t->Q[lc->Kz] - t->Q[Ks]);
     double M1 = (double)t->A2[k] / R, M2 = (double)t->A3[k] / R, R3 = R * R * R;
     return lc->w * (Qhi * s * M2 / (R3 * Rs) + Qzone * (M1 / (R * R) + M2 / R3 + s * M2 / (R3 * Rs)));
@@ -796,7 +797,7 @@ static double cut_width(const leaf_cut *lc, size_t k)
 /* Largest k in [0, V] (V: a bound on k) with cut_width(k) <= budget, searched outward from
  * hint (the widths grow with k; should they not, the k returned still
  * satisfies the budget, which is all correctness needs). */
-static size_t largest_cut(const leaf_cut *lc, double budget, size_t hint, size_t V)
+static size_t largest_cut(leaf_cut *lc, double budget, size_t hint, size_t V)
 {
     size_t lo, hi, step = 1; /* width(lo) <= budget < width(hi), hi = V + 1: none */
     if (hint > V)
@@ -845,7 +846,7 @@ static void last_rejection(rrsw_bounds *b, size_t j, double c, double Z, double 
     size_t Kz = above_near(t, c1 + Z1 / R, b->hint_Kz[j]), cut = 0;
     b->hint_Kz[j] = Kz;
     if (R >= RRSW_MOMENT_MIN_R) {
-        leaf_cut lc = {t, w, c1, Z1, R, Kz};
+        leaf_cut lc = {t, w, c1, Z1, R, Kz, &b->hint_Ks[j]};
         cut = largest_cut(&lc, budget, b->hint_cut[j], V);
         b->hint_cut[j] = cut;
     }
@@ -912,7 +913,7 @@ static void last_rejection(rrsw_bounds *b, size_t j, double c, double Z, double 
     M0 = M0 > 0.0L ? M0 : 0.0L;
     M1 = M1 > 0.0L ? (M1 < s * M0 ? M1 : s * M0) : 0.0L;
     M2 = M2 > 0.0L ? (M2 < s * M1 ? M2 : s * M1) : 0.0L;
-    size_t Ks = above_near(t, c1 + Z1 / Rs, Kz);
+    size_t Ks = above_near(t, c1 + Z1 / Rs, b->hint_Ks[j]);
     long double Qhi = t->Q[Ks], Qzone = t->Q[Kz] - t->Q[Ks];
     long double Ezone = ((t->P[Kz] - t->P[Ks]) - (long double)c1 * Qzone) / Z1;
     long double Elo = ((PL - t->P[Kz]) - (long double)c1 * (QL - t->Q[Kz])) / Z1;
