@@ -532,8 +532,12 @@ static void sort_by_key(radix_work *wk, const double *dkey, int desc, size_t V)
                 for (size_t k = 1; k < len; k++) {
                     keyed v = run[k];
                     size_t m = k;
-                    for (; m > 0 && (desc ? run[m - 1].ratio < v.ratio : run[m - 1].ratio > v.ratio); m--)
+                    for (; m > 0; m--) {
+                        double u = run[m - 1].ratio;
+                        if (desc ? !(u < v.ratio) : !(u > v.ratio))
+                            break;
                         run[m] = run[m - 1];
+                    }
                     run[m] = v;
                 }
             for (size_t k = 0; k < len; k++)
@@ -791,7 +795,8 @@ static double cut_width(leaf_cut *lc, size_t k)
     size_t Ks = *lc->Ks = above_near(t, lc->c1 + lc->Z1 / Rs, *lc->Ks);
     double Qhi = (double)t->Q[Ks], Qzone = (double)(t->Q[lc->Kz] - t->Q[Ks]);
     double M1 = (double)t->A2[k] / R, M2 = (double)t->A3[k] / R, R3 = R * R * R;
-    return lc->w * (Qhi * s * M2 / (R3 * Rs) + Qzone * (M1 / (R * R) + M2 / R3 + s * M2 / (R3 * Rs)));
+    double taylor = s * M2 / (R3 * Rs);
+    return lc->w * (Qhi * taylor + Qzone * (M1 / (R * R) + M2 / R3 + taylor));
 }
 
 /* Largest k in [0, V] (V: a bound on k) with cut_width(k) <= budget, searched outward from
