@@ -47,63 +47,6 @@ Test(edge, reported_subnormal_leftover_instances)
 
 /* ---- hard random instances ------------------------------------------------- */
 
-/* A hard pair on V tokens, by kind:
- * 0  softmax of logits with gaps up to 40 at T in [0.01, 0.05]: masses down
- *    to subnormal and zero;
- * 1  near-one-hot: 1 - O(1e-12) on one token, the rest spread (or subnormal);
- * 2  exact ties: values from a set of two or three levels;
- * 3  zeros in both, disjoint tails, one subnormal entry. */
-static void hard_pair(gsl_rng *r, unsigned kind, size_t V, double *p, double *q)
-{
-    double logits[16];
-    switch (kind % 4) {
-    case 0:
-        for (int w = 0; w < 2; w++) {
-            double T = 0.01 + 0.04 * gsl_rng_uniform(r), at = 0.0;
-            for (size_t x = 0; x < V; x++) {
-                at -= gsl_rng_uniform(r) < 0.3 ? 0.0 : 40.0 * gsl_rng_uniform(r);
-                logits[x] = gsl_rng_uniform(r) < 0.1 ? -INFINITY : at;
-            }
-            logits[gsl_rng_uniform_int(r, V)] = 0.0; /* at least one finite logit */
-            mdsd_softmax(logits, V, T, w ? q : p, "hard", NULL);
-        }
-        break;
-    case 1:
-        for (int w = 0; w < 2; w++) {
-            double *d = w ? q : p, tiny = gsl_rng_uniform(r) < 0.5 ? 1e-12 : 1e-310;
-            size_t top = gsl_rng_uniform_int(r, V);
-            double rest = 0.0;
-            for (size_t x = 0; x < V; x++)
-                if (x != top)
-                    rest += d[x] = tiny * gsl_rng_uniform(r);
-            d[top] = 1.0 - rest;
-        }
-        break;
-    case 2:
-        for (int w = 0; w < 2; w++) {
-            double *d = w ? q : p, levels[3] = {1.0, 2.0, 0.0}, s = 0.0;
-            for (size_t x = 0; x < V; x++)
-                s += d[x] = levels[gsl_rng_uniform_int(r, 2 + (w == 0))];
-            if (s == 0.0)
-                d[0] = s = 1.0;
-            for (size_t x = 0; x < V; x++)
-                d[x] /= s;
-        }
-        break;
-    default:
-        toy_pair(r, 3 + gsl_rng_uniform_int(r, 3), V, p, q);
-        q[gsl_rng_uniform_int(r, V)] += 4e-320;
-        {
-            double s = 0.0;
-            for (size_t x = 0; x < V; x++)
-                s += q[x];
-            for (size_t x = 0; x < V; x++)
-                q[x] /= s;
-        }
-        break;
-    }
-}
-
 static const mdsd_scheme_kind sort_kinds[] = {MDSD_SCHEME_IID, MDSD_SCHEME_WOR,
                                               MDSD_SCHEME_GREEDY, MDSD_SCHEME_HUB,
                                               MDSD_SCHEME_CPS};
@@ -115,7 +58,7 @@ Test(edge, fast_routes_and_verifiers_on_hard_instances, .timeout = 300)
     for (unsigned inst = 0; inst < 400; inst++) {
         size_t V = 3 + inst % 5;
         double p[16], q[16];
-        hard_pair(r, inst, V, p, q);
+        test_hard_pair(r, inst, V, p, q);
         for (size_t k = 0; k < sizeof sort_kinds / sizeof *sort_kinds; k++) {
             size_t n = sort_kinds[k] == MDSD_SCHEME_HUB ? 2 : 2 + inst % 3;
             mdsd_scheme s = {sort_kinds[k], n, V, q, NULL};

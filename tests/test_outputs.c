@@ -608,9 +608,9 @@ Test(outputs, monte_carlo_cost_is_announced_before_the_job)
     char dump[128], cmd[512], *out;
     snprintf(dump, sizeof dump, "%s/mc.h5", dir);
     run_ok("toy --family zipf --vocab 2000 --positions 8 --seed 2 -o %s%s%s", dump, "", "");
-    snprintf(cmd, sizeof cmd, "table %s -o %s/mc.csv -d 3 -v rrs,rrsw --trials 200", dump, dir);
+    snprintf(cmd, sizeof cmd, "table %s -o %s/mc.csv -d 5 -v rrs,rrsw --trials 200", dump, dir);
     cr_assert_eq(test_run_mdsd(cmd, 1, &out), 0, "%s", out);
-    cr_expect(strstr(out, "verifier rrsw at n = 3 has no exact form at V = 2000 and runs by Monte Carlo, 200 "
+    cr_expect(strstr(out, "verifier rrsw at n = 5 has no exact form at V = 2000 and runs by Monte Carlo, 200 "
                           "trials per position: up to about"), "%s", out);
     cr_expect(!strstr(out, "verifier rrs at"), "an exact verifier was announced: %s", out);
     free(out);
@@ -618,7 +618,7 @@ Test(outputs, monte_carlo_cost_is_announced_before_the_job)
 
 /* SIGINT: finished units stay in OUTPUT.partial, the message says to rerun
  * with --resume, exit 130, no results file. The first dump's unit finishes at
- * once; the second (rrsw by Monte Carlo at V = 4000) is still running when the
+ * once; the second (rrsw, n = 5, by Monte Carlo at V = 4000) is still running when the
  * signal comes, which the test waits for by watching the .partial file. */
 Test(outputs, interrupt_keeps_finished_units_and_says_how_to_resume, .timeout = 120)
 {
@@ -629,7 +629,7 @@ Test(outputs, interrupt_keeps_finished_units_and_says_how_to_resume, .timeout = 
     snprintf(partial, sizeof partial, "%s.partial", csv);
     run_ok("toy --family zipf --vocab 50 --positions 4 --seed 2 -o %s%s%s", small, "", "");
     run_ok("toy --family zipf --vocab 4000 --positions 2000 --seed 3 -o %s%s%s", big, "", "");
-    snprintf(cmd, sizeof cmd, "%s table %s %s -o %s -d 3 -v rrsw --trials 100000 --threads 1 > %s/int.out 2>&1 & "
+    snprintf(cmd, sizeof cmd, "%s table %s %s -o %s -d 5 -v rrsw --trials 100000 --threads 1 > %s/int.out 2>&1 & "
              "pid=$!; for i in $(seq 600); do grep -q '^#done' %s 2>/dev/null && break; sleep 0.1; done; "
              "kill -INT $pid; wait $pid; echo $? > %s/int.rc", test_mdsd_bin(), small, big, csv, dir, partial, dir);
     cr_assert_eq(system(cmd), 0);

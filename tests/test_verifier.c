@@ -584,9 +584,12 @@ Test(verifier, bad_target_and_oversized_enumeration_are_reported)
                  MDSD_EINVAL);
     double uq[20], up[20];
     for (int x = 0; x < 20; x++)
-        uq[x] = up[x] = 0.05;
+        uq[x] = x < 10 ? 0.08 : 0.02, up[x] = 0.05;
     mdsd_scheme w = {MDSD_SCHEME_WOR, 6, 20, uq, NULL};
-    cr_assert_eq(mdsd_verifier_exact(MDSD_VERIFIER_RRSW, up, &w, NULL, &alpha, NULL, &err),
+    mdsd_verifier_opts few;
+    mdsd_verifier_opts_init(&few);
+    few.max_paths = 50; /* the certified route visits more draw paths than that */
+    cr_assert_eq(mdsd_verifier_exact(MDSD_VERIFIER_RRSW, up, &w, &few, &alpha, NULL, &err),
                  MDSD_ETOOBIG);
     cr_assert(strstr(err.msg, "--trials"), "%s", err.msg);
     const mdsd_verifier_ops *ops[] = {&mdsd_verify_sd_ops, &mdsd_verify_rrs_ops,

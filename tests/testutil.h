@@ -27,6 +27,15 @@ void toy_distribution(gsl_rng *r, toy_family family, size_t V, double *p);
 void toy_pair(gsl_rng *r, unsigned kind, size_t V, double *p, double *q);
 #define TOY_PAIR_KINDS 6
 
+/* A hard pair on V <= 16 tokens, by kind:
+ * 0  softmax of logits with gaps up to 40 at T in [0.01, 0.05]: masses down
+ *    to subnormal and zero;
+ * 1  near-one-hot: 1 - O(1e-12) on one token, the rest spread (or subnormal);
+ * 2  exact ties: values from a set of two or three levels;
+ * 3  zeros in both, disjoint tails, one subnormal entry. */
+void test_hard_pair(gsl_rng *r, unsigned kind, size_t V, double *p, double *q);
+#define TEST_HARD_PAIR_KINDS 4
+
 /* The slow reference for alpha*: 1 + min over all 2^V subsets H of
  * p(H) - Q(H), with Q(H) from the enumerated joint (mdsd_joint_Q). V <= 24. */
 double test_alpha_star_joint(const double *p, size_t V, const mdsd_joint *D);

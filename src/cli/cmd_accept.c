@@ -21,9 +21,10 @@ static const char usage_text[] =
     "  -s, --scheme S      draft scheme (default: the verifier's own; rrs with N\n"
     "                      -q options: multi); otm accepts any scheme\n"
     "      --custom FILE   custom joint for --scheme custom (lines 'x1 .. xn prob')\n"
-    "      --exact         the exact rates (closed forms; rrsw enumerates draw paths\n"
-    "                      while |supp q|^n <= --max-paths). The default when\n"
-    "                      --trials is not given\n"
+    "      --exact         the exact rates (closed forms; rrsw: a certified\n"
+    "                      interval of width <= 1e-9 whose midpoint is printed,\n"
+    "                      refused past --max-paths draw-path visits). The\n"
+    "                      default when --trials is not given\n"
     "      --trials T      Monte Carlo: T trials of (draw drafts, verify); the\n"
     "                      random numbers come from GSL's " MDSD_RNG_NAME " generator,\n"
     "                      seeded from (seed, position 0, verifier): the result\n"
@@ -32,13 +33,15 @@ static const char usage_text[] =
     "      --threads K     OpenMP threads for the trials (default: all)\n"
     "      --check-output  chi-square test of the output histogram against p\n"
     "                      (needs --trials; cells of expected count < 5 pooled)\n"
-    "      --max-paths M   rrsw --exact guard (default 1e7)\n"
+    "      --max-paths M   rrsw --exact guard on draw-path visits (default 1e7)\n"
     "      --is-top S      is: free LP weights only among the first S tokens by\n"
     "                      p - q^2 (Khisti's truncated LP; 0 = all: the full LP,\n"
     "                      which large V refuses)\n"
     CLI_DIST_HELP
     "\nJSON keys: verifier, scheme, n, V, exact (bool: alpha and per_draft are the\n"
-    "exact values), alpha, per_draft ([n]), trials (0 without --trials), seed,\n"
+    "exact values), alpha, per_draft ([n]), with the exact rates alpha_low and\n"
+    "alpha_high (an interval proven to hold alpha: rrsw's certified one, width\n"
+    "<= 1e-9; equal to alpha for the closed forms), trials (0 without --trials), seed,\n"
     "generator, stderr (Monte-Carlo standard error; 0 without trials), ci95\n"
     "([low, high], Wilson), and with both --exact and --trials: mc_alpha,\n"
     "mc_per_draft, z ((mc_alpha - alpha) / stderr); with --check-output:\n"
@@ -115,6 +118,7 @@ static int parse_args(int argc, char **argv, accept_opts *o)
 typedef struct {
     bool have_exact, have_mc;
     double alpha, *per_draft;  /* exact */
+    double alpha_lo, alpha_hi; /* an interval proven to hold alpha (rrsw: certified) */
     mdsd_mc_result mc;
     mdsd_gof gof;
 } accept_result;
@@ -144,6 +148,10 @@ static void print_json(const accept_opts *o, mdsd_verifier_kind kind, const mdsd
         mdsd_json_number_array(&j, r->per_draft, s->n);
     else
         json_counts_as_rates(&j, r->mc.per_draft, s->n, r->mc.trials);
+    if (r->have_exact) {
+        mdsd_json_kv_number(&j, "alpha_low", r->alpha_lo);
+        mdsd_json_kv_number(&j, "alpha_high", r->alpha_hi);
+    }
     mdsd_json_kv_integer(&j, "trials", (long long)(r->have_mc ? o->trials : 0));
     mdsd_json_kv_integer(&j, "seed", (long long)o->seed);
     mdsd_json_kv_string(&j, "generator", MDSD_RNG_NAME);
@@ -180,6 +188,8 @@ static void print_text(const accept_opts *o, mdsd_verifier_kind kind, const mdsd
         for (size_t j = 0; j < s->n; j++)
             printf(" %.9g", r->per_draft[j]);
         printf("\n");
+        if (r->alpha_lo < r->alpha_hi)
+            printf("             certified: alpha in [%.15g, %.15g]\n", r->alpha_lo, r->alpha_hi);
     }
     if (r->have_mc) {
         printf("monte carlo: alpha = %.6f +- %.2g (stderr), 95%% CI [%.6f, %.6f]   per draft:",
@@ -246,7 +256,8 @@ static int run(const accept_opts *o, mdsd_err *err)
         rc = cli_build_scheme(scheme_name(o, kind, &pq), n, o->scheme.custom, &pq, &custom, &s, err);
     if (rc == MDSD_OK && (o->exact || o->trials == 0)) {
         r.per_draft = calloc(s.n, sizeof *r.per_draft);
-        rc = r.per_draft ? mdsd_verifier_exact(kind, pq.p, &s, &o->vopts, &r.alpha, r.per_draft, err)
+        rc = r.per_draft ? mdsd_verifier_exact_bounds(kind, pq.p, &s, &o->vopts, &r.alpha, r.per_draft,
+                                                      &r.alpha_lo, &r.alpha_hi, err)
                          : mdsd_fail(err, MDSD_ENOMEM, "out of memory");
         r.have_exact = rc == MDSD_OK;
     }

@@ -268,6 +268,13 @@ int mdsd_verifier_exact(mdsd_verifier_kind kind, const double *p, const mdsd_sch
                         const mdsd_verifier_opts *opts, double *alpha, double *per_draft,
                         mdsd_err *err)
 {
+    return mdsd_verifier_exact_bounds(kind, p, s, opts, alpha, per_draft, NULL, NULL, err);
+}
+
+int mdsd_verifier_exact_bounds(mdsd_verifier_kind kind, const double *p, const mdsd_scheme *s,
+                               const mdsd_verifier_opts *opts, double *alpha, double *per_draft,
+                               double *alpha_lo, double *alpha_hi, mdsd_err *err)
+{
     int rc = mdsd_verifier_check(kind, s, err);
     if (rc)
         return rc;
@@ -285,10 +292,19 @@ int mdsd_verifier_exact(mdsd_verifier_kind kind, const double *p, const mdsd_sch
         return MDSD_ENOMEM;
     }
     mdsd_verifier_opts o = with_defaults(opts);
-    double a = 0.0;
-    rc = ops->exact(target, s, &o, &a, rates, err);
+    double a = 0.0, lo = 0.0, hi = 0.0;
+    if (kind == MDSD_VERIFIER_RRSW) {
+        rc = mdsd_rrsw_exact_bounds(target, s, &o, 0.0, &a, rates, &lo, &hi, err);
+    } else {
+        rc = ops->exact(target, s, &o, &a, rates, err);
+        lo = hi = a;
+    }
     if (rc == MDSD_OK) {
         *alpha = a;
+        if (alpha_lo)
+            *alpha_lo = lo;
+        if (alpha_hi)
+            *alpha_hi = hi;
         if (per_draft)
             memcpy(per_draft, rates, s->n * sizeof *rates);
     }

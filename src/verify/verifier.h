@@ -39,8 +39,12 @@
 /* mdsd_verifier_kind, mdsd_verifier_opts: the public header. */
 #include <mdsd/verifier.h>
 
-/* Default guard of the rrsw exact enumeration: at most this many draw paths. */
+/* Default guard of the rrsw exact rates: at most this many draw paths
+ * enumerated (the literal route: |supp q|^n; the certified one: visits). */
 #define MDSD_RRSW_MAX_PATHS 10000000.0
+
+/* Width of the certified interval of rrsw's exact rate (verify_rrsw.c). */
+#define MDSD_RRSW_TOLERANCE 1e-9
 
 
 /* Zeroes opts: every field then means its default. */
@@ -97,6 +101,26 @@ void mdsd_verifier_free(mdsd_verifier *v);
 int mdsd_verifier_exact(mdsd_verifier_kind kind, const double *p, const mdsd_scheme *s,
                         const mdsd_verifier_opts *opts, double *alpha, double *per_draft,
                         mdsd_err *err);
+
+/* mdsd_verifier_exact, and [*alpha_lo, *alpha_hi] (either may be NULL) an
+ * interval proven to hold alpha: rrsw's exact rate is certified to
+ * MDSD_RRSW_TOLERANCE (alpha is its midpoint); for the others lo = hi = alpha. */
+int mdsd_verifier_exact_bounds(mdsd_verifier_kind kind, const double *p, const mdsd_scheme *s,
+                               const mdsd_verifier_opts *opts, double *alpha, double *per_draft,
+                               double *alpha_lo, double *alpha_hi, mdsd_err *err);
+
+/* rrsw's two routes to the exact rate (opts with defaults filled in, p and s
+ * checked): the certified interval of the scalar recursion (the .exact op:
+ * alpha and per_draft are midpoints, hi - lo <= MDSD_RRSW_TOLERANCE or
+ * MDSD_ETOOBIG), and the literal enumeration of every draw path with
+ * explicit p_j, q_j arrays (|supp q|^n <= opts->max_paths), kept as the
+ * independent slow route for the tests. tolerance <= 0 means
+ * MDSD_RRSW_TOLERANCE; the tests pass wider ones to exercise the cuts. */
+int mdsd_rrsw_exact_bounds(const double *p, const mdsd_scheme *s, const mdsd_verifier_opts *opts,
+                           double tolerance, double *alpha, double *per_draft, double *alpha_lo,
+                           double *alpha_hi, mdsd_err *err);
+int mdsd_rrsw_exact_paths(const double *p, const mdsd_scheme *s, const mdsd_verifier_opts *opts,
+                          double *alpha, double *per_draft, mdsd_err *err);
 
 /* ---- for implementers of a verifier ------------------------------------
 

@@ -8,6 +8,11 @@
  *   trials/s Monte-Carlo trials (draw the drafts + verify) by mdsd_mc_run
  *            with one thread and no histogram;
  *   verify/s mdsd_verifier_verify alone on pre-drawn drafts.
+ * Then rrsw's exact rate (the certified interval of verify_rrsw.c, width
+ * <= 1e-9) in positions/s/core, at n = 3, 4, 5 on the same pairs: the median
+ * thread CPU time over POSITIONS positions of one call each (softmax
+ * excluded, set-up included; CPU time because this machine is shared), or
+ * the refusal where the enumeration exceeds its default guard.
  * Usage: bench-accept [V] [n] [trials] */
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,6 +105,49 @@ static void bench(mdsd_verifier_kind kind, size_t V, size_t n, uint64_t trials)
     free(p), free(q);
 }
 
+static double cpu_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void bench_rrsw_exact(size_t V, size_t n)
+{
+    enum { POSITIONS = 16 };
+    double *p = malloc(V * sizeof *p), *q = malloc(V * sizeof *q), seconds[POSITIONS];
+    double per_draft[8], alpha_sum = 0.0, width_max = 0.0;
+    mdsd_scheme s = {MDSD_SCHEME_WOR, n, V, q, NULL};
+    for (int pos = 0; pos < POSITIONS; pos++) {
+        llm_like_pair(V, 100 + pos, p, q);
+        mdsd_err err;
+        double alpha, lo, hi, t0 = cpu_now();
+        int rc = mdsd_verifier_exact_bounds(MDSD_VERIFIER_RRSW, p, &s, NULL, &alpha, per_draft, &lo,
+                                            &hi, &err);
+        seconds[pos] = cpu_now() - t0;
+        if (rc) {
+            printf("rrsw exact n=%zu  position %d: %s (after %.3f s)\n", n, pos, err.msg, seconds[pos]);
+            free(p), free(q);
+            return;
+        }
+        alpha_sum += alpha;
+        width_max = hi - lo > width_max ? hi - lo : width_max;
+    }
+    qsort(seconds, POSITIONS, sizeof *seconds, by_value);
+    double median = (seconds[POSITIONS / 2 - 1] + seconds[POSITIONS / 2]) / 2;
+    printf("rrsw exact n=%zu  median %8.3f ms  positions/s/core %7.1f  (slowest %.3f ms)  "
+           "mean alpha %.6f  widest interval %.2g\n",
+           n, 1e3 * median, 1.0 / median, 1e3 * seconds[POSITIONS - 1], alpha_sum / POSITIONS,
+           width_max);
+    free(p), free(q);
+}
+
 int main(int argc, char **argv)
 {
     size_t V = argc > 1 ? strtoul(argv[1], NULL, 10) : 32000;
@@ -115,5 +163,7 @@ int main(int argc, char **argv)
         size_t nk = kinds[i] == MDSD_VERIFIER_SD ? 1 : kinds[i] == MDSD_VERIFIER_SPECHUB ? 2 : n;
         bench(kinds[i], V, nk, trials);
     }
+    for (size_t nk = 3; nk <= 5; nk++)
+        bench_rrsw_exact(V, nk);
     return 0;
 }

@@ -18,7 +18,13 @@
  *       full OTM LP through GLPK (lp-full): values and median seconds.
  *   mc PQ.txt --n N --trials K [--threads T] [--repeats R] [--seed S]
  *       Monte Carlo of the rrs verifier (mdsd_mc_run, no histogram) and its
- *       exact acceptance: estimate, standard error, trials per second. */
+ *       exact acceptance: estimate, standard error, trials per second.
+ *   rrsw FILE.f32 --vocab V --n N [--temperature T] [--trials K]
+ *       rrsw's exact rate (the certified interval, width <= 1e-9) at every
+ *       position, softmax excluded: median and slowest thread CPU seconds,
+ *       the widest interval, or the refusal; then what the table job did
+ *       before, Monte Carlo with K trials (default 2,000) at every position:
+ *       median seconds, and its z against the exact rate over the positions. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -307,10 +313,72 @@ static int cmd_mc(int argc, char **argv)
     return 0;
 }
 
+static int cmd_rrsw(int argc, char **argv)
+{
+    size_t V = (size_t)opt_num(argc, argv, "--vocab", 32000), P;
+    size_t n = (size_t)opt_num(argc, argv, "--n", 3);
+    double T = opt_num(argc, argv, "--temperature", 0.7);
+    uint64_t trials = (uint64_t)opt_num(argc, argv, "--trials", 2000);
+    float *x = read_f32(argv[2], V, &P);
+    double *p = malloc(V * sizeof *p), *q = malloc(V * sizeof *q), *t = malloc(P * sizeof *t);
+    double *t_mc = malloc(P * sizeof *t_mc), *exact = malloc(P * sizeof *exact);
+    double per_draft[64], widest = 0.0, mc_sum = 0.0, exact_sum = 0.0;
+    mdsd_scheme s = {MDSD_SCHEME_WOR, n, V, q, NULL};
+    mdsd_err err;
+    for (size_t pos = 0; pos < P; pos++) {
+        if (mdsd_softmax_float(x + 2 * pos * V, V, T, p, "target", &err) ||
+            mdsd_softmax_float(x + 2 * pos * V + V, V, T, q, "draft", &err))
+            die("rrsw", err.msg);
+        double lo, hi, t0 = cpu();
+        int rc = mdsd_verifier_exact_bounds(MDSD_VERIFIER_RRSW, p, &s, NULL, &exact[pos], per_draft,
+                                            &lo, &hi, &err);
+        t[pos] = cpu() - t0;
+        if (rc) {
+            printf("{\"task\": \"rrsw\", \"V\": %zu, \"n\": %zu, \"refused\": true, "
+                   "\"seconds\": %.9g, \"message\": \"%s\"}\n", V, n, t[pos], err.msg);
+            free(x), free(p), free(q), free(t), free(t_mc), free(exact);
+            return 0;
+        }
+        widest = hi - lo > widest ? hi - lo : widest;
+        mdsd_verifier *v = mdsd_verifier_alloc(MDSD_VERIFIER_RRSW, p, &s, NULL, &err);
+        if (!v)
+            die("rrsw", err.msg);
+        mdsd_mc_opts o;
+        mdsd_mc_opts_init(&o);
+        o.trials = trials;
+        o.threads = 1;
+        o.seed = 1;
+        o.position = pos;
+        o.histogram = false;
+        mdsd_mc_result res;
+        t0 = cpu();
+        if (mdsd_mc_run(v, &o, &res, &err))
+            die("rrsw", err.msg);
+        t_mc[pos] = cpu() - t0;
+        mc_sum += res.alpha;
+        exact_sum += exact[pos];
+        mdsd_mc_result_free(&res);
+        mdsd_verifier_free(v);
+    }
+    double var = 0.0;
+    for (size_t pos = 0; pos < P; pos++)
+        var += exact[pos] * (1.0 - exact[pos]) / (double)trials;
+    double z = (mc_sum - exact_sum) / sqrt(var > 0.0 ? var : 1.0);
+    double med = median(t, P), slowest = t[P - 1]; /* median sorts t */
+    printf("{\"task\": \"rrsw\", \"V\": %zu, \"n\": %zu, \"refused\": false, \"positions\": %zu, "
+           "\"median_seconds\": %.9g, \"slowest_seconds\": %.9g, \"positions_per_second\": %.9g, "
+           "\"widest\": %.3g, \"mean_alpha\": %.12f, \"mc_trials\": %llu, \"mc_median_seconds\": "
+           "%.9g, \"mc_z\": %.3f}\n",
+           V, n, P, med, slowest, 1.0 / med, widest, exact_sum / (double)P,
+           (unsigned long long)trials, median(t_mc, P), z);
+    free(x), free(p), free(q), free(t), free(t_mc), free(exact);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: bench_driver gen|alpha|pq|lp|mc FILE [options] (see the source)\n");
+        fprintf(stderr, "usage: bench_driver gen|alpha|pq|lp|mc|rrsw FILE [options] (see the source)\n");
         return 2;
     }
     if (!strcmp(argv[1], "gen"))
@@ -323,6 +391,8 @@ int main(int argc, char **argv)
         return cmd_lp(argc, argv);
     if (!strcmp(argv[1], "mc"))
         return cmd_mc(argc, argv);
+    if (!strcmp(argv[1], "rrsw"))
+        return cmd_rrsw(argc, argv);
     fprintf(stderr, "bench_driver: unknown task '%s'\n", argv[1]);
     return 2;
 }
