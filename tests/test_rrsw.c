@@ -308,3 +308,39 @@ Test(rrsw, accept_json_reports_the_interval)
     cr_assert_float_eq(alpha, 0.806866883116883, 1e-12, "%s", out);
     free(out);
 }
+
+/* The sampling path with a subnormal mass left: after the top token of a
+ * nearly one-hot q is drawn and rejected, R is subnormal and the scalar c
+ * passes DBL_MAX (c_3 = 1 + 0.7 / 2e-310), as do the ratios p/q of the
+ * subnormal tokens. In double both became +inf and the residual was sampled
+ * from the wrong step (alpha 0.9435 against 0.9, output check p = 0, before
+ * the fix); with q = (1, 5e-324, 5e-324) the wor draft sampler's inversion
+ * kept one bit of u * (mass left) and drew token 2 three times in four. Now
+ * the Monte-Carlo rate is within 5 s.e. of the exact one and the output
+ * follows p (chi-square at 1e-6). */
+Test(rrsw, subnormal_mass_left_keeps_the_output_law, .timeout = 60)
+{
+    const char *qs[] = {"1,1e-310,1e-310,0", "1,5e-324,5e-324,0", "1,1e-322,2e-322,0"};
+    for (size_t i = 0; i < sizeof qs / sizeof *qs; i++) {
+        char args[256], *mc, *ex;
+        snprintf(args, sizeof args, "accept -p 0.3,0.3,0.3,0.1 -q %s -n 2 --verifier rrsw --json --exact", qs[i]);
+        cr_assert_eq(test_run_mdsd(args, 1, &ex), 0, "%s", ex);
+        snprintf(args, sizeof args, "accept -p 0.3,0.3,0.3,0.1 -q %s -n 2 --verifier rrsw --json "
+                 "--trials 200000 --seed 1 --threads 1 --check-output", qs[i]);
+        cr_assert_eq(test_run_mdsd(args, 1, &mc), 0, "%s", mc);
+        const char *a_ex = strstr(ex, "\"alpha\":"), *a_mc = strstr(mc, "\"alpha\":"),
+                   *pv = strstr(mc, "\"p_value\":");
+        cr_assert(a_ex && a_mc && pv, "%s\n%s", ex, mc);
+        double alpha = atof(a_ex + 8), estimate = atof(a_mc + 8), p_value = atof(pv + 10);
+        test_assert_within_5se(estimate, alpha, 200000, qs[i]);
+        cr_expect_gt(p_value, 1e-6, "q = %s: the output does not follow p (p-value %g)", qs[i], p_value);
+        free(ex), free(mc);
+    }
+    /* the draft sampler alone: both second drafts equally likely */
+    char *out;
+    cr_assert_eq(test_run_mdsd("draft -q 1,5e-324,5e-324,0 -n 2 -s wor --sample 100000 --seed 1", 1, &out), 0);
+    const char *pv = strstr(out, "p-value ");
+    cr_assert_not_null(pv, "%s", out);
+    cr_expect_gt(atof(pv + 8), 1e-6, "%s", out);
+    free(out);
+}

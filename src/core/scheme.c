@@ -641,14 +641,17 @@ static int drawn_before(const int *tuple, size_t j, int token)
     return 0;
 }
 
-/* Inversion over the tokens not yet drawn. */
+/* Inversion over the tokens not yet drawn. In long double: when the mass
+ * left is subnormal (q nearly one-hot, its top token drawn), u * remaining
+ * in double keeps a bit or two (q = (1, 5e-324, 5e-324): the second draft
+ * was token 2 three times in four); long double holds it as a normal number. */
 static int wor_fallback(const mdsd_sampler *sm, gsl_rng *rng, const int *tuple, size_t j)
 {
-    double remaining = 0.0;
+    long double remaining = 0.0L;
     for (size_t v = 0; v < sm->V; v++)
         if (!drawn_before(tuple, j, (int)v))
             remaining += sm->q[v];
-    double u = gsl_rng_uniform(rng) * remaining, acc = 0.0;
+    long double u = (long double)gsl_rng_uniform(rng) * remaining, acc = 0.0L;
     int last = -1;
     for (size_t v = 0; v < sm->V; v++) {
         if (sm->q[v] <= 0.0 || drawn_before(tuple, j, (int)v))

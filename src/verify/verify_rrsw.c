@@ -36,7 +36,7 @@ typedef struct {
     double *p, *q;        /* [V] */
     size_t m;             /* tokens with p > 0 */
     int *order;           /* [m] tokens with p > 0 by p/q decreasing (q = 0 first) */
-    double *ratio;        /* [m] p/q along order (+inf where q = 0) */
+    long double *ratio;   /* [m] p/q along order (+inf where q = 0) */
     long double *P, *Q;   /* [m + 1] prefix sums of p and q along order */
     int *q_rank;          /* [V] rank of each token in q ascending (ties by token) */
     long double *A;       /* [V + 1] A[r] = q mass of the tokens of rank < r */
@@ -82,6 +82,28 @@ static int by_q_ascending(const void *a, const void *b)
     const keyed *x = a, *y = b;
     if (x->ratio != y->ratio)
         return x->ratio < y->ratio ? -1 : 1;
+    return x->token - y->token;
+}
+
+/* The sampling path keeps p/q and the scalar c in long double: with a
+ * subnormal q(x) the ratio p(x)/q(x), and with a subnormal mass left R the
+ * step Z/R of c, pass DBL_MAX (p = (.3, .3, .3, .1), q = (1, 1e-310, 1e-310,
+ * 0): c_3 = 1 + 0.7/2e-310). In double both became +inf, the tokens of finite
+ * ratio joined the q = 0 ones and the residual was sampled from the wrong
+ * step. Every ratio and c fits in long double's range (p/q <= 1/2^-1074 and
+ * c grows by at most that per draft). */
+_Static_assert(LDBL_MAX_EXP >= 2 * DBL_MAX_EXP, "rrsw needs a long double wider in range than double");
+
+typedef struct {
+    long double ratio;
+    int token;
+} keyed_ld;
+
+static int by_ratio_desc_ld(const void *a, const void *b)
+{
+    const keyed_ld *x = a, *y = b;
+    if (x->ratio != y->ratio)
+        return x->ratio > y->ratio ? -1 : 1;
     return x->token - y->token;
 }
 
@@ -157,7 +179,7 @@ static int rrsw_prepare(const double *p, const mdsd_scheme *s, const mdsd_verifi
     st->ratio = mdsd_vc_malloc(st->m * sizeof *st->ratio, "rrsw", err);
     st->P = mdsd_vc_malloc((st->m + 1) * sizeof *st->P, "rrsw", err);
     st->Q = mdsd_vc_malloc((st->m + 1) * sizeof *st->Q, "rrsw", err);
-    keyed *k = mdsd_vc_malloc(st->m * sizeof *k, "rrsw", err);
+    keyed_ld *k = mdsd_vc_malloc(st->m * sizeof *k, "rrsw", err);
     if (!st->p || !st->q || !st->order || !st->ratio || !st->P || !st->Q || !k) {
         free(k);
         return MDSD_ENOMEM;
@@ -167,8 +189,8 @@ static int rrsw_prepare(const double *p, const mdsd_scheme *s, const mdsd_verifi
     size_t i = 0;
     for (size_t x = 0; x < V; x++)
         if (p[x] > 0.0)
-            k[i++] = (keyed){s->q[x] > 0.0 ? p[x] / s->q[x] : INFINITY, (int)x};
-    qsort(k, st->m, sizeof *k, by_ratio_desc);
+            k[i++] = (keyed_ld){s->q[x] > 0.0 ? (long double)p[x] / s->q[x] : (long double)INFINITY, (int)x};
+    qsort(k, st->m, sizeof *k, by_ratio_desc_ld);
     st->P[0] = st->Q[0] = 0.0L;
     for (i = 0; i < st->m; i++) {
         st->order[i] = k[i].token;
@@ -195,26 +217,41 @@ static size_t count_above(const double *ratio, size_t m, double c)
 }
 
 /* Number of tokens (along order) with p > c q, i.e. ratio > c. */
-static size_t positive_count(const rrsw_state *st, double c)
+static size_t positive_count(const rrsw_state *st, long double c)
 {
-    return count_above(st->ratio, st->m, c);
+    size_t lo = 0, hi = st->m;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (st->ratio[mid] > c)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* W(k) = sum (p - c q) over the first k tokens of the order (k <= K, all
+ * of ratio > c). c = +inf only if every token left has q = 0 (Q = 0). */
+static long double residual_prefix(const rrsw_state *st, long double c, size_t k)
+{
+    return st->Q[k] > 0.0L ? st->P[k] - c * st->Q[k] : st->P[k];
 }
 
 /* F(c) = sum (p - c q)+ over the first K tokens of the order. */
-static double residual_mass(const rrsw_state *st, double c, size_t K)
+static double residual_mass(const rrsw_state *st, long double c, size_t K)
 {
-    double F = (double)(st->P[K] - (long double)c * st->Q[K]);
+    double F = (double)residual_prefix(st, c, K);
     return F > 0.0 ? F : 0.0;
 }
 
 /* y ~ (p - c q)+ : inverse CDF by bisection on the prefix sums. */
-static int sample_residual(const rrsw_state *st, double c, size_t K, gsl_rng *rng)
+static int sample_residual(const rrsw_state *st, long double c, size_t K, gsl_rng *rng)
 {
-    long double t = (long double)gsl_rng_uniform(rng) * (st->P[K] - (long double)c * st->Q[K]);
+    long double t = (long double)gsl_rng_uniform(rng) * residual_prefix(st, c, K);
     size_t lo = 0, hi = K - 1; /* smallest k with W(k+1) > t */
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (st->P[mid + 1] - (long double)c * st->Q[mid + 1] > t)
+        if (residual_prefix(st, c, mid + 1) > t)
             hi = mid;
         else
             lo = mid + 1;
@@ -225,16 +262,17 @@ static int sample_residual(const rrsw_state *st, double c, size_t K, gsl_rng *rn
 static int rrsw_verify(const void *state, const int *drafts, gsl_rng *rng, int *accepted_index)
 {
     const rrsw_state *st = state;
-    double c = 0.0, Z = 1.0, R = 1.0;
+    long double c = 0.0L;
+    double Z = 1.0, R = 1.0;
     size_t K = st->m;
     for (size_t j = 0; j < st->n; j++) {
         int x = drafts[j];
-        double num = st->p[x] - c * st->q[x]; /* Z_j p_j(x); q_j(x) = q(x) / R */
-        if (num > 0.0 && gsl_rng_uniform(rng) * Z * st->q[x] < num * R) {
+        long double num = st->p[x] - c * st->q[x]; /* Z_j p_j(x); q_j(x) = q(x) / R */
+        if (num > 0.0L && (long double)gsl_rng_uniform(rng) * Z * st->q[x] < num * R) {
             *accepted_index = (int)j;
             return x;
         }
-        double c_next = c + Z / R;
+        long double c_next = c + (long double)Z / R;
         size_t K_next = positive_count(st, c_next);
         double Z_next = residual_mass(st, c_next, K_next);
         if (!(Z_next > 0.0) || K_next == 0)
@@ -309,15 +347,17 @@ static void walk(rrsw_paths *w, size_t j, double prob)
 static void rrsw_law(const void *state, const int *drafts, double *py)
 {
     const rrsw_state *st = state;
-    double step[MDSD_LAW_MAX_DRAFTS] = {0}, c = 0.0, Z = 1.0, R = 1.0, reach = 1.0;
+    double step[MDSD_LAW_MAX_DRAFTS] = {0}, Z = 1.0, R = 1.0, reach = 1.0;
+    long double c = 0.0L;
     size_t K = st->m;
     for (size_t j = 0; j < st->n; j++) {
         int x = drafts[j];
-        double num = st->p[x] - c * st->q[x];
-        double a = num > 0.0 ? mdsd_vc_pass(num * R, Z * st->q[x]) : 0.0;
+        long double num = st->p[x] - c * st->q[x];
+        long double den = (long double)Z * st->q[x], pass = num * R; /* mdsd_vc_pass in long double */
+        double a = !(pass > 0.0L) ? 0.0 : !(den > pass) ? 1.0 : (double)(pass / den);
         step[j] = reach * a;
         reach *= 1.0 - a;
-        double c_next = c + Z / R;
+        long double c_next = c + (long double)Z / R;
         size_t K_next = positive_count(st, c_next);
         double Z_next = residual_mass(st, c_next, K_next);
         if (!(Z_next > 0.0) || K_next == 0)
@@ -328,7 +368,7 @@ static void rrsw_law(const void *state, const int *drafts, double *py)
     mdsd_vc_law_collect(drafts, st->n, step, py);
     if (!(reach > 0.0))
         return;
-    long double total = st->P[K] - (long double)c * st->Q[K];
+    long double total = residual_prefix(st, c, K);
     for (size_t j = 0; j < st->n; j++) {
         if (K == 0) {
             py[j] += drafts[j] == st->order[0] ? reach : 0.0;
@@ -336,7 +376,8 @@ static void rrsw_law(const void *state, const int *drafts, double *py)
         }
         for (size_t i = 0; i < K; i++)
             if (st->order[i] == drafts[j]) {
-                long double w = (st->P[i + 1] - st->P[i]) - (long double)c * (st->Q[i + 1] - st->Q[i]);
+                long double dq = st->Q[i + 1] - st->Q[i];
+                long double w = (st->P[i + 1] - st->P[i]) - (dq > 0.0L ? c * dq : 0.0L);
                 if (w > 0.0L && total > 0.0L)
                     py[j] += reach * (double)(w / total);
             }
