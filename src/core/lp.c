@@ -24,9 +24,9 @@
 #define LP_MASS_TOL MDSD_PROB_SUM_TOL
 
 static const char too_big_hint_full[] =
-    "try mdsd bound --method sort (iid, wor, cps, greedy, hub), brute (V <= 24) or lp-reduced";
+    "try mdsd bound --method sort (iid, wor, cps, greedy, hub), maxflow or lp-reduced";
 static const char too_big_hint_reduced[] =
-    "try mdsd bound --method sort (iid, wor, cps, greedy, hub) or brute (V <= 24)";
+    "try mdsd bound --method sort (iid, wor, cps, greedy, hub) or maxflow";
 
 /* ---------------------------------------------------------------------------
  * Input checks */
@@ -75,12 +75,7 @@ static bool tuple_has(const mdsd_joint *D, size_t t, int y)
 /* ---------------------------------------------------------------------------
  * Tuples aggregated by their token set S(x), with mass Dbar(S). */
 
-typedef struct {
-    size_t count;   /* number of distinct sets K */
-    size_t *start;  /* [K + 1]: set k is members[start[k] .. start[k+1]) */
-    int *members;   /* sorted token ids */
-    double *mass;   /* [K] Dbar(S_k) */
-} lp_sets;
+typedef mdsd_set_law lp_sets;
 
 typedef struct {
     const int *key;  /* sorted distinct tokens */
@@ -174,6 +169,16 @@ static int sets_build(const mdsd_joint *D, double d_scale, lp_sets *S, mdsd_err 
     S->count = K;
     free(keys), free(e);
     return MDSD_OK;
+}
+
+int mdsd_set_law_build(const mdsd_joint *D, double scale, mdsd_set_law *S, mdsd_err *err)
+{
+    return sets_build(D, scale, S, err);
+}
+
+void mdsd_set_law_free(mdsd_set_law *S)
+{
+    sets_free(S);
 }
 
 /* ---------------------------------------------------------------------------
