@@ -338,6 +338,21 @@ int mdsd_maxflow_alpha(const double *p, size_t V, const mdsd_set_law *S,
             g.work = 0;
             global_relabel(&g, true);
         }
+        /* Each relabel raises a label, which stays below dead: more relabels
+         * than N * dead would mean a broken invariant, not a slow instance. */
+        if (g.relabels > g.N * (size_t)g.dead) {
+            rc = mdsd_fail(err, MDSD_ESOLVER, "maxflow: push-relabel did not terminate "
+                           "(%zu relabels on %zu nodes); please report this instance",
+                           g.relabels, g.N);
+            break;
+        }
+    }
+    if (rc) {
+        if (!H)
+            free(inH);
+        free(in);
+        net_free(&g);
+        return rc;
     }
     global_relabel(&g, false); /* the cut: exact reachability of the sink */
     double cut, flow;
