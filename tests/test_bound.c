@@ -331,9 +331,10 @@ Test(bound, maxflow_matches_enumeration_and_lp_on_random_and_hard_toys)
     gsl_rng_free(r);
 }
 
-/* Beyond enumeration: maxflow against the exact sort-and-scan (1e-9) for iid
- * and wor up to V = 400 (160,000 tuples), and against the reduced LP (1e-7)
- * for multi-drafter and custom laws at V = 40 - 60. */
+/* Beyond the toys: maxflow against the exact sort-and-scan (1e-9) for iid,
+ * wor and cps up to V = 400 (160,000 tuples), against brute force (1e-9) for
+ * multi-drafter laws at V = 12 - 20, and against the reduced LP (1e-7) for
+ * multi-drafter and custom laws at V = 20 - 60. */
 Test(bound, maxflow_matches_sort_and_lp_beyond_enumeration)
 {
     gsl_rng *r = mdsd_rng_alloc(1920);
@@ -354,6 +355,24 @@ Test(bound, maxflow_matches_sort_and_lp_beyond_enumeration)
                       "%.17g", mdsd_scheme_name(s.kind), V, s.n, family, a, b);
             worst = fmax(worst, fabs(a - b));
             free(p), free(q);
+        }
+    /* medium sizes against brute force over all 2^V subsets (1e-9) */
+    static const struct { mdsd_scheme_kind kind; size_t V, n; } brutes[] = {
+        {MDSD_SCHEME_MULTI, 20, 2}, {MDSD_SCHEME_MULTI, 16, 3}, {MDSD_SCHEME_MULTI, 12, 4},
+    };
+    for (size_t c = 0; c < sizeof brutes / sizeof *brutes; c++)
+        for (int family = 0; family < 4; family++) {
+            size_t V = brutes[c].V, n = brutes[c].n;
+            double p[20], q[4 * 20], unused[20];
+            llm_pair(r, V, family, family == 2 ? 0.05 : 0.7, p, q);
+            for (size_t j = 1; j < n; j++)
+                llm_pair(r, V, (family + (int)j) % 4, 0.7, unused, q + j * V);
+            mdsd_scheme s = {MDSD_SCHEME_MULTI, n, V, q, NULL};
+            double a = alpha_of(p, &s, MDSD_BOUND_MAXFLOW, NULL, NULL, NULL);
+            double b = alpha_of(p, &s, MDSD_BOUND_BRUTE, NULL, NULL, NULL);
+            cr_assert(fabs(a - b) <= TOL, "multi V = %zu n = %zu family %d: maxflow %.17g, brute "
+                      "%.17g", V, n, family, a, b);
+            worst = fmax(worst, fabs(a - b));
         }
     static const struct { mdsd_scheme_kind kind; size_t V, n; } lps[] = {
         {MDSD_SCHEME_MULTI, 60, 2}, {MDSD_SCHEME_MULTI, 20, 3}, {MDSD_SCHEME_CUSTOM, 40, 3},
@@ -397,7 +416,7 @@ Test(bound, maxflow_matches_sort_and_lp_beyond_enumeration)
             mdsd_joint_free(&custom);
             free(p), free(q);
         }
-    cr_log_info("maxflow beyond enumeration: worst |maxflow - sort| %.3g, |maxflow - lp-reduced| "
+    cr_log_info("maxflow beyond the toys: worst |maxflow - sort or brute| %.3g, |maxflow - lp-reduced| "
                 "%.3g", worst, worst_lp);
     gsl_rng_free(r);
 }

@@ -45,9 +45,33 @@ typedef struct {
     uint32_t *tset;       /* [M] set of the token's arc */
     uint32_t *tmem;       /* [M] membership of the token's arc */
     uint32_t *queue;      /* [N] BFS queue */
+    uint32_t *lhead;      /* [dead] every live node by label: list heads */
+    uint32_t *lnext, *lprev; /* [N] the doubly linked lists */
+    uint32_t lmax;        /* highest label whose list may be non-empty */
     uint32_t amax;        /* highest bucket that may be non-empty */
-    size_t work, pushes, relabels, globals;
+    size_t work, pushes, relabels, globals, gaps;
 } flow_net;
+
+static void list_link(flow_net *g, uint32_t u, uint32_t d)
+{
+    g->lprev[u] = NIL;
+    g->lnext[u] = g->lhead[d];
+    if (g->lhead[d] != NIL)
+        g->lprev[g->lhead[d]] = u;
+    g->lhead[d] = u;
+    if (d > g->lmax)
+        g->lmax = d;
+}
+
+static void list_unlink(flow_net *g, uint32_t u, uint32_t d)
+{
+    if (g->lprev[u] != NIL)
+        g->lnext[g->lprev[u]] = g->lnext[u];
+    else
+        g->lhead[d] = g->lnext[u];
+    if (g->lnext[u] != NIL)
+        g->lprev[g->lnext[u]] = g->lprev[u];
+}
 
 static void activate(flow_net *g, uint32_t u)
 {
@@ -102,8 +126,14 @@ static void global_relabel(flow_net *g, bool buckets)
             }
         }
     }
-    for (size_t u = 0; u < g->N; u++)
+    for (uint32_t d = 0; d < g->dead; d++)
+        g->lhead[d] = NIL;
+    g->lmax = 0;
+    for (size_t u = 0; u < g->N; u++) {
         g->cur[u] = u < K ? (uint32_t)g->start[u] : g->tstart[u - K];
+        if (g->lab[u] < g->dead)
+            list_link(g, (uint32_t)u, g->lab[u]);
+    }
     g->globals++;
     if (!buckets)
         return;
@@ -113,6 +143,31 @@ static void global_relabel(flow_net *g, bool buckets)
     for (size_t u = 0; u < g->N; u++)
         if (g->ex[u] > 0.0 && g->lab[u] < g->dead)
             activate(g, (uint32_t)u);
+}
+
+/* Live node u raised from its label to label. When that leaves its old
+ * label without nodes, the labels above it are cut off from the sink (a
+ * residual path descends one label per arc at most): the gap heuristic
+ * kills every node above, u included. */
+static void set_label(flow_net *g, uint32_t u, uint32_t label)
+{
+    uint32_t old = g->lab[u];
+    list_unlink(g, u, old);
+    g->relabels++;
+    if (g->lhead[old] == NIL) {
+        for (uint32_t d = old + 1; d <= g->lmax; d++) {
+            for (uint32_t w = g->lhead[d]; w != NIL; w = g->lnext[w])
+                g->lab[w] = g->dead;
+            g->lhead[d] = NIL;
+        }
+        g->lmax = old;
+        g->lab[u] = g->dead;
+        g->gaps++;
+        return;
+    }
+    g->lab[u] = label < g->dead ? label : g->dead;
+    if (label < g->dead)
+        list_link(g, u, label);
 }
 
 /* A set pushes its whole excess along an admissible arc (unbounded), after
@@ -132,9 +187,8 @@ static void discharge_set(flow_net *g, uint32_t u)
                 best = l, m = k;
         }
         g->work += 12 + (end - g->start[u]);
-        g->relabels++;
-        g->lab[u] = best;
-        if (best >= g->dead)
+        set_label(g, u, best);
+        if (g->lab[u] >= g->dead)
             return; /* no member can reach the sink: the excess stays */
     }
     g->cur[u] = (uint32_t)m;
@@ -192,10 +246,9 @@ static void discharge_token(flow_net *g, uint32_t u)
             if (g->f[g->tmem[i]] > 0.0 && g->lab[g->tset[i]] + 1 < best)
                 best = g->lab[g->tset[i]] + 1;
         g->work += 12 + (end - g->tstart[y]);
-        g->relabels++;
-        g->lab[u] = best;
+        set_label(g, u, best);
         g->cur[u] = g->tstart[y];
-        if (best >= g->dead)
+        if (g->lab[u] >= g->dead)
             return;
     }
 }
@@ -204,6 +257,7 @@ static void net_free(flow_net *g)
 {
     free(g->ex), free(g->f), free(g->r), free(g->lab), free(g->nxt), free(g->cur);
     free(g->head), free(g->tstart), free(g->tset), free(g->tmem), free(g->queue);
+    free(g->lhead), free(g->lnext), free(g->lprev);
 }
 
 static int net_alloc(flow_net *g, const double *p, size_t V, const mdsd_set_law *S, mdsd_err *err)
@@ -231,8 +285,12 @@ static int net_alloc(flow_net *g, const double *p, size_t V, const mdsd_set_law 
     g->tset = malloc((g->M + 1) * sizeof *g->tset);
     g->tmem = malloc((g->M + 1) * sizeof *g->tmem);
     g->queue = malloc(g->N * sizeof *g->queue);
+    g->lhead = malloc(g->dead * sizeof *g->lhead);
+    g->lnext = malloc(g->N * sizeof *g->lnext);
+    g->lprev = malloc(g->N * sizeof *g->lprev);
     if (!g->ex || !g->f || !g->r || !g->lab || !g->nxt || !g->cur || !g->head || !g->tstart ||
-        !g->tset || !g->tmem || !g->queue) {
+        !g->tset || !g->tmem || !g->queue || !g->lhead ||
+        !g->lnext || !g->lprev) {
         net_free(g);
         return mdsd_fail(err, MDSD_ENOMEM, "maxflow: out of memory for %zu sets, %zu arcs",
                          g->K, g->M);
@@ -254,6 +312,30 @@ static int net_alloc(flow_net *g, const double *p, size_t V, const mdsd_set_law 
     for (size_t k = 0; k < g->K; k++)
         g->ex[k] = S->mass[k]; /* the source arcs, saturated */
     return MDSD_OK;
+}
+
+/* A greedy start: each set sends what it can straight on to the sink through
+ * members with room left, so that push-relabel only moves the rest. Every
+ * step saturates the sink arc or empties the set, as a push does. */
+static void greedy_start(flow_net *g)
+{
+    for (size_t k = 0; k < g->K; k++)
+        for (size_t m = g->start[k]; m < g->start[k + 1] && g->ex[k] > 0.0; m++) {
+            size_t y = (size_t)g->members[m];
+            if (!(g->r[y] > 0.0))
+                continue;
+            double delta;
+            if (g->ex[k] >= g->r[y]) {
+                delta = g->r[y];
+                g->r[y] = 0.0;
+                g->ex[k] -= delta;
+            } else {
+                delta = g->ex[k];
+                g->r[y] -= delta;
+                g->ex[k] = 0.0;
+            }
+            g->f[m] += delta;
+        }
 }
 
 /* The certificate of maxflow.h from the final residual graph: H = tokens
@@ -320,6 +402,7 @@ int mdsd_maxflow_alpha(const double *p, size_t V, const mdsd_set_law *S,
     /* hi_pr's frequency: a global relabel after relabels that scanned about
      * half the graph's size in arcs */
     size_t period = (6 * g.N + g.M) / 2;
+    greedy_start(&g);
     global_relabel(&g, true);
     for (;;) {
         uint32_t u = g.head[g.amax];
@@ -330,6 +413,8 @@ int mdsd_maxflow_alpha(const double *p, size_t V, const mdsd_set_law *S,
             continue;
         }
         g.head[g.amax] = g.nxt[u];
+        if (g.lab[u] >= g.dead)
+            continue; /* killed by a gap while it waited */
         if (u < g.K)
             discharge_set(&g, u);
         else
@@ -364,6 +449,7 @@ int mdsd_maxflow_alpha(const double *p, size_t V, const mdsd_set_law *S,
     res->pushes = g.pushes;
     res->relabels = g.relabels;
     res->global_relabels = g.globals;
+    res->gaps = g.gaps;
     if (!(fabs(cut - flow) <= MDSD_MAXFLOW_CERT_TOL))
         rc = mdsd_fail(err, MDSD_ESOLVER,
                        "maxflow: the cut value %.17g and the flow value %.17g differ by %.3g, "

@@ -8,8 +8,8 @@
  * whose minimum cuts are the subset form: a cut leaves a token set H on the
  * source side and costs p(H) + Dbar(sets not inside H) = 1 + p(H) - Q(H).
  *
- * Solved by push-relabel (Goldberg-Tarjan, highest label, global relabels)
- * on doubles, then certified: the cut read off the final residual graph is
+ * Solved by push-relabel (Goldberg-Tarjan: a greedy start, highest label,
+ * global relabels and the gap heuristic) on doubles, then certified: the cut read off the final residual graph is
  * valued directly (compensated sums of p over H and of Dbar over the sets
  * not inside H), a feasible flow is rebuilt from the computed one, and the
  * two must agree to MDSD_MAXFLOW_CERT_TOL or the call fails. The cut value
@@ -39,7 +39,7 @@ typedef struct {
     double flow;          /* value of a feasible flow, a lower bound on alpha* */
     size_t sets;          /* set nodes (distinct token sets of positive mass) */
     size_t arcs;          /* set -> token arcs */
-    size_t pushes, relabels, global_relabels;
+    size_t pushes, relabels, global_relabels, gaps;
 } mdsd_maxflow_result;
 
 /* alpha*(p, D) for the set law S over V tokens, with p[0..V) a validated
