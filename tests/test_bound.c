@@ -421,6 +421,74 @@ Test(bound, maxflow_matches_sort_and_lp_beyond_enumeration)
     gsl_rng_free(r);
 }
 
+/* The set law (lp.h): the packed-key radix path (small tokens) gives the same
+ * sets, in the same order (length, then lexicographic), with bit-identical
+ * masses as the generic qsort path, reached here by spreading the same
+ * tokens over ids up to 2^26 (too wide to pack three of them); and each mass
+ * is the sum of its tuples. */
+Test(bound, set_law_packed_and_generic_paths_agree)
+{
+    gsl_rng *r = mdsd_rng_alloc(1921);
+    for (int inst = 0; inst < 200; inst++) {
+        size_t n = 1 + (size_t)inst % 5, V = 2 + gsl_rng_uniform_int(r, 30);
+        size_t T = 1 + gsl_rng_uniform_int(r, 400);
+        mdsd_joint D = {n, T, malloc(T * n * sizeof(int)), malloc(T * sizeof(double))};
+        mdsd_joint W = {n, T, malloc(T * n * sizeof(int)), D.prob};
+        toy_distribution(r, (toy_family)(inst % 3), T, D.prob);
+        for (size_t i = 0; i < T * n; i++) {
+            D.tokens[i] = (int)gsl_rng_uniform_int(r, V);
+            W.tokens[i] = D.tokens[i] << 21;
+        }
+        mdsd_set_law a, b;
+        cr_assert_eq(mdsd_set_law_build(&D, 1.0, &a, NULL), MDSD_OK);
+        cr_assert_eq(mdsd_set_law_build(&W, 1.0, &b, NULL), MDSD_OK);
+        cr_assert_eq(a.count, b.count);
+        for (size_t k = 0; k < a.count; k++) {
+            cr_assert_eq(a.start[k + 1], b.start[k + 1]);
+            cr_assert(a.mass[k] == b.mass[k], "inst %d set %zu: %a vs %a", inst, k, a.mass[k],
+                      b.mass[k]);
+            size_t len = a.start[k + 1] - a.start[k];
+            for (size_t j = 0; j < len; j++) {
+                cr_assert_eq(a.members[a.start[k] + j] << 21, b.members[b.start[k] + j]);
+                if (j > 0)
+                    cr_assert_lt(a.members[a.start[k] + j - 1], a.members[a.start[k] + j]);
+            }
+            if (k > 0) { /* strictly increasing: by length, then lexicographic */
+                size_t lp = a.start[k] - a.start[k - 1];
+                int c = lp < len ? -1 : lp > len ? 1 : 0;
+                for (size_t j = 0; c == 0 && j < len; j++)
+                    c = (a.members[a.start[k - 1] + j] > a.members[a.start[k] + j]) -
+                        (a.members[a.start[k - 1] + j] < a.members[a.start[k] + j]);
+                cr_assert_lt(c, 0, "inst %d: sets %zu and %zu out of order", inst, k - 1, k);
+            }
+            double mass = 0.0; /* the tuples whose token set is set k */
+            for (size_t t = 0; t < T; t++) {
+                bool same = true;
+                for (size_t j = 0; j < n && same; j++) {
+                    bool in = false;
+                    for (size_t i = 0; i < len; i++)
+                        in = in || D.tokens[t * n + j] == a.members[a.start[k] + i];
+                    same = in;
+                }
+                for (size_t i = 0; i < len && same; i++) {
+                    bool hit = false;
+                    for (size_t j = 0; j < n; j++)
+                        hit = hit || D.tokens[t * n + j] == a.members[a.start[k] + i];
+                    same = hit;
+                }
+                mass += same ? D.prob[t] : 0.0;
+            }
+            cr_assert(fabs(mass - a.mass[k]) <= 1e-15, "inst %d set %zu: %.17g vs %.17g", inst,
+                      k, mass, a.mass[k]);
+        }
+        mdsd_set_law_free(&a);
+        mdsd_set_law_free(&b);
+        free(W.tokens);
+        mdsd_joint_free(&D);
+    }
+    gsl_rng_free(r);
+}
+
 /* The network on a hand-made set law: sets {0,1} 0.5, {1,2} 0.3, {2} 0.2 and
  * p = (0.1, 0.1, 0.8): the cut H = {0, 1} costs 1 + 0.2 - 0.5 = 0.7, the
  * flow sends 0.2 to tokens 0, 1 and 0.5 to token 2. */
