@@ -1004,8 +1004,14 @@ Test(bound, cli_methods_agree_and_report)
     rc = test_run_mdsd("bound -p 0.3,0.3,0.4 -q 0.5,0.3,0.2 -q 0.1,0.1,0.8 --scheme multi --json",
                        0, &out);
     cr_assert_eq(rc, 0, "%s", out);
-    cr_assert(strstr(out, "\"method\":\"maxflow\"") && strstr(out, "\"certificate_gap\":"),
-              "%s", out);
+    cr_assert(strstr(out, "\"method\":\"brute\""), "%s", out); /* auto at V <= 10 */
+    free(out);
+    rc = test_run_mdsd("bound -p 0.3,0.3,0.4 -q 0.5,0.3,0.2 -q 0.1,0.1,0.8 --scheme multi --json "
+                       "--method maxflow --show-subset", 0, &out);
+    cr_assert_eq(rc, 0, "%s", out);
+    /* both drafters give every token mass: all six token sets of one or two tokens */
+    cr_assert(strstr(out, "\"method\":\"maxflow\"") && strstr(out, "\"certificate_gap\":") &&
+                  strstr(out, "\"maxflow_sets\":6") && strstr(out, "\"subset\":["), "%s", out);
     free(out);
     /* custom: tuples from a file; brute and both LPs. */
     char path[] = "/tmp/mdsd-bound-custom-XXXXXX";

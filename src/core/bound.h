@@ -85,7 +85,8 @@ int mdsd_bound_method_parse(const char *name, mdsd_bound_method *m, mdsd_err *er
 bool mdsd_bound_applies(mdsd_bound_method m, const mdsd_scheme *s);
 
 /* What auto runs: sort where it applies (iid, wor, greedy, hub, cps); else
- * (multi, custom) maxflow, faster than brute and the LPs at every size. */
+ * (multi, custom) brute for V <= 10 and maxflow above (faster than brute
+ * from V of about 12 on, and than the LPs at every size). */
 mdsd_bound_method mdsd_bound_auto_method(const mdsd_scheme *s);
 
 /* Workspace for vocabularies up to V and any n (n sizes the first use). */
