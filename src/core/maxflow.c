@@ -1,7 +1,10 @@
 /* maxflow.c - alpha*(p, D) as the maximum flow of maxflow.h: push-relabel
- * (Goldberg and Tarjan 1988; highest-label selection and global relabels as
- * in Cherkassky and Goldberg's hi_pr), first phase only: a maximum preflow
- * already gives the minimum cut, which is all alpha* needs.
+ * (Goldberg and Tarjan 1988; highest-label selection, global relabels and the
+ * gap heuristic as in Cherkassky and Goldberg's hi_pr, after a greedy start),
+ * first phase only: a maximum preflow already gives the minimum cut, which is
+ * all alpha* needs. On a multi-drafter law at V = 1,000, n = 2 (500,500 sets)
+ * the greedy start and the gap heuristic took the flow from 12.7 M relabels
+ * and 323 global relabels (4.2 s for the whole call) to 0.19 M and 4 (0.27 s).
  *
  * Nodes: sets 0..K-1, tokens K..K+V-1; the source and the sink are implicit
  * (every source arc is saturated at the start and never needs to be
