@@ -135,7 +135,7 @@ static int sets_build_packed(const mdsd_joint *D, double d_scale, unsigned bits,
     size_t *count = malloc(digits * sizeof *count);
     if (!key || !idx || !count) {
         free(key), free(idx), free(count);
-        return mdsd_fail(err, MDSD_ENOMEM, "LP: out of memory aggregating %zu tuples", T);
+        return mdsd_fail(err, MDSD_ENOMEM, "set law: out of memory aggregating %zu tuples", T);
     }
     for (size_t t = 0; t < T; t++) {
         int tk[15];
@@ -192,7 +192,7 @@ static int sets_build_packed(const mdsd_joint *D, double d_scale, unsigned bits,
     if (!S->start || !S->members || !S->mass) {
         free(key), free(idx);
         sets_free(S);
-        return mdsd_fail(err, MDSD_ENOMEM, "LP: out of memory for %zu token sets", K);
+        return mdsd_fail(err, MDSD_ENOMEM, "set law: out of memory for %zu token sets", K);
     }
     uint64_t field = ((uint64_t)1 << bits) - 1;
     size_t k = 0, m = 0;
@@ -234,7 +234,7 @@ static int sets_build(const mdsd_joint *D, double d_scale, lp_sets *S, mdsd_err 
     set_entry *e = malloc(T * sizeof *e);
     if (!keys || !e) {
         free(keys), free(e);
-        return mdsd_fail(err, MDSD_ENOMEM, "LP: out of memory aggregating %zu tuples", T);
+        return mdsd_fail(err, MDSD_ENOMEM, "set law: out of memory aggregating %zu tuples", T);
     }
     for (size_t t = 0; t < T; t++) {
         int *k = keys + t * n;
@@ -257,7 +257,7 @@ static int sets_build(const mdsd_joint *D, double d_scale, lp_sets *S, mdsd_err 
     if (!S->start || !S->members || !S->mass) {
         free(keys), free(e);
         sets_free(S);
-        return mdsd_fail(err, MDSD_ENOMEM, "LP: out of memory for %zu token sets", K);
+        return mdsd_fail(err, MDSD_ENOMEM, "set law: out of memory for %zu token sets", K);
     }
     size_t k = 0, m = 0;
     double sum = 0.0, comp = 0.0;
