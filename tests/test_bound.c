@@ -507,6 +507,12 @@ Test(bound, maxflow_network_by_hand)
     cr_assert(H[0] && H[1] && !H[2]);
     cr_assert_eq(res.sets, 3);
     cr_assert_eq(res.arcs, 5);
+    /* a certificate that cannot close fails the call instead of printing a
+     * number: a NaN mass (which the callers' validation keeps out) */
+    mass[0] = NAN;
+    cr_assert_eq(mdsd_maxflow_alpha(p, 3, &S, &res, H, &err), MDSD_ESOLVER);
+    cr_assert(strstr(err.msg, "no certified alpha*"), "%s", err.msg);
+    mass[0] = 0.5;
     members[4] = 3;
     cr_assert_eq(mdsd_maxflow_alpha(p, 3, &S, &res, H, &err), MDSD_EINVAL);
     cr_assert(strstr(err.msg, "token 3"), "%s", err.msg);
