@@ -12,6 +12,7 @@
 #include <criterion/criterion.h>
 #include <gsl/gsl_randist.h>
 
+#include "maxflow.h"
 #include "testutil.h"
 
 /* No .timeout on these tests: with criterion 2.4.1, timed tests running in
@@ -214,6 +215,307 @@ static void llm_pair(gsl_rng *r, size_t V, int family, double T, double *p, doub
     mdsd_softmax(z, V, T, p, "p", NULL);
     mdsd_softmax(e, V, T, q, "q", NULL);
     free(z), free(e);
+}
+
+/* ---- maxflow: the reduced LP as a maximum flow (maxflow.h) ---------------------- */
+
+/* A random custom law whose tuple masses come from a hard pair (subnormal,
+ * near-one-hot, tied, zero masses): count <= 16 tuples over V tokens. */
+static void hard_custom(gsl_rng *r, unsigned kind, size_t V, size_t n, mdsd_joint *D)
+{
+    size_t count = 1 + gsl_rng_uniform_int(r, 16);
+    double mass[16], unused[16];
+    test_hard_pair(r, kind, count, unused, mass);
+    D->n = n;
+    D->count = count;
+    D->tokens = malloc(count * n * sizeof *D->tokens);
+    D->prob = malloc(count * sizeof *D->prob);
+    memcpy(D->prob, mass, count * sizeof *D->prob);
+    for (size_t i = 0; i < count * n; i++)
+        D->tokens[i] = (int)gsl_rng_uniform_int(r, V);
+    cr_assert_eq(mdsd_joint_validate(D, V, NULL), MDSD_OK);
+}
+
+/* maxflow against enumeration over all 2^V subsets (1e-9) and the reduced
+ * LP (1e-7) on random toys of every scheme - custom and multi-drafter, and
+ * iid / wor / greedy / hub / cps through their enumerated set law - half of
+ * them the trust issue's hard pairs (T <= 0.05 with wide logit gaps and
+ * subnormal masses, near-one-hot, exact ties, zeros). The returned H must
+ * attain alpha*, and the certificate must close to 1e-11. */
+Test(bound, maxflow_matches_enumeration_and_lp_on_random_and_hard_toys)
+{
+    gsl_rng *r = mdsd_rng_alloc(1919);
+    static const mdsd_scheme_kind kinds[] = {MDSD_SCHEME_CUSTOM, MDSD_SCHEME_MULTI,
+                                             MDSD_SCHEME_IID,    MDSD_SCHEME_WOR,
+                                             MDSD_SCHEME_CUSTOM, MDSD_SCHEME_MULTI,
+                                             MDSD_SCHEME_GREEDY, MDSD_SCHEME_HUB,
+                                             MDSD_SCHEME_CPS};
+    enum { KINDS = sizeof kinds / sizeof *kinds };
+    unsigned per_kind[MDSD_SCHEME_COUNT] = {0}, hard = 0, lp_checked = 0, done = 0;
+    double worst = 0.0, worst_lp = 0.0, worst_gap = 0.0;
+    for (unsigned i = 0; done < 2000; i++) {
+        mdsd_scheme_kind kind = kinds[i % KINDS];
+        size_t V = 2 + gsl_rng_uniform_int(r, 9), n = 1 + gsl_rng_uniform_int(r, 4);
+        if (kind == MDSD_SCHEME_HUB)
+            n = 2;
+        while (n > 1 && pow((double)V, (double)n) > 4096.0)
+            n--;
+        bool is_hard = (i / KINDS) % 2 == 0;
+        double p[16], q[4 * 16], unused[16];
+        if (is_hard)
+            test_hard_pair(r, i / (2 * KINDS), V, p, q);
+        else
+            toy_pair(r, i / (2 * KINDS), V, p, q);
+        for (size_t j = 1; kind == MDSD_SCHEME_MULTI && j < n; j++) {
+            if (is_hard)
+                test_hard_pair(r, (unsigned)gsl_rng_uniform_int(r, TEST_HARD_PAIR_KINDS), V, unused,
+                              q + j * V);
+            else
+                toy_distribution(r, (toy_family)gsl_rng_uniform_int(r, TOY_FAMILY_COUNT), V,
+                                 q + j * V);
+        }
+        mdsd_joint custom = {0};
+        mdsd_scheme s = {kind, n, V, q, NULL};
+        if (kind == MDSD_SCHEME_CUSTOM) {
+            if (is_hard)
+                hard_custom(r, i / (2 * KINDS), V, n, &custom);
+            else
+                random_custom(r, V, n, &custom);
+            s.custom = &custom;
+        }
+        if (mdsd_scheme_check(&s, NULL) != MDSD_OK) {
+            mdsd_joint_free(&custom);
+            continue;
+        }
+        mdsd_joint D;
+        cr_assert_eq(mdsd_scheme_joint(&s, MDSD_JOINT_MAX_TUPLES, &D, NULL), MDSD_OK);
+        double ref = reference_alpha(p, V, &D);
+        unsigned char H[16];
+        mdsd_bound_result res;
+        double a = alpha_of(p, &s, MDSD_BOUND_MAXFLOW, NULL, H, &res);
+        cr_assert(fabs(a - ref) <= TOL, "instance %u (%s), %s, V = %zu, n = %zu: maxflow %.17g, "
+                  "enumeration %.17g", i, is_hard ? "hard" : "toy", mdsd_scheme_name(kind), V, n,
+                  a, ref);
+        cr_assert(res.has_subset && fabs(subset_value(p, V, &D, H) - (a - 1.0)) <= TOL,
+                  "instance %u, %s: the returned H does not attain alpha*", i,
+                  mdsd_scheme_name(kind));
+        cr_assert(fabs(res.maxflow_gap) <= 1e-11, "instance %u: certificate gap %.3g", i,
+                  res.maxflow_gap);
+        worst = fmax(worst, fabs(a - ref));
+        worst_gap = fmax(worst_gap, fabs(res.maxflow_gap));
+        if (i % 3 == 0 && V * D.count <= 20000) {
+            mdsd_bound_result lr = {0};
+            mdsd_err err;
+            mdsd_err_clear(&err);
+            cr_assert_eq(mdsd_bound_alpha(p, &s, MDSD_BOUND_LP_REDUCED, NULL, NULL, &lr, &err),
+                         MDSD_OK, "instance %u: lp-reduced: %s", i, err.msg);
+            cr_assert(fabs(a - lr.alpha) <= LP_TOL, "instance %u, %s: maxflow %.17g, lp-reduced "
+                      "%.17g", i, mdsd_scheme_name(kind), a, lr.alpha);
+            worst_lp = fmax(worst_lp, fabs(a - lr.alpha));
+            lp_checked++;
+        }
+        per_kind[kind]++;
+        hard += is_hard;
+        done++;
+        mdsd_joint_free(&D);
+        mdsd_joint_free(&custom);
+    }
+    for (size_t k = 0; k < KINDS; k++)
+        cr_assert_geq(per_kind[kinds[k]], 150, "%s: only %u instances",
+                      mdsd_scheme_name(kinds[k]), per_kind[kinds[k]]);
+    cr_assert_geq(hard, 900);
+    cr_assert_geq(lp_checked, 500);
+    cr_log_info("maxflow: %u instances (%u hard), worst |maxflow - enumeration| %.3g, "
+                "|maxflow - lp-reduced| %.3g (%u), certificate gap %.3g", done, hard, worst,
+                worst_lp, lp_checked, worst_gap);
+    gsl_rng_free(r);
+}
+
+/* Beyond the toys: maxflow against the exact sort-and-scan (1e-9) for iid,
+ * wor and cps up to V = 400 (160,000 tuples), against brute force (1e-9) for
+ * multi-drafter laws at V = 12 - 20, and against the reduced LP (1e-7) for
+ * multi-drafter and custom laws at V = 20 - 60. */
+Test(bound, maxflow_matches_sort_and_lp_beyond_enumeration)
+{
+    gsl_rng *r = mdsd_rng_alloc(1920);
+    double worst = 0.0, worst_lp = 0.0;
+    static const struct { mdsd_scheme_kind kind; size_t V, n; } sorted[] = {
+        {MDSD_SCHEME_IID, 400, 2}, {MDSD_SCHEME_IID, 50, 3}, {MDSD_SCHEME_WOR, 300, 2},
+        {MDSD_SCHEME_WOR, 40, 3},  {MDSD_SCHEME_CPS, 30, 3}, {MDSD_SCHEME_IID, 12, 5},
+    };
+    for (size_t c = 0; c < sizeof sorted / sizeof *sorted; c++)
+        for (int family = 0; family < 4; family++) {
+            size_t V = sorted[c].V;
+            double *p = malloc(V * sizeof *p), *q = malloc(V * sizeof *q);
+            llm_pair(r, V, family, family == 2 ? 0.05 : 0.7, p, q);
+            mdsd_scheme s = {sorted[c].kind, sorted[c].n, V, q, NULL};
+            double a = alpha_of(p, &s, MDSD_BOUND_MAXFLOW, NULL, NULL, NULL);
+            double b = alpha_of(p, &s, MDSD_BOUND_SORT, NULL, NULL, NULL);
+            cr_assert(fabs(a - b) <= TOL, "%s V = %zu n = %zu family %d: maxflow %.17g, sort "
+                      "%.17g", mdsd_scheme_name(s.kind), V, s.n, family, a, b);
+            worst = fmax(worst, fabs(a - b));
+            free(p), free(q);
+        }
+    /* medium sizes against brute force over all 2^V subsets (1e-9) */
+    static const struct { mdsd_scheme_kind kind; size_t V, n; } brutes[] = {
+        {MDSD_SCHEME_MULTI, 20, 2}, {MDSD_SCHEME_MULTI, 16, 3}, {MDSD_SCHEME_MULTI, 12, 4},
+    };
+    for (size_t c = 0; c < sizeof brutes / sizeof *brutes; c++)
+        for (int family = 0; family < 4; family++) {
+            size_t V = brutes[c].V, n = brutes[c].n;
+            double p[20], q[4 * 20], unused[20];
+            llm_pair(r, V, family, family == 2 ? 0.05 : 0.7, p, q);
+            for (size_t j = 1; j < n; j++)
+                llm_pair(r, V, (family + (int)j) % 4, 0.7, unused, q + j * V);
+            mdsd_scheme s = {MDSD_SCHEME_MULTI, n, V, q, NULL};
+            double a = alpha_of(p, &s, MDSD_BOUND_MAXFLOW, NULL, NULL, NULL);
+            double b = alpha_of(p, &s, MDSD_BOUND_BRUTE, NULL, NULL, NULL);
+            cr_assert(fabs(a - b) <= TOL, "multi V = %zu n = %zu family %d: maxflow %.17g, brute "
+                      "%.17g", V, n, family, a, b);
+            worst = fmax(worst, fabs(a - b));
+        }
+    static const struct { mdsd_scheme_kind kind; size_t V, n; } lps[] = {
+        {MDSD_SCHEME_MULTI, 60, 2}, {MDSD_SCHEME_MULTI, 20, 3}, {MDSD_SCHEME_CUSTOM, 40, 3},
+        {MDSD_SCHEME_CUSTOM, 60, 4},
+    };
+    for (size_t c = 0; c < sizeof lps / sizeof *lps; c++)
+        for (int family = 0; family < 4; family++) {
+            size_t V = lps[c].V, n = lps[c].n;
+            double *p = malloc(V * sizeof *p), *q = malloc(n * V * sizeof *q);
+            llm_pair(r, V, family, family == 2 ? 0.05 : 0.7, p, q);
+            for (size_t j = 1; j < n; j++) {
+                double *unused = malloc(V * sizeof *unused);
+                llm_pair(r, V, (family + (int)j) % 4, 0.7, unused, q + j * V);
+                free(unused);
+            }
+            mdsd_joint custom = {0};
+            if (lps[c].kind == MDSD_SCHEME_CUSTOM) { /* 3,000 tuples drawn from the multi law */
+                custom.n = n;
+                custom.count = 3000;
+                custom.tokens = malloc(custom.count * n * sizeof *custom.tokens);
+                custom.prob = malloc(custom.count * sizeof *custom.prob);
+                toy_distribution(r, family % 2 ? TOY_SOFTMAX : TOY_SPARSE, custom.count,
+                                 custom.prob);
+                for (size_t t = 0; t < custom.count * n; t++) { /* inverse CDF of row t % n */
+                    const double *row = q + (t % n) * V;
+                    double u = gsl_rng_uniform(r), acc = 0.0;
+                    size_t x = 0;
+                    while (x + 1 < V && (acc += row[x]) <= u)
+                        x++;
+                    custom.tokens[t] = (int)x;
+                }
+            }
+            mdsd_scheme s = {lps[c].kind, n, V, q, lps[c].kind == MDSD_SCHEME_CUSTOM ? &custom : NULL};
+            mdsd_bound_result res;
+            double a = alpha_of(p, &s, MDSD_BOUND_MAXFLOW, NULL, NULL, &res);
+            double b = alpha_of(p, &s, MDSD_BOUND_LP_REDUCED, NULL, NULL, NULL);
+            cr_assert(fabs(a - b) <= LP_TOL, "%s V = %zu n = %zu family %d: maxflow %.17g, "
+                      "lp-reduced %.17g", mdsd_scheme_name(s.kind), V, n, family, a, b);
+            cr_assert(fabs(res.maxflow_gap) <= 1e-11);
+            worst_lp = fmax(worst_lp, fabs(a - b));
+            mdsd_joint_free(&custom);
+            free(p), free(q);
+        }
+    cr_log_info("maxflow beyond the toys: worst |maxflow - sort or brute| %.3g, |maxflow - lp-reduced| "
+                "%.3g", worst, worst_lp);
+    gsl_rng_free(r);
+}
+
+/* The set law (lp.h): the packed-key radix path (small tokens) gives the same
+ * sets, in the same order (length, then lexicographic), with bit-identical
+ * masses as the generic qsort path, reached here by spreading the same
+ * tokens over ids up to 2^26 (too wide to pack three of them); and each mass
+ * is the sum of its tuples. */
+Test(bound, set_law_packed_and_generic_paths_agree)
+{
+    gsl_rng *r = mdsd_rng_alloc(1921);
+    for (int inst = 0; inst < 200; inst++) {
+        size_t n = 1 + (size_t)inst % 5, V = 2 + gsl_rng_uniform_int(r, 30);
+        size_t T = 1 + gsl_rng_uniform_int(r, 400);
+        mdsd_joint D = {n, T, malloc(T * n * sizeof(int)), malloc(T * sizeof(double))};
+        mdsd_joint W = {n, T, malloc(T * n * sizeof(int)), D.prob};
+        toy_distribution(r, (toy_family)(inst % 3), T, D.prob);
+        for (size_t i = 0; i < T * n; i++) {
+            D.tokens[i] = (int)gsl_rng_uniform_int(r, V);
+            W.tokens[i] = D.tokens[i] << 21;
+        }
+        mdsd_set_law a, b;
+        cr_assert_eq(mdsd_set_law_build(&D, 1.0, &a, NULL), MDSD_OK);
+        cr_assert_eq(mdsd_set_law_build(&W, 1.0, &b, NULL), MDSD_OK);
+        cr_assert_eq(a.count, b.count);
+        for (size_t k = 0; k < a.count; k++) {
+            cr_assert_eq(a.start[k + 1], b.start[k + 1]);
+            cr_assert(a.mass[k] == b.mass[k], "inst %d set %zu: %a vs %a", inst, k, a.mass[k],
+                      b.mass[k]);
+            size_t len = a.start[k + 1] - a.start[k];
+            for (size_t j = 0; j < len; j++) {
+                cr_assert_eq(a.members[a.start[k] + j] << 21, b.members[b.start[k] + j]);
+                if (j > 0)
+                    cr_assert_lt(a.members[a.start[k] + j - 1], a.members[a.start[k] + j]);
+            }
+            if (k > 0) { /* strictly increasing: by length, then lexicographic */
+                size_t lp = a.start[k] - a.start[k - 1];
+                int c = lp < len ? -1 : lp > len ? 1 : 0;
+                for (size_t j = 0; c == 0 && j < len; j++)
+                    c = (a.members[a.start[k - 1] + j] > a.members[a.start[k] + j]) -
+                        (a.members[a.start[k - 1] + j] < a.members[a.start[k] + j]);
+                cr_assert_lt(c, 0, "inst %d: sets %zu and %zu out of order", inst, k - 1, k);
+            }
+            double mass = 0.0; /* the tuples whose token set is set k */
+            for (size_t t = 0; t < T; t++) {
+                bool same = true;
+                for (size_t j = 0; j < n && same; j++) {
+                    bool in = false;
+                    for (size_t i = 0; i < len; i++)
+                        in = in || D.tokens[t * n + j] == a.members[a.start[k] + i];
+                    same = in;
+                }
+                for (size_t i = 0; i < len && same; i++) {
+                    bool hit = false;
+                    for (size_t j = 0; j < n; j++)
+                        hit = hit || D.tokens[t * n + j] == a.members[a.start[k] + i];
+                    same = hit;
+                }
+                mass += same ? D.prob[t] : 0.0;
+            }
+            cr_assert(fabs(mass - a.mass[k]) <= 1e-15, "inst %d set %zu: %.17g vs %.17g", inst,
+                      k, mass, a.mass[k]);
+        }
+        mdsd_set_law_free(&a);
+        mdsd_set_law_free(&b);
+        free(W.tokens);
+        mdsd_joint_free(&D);
+    }
+    gsl_rng_free(r);
+}
+
+/* The network on a hand-made set law: sets {0,1} 0.5, {1,2} 0.3, {2} 0.2 and
+ * p = (0.1, 0.1, 0.8): the cut H = {0, 1} costs 1 + 0.2 - 0.5 = 0.7, the
+ * flow sends 0.2 to tokens 0, 1 and 0.5 to token 2. */
+Test(bound, maxflow_network_by_hand)
+{
+    size_t start[4] = {0, 2, 4, 5};
+    int members[5] = {0, 1, 1, 2, 2};
+    double mass[3] = {0.5, 0.3, 0.2}, p[3] = {0.1, 0.1, 0.8};
+    mdsd_set_law S = {3, start, members, mass};
+    mdsd_maxflow_result res;
+    unsigned char H[3];
+    mdsd_err err;
+    cr_assert_eq(mdsd_maxflow_alpha(p, 3, &S, &res, H, &err), MDSD_OK, "%s", err.msg);
+    cr_assert_float_eq(res.alpha, 0.7, 1e-15);
+    cr_assert_float_eq(res.flow, 0.7, 1e-15);
+    cr_assert(H[0] && H[1] && !H[2]);
+    cr_assert_eq(res.sets, 3);
+    cr_assert_eq(res.arcs, 5);
+    /* a certificate that cannot close fails the call instead of printing a
+     * number: a NaN mass (which the callers' validation keeps out) */
+    mass[0] = NAN;
+    cr_assert_eq(mdsd_maxflow_alpha(p, 3, &S, &res, H, &err), MDSD_ESOLVER);
+    cr_assert(strstr(err.msg, "no certified alpha*"), "%s", err.msg);
+    mass[0] = 0.5;
+    members[4] = 3;
+    cr_assert_eq(mdsd_maxflow_alpha(p, 3, &S, &res, H, &err), MDSD_EINVAL);
+    cr_assert(strstr(err.msg, "token 3"), "%s", err.msg);
 }
 
 /* Large V: the fast Q(H) against GSL adaptive quadrature over every token,
@@ -660,7 +962,7 @@ Test(bound, library_refusals_name_the_problem)
     mdsd_bound_opts small = {.max_brute_V = 2};
     cr_assert_eq(mdsd_bound_alpha(p, &iid3, MDSD_BOUND_BRUTE, &small, NULL, &res, &err),
                  MDSD_ETOOBIG);
-    cr_assert(strstr(err.msg, "V = 3") && strstr(err.msg, "lp-reduced"), "%s", err.msg);
+    cr_assert(strstr(err.msg, "V = 3") && strstr(err.msg, "maxflow"), "%s", err.msg);
     mdsd_scheme wor4 = {MDSD_SCHEME_WOR, 4, 3, q, NULL};
     cr_assert_eq(mdsd_bound_alpha(p, &wor4, MDSD_BOUND_SORT, NULL, NULL, &res, &err), MDSD_EINVAL);
     cr_assert_eq(mdsd_bound_alpha(p, &iid3, MDSD_BOUND_ALL, NULL, NULL, &res, &err), MDSD_EINVAL);
@@ -708,7 +1010,14 @@ Test(bound, cli_methods_agree_and_report)
     rc = test_run_mdsd("bound -p 0.3,0.3,0.4 -q 0.5,0.3,0.2 -q 0.1,0.1,0.8 --scheme multi --json",
                        0, &out);
     cr_assert_eq(rc, 0, "%s", out);
-    cr_assert(strstr(out, "\"method\":\"brute\""), "%s", out);
+    cr_assert(strstr(out, "\"method\":\"brute\""), "%s", out); /* auto at V <= 10 */
+    free(out);
+    rc = test_run_mdsd("bound -p 0.3,0.3,0.4 -q 0.5,0.3,0.2 -q 0.1,0.1,0.8 --scheme multi --json "
+                       "--method maxflow --show-subset", 0, &out);
+    cr_assert_eq(rc, 0, "%s", out);
+    /* both drafters give every token mass: all six token sets of one or two tokens */
+    cr_assert(strstr(out, "\"method\":\"maxflow\"") && strstr(out, "\"certificate_gap\":") &&
+                  strstr(out, "\"maxflow_sets\":6") && strstr(out, "\"subset\":["), "%s", out);
     free(out);
     /* custom: tuples from a file; brute and both LPs. */
     char path[] = "/tmp/mdsd-bound-custom-XXXXXX";
@@ -725,8 +1034,8 @@ Test(bound, cli_methods_agree_and_report)
     cr_assert_eq(rc, 0, "%s", out);
     /* H = {0, 1}: p(H) - Q(H) = 0.2 - 0.5, so alpha* = 0.7 (no smaller value) */
     cr_assert(strstr(out, "\"alpha\":0.69999999999") || strstr(out, "\"alpha\":0.7"), "%s", out);
-    cr_assert(strstr(out, "\"method\":\"lp-full\"") && strstr(out, "\"method\":\"brute\""),
-              "%s", out);
+    cr_assert(strstr(out, "\"method\":\"lp-full\"") && strstr(out, "\"method\":\"brute\"") &&
+                  strstr(out, "\"method\":\"maxflow\""), "%s", out);
     free(out);
 }
 

@@ -127,6 +127,7 @@ Test(edge, bound_all_exits_1_when_routes_disagree)
     } cases[] = {
         {"sort:2e-9", 1},    {"sort:5e-10", 0},  {"lp-full:5e-8", 0},
         {"lp-full:2e-7", 1}, {"brute:nan", 1},   {"k2:-3e-9", 1},
+        {"maxflow:2e-9", 1}, {"maxflow:-5e-10", 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char cmd[512], *out = NULL;

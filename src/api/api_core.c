@@ -24,7 +24,8 @@ _Static_assert((int)MDSD_ALPHA_AUTO == (int)MDSD_BOUND_AUTO &&
                (int)MDSD_ALPHA_LP_REDUCED == (int)MDSD_BOUND_LP_REDUCED &&
                (int)MDSD_ALPHA_BRUTE == (int)MDSD_BOUND_BRUTE &&
                (int)MDSD_ALPHA_SORT == (int)MDSD_BOUND_SORT &&
-               (int)MDSD_ALPHA_K2 == (int)MDSD_BOUND_K2,
+               (int)MDSD_ALPHA_K2 == (int)MDSD_BOUND_K2 &&
+               (int)MDSD_ALPHA_MAXFLOW == (int)MDSD_BOUND_MAXFLOW,
                "public alpha methods mirror the bound methods");
 
 const char *mdsd_version(void)
@@ -178,7 +179,7 @@ void mdsd_alpha_opts_init(mdsd_alpha_opts *opts)
 
 const char *mdsd_alpha_method_name(mdsd_alpha_method m)
 {
-    if ((unsigned)m > MDSD_ALPHA_K2)
+    if ((unsigned)m > MDSD_ALPHA_MAXFLOW)
         return "unknown";
     return mdsd_bound_method_name((mdsd_bound_method)m);
 }
@@ -189,9 +190,9 @@ int mdsd_alpha_method_parse(const char *name, mdsd_alpha_method *m, mdsd_err *er
     if (!name)
         return mdsd_fail(err, MDSD_EINVAL, "no method name given (NULL)");
     int rc = mdsd_bound_method_parse(name, &b, err);
-    if (rc == MDSD_OK && b > MDSD_BOUND_K2)
+    if (rc == MDSD_OK && b > MDSD_BOUND_MAXFLOW)
         rc = mdsd_fail(err, MDSD_EINVAL, "unknown alpha* method '%s' (auto, lp-full, "
-                       "lp-reduced, brute, sort, k2)", name);
+                       "lp-reduced, brute, sort, k2, maxflow)", name);
     if (rc == MDSD_OK)
         *m = (mdsd_alpha_method)b;
     return rc;
@@ -205,7 +206,7 @@ int mdsd_alpha(const double *p, const mdsd_scheme *s, mdsd_alpha_method m,
         return mdsd_fail(err, MDSD_EINVAL, "alpha*: no result given (NULL)");
     memset(res, 0, sizeof *res);
     res->alpha_one = -1;
-    if ((unsigned)m > MDSD_ALPHA_K2)
+    if ((unsigned)m > MDSD_ALPHA_MAXFLOW)
         return mdsd_fail(err, MDSD_EINVAL, "alpha*: unknown method %d", (int)m);
     api_scheme a;
     int rc = api_scheme_copy(s, &a, err);

@@ -1,6 +1,6 @@
 /* mdsd bound: the optimal acceptance rate alpha* (MATH.md section 2) by any
  * of its routes - full LP, reduced LP, brute force over subsets,
- * sort-and-scan / closed forms, Khisti's k = 2 formula - or all of them, with
+ * sort-and-scan / closed forms, Khisti's k = 2 formula, max-flow - or all of them, with
  * their times and their largest disagreement. */
 #include <math.h>
 #include <stdio.h>
@@ -20,9 +20,12 @@ static const char usage_text[] =
     "  -s, --scheme S      iid, wor, greedy, hub, cps, multi (one -q per draft) or\n"
     "                      custom (tuples from --custom FILE, lines 'x1 .. xn prob')\n"
     "  -m, --method M      auto (default: sort where it applies, else brute for\n"
-    "                      V <= 16, else lp-reduced),\n"
+    "                      V <= 10, else maxflow),\n"
     "                      sort        sort-and-scan over the q/p order (iid, exact wor,\n"
     "                                  cps) or closed form (greedy: Hu Thm 7; hub)\n"
+    "                      maxflow     the reduced LP as a max-flow: source -> set S\n"
+    "                                  (Dbar(S)) -> token y in S -> sink (p(y)), any\n"
+    "                                  scheme; certified by its minimum cut (1e-11)\n"
     "                      brute       all 2^V subsets, any scheme (V <= 24)\n"
     "                      lp-full     full OTM LP through GLPK (V |supp D| variables)\n"
     "                      lp-reduced  reduced LP, tuples aggregated by token set\n"
@@ -33,7 +36,8 @@ static const char usage_text[] =
     "      --custom FILE   custom joint law of the drafts (-p gives V)\n"
     "      --show-subset   also print an optimal H (not from the LPs)\n"
     "      --exact-arith   LP methods: certify with GLPK's rational simplex\n"
-    "      --max-tuples M  enumeration guard for D (brute, LPs; default 4194304)\n"
+    "      --max-tuples M  enumeration guard for D (brute, LPs, maxflow; default\n"
+    "                      4194304)\n"
     "      --max-vars M    LP size guard (default 4000000)\n"
     "      --force         LP methods: solve an LP estimated to take more than a\n"
     "                      minute (refused by default, with the estimate)\n" CLI_DIST_HELP
@@ -41,7 +45,8 @@ static const char usage_text[] =
     "\"all\" with --method all), seconds, subset (--show-subset: token ids of H),\n"
     "alpha_one and k2_margin (k2: Thm 2's condition min_S p(S) - q(S)^2 >= 0, and\n"
     "that minimum), evaluations (sort for wor with n >= 3: exact Q(H) computed),\n"
-    "lp_vars and exact_arith (LP methods); with --method all: methods ([{method,\n"
+    "lp_vars and exact_arith (LP methods), maxflow_sets and certificate_gap (maxflow:\n"
+    "set nodes, and cut value - feasible flow value); with --method all: methods ([{method,\n"
     "alpha, seconds, subset?, ...}], [{method, skipped}] for a method refused by a\n"
     "size guard or [{method, failed}]), max_disagreement (largest |alpha_a - alpha_b|\n"
     "over the methods that ran) and failures (bool: a method failed, or two methods\n"
@@ -155,6 +160,10 @@ static void json_details(mdsd_json *j, const outcome *oc, size_t V)
     }
     if (oc->res.evaluations)
         mdsd_json_kv_integer(j, "evaluations", (long long)oc->res.evaluations);
+    if (oc->res.method == MDSD_BOUND_MAXFLOW) {
+        mdsd_json_kv_integer(j, "maxflow_sets", (long long)oc->res.maxflow_sets);
+        mdsd_json_kv_number(j, "certificate_gap", oc->res.maxflow_gap);
+    }
     if (oc->res.lp_vars) {
         mdsd_json_kv_integer(j, "lp_vars", (long long)oc->res.lp_vars);
         mdsd_json_kv_bool(j, "exact_arith", oc->exact_arith);
@@ -267,7 +276,8 @@ static bool is_lp(mdsd_bound_method m)
 /* Every method that applies to the scheme, timed; their largest disagreement. */
 static int run_all(const double *p, const mdsd_scheme *s, const bound_opts *o, mdsd_err *err)
 {
-    static const mdsd_bound_method order[] = {MDSD_BOUND_SORT, MDSD_BOUND_K2, MDSD_BOUND_BRUTE,
+    static const mdsd_bound_method order[] = {MDSD_BOUND_SORT,       MDSD_BOUND_K2,
+                                              MDSD_BOUND_MAXFLOW,    MDSD_BOUND_BRUTE,
                                               MDSD_BOUND_LP_REDUCED, MDSD_BOUND_LP_FULL};
     enum { COUNT = sizeof order / sizeof *order };
     outcome oc[COUNT];

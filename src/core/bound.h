@@ -13,6 +13,9 @@
  *   k2          Khisti et al. Thm 3 (iid, n = 2):
  *               alpha* = min_S { p(S) + q(S^c)^2 + 2 q(S) q(S^c) },
  *               with Thm 2's condition for alpha* = 1 (p(S) >= q(S)^2 for all S)
+ *   maxflow     the reduced LP as a maximum flow source -> set S (Dbar(S)) ->
+ *               token y in S -> sink (p(y)), push-relabel certified by its
+ *               minimum cut (maxflow.h), any scheme
  *   auto        the fastest exact method for the scheme
  *
  * The per-position entry point is mdsd_bound_alpha with a reusable workspace
@@ -34,6 +37,7 @@ typedef enum {
     MDSD_BOUND_BRUTE,
     MDSD_BOUND_SORT,
     MDSD_BOUND_K2,
+    MDSD_BOUND_MAXFLOW, /* appended: the values above mirror the public mdsd_alpha_method */
     MDSD_BOUND_ALL, /* every applicable method: a CLI notion, refused by mdsd_bound_alpha */
     MDSD_BOUND_METHOD_COUNT
 } mdsd_bound_method;
@@ -60,6 +64,8 @@ typedef struct {
     double k2_margin;         /* k2: min over S of p(S) - q(S)^2 (0 iff alpha* = 1) */
     size_t evaluations;       /* sort for wor, n >= 3: exact Q(H) evaluations */
     size_t lp_vars;           /* LP methods: structural variables */
+    size_t maxflow_sets;      /* maxflow: set nodes (distinct token sets of D) */
+    double maxflow_gap;       /* maxflow: cut value - feasible flow value (the certified width) */
 } mdsd_bound_result;
 
 typedef struct mdsd_bound_workspace mdsd_bound_workspace;
@@ -70,15 +76,17 @@ typedef struct mdsd_bound_workspace mdsd_bound_workspace;
 #define MDSD_BOUND_K2_TOL 1e-12
 
 const char *mdsd_bound_method_name(mdsd_bound_method m);
-/* Parses auto, lp-full, lp-reduced, brute, sort, k2, all. */
+/* Parses auto, lp-full, lp-reduced, brute, sort, k2, maxflow, all. */
 int mdsd_bound_method_parse(const char *name, mdsd_bound_method *m, mdsd_err *err);
 
 /* Whether method m can compute alpha* for scheme s at all (size guards are
  * checked when it runs): sort for iid, wor, greedy, hub, cps; k2 for iid with
- * n = 2; brute, lp-full, lp-reduced for every scheme; auto always. */
+ * n = 2; brute, lp-full, lp-reduced, maxflow for every scheme; auto always. */
 bool mdsd_bound_applies(mdsd_bound_method m, const mdsd_scheme *s);
 
-/* What auto runs: sort where it applies; else brute for V <= 16; else lp-reduced. */
+/* What auto runs: sort where it applies (iid, wor, greedy, hub, cps); else
+ * (multi, custom) brute for V <= 10 and maxflow above (faster than brute
+ * from V of about 12 on, and than the LPs at every size). */
 mdsd_bound_method mdsd_bound_auto_method(const mdsd_scheme *s);
 
 /* Workspace for vocabularies up to V and any n (n sizes the first use). */

@@ -24,9 +24,9 @@
 #define LP_MASS_TOL MDSD_PROB_SUM_TOL
 
 static const char too_big_hint_full[] =
-    "try mdsd bound --method sort (iid, wor, cps, greedy, hub), brute (V <= 24) or lp-reduced";
+    "try mdsd bound --method sort (iid, wor, cps, greedy, hub), maxflow or lp-reduced";
 static const char too_big_hint_reduced[] =
-    "try mdsd bound --method sort (iid, wor, cps, greedy, hub) or brute (V <= 24)";
+    "try mdsd bound --method sort (iid, wor, cps, greedy, hub) or maxflow";
 
 /* ---------------------------------------------------------------------------
  * Input checks */
@@ -75,12 +75,7 @@ static bool tuple_has(const mdsd_joint *D, size_t t, int y)
 /* ---------------------------------------------------------------------------
  * Tuples aggregated by their token set S(x), with mass Dbar(S). */
 
-typedef struct {
-    size_t count;   /* number of distinct sets K */
-    size_t *start;  /* [K + 1]: set k is members[start[k] .. start[k+1]) */
-    int *members;   /* sorted token ids */
-    double *mass;   /* [K] Dbar(S_k) */
-} lp_sets;
+typedef mdsd_set_law lp_sets;
 
 typedef struct {
     const int *key;  /* sorted distinct tokens */
@@ -121,16 +116,125 @@ static void acc_add(double *sum, double *comp, double x)
     *sum = t;
 }
 
+/* The fast path of sets_build for short tuples of small tokens: each tuple's
+ * sorted distinct tokens packed into one 64-bit key, `bits` bits per token
+ * with the first token highest, under the length in the top 4 bits, so that
+ * the numeric order of keys is entry_cmp's order (length, then
+ * lexicographic). A stable LSD radix sort (16-bit digits, 8-bit for fewer
+ * than 65,536 tuples so that small laws do not pay for a large histogram;
+ * passes with one digit value skipped) keeps the tuples of a set in their order, so the
+ * sets, their order and their compensated sums are those of the qsort path. */
+static int sets_build_packed(const mdsd_joint *D, double d_scale, unsigned bits, lp_sets *S,
+                             mdsd_err *err)
+{
+    size_t n = D->n, T = D->count;
+    uint64_t *key = malloc(2 * T * sizeof *key);
+    uint32_t *idx = malloc(2 * T * sizeof *idx);
+    unsigned width = T < 65536 ? 8 : 16;
+    size_t digits = (size_t)1 << width, mask = digits - 1;
+    size_t *count = malloc(digits * sizeof *count);
+    if (!key || !idx || !count) {
+        free(key), free(idx), free(count);
+        return mdsd_fail(err, MDSD_ENOMEM, "set law: out of memory aggregating %zu tuples", T);
+    }
+    for (size_t t = 0; t < T; t++) {
+        int tk[15];
+        size_t len = 0;
+        for (size_t j = 0; j < n; j++) { /* insertion of each token, duplicates dropped */
+            int x = D->tokens[t * n + j];
+            size_t at = len;
+            while (at > 0 && tk[at - 1] > x)
+                at--;
+            if (at > 0 && tk[at - 1] == x)
+                continue;
+            memmove(tk + at + 1, tk + at, (len - at) * sizeof *tk);
+            tk[at] = x;
+            len++;
+        }
+        uint64_t k = (uint64_t)len << 60;
+        for (size_t j = 0; j < len; j++)
+            k |= (uint64_t)tk[j] << (60 - (j + 1) * bits);
+        key[t] = k;
+        idx[t] = (uint32_t)t;
+    }
+    uint64_t *kin = key, *kout = key + T;
+    uint32_t *iin = idx, *iout = idx + T;
+    for (unsigned shift = 0; shift < 64; shift += width) {
+        memset(count, 0, digits * sizeof *count);
+        for (size_t t = 0; t < T; t++)
+            count[kin[t] >> shift & mask]++;
+        if (count[kin[0] >> shift & mask] == T)
+            continue; /* one digit value: the pass would not move anything */
+        size_t at = 0;
+        for (size_t d = 0; d < digits; d++) {
+            size_t c = count[d];
+            count[d] = at;
+            at += c;
+        }
+        for (size_t t = 0; t < T; t++) {
+            size_t to = count[kin[t] >> shift & mask]++;
+            kout[to] = kin[t];
+            iout[to] = iin[t];
+        }
+        uint64_t *kt = kin;
+        kin = kout, kout = kt;
+        uint32_t *it = iin;
+        iin = iout, iout = it;
+    }
+    free(count);
+    size_t K = 0, M = 0;
+    for (size_t t = 0; t < T; t++)
+        if (t == 0 || kin[t] != kin[t - 1])
+            K++, M += (size_t)(kin[t] >> 60);
+    S->start = malloc((K + 1) * sizeof *S->start);
+    S->members = malloc((M ? M : 1) * sizeof *S->members);
+    S->mass = malloc(K * sizeof *S->mass);
+    if (!S->start || !S->members || !S->mass) {
+        free(key), free(idx);
+        sets_free(S);
+        return mdsd_fail(err, MDSD_ENOMEM, "set law: out of memory for %zu token sets", K);
+    }
+    uint64_t field = ((uint64_t)1 << bits) - 1;
+    size_t k = 0, m = 0;
+    double sum = 0.0, comp = 0.0;
+    for (size_t t = 0; t < T; t++) {
+        if (t > 0 && kin[t] != kin[t - 1]) {
+            S->mass[k++] = (sum + comp) * d_scale;
+            sum = comp = 0.0;
+        }
+        if (t == 0 || kin[t] != kin[t - 1]) {
+            S->start[k] = m;
+            size_t len = (size_t)(kin[t] >> 60);
+            for (size_t j = 0; j < len; j++)
+                S->members[m++] = (int)(kin[t] >> (60 - (j + 1) * bits) & field);
+        }
+        acc_add(&sum, &comp, D->prob[iin[t]]);
+    }
+    S->mass[k++] = (sum + comp) * d_scale;
+    S->start[k] = m;
+    S->count = K;
+    free(key), free(idx);
+    return MDSD_OK;
+}
+
 /* Aggregates D by set; masses are multiplied by d_scale. */
 static int sets_build(const mdsd_joint *D, double d_scale, lp_sets *S, mdsd_err *err)
 {
     memset(S, 0, sizeof *S);
     size_t n = D->n, T = D->count;
+    int top = 0;
+    for (size_t i = 0; i < T * n; i++)
+        top = D->tokens[i] > top ? D->tokens[i] : top;
+    unsigned bits = 1;
+    while (bits < 31 && (top >> bits) != 0)
+        bits++;
+    if (T > 0 && T < UINT32_MAX && n <= 15 && 4 + n * bits <= 64)
+        return sets_build_packed(D, d_scale, bits, S, err);
     int *keys = malloc(T * n * sizeof *keys);
     set_entry *e = malloc(T * sizeof *e);
     if (!keys || !e) {
         free(keys), free(e);
-        return mdsd_fail(err, MDSD_ENOMEM, "LP: out of memory aggregating %zu tuples", T);
+        return mdsd_fail(err, MDSD_ENOMEM, "set law: out of memory aggregating %zu tuples", T);
     }
     for (size_t t = 0; t < T; t++) {
         int *k = keys + t * n;
@@ -153,7 +257,7 @@ static int sets_build(const mdsd_joint *D, double d_scale, lp_sets *S, mdsd_err 
     if (!S->start || !S->members || !S->mass) {
         free(keys), free(e);
         sets_free(S);
-        return mdsd_fail(err, MDSD_ENOMEM, "LP: out of memory for %zu token sets", K);
+        return mdsd_fail(err, MDSD_ENOMEM, "set law: out of memory for %zu token sets", K);
     }
     size_t k = 0, m = 0;
     double sum = 0.0, comp = 0.0;
@@ -174,6 +278,16 @@ static int sets_build(const mdsd_joint *D, double d_scale, lp_sets *S, mdsd_err 
     S->count = K;
     free(keys), free(e);
     return MDSD_OK;
+}
+
+int mdsd_set_law_build(const mdsd_joint *D, double scale, mdsd_set_law *S, mdsd_err *err)
+{
+    return sets_build(D, scale, S, err);
+}
+
+void mdsd_set_law_free(mdsd_set_law *S)
+{
+    sets_free(S);
 }
 
 /* ---------------------------------------------------------------------------

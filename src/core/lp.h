@@ -17,6 +17,19 @@
 #include "err.h"
 #include "scheme.h"
 
+/* Draft tuples aggregated by their token set S, with mass Dbar(S) (the set
+ * law of MATH.md §2.2): the reduced LP's rows and the max-flow's set nodes. */
+typedef struct {
+    size_t count;   /* number of distinct sets K */
+    size_t *start;  /* [K + 1]: set k is members[start[k] .. start[k+1]) */
+    int *members;   /* sorted token ids */
+    double *mass;   /* [K] Dbar(S_k) */
+} mdsd_set_law;
+
+/* Aggregates D by token set (masses multiplied by scale, compensated sums). */
+int mdsd_set_law_build(const mdsd_joint *D, double scale, mdsd_set_law *S, mdsd_err *err);
+void mdsd_set_law_free(mdsd_set_law *S);
+
 /* Default guard: refuse LPs with more structural variables than this. */
 #define MDSD_LP_MAX_VARS ((size_t)4000000)
 

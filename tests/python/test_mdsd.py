@@ -46,7 +46,7 @@ class AgreesWithCli(unittest.TestCase):
         rng = np.random.default_rng(7)
         cases = [("iid", 2, "auto"), ("iid", 3, "sort"), ("wor", 3, "auto"), ("greedy", 3, "auto"),
                  ("hub", 2, "auto"), ("cps", 2, "auto"), ("iid", 2, "k2"), ("wor", 2, "brute"),
-                 ("iid", 2, "lp-full"), ("wor", 2, "lp-reduced")]
+                 ("iid", 2, "lp-full"), ("wor", 2, "lp-reduced"), ("wor", 3, "maxflow")]
         for i, (scheme, n, method) in enumerate(cases):
             p, q = random_pair(rng, 6, hard=scheme == "iid" and i % 2 == 0)
             got = mdsd.alpha_star(p, q, n=n, scheme=scheme, method=method)
@@ -147,6 +147,14 @@ class VerifyAndSample(unittest.TestCase):
         m1 = mdsd.alpha_star(p, q2, n=2, scheme="multi", method="brute")
         m2 = mdsd.alpha_star(p, q2, n=2, scheme="multi", method="lp-reduced")
         self.assertAlmostEqual(m1, m2, delta=1e-7)
+        # maxflow (and auto, which runs it for multi and custom) against brute, 1e-9
+        for method in ("maxflow", "auto"):  # auto is brute at V <= 10
+            r = mdsd.alpha_star_result(p, q2, n=2, scheme="multi", method=method, want_subset=True)
+            self.assertEqual(r.method, "maxflow" if method == "maxflow" else "brute")
+            self.assertLessEqual(abs(r.alpha - m1), 1e-9)
+            self.assertIsNotNone(r.subset)
+            c = mdsd.alpha_star(p, scheme="custom", joint=(tokens, prob), method=method)
+            self.assertLessEqual(abs(c - a), 1e-9)
 
 
 class Batch(unittest.TestCase):

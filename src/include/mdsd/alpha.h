@@ -7,7 +7,9 @@
  *   lp-reduced  the LP with tuples aggregated by token set (GLPK)
  *   brute       1 + min over all 2^V subsets H of p(H) - Q(H), V <= 24
  *   sort        Hu et al.'s sort-and-scan (iid, wor, greedy, hub, cps)
- *   k2          Khisti et al.'s Theorem 3 (iid, n = 2) */
+ *   k2          Khisti et al.'s Theorem 3 (iid, n = 2)
+ *   maxflow     the reduced LP as a maximum flow (push-relabel, certified by
+ *               its minimum cut), any scheme */
 #ifndef MDSD_PUBLIC_ALPHA_H
 #define MDSD_PUBLIC_ALPHA_H
 
@@ -23,7 +25,8 @@ typedef enum {
     MDSD_ALPHA_LP_REDUCED,
     MDSD_ALPHA_BRUTE,
     MDSD_ALPHA_SORT,
-    MDSD_ALPHA_K2
+    MDSD_ALPHA_K2,
+    MDSD_ALPHA_MAXFLOW /* appended (ABI): the values above are unchanged */
 } mdsd_alpha_method;
 
 typedef struct {
@@ -45,7 +48,7 @@ typedef struct {
     size_t lp_vars;            /* LP methods: structural variables */
 } mdsd_alpha_result;
 
-/* "auto", "lp-full", "lp-reduced", "brute", "sort", "k2". */
+/* "auto", "lp-full", "lp-reduced", "brute", "sort", "k2", "maxflow". */
 MDSD_API const char *mdsd_alpha_method_name(mdsd_alpha_method m);
 MDSD_API int mdsd_alpha_method_parse(const char *name, mdsd_alpha_method *m, mdsd_err *err);
 

@@ -28,7 +28,7 @@ __all__ = ["MdsdError", "version", "Rng", "SCHEMES", "METHODS", "VERIFIERS", "al
            "lp_export"]
 
 SCHEMES = ("iid", "wor", "greedy", "hub", "cps", "multi", "custom")
-METHODS = ("auto", "lp-full", "lp-reduced", "brute", "sort", "k2")
+METHODS = ("auto", "lp-full", "lp-reduced", "brute", "sort", "k2", "maxflow")
 VERIFIERS = ("sd", "rrs", "rrsw", "kseq", "spechub", "greedy", "is", "otm",
              # audit variants (papers/FINDINGS.md): not valid verifiers for use
              "is-face", "rrs-skipdup", "spechub-hubaccept", "rrsw-f32")
@@ -168,7 +168,7 @@ def alpha_star_result(p, q=None, n=None, scheme="iid", method="auto", joint=None
 def alpha_star(p, q=None, n=None, scheme="iid", method="auto", joint=None):
     """The optimal acceptance rate alpha*(p, D(q, n, scheme)) as a float. scheme: iid,
     wor, greedy, hub, cps, multi (q [n, V]) or custom (joint=(tokens, prob)); method:
-    auto, lp-full, lp-reduced, brute, sort, k2."""
+    auto, lp-full, lp-reduced, brute, sort, k2, maxflow."""
     return alpha_star_result(p, q, n, scheme, method, joint).alpha
 
 
