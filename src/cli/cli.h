@@ -135,6 +135,7 @@ int cmd_lp(int argc, char **argv);
 int cmd_bound(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
 
 /* Sweeps for one (p, q) (cli_sweep.c): bound and accept hand over to
  * cli_sweep when -n a:b / a list, --scheme all|LIST or (accept) --verifier

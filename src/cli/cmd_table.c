@@ -4,11 +4,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "outfile.h"
 #include "batch.h"
 #include "provenance.h"
+#include "shard.h"
+
+#ifdef MDSD_MPI
+#include <mpi.h>
+#endif
 
 static const char usage_text[] =
     "Usage: mdsd table DUMP... -o results.csv [options]\n"
@@ -63,7 +69,7 @@ static const char usage_text[] =
 enum {
     OPT_DRAFT_MODEL = CLI_OPT_COMMAND, OPT_TRIALS, OPT_SEED, OPT_POSITIONS, OPT_THREADS,
     OPT_RESUME, OPT_IS_TOP, OPT_MARKDOWN, OPT_LATEX, OPT_SIMULATE, OPT_TOP_K, OPT_TOP_P,
-    OPT_PER_POSITION, OPT_LAYOUT, OPT_DISCARD_PARTIAL
+    OPT_PER_POSITION, OPT_LAYOUT, OPT_DISCARD_PARTIAL, OPT_SHARD
 };
 
 #define MAX_LIST 64
@@ -213,6 +219,14 @@ static int parse_option(int opt, const char *arg, table_opts *t)
     case OPT_LATEX: t->want_latex = true; t->latex = arg ? arg : "-"; return 0;
     case OPT_PER_POSITION: b->per_position = arg; return 0;
     case OPT_LAYOUT: return cli_parse_layout(arg, "table", &t->layout);
+    case OPT_SHARD: {
+        unsigned long long i, n;
+        int used = 0;
+        if (sscanf(arg, "%llu/%llu%n", &i, &n, &used) != 2 || arg[used] || n < 1 || i < 1 || i > n)
+            return cli_usage_error("table", "--shard: '%s' is not I/N with 1 <= I <= N", arg);
+        b->shard = (size_t)i, b->shards = (size_t)n;
+        return 0;
+    }
     default: return cli_usage_error("table", "unrecognised option");
     }
 }
@@ -325,6 +339,119 @@ static int check_render_paths(const table_opts *t, mdsd_err *err)
     return MDSD_OK;
 }
 
+#ifdef MDSD_MPI
+/* Launched by mpirun (or srun) as one of several ranks. */
+static bool mpi_launched(void)
+{
+    return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_SIZE");
+}
+
+/* Rank 0 receives every other rank's aggregate (length, then chunks under
+ * MPI's int counts). */
+#define MPI_CHUNK ((size_t)1 << 30)
+
+static void mpi_send_text(const char *text, size_t len)
+{
+    unsigned long long n = len;
+    MPI_Send(&n, 1, MPI_UNSIGNED_LONG_LONG, 0, 1, MPI_COMM_WORLD);
+    for (size_t at = 0; at < len; at += MPI_CHUNK)
+        MPI_Send(text + at, (int)(len - at < MPI_CHUNK ? len - at : MPI_CHUNK), MPI_CHAR, 0, 2,
+                 MPI_COMM_WORLD);
+}
+
+static char *mpi_recv_text(int from, size_t *len)
+{
+    unsigned long long n;
+    MPI_Recv(&n, 1, MPI_UNSIGNED_LONG_LONG, from, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    char *text = malloc((size_t)n + 1);
+    for (size_t at = 0; at < n; at += MPI_CHUNK) {
+        int k = (int)(n - at < MPI_CHUNK ? n - at : MPI_CHUNK);
+        MPI_Recv(text ? text + at : NULL, text ? k : 0, MPI_CHAR, from, 2, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+    }
+    if (text)
+        text[n] = '\0';
+    *len = (size_t)n;
+    return text;
+}
+
+/* The job over MPI ranks: rank r evaluates shard r+1 of N (its checkpoint
+ * OUTPUT.shard-<r+1>-of-<N>.partial, kept until the CSV exists), rank 0
+ * gathers the aggregates, merges them in shard order and writes the CSV
+ * (and --markdown/--latex, provenance) atomically. A failing rank prints its
+ * message; every rank then exits 1 and nothing is written. */
+static int run_mpi(table_opts *t, int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    mdsd_batch_opts b = t->batch;
+    char *data = NULL;
+    size_t len = 0;
+    b.shard = (size_t)rank + 1, b.shards = (size_t)size;
+    b.shard_data = &data, b.shard_size = &len;
+    b.keep_partial = true;
+    if (rank != 0)
+        b.note = NULL, b.progress = false;
+    mdsd_err err;
+    mdsd_err_clear(&err);
+    int rc = mdsd_batch_run(&b, NULL, NULL, &err);
+    if (rc) {
+        fprintf(stderr, "mdsd table: rank %d of %d: %s\n", rank, size, err.msg);
+        char partial[4300];
+        snprintf(partial, sizeof partial, "%s.shard-%d-of-%d.partial", b.output, rank + 1, size);
+        if (access(partial, F_OK) == 0 && !strstr(err.msg, partial))
+            fprintf(stderr, "mdsd table: rank %d: finished units are kept in %s: fix the problem and "
+                    "rerun the same command (same number of ranks) with --resume\n", rank, partial);
+    }
+    int failed = rc != 0, any = 0;
+    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    int ok = 0;
+    if (!any && rank != 0) {
+        mpi_send_text(data, len);
+    } else if (!any) {
+        mdsd_shard_input *in = calloc((size_t)size, sizeof *in);
+        char (*names)[32] = calloc((size_t)size, sizeof *names);
+        for (int r = 0; r < size && in && names; r++) {
+            snprintf(names[r], sizeof names[r], "rank %d", r);
+            in[r].name = names[r];
+            in[r].text = r == 0 ? data : mpi_recv_text(r, &in[r].size);
+            if (r == 0)
+                in[r].size = len;
+        }
+        mdsd_report_row *rows = NULL;
+        size_t count = 0;
+        mdsd_merge_opts m = {(size_t)size, in, b.output, NULL, render_files, t};
+        rc = !in || !names ? mdsd_fail(&err, MDSD_ENOMEM, "out of memory")
+                           : mdsd_batch_merge(&m, &rows, &count, &err);
+        if (rc == MDSD_OK)
+            rc = publish_renders(t, rows, count, &err);
+        mdsd_outfile_abort(&t->markdown_out);
+        mdsd_outfile_abort(&t->latex_out);
+        if (rc)
+            fprintf(stderr, "mdsd table: %s\n", err.msg);
+        ok = rc == MDSD_OK;
+        for (int r = 1; in && r < size; r++)
+            free((char *)in[r].text);
+        free(in), free(names), free(rows);
+    } else if (rank == 0 && !failed) {
+        fprintf(stderr, "mdsd table: the job stopped: a rank failed (its message is above); no "
+                "output was written\n");
+    }
+    MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (ok) { /* the CSV exists: the rank's checkpoint has served */
+        char partial[4300];
+        snprintf(partial, sizeof partial, "%s.shard-%d-of-%d.partial", b.output, rank + 1, size);
+        unlink(partial);
+    }
+    free(data);
+    free(t->temperatures);
+    MPI_Finalize();
+    return ok ? CLI_EXIT_OK : CLI_EXIT_ERROR;
+}
+#endif
+
 int cmd_table(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -348,6 +475,7 @@ int cmd_table(int argc, char **argv)
         {"latex", optional_argument, NULL, OPT_LATEX},
         {"per-position", required_argument, NULL, OPT_PER_POSITION},
         {"layout", required_argument, NULL, OPT_LAYOUT},
+        {"shard", required_argument, NULL, OPT_SHARD},
         {"help", no_argument, NULL, 'h'},
         {0, 0, 0, 0}};
     table_opts t = {0};
@@ -374,6 +502,9 @@ int cmd_table(int argc, char **argv)
         bad = cli_usage_error("table", "no dump given");
     if (!bad && !b->output)
         bad = cli_usage_error("table", "missing -o/--output FILE");
+    if (!bad && b->shards && (t.want_markdown || t.want_latex))
+        bad = cli_usage_error("table", "--shard writes partial aggregates: render the tables with "
+                              "mdsd merge --markdown/--latex");
     if (bad) {
         free(t.temperatures);
         return CLI_EXIT_USAGE;
@@ -397,7 +528,15 @@ int cmd_table(int argc, char **argv)
         snprintf(hint, sizeof hint, "finished units are kept in %s.partial: rerun the same "
                  "command with --resume to continue", b->output);
         mdsd_cleanup_signals("mdsd table", hint);
+#ifdef MDSD_MPI
+        if (mpi_launched())
+            return run_mpi(&t, argc, argv);
+#endif
         rc = mdsd_batch_run(b, &rows, &count, &err);
+        if (rc == MDSD_OK && b->shards) {
+            free(t.temperatures);
+            return CLI_EXIT_OK;
+        }
     }
     if (rc == MDSD_OK)
         rc = publish_renders(&t, rows, count, &err);

@@ -1,4 +1,5 @@
 #include "batch.h"
+#include "batch_impl.h"
 
 #include <errno.h>
 #include <math.h>
@@ -20,26 +21,15 @@
 #include "outfile.h"
 #include "progress.h"
 #include "rng.h"
+#include "shard.h"
 
-#define MAX_CELLS 256
+#define MAX_CELLS MDSD_BATCH_MAX_CELLS
 /* Float logits per block of rows; two blocks are held (one read while the
  * other is evaluated), so memory is about 2 x this, whatever the dump's size. */
 #define BLOCK_BYTES ((size_t)16 << 20)
 
-/* One output row of a (dump, temperature) unit: the alpha* of a scheme
- * (verifier < 0) or a verifier's acceptance, at n drafts. */
-typedef struct {
-    size_t n;
-    mdsd_scheme_kind scheme;
-    int verifier;     /* mdsd_verifier_kind, or -1 for the scheme's alpha* */
-    int bound_cell;   /* verifier cells: index of the same (scheme, n) alpha* cell */
-} cell;
-
-typedef struct {
-    size_t count;
-    size_t max_n;
-    cell cells[MAX_CELLS];
-} plan;
+typedef mdsd_batch_cell cell;
+typedef mdsd_batch_plan plan;
 
 /* Everything a worker needs to evaluate one row. */
 typedef struct {
@@ -257,11 +247,13 @@ static int evaluate_row(const unit_ctx *u, worker *w, const float *target, const
 
 /* ---- one (dump, temperature) unit ----------------------------------------- */
 
+/* A unit being accumulated: the fold of its closed samples, the open one,
+ * and (shard jobs) the closed samples' lines. */
 typedef struct {
-    mdsd_cluster_stats alpha[MAX_CELLS];
-    mdsd_cluster_stats gap[MAX_CELLS];
-    double per_draft_sum[MAX_CELLS][MDSD_REPORT_MAX_DRAFTS];
-    bool exact[MAX_CELLS];
+    mdsd_batch_fold fold;
+    mdsd_batch_group open;
+    FILE *groups;        /* shard jobs: each closed sample as a line; NULL = none */
+    size_t n_groups;
 } unit_acc;
 
 /* Per-block results, filled in parallel, consumed in row order. */
@@ -296,23 +288,135 @@ static int block_results_alloc(block_results *b, size_t cap, const plan *pl, mds
     return MDSD_OK;
 }
 
-static void accumulate(unit_acc *acc, const plan *pl, const block_results *br, size_t i,
-                       long long sample)
+void mdsd_batch_group_reset(mdsd_batch_group *g, const mdsd_batch_plan *pl, long long sample)
 {
-    const double *alpha = br->alpha + i * pl->count;
+    g->sample = sample;
+    g->rows = 0;
     for (size_t c = 0; c < pl->count; c++) {
-        const cell *ce = &pl->cells[c];
-        mdsd_cluster_add(&acc->alpha[c], sample, alpha[c]);
-        if (ce->verifier >= 0)
-            mdsd_cluster_add(&acc->gap[c], sample, alpha[c] - alpha[ce->bound_cell]);
-        for (size_t j = 0; j < ce->n; j++)
-            acc->per_draft_sum[c][j] += br->per_draft[(i * pl->count + c) * pl->max_n + j];
-        acc->exact[c] = acc->exact[c] && br->exact[i * pl->count + c];
+        mdsd_welford_init(&g->alpha[c]);
+        mdsd_welford_init(&g->gap[c]);
+        memset(g->per_draft[c], 0, sizeof g->per_draft[c]);
+        g->exact[c] = true;
     }
 }
 
-static void finish_rows(const unit_acc *acc, const plan *pl, const char *label, double T,
-                        mdsd_report_row *out)
+void mdsd_batch_fold_init(mdsd_batch_fold *f, const mdsd_batch_plan *pl)
+{
+    for (size_t c = 0; c < pl->count; c++) {
+        mdsd_cluster_init(&f->alpha[c]);
+        mdsd_cluster_init(&f->gap[c]);
+        memset(f->per_draft_sum[c], 0, sizeof f->per_draft_sum[c]);
+        f->exact[c] = true;
+    }
+}
+
+void mdsd_batch_fold_group(mdsd_batch_fold *f, const mdsd_batch_plan *pl, const mdsd_batch_group *g)
+{
+    if (g->rows == 0)
+        return;
+    for (size_t c = 0; c < pl->count; c++) {
+        const cell *ce = &pl->cells[c];
+        mdsd_cluster_add_group(&f->alpha[c], &g->alpha[c]);
+        if (ce->verifier >= 0)
+            mdsd_cluster_add_group(&f->gap[c], &g->gap[c]);
+        for (size_t j = 0; j < ce->n; j++)
+            f->per_draft_sum[c][j] += g->per_draft[c][j];
+        f->exact[c] = f->exact[c] && g->exact[c];
+    }
+}
+
+void mdsd_batch_group_write(FILE *out, const mdsd_batch_plan *pl, const mdsd_batch_group *g)
+{
+    fprintf(out, "g %lld %llu", g->sample, (unsigned long long)g->rows);
+    for (size_t c = 0; c < pl->count; c++) {
+        const cell *ce = &pl->cells[c];
+        fprintf(out, " %a %a", g->alpha[c].mean, g->alpha[c].m2);
+        if (ce->verifier >= 0) {
+            fprintf(out, " %a %a", g->gap[c].mean, g->gap[c].m2);
+            for (size_t j = 0; j < ce->n; j++)
+                fprintf(out, " %a", g->per_draft[c][j]);
+        }
+        fprintf(out, " %d", g->exact[c] ? 1 : 0);
+    }
+    fputc('\n', out);
+}
+
+static bool parse_double(const char **s, double *x)
+{
+    char *end;
+    *x = strtod(*s, &end);
+    if (end == *s || (*end != ' ' && *end != '\n' && *end != '\0'))
+        return false;
+    *s = end;
+    return true;
+}
+
+int mdsd_batch_group_parse(const char *line, const mdsd_batch_plan *pl, mdsd_batch_group *g)
+{
+    long long sample;
+    unsigned long long rows;
+    int used = 0;
+    if (sscanf(line, "g %lld %llu%n", &sample, &rows, &used) != 2 || rows == 0)
+        return MDSD_EFORMAT;
+    mdsd_batch_group_reset(g, pl, sample);
+    g->rows = rows;
+    const char *s = line + used;
+    for (size_t c = 0; c < pl->count; c++) {
+        const cell *ce = &pl->cells[c];
+        g->alpha[c].count = g->gap[c].count = rows;
+        if (!parse_double(&s, &g->alpha[c].mean) || !parse_double(&s, &g->alpha[c].m2))
+            return MDSD_EFORMAT;
+        if (ce->verifier >= 0) {
+            if (!parse_double(&s, &g->gap[c].mean) || !parse_double(&s, &g->gap[c].m2))
+                return MDSD_EFORMAT;
+            for (size_t j = 0; j < ce->n; j++)
+                if (!parse_double(&s, &g->per_draft[c][j]))
+                    return MDSD_EFORMAT;
+        }
+        int flag, n = 0;
+        if (sscanf(s, " %d%n", &flag, &n) != 1 || (flag != 0 && flag != 1))
+            return MDSD_EFORMAT;
+        g->exact[c] = flag == 1;
+        s += n;
+    }
+    return *s == '\n' || *s == '\0' ? MDSD_OK : MDSD_EFORMAT;
+}
+
+/* Closes the open sample: folded, and (shard jobs) written as a line. */
+static void close_group(unit_acc *acc, const plan *pl)
+{
+    if (acc->open.rows == 0)
+        return;
+    mdsd_batch_fold_group(&acc->fold, pl, &acc->open);
+    if (acc->groups)
+        mdsd_batch_group_write(acc->groups, pl, &acc->open);
+    acc->n_groups++;
+    acc->open.rows = 0;
+}
+
+static void accumulate(unit_acc *acc, const plan *pl, const block_results *br, size_t i,
+                       long long sample)
+{
+    if (acc->open.rows == 0 || sample != acc->open.sample) {
+        close_group(acc, pl);
+        mdsd_batch_group_reset(&acc->open, pl, sample);
+    }
+    mdsd_batch_group *g = &acc->open;
+    const double *alpha = br->alpha + i * pl->count;
+    g->rows++;
+    for (size_t c = 0; c < pl->count; c++) {
+        const cell *ce = &pl->cells[c];
+        mdsd_welford_add(&g->alpha[c], alpha[c]);
+        if (ce->verifier >= 0)
+            mdsd_welford_add(&g->gap[c], alpha[c] - alpha[ce->bound_cell]);
+        for (size_t j = 0; j < ce->n; j++)
+            g->per_draft[c][j] += br->per_draft[(i * pl->count + c) * pl->max_n + j];
+        g->exact[c] = g->exact[c] && br->exact[i * pl->count + c];
+    }
+}
+
+void mdsd_batch_finish_rows(const mdsd_batch_fold *f, const mdsd_batch_plan *pl, const char *label,
+                            double T, mdsd_report_row *out)
 {
     for (size_t c = 0; c < pl->count; c++) {
         const cell *ce = &pl->cells[c];
@@ -324,16 +428,16 @@ static void finish_rows(const unit_acc *acc, const plan *pl, const char *label, 
         snprintf(r->scheme, sizeof r->scheme, "%s", mdsd_scheme_name(ce->scheme));
         snprintf(r->method, sizeof r->method, "%s",
                  ce->verifier < 0 ? "bound" : mdsd_verifier_name((mdsd_verifier_kind)ce->verifier));
-        r->alpha = mdsd_cluster_mean(&acc->alpha[c]);
-        r->se = mdsd_cluster_stderr(&acc->alpha[c]);
-        r->gap = ce->verifier < 0 ? NAN : mdsd_cluster_mean(&acc->gap[c]);
-        r->gap_se = ce->verifier < 0 ? NAN : mdsd_cluster_stderr(&acc->gap[c]);
-        r->positions = (size_t)mdsd_cluster_count(&acc->alpha[c]);
-        r->samples = (size_t)mdsd_cluster_groups(&acc->alpha[c]);
-        r->exact = acc->exact[c];
+        r->alpha = mdsd_cluster_mean(&f->alpha[c]);
+        r->se = mdsd_cluster_stderr(&f->alpha[c]);
+        r->gap = ce->verifier < 0 ? NAN : mdsd_cluster_mean(&f->gap[c]);
+        r->gap_se = ce->verifier < 0 ? NAN : mdsd_cluster_stderr(&f->gap[c]);
+        r->positions = (size_t)mdsd_cluster_count(&f->alpha[c]);
+        r->samples = (size_t)mdsd_cluster_groups(&f->alpha[c]);
+        r->exact = f->exact[c];
         r->n_per_draft = ce->verifier < 0 ? 0 : ce->n;
         for (size_t j = 0; j < r->n_per_draft; j++)
-            r->per_draft[j] = acc->per_draft_sum[c][j] / (double)r->positions;
+            r->per_draft[j] = f->per_draft_sum[c][j] / (double)r->positions;
     }
 }
 
@@ -344,6 +448,7 @@ typedef struct {
     char label[512];          /* dump label, ":drafter" when several drafters are compared */
     size_t begin, end;        /* rows */
     size_t index;             /* job index: a stream coordinate for Monte Carlo */
+    size_t all_begin, all_end; /* shard jobs: the rows of every shard (begin, end: this one's) */
     struct per_position_out *per_position; /* NULL = no per-position output */
 } dump_job;
 
@@ -453,8 +558,8 @@ static int check_block_meta(const dump_job *job, const mdsd_dump_block *b, size_
 }
 
 static int run_unit(const mdsd_batch_opts *o, const plan *pl, const dump_job *job, double T,
-                    size_t t_index, worker *workers, mdsd_progress *progress,
-                    mdsd_report_row *rows_out, mdsd_err *err)
+                    size_t t_index, worker *workers, mdsd_progress *progress, FILE *groups,
+                    size_t *n_groups, mdsd_report_row *rows_out, mdsd_err *err)
 {
     unit_ctx u = {o, pl, job->label, job->dump->V, T,
                   mdsd_seed_mix(o->seed, job->index, t_index)};
@@ -469,12 +574,12 @@ static int run_unit(const mdsd_batch_opts *o, const plan *pl, const dump_job *jo
     int rc = !blk[0] || !blk[1] ? mdsd_fail_from(err, &e, "table: row block")
              : !acc ? mdsd_fail(err, MDSD_ENOMEM, "table: out of memory")
                     : block_results_alloc(&br, cap, pl, err);
-    for (size_t c = 0; c < pl->count && rc == MDSD_OK; c++) {
-        mdsd_cluster_init(&acc->alpha[c]);
-        mdsd_cluster_init(&acc->gap[c]);
-        acc->exact[c] = true;
+    if (rc == MDSD_OK) {
+        mdsd_batch_fold_init(&acc->fold, pl);
+        acc->groups = groups;
     }
-    if (rc == MDSD_OK)
+    /* a shard may hold no sample of a dump */
+    if (rc == MDSD_OK && job->begin < job->end)
         rc = mdsd_dump_block_read(job->dump, blk[0], job->begin, 1, err);
     mdsd_dump_meta_check meta;
     mdsd_dump_meta_check_init(&meta);
@@ -501,8 +606,12 @@ static int run_unit(const mdsd_batch_opts *o, const plan *pl, const dump_job *jo
     /* a dump rewritten while it was read gives void results */
     if (rc == MDSD_OK)
         rc = mdsd_dump_check_unchanged(job->dump, err);
-    if (rc == MDSD_OK)
-        finish_rows(acc, pl, job->label, T, rows_out);
+    if (rc == MDSD_OK) {
+        close_group(acc, pl);
+        mdsd_batch_finish_rows(&acc->fold, pl, job->label, T, rows_out);
+        if (n_groups)
+            *n_groups = acc->n_groups;
+    }
     block_results_free(&br);
     free(acc);
     mdsd_dump_block_free(blk[0]);
@@ -778,22 +887,30 @@ static int append_unit(FILE *partial, const mdsd_report_row *rows, size_t k, siz
 
 /* The results CSV: written to a temporary file, then (after before_publish,
  * which may add outputs of its own) renamed into place. */
-static int write_output(const mdsd_batch_opts *o, const row_list *all, size_t max_n, mdsd_err *err)
+int mdsd_batch_write_csv(const char *output, const mdsd_report_row *rows, size_t count, size_t max_n,
+                         int (*before_publish)(const mdsd_report_row *, size_t, void *, mdsd_err *),
+                         void *ctx, mdsd_err *err)
 {
     mdsd_outfile out;
-    int rc = mdsd_outfile_open(&out, o->output, err);
+    int rc = mdsd_outfile_open(&out, output, err);
     if (rc)
         return rc;
     mdsd_report_csv_header(out.f, max_n);
-    for (size_t i = 0; i < all->count; i++)
-        mdsd_report_csv_row(out.f, &all->rows[i], max_n);
+    for (size_t i = 0; i < count; i++)
+        mdsd_report_csv_row(out.f, &rows[i], max_n);
     rc = mdsd_outfile_finish(&out, err);
-    if (rc == MDSD_OK && o->before_publish)
-        rc = o->before_publish(all->rows, all->count, o->publish_ctx, err);
+    if (rc == MDSD_OK && before_publish)
+        rc = before_publish(rows, count, ctx, err);
     if (rc == MDSD_OK)
         rc = mdsd_outfile_publish(&out, err);
     mdsd_outfile_abort(&out);
     return rc;
+}
+
+static int write_output(const mdsd_batch_opts *o, const row_list *all, size_t max_n, mdsd_err *err)
+{
+    return mdsd_batch_write_csv(o->output, all->rows, all->count, max_n, o->before_publish,
+                                o->publish_ctx, err);
 }
 
 /* Without --resume an existing partial file is never dropped silently. */
@@ -891,6 +1008,12 @@ static int check_options(const mdsd_batch_opts *o, mdsd_err *err)
         return mdsd_fail(err, MDSD_EINVAL, "table: top-p %g is not in (0, 1]", o->top_p);
     if (o->simulate && o->trials == 0)
         return mdsd_fail(err, MDSD_EINVAL, "table: --simulate needs --trials K");
+    if (o->shards && (o->shard < 1 || o->shard > o->shards))
+        return mdsd_fail(err, MDSD_EINVAL, "table: shard %zu/%zu: I must be in 1..N", o->shard,
+                         o->shards);
+    if (o->shards && o->per_position)
+        return mdsd_fail(err, MDSD_EINVAL, "table: --per-position cannot be combined with --shard "
+                         "or MPI ranks (each would hold a part of the rows)");
     if (o->per_position && o->resume)
         return mdsd_fail(err, MDSD_EINVAL, "table: --per-position cannot be combined with --resume "
                          "(the rows of finished units are not kept); run the job without --resume");
@@ -978,10 +1101,45 @@ static worker *workers_alloc(int count, size_t V, size_t max_n, mdsd_err *err)
     return w;
 }
 
-/* Runs every temperature of one dump, appending finished units. */
+/* A shard job's units (shard.h): the text of each finished (column,
+ * temperature) unit, resumed or computed; [job * temperatures + t]. */
+typedef struct {
+    char **text;
+    size_t *len;
+} shard_units;
+
+/* A finished unit of a shard job as its block of text; appended to the
+ * checkpoint and synced. */
+static int shard_unit_finish(const mdsd_batch_opts *o, const dump_job *job, size_t t, char *groups,
+                             size_t groups_len, size_t n_groups, FILE *partial, shard_units *su,
+                             mdsd_err *err)
+{
+    char head[128], tail[800];
+    int hl = snprintf(head, sizeof head, "#unit %zu %zu rows=%zu:%zu\n", job->index, t, job->begin,
+                      job->end);
+    uint64_t hash = mdsd_fnv1a(MDSD_FNV_OFFSET, head, (size_t)hl);
+    hash = mdsd_fnv1a(hash, groups, groups_len);
+    int tl = snprintf(tail, sizeof tail, "#done %s,%.10g groups=%zu fnv1a=%016llx\n", job->label,
+                      o->temperatures[t], n_groups, (unsigned long long)hash);
+    size_t len = (size_t)hl + groups_len + (size_t)tl, k = job->index * o->n_temperatures + t;
+    char *text = malloc(len + 1);
+    if (!text)
+        return mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
+    memcpy(text, head, (size_t)hl);
+    memcpy(text + hl, groups, groups_len);
+    memcpy(text + hl + groups_len, tail, (size_t)tl + 1);
+    su->text[k] = text;
+    su->len[k] = len;
+    if (fwrite(text, 1, len, partial) != len || fflush(partial) != 0 || fsync(fileno(partial)) != 0)
+        return mdsd_fail(err, MDSD_EIO, "error writing the partial results: %s", strerror(errno));
+    return MDSD_OK;
+}
+
+/* Runs every temperature of one dump, appending finished units (shard jobs:
+ * their per-sample summaries, into su). */
 static int run_dump(const mdsd_batch_opts *o, const plan *pl, const dump_job *job,
                     const row_list *done, row_list *all, FILE *partial, mdsd_progress *progress,
-                    mdsd_err *err)
+                    shard_units *su, mdsd_err *err)
 {
     int threads = o->threads > 0 ? o->threads : omp_get_max_threads();
     mdsd_err e;
@@ -993,11 +1151,27 @@ static int run_dump(const mdsd_batch_opts *o, const plan *pl, const dump_job *jo
                       : MDSD_OK;
     for (size_t t = 0; t < o->n_temperatures && rc == MDSD_OK; t++) {
         double T = o->temperatures[t];
-        if (unit_done(done, job->label, T)) {
+        if (su ? su->text[job->index * o->n_temperatures + t] != NULL : unit_done(done, job->label, T)) {
             mdsd_progress_skip(progress, job->end - job->begin);
             continue;
         }
-        rc = run_unit(o, pl, job, T, t, workers, progress, rows, err);
+        if (su) {
+            char *groups = NULL;
+            size_t len = 0, n_groups = 0;
+            FILE *m = open_memstream(&groups, &len);
+            if (!m) {
+                rc = mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
+                break;
+            }
+            rc = run_unit(o, pl, job, T, t, workers, progress, m, &n_groups, rows, err);
+            if (fclose(m) != 0 && rc == MDSD_OK)
+                rc = mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
+            if (rc == MDSD_OK)
+                rc = shard_unit_finish(o, job, t, groups, len, n_groups, partial, su, err);
+            free(groups);
+            continue;
+        }
+        rc = run_unit(o, pl, job, T, t, workers, progress, NULL, NULL, rows, err);
         if (rc == MDSD_OK)
             rc = append_unit(partial, rows, pl->count, pl->max_n, err);
         if (rc == MDSD_OK)
@@ -1025,6 +1199,219 @@ static int collect(const mdsd_batch_opts *o, const dump_job *jobs, size_t n_jobs
     return rc;
 }
 
+/* ---- shard jobs (shard.h) -------------------------------------------------- */
+
+/* Row k of N of the job's rows: the k-th equal share's first row, moved on
+ * to the start of the sample that holds it (shards take whole samples). */
+static int shard_boundary(const dump_job *job, size_t k, size_t N, size_t *row, mdsd_err *err)
+{
+    size_t a = job->all_begin, b = job->all_end, R = b - a;
+    size_t r = a + (R / N) * k + (R % N) * k / N;
+    if (k == 0 || k == N || r == a) {
+        *row = k == N ? b : r;
+        return MDSD_OK;
+    }
+    size_t chunk = job->dump->max_sample_rows + 1;
+    int *ids = malloc(chunk * sizeof *ids);
+    if (!ids)
+        return mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
+    int rc = MDSD_OK;
+    while (r < b && rc == MDSD_OK) {
+        /* ids[0] is row r - 1's sample: find where the next one starts */
+        size_t n = chunk < b - r + 1 ? chunk : b - r + 1, i = 1;
+        if ((rc = mdsd_dump_read_meta(job->dump, r - 1, n, NULL, ids, NULL, err)))
+            break;
+        while (i < n && ids[i] == ids[0])
+            i++;
+        r = r - 1 + i;
+        if (i < n)
+            break;
+    }
+    free(ids);
+    *row = r < b ? r : b;
+    return rc;
+}
+
+static int shard_rows(const mdsd_batch_opts *o, dump_job *job, mdsd_err *err)
+{
+    job->all_begin = job->begin, job->all_end = job->end;
+    int rc = shard_boundary(job, o->shard - 1, o->shards, &job->begin, err);
+    return rc ? rc : shard_boundary(job, o->shard, o->shards, &job->end, err);
+}
+
+/* The aggregate's header (shard.h): everything a merge checks and needs. */
+static char *shard_header(const mdsd_batch_opts *o, const plan *pl, const dump_job *jobs,
+                          size_t n_jobs, const char *signature, mdsd_err *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) {
+        mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
+        return NULL;
+    }
+    fputs(MDSD_SHARD_MAGIC, f);
+    fprintf(f, "shard %zu/%zu\njob %s\n", o->shard, o->shards, signature);
+    fprintf(f, "seed %llu\ntrials %llu\nsimulate %d\ntop_k %zu\ntop_p %a\nis_top %zu\n"
+            "positions %zu:%zu\nmax_n %zu\n", (unsigned long long)o->seed,
+            (unsigned long long)o->trials, o->simulate ? 1 : 0, o->top_k,
+            o->top_p > 0.0 ? o->top_p : 1.0, o->verifier_opts.is_top, o->row_begin, o->row_end,
+            pl->max_n);
+    for (size_t c = 0; c < pl->count; c++)
+        fprintf(f, "cell %zu %s %s\n", pl->cells[c].n, mdsd_scheme_name(pl->cells[c].scheme),
+                pl->cells[c].verifier < 0 ? "bound"
+                                          : mdsd_verifier_name((mdsd_verifier_kind)pl->cells[c].verifier));
+    for (size_t t = 0; t < o->n_temperatures; t++)
+        fprintf(f, "temperature %a\n", o->temperatures[t]);
+    size_t drafters = o->n_draft_models ? o->n_draft_models : 1;
+    for (size_t i = 0; i < o->n_dumps; i++) {
+        const mdsd_dump *d = jobs[i * drafters].dump;
+        fprintf(f, "dump %lld %lld %s\n", d->file_size, d->file_mtime_ns, o->dumps[i]);
+    }
+    for (size_t j = 0; j < n_jobs; j++)
+        fprintf(f, "column %s\n", jobs[j].label);
+    fputs("end\n", f);
+    if (fclose(f) != 0) {
+        free(text);
+        mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
+        return NULL;
+    }
+    return text;
+}
+
+/* A shard's checkpoint read back: the header must be this shard's, and each
+ * finished unit one of its units with its rows. */
+static int shard_resume(const mdsd_batch_opts *o, const char *path, const char *header,
+                        const dump_job *jobs, size_t n_jobs, shard_units *su, mdsd_err *err)
+{
+    char *text = NULL;
+    size_t size = 0, hl = strlen(header);
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return MDSD_OK;
+    int rc = mdsd_shard_read_file(path, &text, &size, err);
+    if (rc)
+        return rc;
+    if (size < hl || memcmp(text, header, hl) != 0) {
+        free(text);
+        return mdsd_fail(err, MDSD_EINVAL, "'%s' was made by a different table job, shard or "
+                         "dump (or another mdsd version); pass --discard-partial to delete it and "
+                         "start over, or run the job that made it", path);
+    }
+    mdsd_shard_unit *units = NULL;
+    size_t count = 0;
+    rc = mdsd_shard_units_parse(path, text + hl, size - hl, true, &units, &count, err);
+    for (size_t i = 0; i < count && rc == MDSD_OK; i++) {
+        const mdsd_shard_unit *u = &units[i];
+        size_t k = u->job * o->n_temperatures + u->temp;
+        if (u->job >= n_jobs || u->temp >= o->n_temperatures || u->begin != jobs[u->job].begin ||
+            u->end != jobs[u->job].end)
+            rc = mdsd_fail(err, MDSD_EFORMAT, "'%s': unit %s is not part of this shard; pass "
+                           "--discard-partial to start over", path, u->key);
+        else if (su->text[k])
+            rc = mdsd_fail(err, MDSD_EFORMAT, "'%s': unit %s appears twice; pass "
+                           "--discard-partial to start over", path, u->key);
+        else if (!(su->text[k] = malloc(u->len + 1)))
+            rc = mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
+        else {
+            memcpy(su->text[k], u->text, u->len);
+            su->text[k][u->len] = '\0';
+            su->len[k] = u->len;
+        }
+    }
+    free(units);
+    free(text);
+    return rc;
+}
+
+/* The header and every unit, in job order. */
+static char *shard_join(const char *header, const shard_units *su, size_t n_units, size_t *size)
+{
+    size_t len = strlen(header);
+    for (size_t k = 0; k < n_units; k++)
+        len += su->len[k];
+    char *out = malloc(len + 1);
+    if (!out)
+        return NULL;
+    size_t at = strlen(header);
+    memcpy(out, header, at);
+    for (size_t k = 0; k < n_units; k++) {
+        memcpy(out + at, su->text[k], su->len[k]);
+        at += su->len[k];
+    }
+    out[at] = '\0';
+    *size = len;
+    return out;
+}
+
+static int run_shard(const mdsd_batch_opts *o, const plan *pl, dump_job *jobs, size_t n_jobs,
+                     const char *signature, const char *partial_path, mdsd_err *err)
+{
+    size_t n_units = n_jobs * o->n_temperatures, total = 0;
+    shard_units su = {calloc(n_units, sizeof *su.text), calloc(n_units, sizeof *su.len)};
+    int rc = su.text && su.len ? MDSD_OK : mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
+    for (size_t j = 0; j < n_jobs && rc == MDSD_OK; j++)
+        if ((rc = shard_rows(o, &jobs[j], err)) == MDSD_OK)
+            total += (jobs[j].end - jobs[j].begin) * o->n_temperatures;
+    char *header = rc == MDSD_OK ? shard_header(o, pl, jobs, n_jobs, signature, err) : NULL;
+    if (rc == MDSD_OK && !header)
+        rc = err->code;
+    if (rc == MDSD_OK && o->resume)
+        rc = shard_resume(o, partial_path, header, jobs, n_jobs, &su, err);
+    if (rc == MDSD_OK)
+        warn_monte_carlo(o, pl, jobs[0].dump->V, total);
+    /* the checkpoint: rewritten with the header and the finished units */
+    FILE *partial = NULL;
+    if (rc == MDSD_OK) {
+        mdsd_outfile out;
+        size_t size;
+        char *kept = shard_join(header, &su, n_units, &size);
+        if (!kept)
+            rc = mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
+        else if ((rc = mdsd_outfile_open(&out, partial_path, err)) == MDSD_OK) {
+            fwrite(kept, 1, size, out.f);
+            rc = mdsd_outfile_commit(&out, err);
+            mdsd_outfile_abort(&out);
+        }
+        free(kept);
+        if (rc == MDSD_OK && !(partial = fopen(partial_path, "a")))
+            rc = mdsd_fail(err, MDSD_EIO, "cannot write '%s': %s", partial_path, strerror(errno));
+    }
+    mdsd_progress progress;
+    mdsd_progress_start(&progress, "mdsd table", total);
+    if (!o->progress)
+        progress.enabled = false;
+    for (size_t j = 0; j < n_jobs && rc == MDSD_OK; j++)
+        rc = run_dump(o, pl, &jobs[j], NULL, NULL, partial, &progress, &su, err);
+    mdsd_progress_finish(&progress);
+    if (partial)
+        fclose(partial);
+    size_t size = 0;
+    char *agg = rc == MDSD_OK ? shard_join(header, &su, n_units, &size) : NULL;
+    if (rc == MDSD_OK && !agg)
+        rc = mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
+    if (rc == MDSD_OK && o->shard_data) {
+        *o->shard_data = agg;
+        *o->shard_size = size;
+        agg = NULL;
+    } else if (rc == MDSD_OK) {
+        mdsd_outfile out;
+        if ((rc = mdsd_outfile_open(&out, o->output, err)) == MDSD_OK) {
+            fwrite(agg, 1, size, out.f);
+            rc = mdsd_outfile_commit(&out, err);
+            mdsd_outfile_abort(&out);
+        }
+    }
+    if (rc == MDSD_OK && !o->keep_partial)
+        unlink(partial_path);
+    free(agg);
+    free(header);
+    for (size_t k = 0; su.text && k < n_units; k++)
+        free(su.text[k]);
+    free(su.text), free(su.len);
+    return rc;
+}
+
 int mdsd_batch_run(const mdsd_batch_opts *o, mdsd_report_row **rows_out, size_t *count_out,
                    mdsd_err *err)
 {
@@ -1044,8 +1431,15 @@ int mdsd_batch_run(const mdsd_batch_opts *o, mdsd_report_row **rows_out, size_t 
         return rc;
     char signature[8192], partial_path[4200], lock_path[4200];
     job_signature(o, &pl, signature, sizeof signature);
-    snprintf(partial_path, sizeof partial_path, "%s.partial", o->output);
-    snprintf(lock_path, sizeof lock_path, "%s.lock", o->output);
+    if (o->shards && o->shard_data) { /* MPI ranks: one checkpoint each beside the CSV */
+        snprintf(partial_path, sizeof partial_path, "%s.shard-%zu-of-%zu.partial", o->output,
+                 o->shard, o->shards);
+        snprintf(lock_path, sizeof lock_path, "%s.shard-%zu-of-%zu.lock", o->output, o->shard,
+                 o->shards);
+    } else {
+        snprintf(partial_path, sizeof partial_path, "%s.partial", o->output);
+        snprintf(lock_path, sizeof lock_path, "%s.lock", o->output);
+    }
     mdsd_lock lock;
     char what[4300];
     snprintf(what, sizeof what, "'%s'", o->output);
@@ -1062,6 +1456,18 @@ int mdsd_batch_run(const mdsd_batch_opts *o, mdsd_report_row **rows_out, size_t 
     for (size_t i = 0; i < n_jobs && rc == MDSD_OK; i++)
         if ((rc = open_job(o, i, &jobs[i], err)) == MDSD_OK)
             total += (jobs[i].end - jobs[i].begin) * o->n_temperatures;
+    if (o->shards) {
+        if (rc == MDSD_OK)
+            rc = run_shard(o, &pl, jobs, n_jobs, signature, partial_path, err);
+        for (size_t i = 0; jobs && i < n_jobs; i++)
+            if (jobs[i].dump)
+                mdsd_dump_close(jobs[i].dump);
+        free(jobs);
+        mdsd_lock_release(&lock);
+        if (rows_out)
+            *rows_out = NULL, *count_out = 0;
+        return rc;
+    }
     per_position_out pp;
     bool pp_open = false;
     if (rc == MDSD_OK && o->per_position && (rc = per_position_open(&pp, o->per_position, &pl, err)) == MDSD_OK) {
@@ -1086,7 +1492,7 @@ int mdsd_batch_run(const mdsd_batch_opts *o, mdsd_report_row **rows_out, size_t 
     if (!o->progress)
         progress.enabled = false;
     for (size_t i = 0; i < n_jobs && rc == MDSD_OK; i++)
-        rc = run_dump(o, &pl, &jobs[i], &done, &fresh, partial, &progress, err);
+        rc = run_dump(o, &pl, &jobs[i], &done, &fresh, partial, &progress, NULL, err);
     mdsd_progress_finish(&progress);
     if (partial)
         fclose(partial);

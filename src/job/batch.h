@@ -75,6 +75,17 @@ typedef struct {
      * so that either every output appears or none.) */
     int (*before_publish)(const mdsd_report_row *rows, size_t count, void *ctx, mdsd_err *err);
     void *publish_ctx;
+    /* Scale-out (shard.h). shards > 0: evaluate shard `shard` (1..shards) of
+     * the job only - whole samples of every dump - and write its partial
+     * aggregates to `output` (atomically) instead of the CSV, or hand them
+     * to *shard_data / *shard_size (malloc'd; MPI ranks, whose checkpoints
+     * are then OUTPUT.shard-I-of-N.partial). mdsd_batch_merge makes the CSV.
+     * keep_partial: leave the checkpoint for the caller to remove once the
+     * CSV exists. */
+    size_t shard, shards;
+    char **shard_data;
+    size_t *shard_size;
+    bool keep_partial;
 } mdsd_batch_opts;
 
 /* Runs the job and writes opts->output atomically. rows/count (optional)
