@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,7 @@ typedef struct {
     size_t V;
     double T;
     uint64_t unit_seed;  /* seed mixed with the unit, for Monte Carlo */
+    size_t fail_row;     /* test hook (see test_hook_row); SIZE_MAX = none */
 } unit_ctx;
 
 typedef struct {
@@ -210,6 +212,9 @@ static int truncate_pair(const mdsd_batch_opts *o, worker *w, size_t V, mdsd_err
 static int evaluate_row(const unit_ctx *u, worker *w, const float *target, const float *draft,
                         size_t row, double *alpha, double *per_draft, bool *exact, mdsd_err *err)
 {
+    if (row == u->fail_row)
+        return mdsd_fail(err, MDSD_EINVAL, "%s, row %zu: failed on purpose (test hook "
+                         "MDSD_TABLE_FAIL)", u->label, row);
     int rc = mdsd_softmax_float(target, u->V, u->T, w->p, "target", err);
     if (rc == MDSD_OK)
         rc = mdsd_softmax_float(draft, u->V, u->T, w->q, "draft", err);
@@ -557,12 +562,24 @@ static int check_block_meta(const dump_job *job, const mdsd_dump_block *b, size_
     return mdsd_dump_check_meta(job->dump, &part, meta, err);
 }
 
+/* Test hook (tests/test_scale.c): MDSD_TABLE_FAIL=COLUMN:ROW makes that
+ * row of that dump column fail as a bad row would, so that a test can stop
+ * one shard or rank after others have finished units. */
+static size_t test_hook_row(size_t column)
+{
+    const char *spec = getenv("MDSD_TABLE_FAIL");
+    unsigned long long c, r;
+    if (!spec || sscanf(spec, "%llu:%llu", &c, &r) != 2 || c != column)
+        return SIZE_MAX;
+    return (size_t)r;
+}
+
 static int run_unit(const mdsd_batch_opts *o, const plan *pl, const dump_job *job, double T,
                     size_t t_index, worker *workers, mdsd_progress *progress, FILE *groups,
                     size_t *n_groups, mdsd_report_row *rows_out, mdsd_err *err)
 {
     unit_ctx u = {o, pl, job->label, job->dump->V, T,
-                  mdsd_seed_mix(o->seed, job->index, t_index)};
+                  mdsd_seed_mix(o->seed, job->index, t_index), test_hook_row(job->index)};
     size_t cap = mdsd_dump_block_rows(job->dump, 1, BLOCK_BYTES);
     mdsd_err e;
     mdsd_err_clear(&e);

@@ -1,0 +1,220 @@
+/* Scale-out of the table job (shard.h, README "Running on a cluster"): the
+ * CSV (and Markdown, LaTeX) of shards 1/3..3/3 + mdsd merge and of mpirun
+ * -np 2 and -np 3 (oversubscribed) are byte-identical to one process's, with
+ * every verifier by Monte Carlo (--simulate), so their streams must be keyed
+ * by row, not by shard or rank; a failing rank stops the job with its message and leaves no output,
+ * and resumes per rank. The refusals of mdsd merge are corpus cases
+ * (tests/corpus/shard). The mpirun tests need MDSD_MPI_BIN (make test sets
+ * it to build/mpi/mdsd, the MPI=1 flavour). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+#include <gsl/gsl_randist.h>
+
+#include "testutil.h"
+#include "dump.h"
+
+#define NV 12
+#define SAMPLES 9
+#define ROWS 45 /* sample s (0-based) holds s + 1 rows */
+
+/* Samples of unequal lengths, two drafters: shard boundaries fall inside
+ * samples and must be moved to their starts. */
+static void write_dump(const char *path)
+{
+    static float target[ROWS][NV], draft_a[ROWS][NV], draft_b[ROWS][NV];
+    int tokens[ROWS], sample[ROWS], position[ROWS];
+    gsl_rng *r = mdsd_rng_alloc(18);
+    int row = 0;
+    for (int s = 0; s < SAMPLES; s++)
+        for (int k = 0; k <= s; k++, row++) {
+            for (int v = 0; v < NV; v++) {
+                target[row][v] = (float)gsl_ran_gaussian(r, 2.0);
+                draft_a[row][v] = target[row][v] + (float)gsl_ran_gaussian(r, 1.0);
+                draft_b[row][v] = target[row][v] + (float)gsl_ran_gaussian(r, 0.5);
+            }
+            tokens[row] = row % NV, sample[row] = 100 + s, position[row] = k;
+        }
+    gsl_rng_free(r);
+    const char *names[2] = {"a", "b"};
+    mdsd_dump_spec spec = {.V = NV, .dtype = MDSD_DTYPE_FLOAT32, .chunk_rows = 7, .n_drafts = 2,
+                           .draft_names = names};
+    mdsd_dump_writer *w;
+    mdsd_err err;
+    cr_assert_eq(mdsd_dump_writer_open(path, &spec, &w, &err), MDSD_OK, "%s", err.msg);
+    const float *drafts[2] = {&draft_a[0][0], &draft_b[0][0]};
+    cr_assert_eq(mdsd_dump_writer_append(w, ROWS, &target[0][0], drafts, tokens, sample, position,
+                                         &err), MDSD_OK, "%s", err.msg);
+    cr_assert_eq(mdsd_dump_writer_commit(w, &err), MDSD_OK, "%s", err.msg);
+}
+
+static char dir[64];
+
+static void make_dir(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/mdsd-scale-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+    char path[128];
+    snprintf(path, sizeof path, "%s/d.h5", dir);
+    write_dump(path);
+}
+
+static void remove_dir(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    (void)system(cmd);
+}
+
+TestSuite(scale, .init = make_dir, .fini = remove_dir);
+
+/* The job: alpha* rows and every verifier by Monte Carlo, two dump columns,
+ * two temperatures (the cut job below runs the exact forms). */
+#define JOB "d.h5 -t 0.6,1.3 -d 2,3 -s iid,wor,greedy -v rrs,rrsw,kseq,greedy --trials 200 --simulate " \
+            "--seed 7 --draft-model a,b --threads 1"
+
+/* Runs a shell command in the test directory; returns its exit status and
+ * (out, optional) its merged output. */
+static int sh(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int sh(char **out, const char *fmt, ...)
+{
+    char cmd[4096], full[4500];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    snprintf(full, sizeof full, "cd %s && export OMPI_ALLOW_RUN_AS_ROOT=1 "
+             "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 && %s", dir, cmd);
+    char *o = NULL;
+    int rc = test_run_shell(full, &o);
+    if (out)
+        *out = o;
+    else
+        free(o);
+    return rc;
+}
+
+static void assert_same_file(const char *a, const char *b)
+{
+    char *o;
+    int rc = sh(&o, "cmp %s %s", a, b);
+    cr_assert_eq(rc, 0, "%s and %s differ: %s", a, b, o);
+    free(o);
+}
+
+static const char *mpi_bin(void)
+{
+    const char *bin = getenv("MDSD_MPI_BIN");
+    if (!bin || access(bin, X_OK) != 0)
+        cr_skip_test("MDSD_MPI_BIN (the MPI=1 build, set by make test) is not given");
+    return bin;
+}
+
+#define MPIRUN "mpirun --oversubscribe"
+
+Test(scale, shards_and_merge_write_the_single_process_bytes, .timeout = 300)
+{
+    const char *m = test_mdsd_bin();
+    char *o;
+    cr_assert_eq(sh(&o, "%s table " JOB " -o one.csv --markdown=one.md --latex=one.tex", m), 0, "%s", o);
+    free(o);
+    for (int i = 1; i <= 3; i++) {
+        cr_assert_eq(sh(&o, "%s table " JOB " -o p%d.agg --shard %d/3", m, i, i), 0, "%s", o);
+        free(o);
+    }
+    cr_assert_eq(sh(&o, "%s merge -o all.csv --markdown=all.md --latex=all.tex p3.agg p1.agg p2.agg", m),
+                 0, "%s", o);
+    free(o);
+    assert_same_file("one.csv", "all.csv");
+    assert_same_file("one.md", "all.md");
+    assert_same_file("one.tex", "all.tex");
+    /* the shards hold whole samples: no two summaries of one sample */
+    cr_assert_eq(sh(&o, "grep -h '^g ' p1.agg p2.agg p3.agg | wc -l"), 0);
+    cr_assert_eq(atoi(o), 2 * 2 * SAMPLES, "%s", o); /* per unit: every sample once */
+    free(o);
+    /* rows cut inside a sample, and more shards than samples (empty shards) */
+    const char *cut = "--positions 4:41 -d 2 -v rrsw,kseq -t 0.9";
+    cr_assert_eq(sh(&o, "%s table d.h5 %s --trials 100 -o cut.csv", m, cut), 0, "%s", o);
+    free(o);
+    for (int i = 1; i <= 12; i++) {
+        cr_assert_eq(sh(&o, "%s table d.h5 %s --trials 100 -o c%02d.agg --shard %d/12", m, cut, i, i),
+                     0, "%s", o);
+        free(o);
+    }
+    cr_assert_eq(sh(&o, "%s merge -o cutm.csv c*.agg", m), 0, "%s", o);
+    free(o);
+    assert_same_file("cut.csv", "cutm.csv");
+}
+
+Test(scale, mpirun_2_and_3_ranks_write_the_single_process_bytes, .timeout = 300)
+{
+    const char *mpi = mpi_bin();
+    char *o;
+    cr_assert_eq(sh(&o, "%s table " JOB " -o one.csv --markdown=one.md", test_mdsd_bin()), 0, "%s", o);
+    free(o);
+    for (int np = 2; np <= 3; np++) {
+        cr_assert_eq(sh(&o, MPIRUN " -np %d %s table " JOB " -o r%d.csv --markdown=r%d.md", np, mpi,
+                        np, np), 0, "mpirun -np %d: %s", np, o);
+        free(o);
+        char a[32], b[32];
+        snprintf(a, sizeof a, "r%d.csv", np);
+        snprintf(b, sizeof b, "r%d.md", np);
+        assert_same_file("one.csv", a);
+        assert_same_file("one.md", b);
+        cr_assert_eq(sh(&o, "grep -c '\"tool\":\"mdsd table\"' r%d.csv.provenance.json", np), 0, "%s", o);
+        free(o);
+    }
+    /* the ranks' checkpoints and locks are gone */
+    cr_assert_eq(sh(&o, "ls | grep -E 'partial|lock|tmp'"), 1, "left behind: %s", o);
+    free(o);
+}
+
+Test(scale, a_failing_rank_stops_the_job_and_the_ranks_resume, .timeout = 300)
+{
+    const char *mpi = mpi_bin();
+    char *o;
+    cr_assert_eq(sh(&o, "%s table " JOB " -o one.csv", test_mdsd_bin()), 0, "%s", o);
+    free(o);
+    /* row 40 of column b (d.h5:b) is in the last rank's samples; column a
+     * is finished and checkpointed first */
+    int rc = sh(&o, "MDSD_TABLE_FAIL=1:40 " MPIRUN " -np 3 %s table " JOB " -o r.csv", mpi);
+    cr_assert_neq(rc, 0, "%s", o);
+    cr_assert_not_null(strstr(o, "rank 2 of 3"), "%s", o);
+    cr_assert_not_null(strstr(o, "d.h5:b, row 40: failed on purpose"), "%s", o);
+    free(o);
+    cr_assert_eq(sh(&o, "ls | grep -E '^r\\.csv($|\\.tmp|\\.prov)'"), 1, "half-written: %s", o);
+    free(o);
+    cr_assert_eq(sh(&o, "grep -c '^#done d.h5:a' r.csv.shard-3-of-3.partial"), 0, "%s", o);
+    cr_assert_eq(atoi(o), 2, "%s", o); /* both temperatures of column a */
+    free(o);
+    /* without --resume the checkpoints stop the job; with it every rank goes on */
+    cr_assert_eq(sh(&o, MPIRUN " -np 3 %s table " JOB " -o r.csv", mpi), 1, "%s", o);
+    cr_assert_not_null(strstr(o, "--resume"), "%s", o);
+    free(o);
+    cr_assert_eq(sh(&o, MPIRUN " -np 3 %s table " JOB " -o r.csv --resume", mpi), 0, "%s", o);
+    free(o);
+    assert_same_file("one.csv", "r.csv");
+    cr_assert_eq(sh(&o, "ls | grep -E 'partial|lock|tmp'"), 1, "left behind: %s", o);
+    free(o);
+}
+
+Test(scale, a_shard_resumes_from_its_checkpoint, .timeout = 300)
+{
+    const char *m = test_mdsd_bin();
+    char *o;
+    cr_assert_eq(sh(&o, "%s table " JOB " -o ref.agg --shard 3/3", m), 0, "%s", o);
+    free(o);
+    cr_assert_eq(sh(&o, "MDSD_TABLE_FAIL=1:44 %s table " JOB " -o p.agg --shard 3/3", m), 1, "%s", o);
+    cr_assert_not_null(strstr(o, "failed on purpose"), "%s", o);
+    free(o);
+    cr_assert_eq(sh(&o, "test ! -e p.agg && grep -c '^#done' p.agg.partial"), 0, "%s", o);
+    cr_assert_eq(atoi(o), 2, "%s", o);
+    free(o);
+    cr_assert_eq(sh(&o, "%s table " JOB " -o p.agg --shard 3/3 --resume", m), 0, "%s", o);
+    free(o);
+    assert_same_file("ref.agg", "p.agg");
+}
