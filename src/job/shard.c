@@ -144,16 +144,7 @@ void mdsd_shard_job_free(mdsd_shard_job *job)
 
 /* ---- merge ------------------------------------------------------------------ */
 
-typedef struct {
-    const mdsd_shard_input *in;
-    size_t shard, shards;
-    const char *header;        /* after the shard line */
-    size_t header_len;
-    const char *body;          /* after "end\n" */
-    size_t body_len;
-    mdsd_shard_unit *units;
-    size_t n_units;
-} shard_file;
+typedef mdsd_shard_file shard_file;
 
 /* What the merge needs of the (common) header. */
 typedef struct {
@@ -165,14 +156,15 @@ typedef struct {
     long long *sizes, *mtimes;
 } merge_header;
 
-static int split_header(const mdsd_shard_input *in, shard_file *sf, mdsd_err *err)
+static int split_header(const mdsd_shard_input *in, const char *magic, shard_file *sf, mdsd_err *err)
 {
-    size_t ml = strlen(MDSD_SHARD_MAGIC);
+    size_t ml = strlen(magic);
     const char *t = in->text, *end = in->text + in->size;
     int used = 0;
-    if (in->size < ml || memcmp(t, MDSD_SHARD_MAGIC, ml) != 0)
-        return mdsd_fail(err, MDSD_EFORMAT, "'%s' is not a partial aggregate of mdsd table --shard "
-                         "(no '#mdsd-table-shard 1' line)", in->name);
+    if (in->size < ml || memcmp(t, magic, ml) != 0)
+        return mdsd_fail(err, MDSD_EFORMAT, "'%s' is not a partial aggregate of %s --shard "
+                         "(no '%.*s' line)", in->name,
+                         strcmp(magic, MDSD_SHARD_MAGIC) ? "mdsd block" : "mdsd table", (int)ml - 1, magic);
     t += ml;
     if (sscanf(t, "shard %zu/%zu%n", &sf->shard, &sf->shards, &used) != 2 || t[used] != '\n' ||
         sf->shards == 0 || sf->shard < 1 || sf->shard > sf->shards)
@@ -193,6 +185,58 @@ static int split_header(const mdsd_shard_input *in, shard_file *sf, mdsd_err *er
 static void header_free(merge_header *h)
 {
     free(h->temps), free(h->columns), free(h->sizes), free(h->mtimes);
+}
+
+int mdsd_shard_collect(const mdsd_shard_input *inputs, size_t n, const char *magic,
+                       mdsd_shard_file **out, size_t *shards, mdsd_err *err)
+{
+    if (n == 0)
+        return mdsd_fail(err, MDSD_EINVAL, "merge: no shard given");
+    shard_file *files = calloc(n, sizeof *files), **by = calloc(n, sizeof *by);
+    shard_file *ordered = calloc(n, sizeof *ordered);
+    int rc = files && by && ordered ? MDSD_OK : mdsd_fail(err, MDSD_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n && rc == MDSD_OK; i++)
+        rc = split_header(&inputs[i], magic, &files[i], err);
+    size_t N = rc == MDSD_OK ? files[0].shards : 0;
+    for (size_t i = 0; i < n && rc == MDSD_OK; i++) {
+        shard_file *f = &files[i];
+        if (f->header_len != files[0].header_len || memcmp(f->header, files[0].header, f->header_len))
+            rc = mdsd_fail(err, MDSD_EINVAL, "'%s' is a shard of another job than '%s' (options, "
+                           "cells, temperatures or dumps differ)", f->in->name, files[0].in->name);
+        else if (f->shards != N)
+            rc = mdsd_fail(err, MDSD_EINVAL, "'%s' is shard %zu of %zu, '%s' one of %zu", f->in->name,
+                           f->shard, f->shards, files[0].in->name, N);
+        else if (f->shard <= n && by[f->shard - 1])
+            rc = mdsd_fail(err, MDSD_EINVAL, "shard %zu/%zu is given twice: '%s' and '%s'", f->shard, N,
+                           by[f->shard - 1]->in->name, f->in->name);
+        else if (f->shard <= n)
+            by[f->shard - 1] = f;
+    }
+    for (size_t i = 0; i < N && rc == MDSD_OK; i++)
+        if (i >= n || !by[i])
+            rc = mdsd_fail(err, MDSD_EINVAL, "shard %zu/%zu is missing: give all %zu shards of the "
+                           "job (%zu given)", i + 1, N, N, n);
+    size_t parsed = 0;
+    for (size_t i = 0; i < N && rc == MDSD_OK; i++, parsed++) {
+        ordered[i] = *by[i];
+        rc = mdsd_shard_units_parse(ordered[i].in->name, ordered[i].body, ordered[i].body_len, false,
+                                    &ordered[i].units, &ordered[i].n_units, err);
+    }
+    free(files), free(by);
+    if (rc) {
+        mdsd_shard_files_free(ordered, parsed);
+        return rc;
+    }
+    *out = ordered;
+    *shards = N;
+    return MDSD_OK;
+}
+
+void mdsd_shard_files_free(mdsd_shard_file *files, size_t n)
+{
+    for (size_t i = 0; files && i < n; i++)
+        free(files[i].units);
+    free(files);
 }
 
 /* Reads the settings, cells, temperatures, dumps and columns of a header. */
@@ -361,36 +405,9 @@ int mdsd_batch_merge(const mdsd_merge_opts *m, mdsd_report_row **rows_out, size_
     mdsd_err_clear(err);
     if (m->n_inputs == 0)
         return mdsd_fail(err, MDSD_EINVAL, "merge: no shard given");
-    size_t n = m->n_inputs;
-    shard_file *files = calloc(n, sizeof *files), **by = calloc(n, sizeof *by);
-    shard_file *ordered = calloc(n, sizeof *ordered);
-    int rc = files && by && ordered ? MDSD_OK : mdsd_fail(err, MDSD_ENOMEM, "out of memory");
-    for (size_t i = 0; i < n && rc == MDSD_OK; i++)
-        rc = split_header(&m->inputs[i], &files[i], err);
-    size_t N = rc == MDSD_OK ? files[0].shards : 0;
-    for (size_t i = 0; i < n && rc == MDSD_OK; i++) {
-        shard_file *f = &files[i];
-        if (f->header_len != files[0].header_len || memcmp(f->header, files[0].header, f->header_len))
-            rc = mdsd_fail(err, MDSD_EINVAL, "'%s' is a shard of another job than '%s' (options, "
-                           "cells, temperatures or dumps differ)", f->in->name, files[0].in->name);
-        else if (f->shards != N)
-            rc = mdsd_fail(err, MDSD_EINVAL, "'%s' is shard %zu of %zu, '%s' one of %zu", f->in->name,
-                           f->shard, f->shards, files[0].in->name, N);
-        else if (f->shard <= n && by[f->shard - 1])
-            rc = mdsd_fail(err, MDSD_EINVAL, "shard %zu/%zu is given twice: '%s' and '%s'", f->shard, N,
-                           by[f->shard - 1]->in->name, f->in->name);
-        else if (f->shard <= n)
-            by[f->shard - 1] = f;
-    }
-    for (size_t i = 0; i < N && rc == MDSD_OK; i++)
-        if (i >= n || !by[i])
-            rc = mdsd_fail(err, MDSD_EINVAL, "shard %zu/%zu is missing: give all %zu shards of the "
-                           "job (%zu given)", i + 1, N, N, n);
-    for (size_t i = 0; i < N && rc == MDSD_OK; i++) {
-        ordered[i] = *by[i];
-        rc = mdsd_shard_units_parse(ordered[i].in->name, ordered[i].body, ordered[i].body_len, false,
-                                    &ordered[i].units, &ordered[i].n_units, err);
-    }
+    size_t N = 0;
+    shard_file *ordered = NULL;
+    int rc = mdsd_shard_collect(m->inputs, m->n_inputs, MDSD_SHARD_MAGIC, &ordered, &N, err);
     merge_header h = {0};
     mdsd_shard_job scratch = {0}, *job = m->job ? m->job : &scratch;
     if (rc == MDSD_OK)
@@ -406,9 +423,7 @@ int mdsd_batch_merge(const mdsd_merge_opts *m, mdsd_report_row **rows_out, size_
     if (rc == MDSD_OK)
         rc = mdsd_batch_write_csv(m->output, rows, count, h.plan.max_n, m->before_publish,
                                   m->publish_ctx, err);
-    for (size_t i = 0; ordered && i < N; i++)
-        free(ordered[i].units);
-    free(files), free(by), free(ordered);
+    mdsd_shard_files_free(ordered, N);
     header_free(&h);
     mdsd_shard_job_free(&scratch);
     if (rc == MDSD_OK && rows_out) {

@@ -95,6 +95,29 @@ typedef struct {
 int mdsd_shard_units_parse(const char *name, const char *body, size_t len, bool drop_tail,
                            mdsd_shard_unit **units, size_t *count, mdsd_err *err);
 
+/* A shard file split: its shard line, header (the lines after the shard
+ * line through "end", which all shards of a job share) and unit blocks. */
+typedef struct {
+    const mdsd_shard_input *in;
+    size_t shard, shards;
+    const char *header;
+    size_t header_len;
+    const char *body;
+    size_t body_len;
+    mdsd_shard_unit *units;
+    size_t n_units;
+} mdsd_shard_file;
+
+/* Checks that the inputs (first line `magic`) are shards 1..N of one job,
+ * each once (else an error naming the file), and returns them in shard
+ * order with their units parsed and checked (free with
+ * mdsd_shard_files_free(*out, *shards)). The table's and the block job's. */
+int mdsd_shard_collect(const mdsd_shard_input *inputs, size_t n, const char *magic,
+                       mdsd_shard_file **out, size_t *shards, mdsd_err *err);
+void mdsd_shard_files_free(mdsd_shard_file *files, size_t n);
+
+#define MDSD_BLOCK_SHARD_MAGIC "#mdsd-block-shard 1\n"
+
 /* Reads a whole file; *text is NUL-terminated (free it). */
 int mdsd_shard_read_file(const char *path, char **text, size_t *size, mdsd_err *err);
 
