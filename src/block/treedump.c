@@ -448,6 +448,13 @@ static size_t shard_tree(const mdsd_tree_dump *t, size_t k, size_t N)
     return i;
 }
 
+void mdsd_tree_dump_shard_trees(const mdsd_tree_dump *t, size_t shard, size_t shards, size_t *first,
+                                size_t *end)
+{
+    *first = shards ? shard_tree(t, shard - 1, shards) : 0;
+    *end = shards ? shard_tree(t, shard, shards) : t->n_trees;
+}
+
 /* Every case's results from its fold: cs (E[tau | tree] clustered by
  * sample) and csum (per cluster k: its trees, d = 0, and its sums of
  * reach_d); reach_d is the sum of the clusters' sums in cluster order, so a
@@ -504,8 +511,8 @@ int mdsd_tree_dump_eval_part(mdsd_tree_dump *t, const mdsd_block_case *cases, si
         if (rc)
             return rc;
     }
-    size_t tb = shards ? shard_tree(t, shard - 1, shards) : 0;
-    size_t te = shards ? shard_tree(t, shard, shards) : t->n_trees;
+    size_t tb, te;
+    mdsd_tree_dump_shard_trees(t, shard, shards, &tb, &te);
     size_t V = t->V, L = t->pol.depth, max_rows = 0;
     for (size_t i = tb; i < te; i++)
         if (t->root[i + 1] - t->root[i] > max_rows)

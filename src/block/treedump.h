@@ -87,6 +87,10 @@ int mdsd_tree_dump_eval_part(mdsd_tree_dump *t, const mdsd_block_case *cases, si
                              size_t shard, size_t shards, FILE *lines, size_t *n_lines,
                              mdsd_block_dump_result *res, mdsd_err *err);
 
+/* The trees [*first, *end) of shard `shard` of `shards` (0: all). */
+void mdsd_tree_dump_shard_trees(const mdsd_tree_dump *t, size_t shard, size_t shards, size_t *first,
+                                size_t *end);
+
 /* Folds the sample lines of every shard (parts[i], named names[i] in
  * messages; in shard order) into res: bit for bit the results of
  * mdsd_tree_dump_eval. A missing, repeated or damaged sample is refused. */

@@ -12,10 +12,6 @@
 #include "provenance.h"
 #include "shard.h"
 
-#ifdef MDSD_MPI
-#include <mpi.h>
-#endif
-
 static const char usage_text[] =
     "Usage: mdsd table DUMP... -o results.csv [options]\n"
     "Acceptance rates over the positions of logit dumps: per (dump, temperature, n,\n"
@@ -340,115 +336,33 @@ static int check_render_paths(const table_opts *t, mdsd_err *err)
 }
 
 #ifdef MDSD_MPI
-/* Launched by mpirun (or srun) as one of several ranks. */
-static bool mpi_launched(void)
+/* An MPI rank's share: shard r+1 of N, its aggregate kept in memory. */
+static int mpi_part(void *ctx, size_t shard, size_t shards, char **text, size_t *len, mdsd_err *err)
 {
-    return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_SIZE");
-}
-
-/* Rank 0 receives every other rank's aggregate (length, then chunks under
- * MPI's int counts). */
-#define MPI_CHUNK ((size_t)1 << 30)
-
-static void mpi_send_text(const char *text, size_t len)
-{
-    unsigned long long n = len;
-    MPI_Send(&n, 1, MPI_UNSIGNED_LONG_LONG, 0, 1, MPI_COMM_WORLD);
-    for (size_t at = 0; at < len; at += MPI_CHUNK)
-        MPI_Send(text + at, (int)(len - at < MPI_CHUNK ? len - at : MPI_CHUNK), MPI_CHAR, 0, 2,
-                 MPI_COMM_WORLD);
-}
-
-static char *mpi_recv_text(int from, size_t *len)
-{
-    unsigned long long n;
-    MPI_Recv(&n, 1, MPI_UNSIGNED_LONG_LONG, from, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    char *text = malloc((size_t)n + 1);
-    for (size_t at = 0; at < n; at += MPI_CHUNK) {
-        int k = (int)(n - at < MPI_CHUNK ? n - at : MPI_CHUNK);
-        MPI_Recv(text ? text + at : NULL, text ? k : 0, MPI_CHAR, from, 2, MPI_COMM_WORLD,
-                 MPI_STATUS_IGNORE);
-    }
-    if (text)
-        text[n] = '\0';
-    *len = (size_t)n;
-    return text;
-}
-
-/* The job over MPI ranks: rank r evaluates shard r+1 of N (its checkpoint
- * OUTPUT.shard-<r+1>-of-<N>.partial, kept until the CSV exists), rank 0
- * gathers the aggregates, merges them in shard order and writes the CSV
- * (and --markdown/--latex, provenance) atomically. A failing rank prints its
- * message; every rank then exits 1 and nothing is written. */
-static int run_mpi(table_opts *t, int argc, char **argv)
-{
-    MPI_Init(&argc, &argv);
-    int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    table_opts *t = ctx;
     mdsd_batch_opts b = t->batch;
-    char *data = NULL;
-    size_t len = 0;
-    b.shard = (size_t)rank + 1, b.shards = (size_t)size;
-    b.shard_data = &data, b.shard_size = &len;
+    b.shard = shard, b.shards = shards;
+    b.shard_data = text, b.shard_size = len;
     b.keep_partial = true;
-    if (rank != 0)
+    if (shard != 1)
         b.note = NULL, b.progress = false;
-    mdsd_err err;
-    mdsd_err_clear(&err);
-    int rc = mdsd_batch_run(&b, NULL, NULL, &err);
-    if (rc) {
-        fprintf(stderr, "mdsd table: rank %d of %d: %s\n", rank, size, err.msg);
-        char partial[4300];
-        snprintf(partial, sizeof partial, "%s.shard-%d-of-%d.partial", b.output, rank + 1, size);
-        if (access(partial, F_OK) == 0 && !strstr(err.msg, partial))
-            fprintf(stderr, "mdsd table: rank %d: finished units are kept in %s: fix the problem and "
-                    "rerun the same command (same number of ranks) with --resume\n", rank, partial);
-    }
-    int failed = rc != 0, any = 0;
-    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    int ok = 0;
-    if (!any && rank != 0) {
-        mpi_send_text(data, len);
-    } else if (!any) {
-        mdsd_shard_input *in = calloc((size_t)size, sizeof *in);
-        char (*names)[32] = calloc((size_t)size, sizeof *names);
-        for (int r = 0; r < size && in && names; r++) {
-            snprintf(names[r], sizeof names[r], "rank %d", r);
-            in[r].name = names[r];
-            in[r].text = r == 0 ? data : mpi_recv_text(r, &in[r].size);
-            if (r == 0)
-                in[r].size = len;
-        }
-        mdsd_report_row *rows = NULL;
-        size_t count = 0;
-        mdsd_merge_opts m = {(size_t)size, in, b.output, NULL, render_files, t};
-        rc = !in || !names ? mdsd_fail(&err, MDSD_ENOMEM, "out of memory")
-                           : mdsd_batch_merge(&m, &rows, &count, &err);
-        if (rc == MDSD_OK)
-            rc = publish_renders(t, rows, count, &err);
-        mdsd_outfile_abort(&t->markdown_out);
-        mdsd_outfile_abort(&t->latex_out);
-        if (rc)
-            fprintf(stderr, "mdsd table: %s\n", err.msg);
-        ok = rc == MDSD_OK;
-        for (int r = 1; in && r < size; r++)
-            free((char *)in[r].text);
-        free(in), free(names), free(rows);
-    } else if (rank == 0 && !failed) {
-        fprintf(stderr, "mdsd table: the job stopped: a rank failed (its message is above); no "
-                "output was written\n");
-    }
-    MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    if (ok) { /* the CSV exists: the rank's checkpoint has served */
-        char partial[4300];
-        snprintf(partial, sizeof partial, "%s.shard-%d-of-%d.partial", b.output, rank + 1, size);
-        unlink(partial);
-    }
-    free(data);
-    free(t->temperatures);
-    MPI_Finalize();
-    return ok ? CLI_EXIT_OK : CLI_EXIT_ERROR;
+    return mdsd_batch_run(&b, NULL, NULL, err);
+}
+
+/* Rank 0: the CSV (and --markdown/--latex, provenance) from every rank's. */
+static int mpi_merge(void *ctx, const mdsd_shard_input *in, size_t n, mdsd_err *err)
+{
+    table_opts *t = ctx;
+    mdsd_report_row *rows = NULL;
+    size_t count = 0;
+    mdsd_merge_opts m = {n, in, t->batch.output, NULL, render_files, t};
+    int rc = mdsd_batch_merge(&m, &rows, &count, err);
+    if (rc == MDSD_OK)
+        rc = publish_renders(t, rows, count, err);
+    mdsd_outfile_abort(&t->markdown_out);
+    mdsd_outfile_abort(&t->latex_out);
+    free(rows);
+    return rc;
 }
 #endif
 
@@ -529,8 +443,11 @@ int cmd_table(int argc, char **argv)
                  "command with --resume to continue", b->output);
         mdsd_cleanup_signals("mdsd table", hint);
 #ifdef MDSD_MPI
-        if (mpi_launched())
-            return run_mpi(&t, argc, argv);
+        if (cli_mpi_launched() && !b->shards) {
+            int code = cli_mpi_run("table", argc, argv, b->output, mpi_part, mpi_merge, &t);
+            free(t.temperatures);
+            return code;
+        }
 #endif
         rc = mdsd_batch_run(b, &rows, &count, &err);
         if (rc == MDSD_OK && b->shards) {
