@@ -218,3 +218,73 @@ Test(scale, a_shard_resumes_from_its_checkpoint, .timeout = 300)
     free(o);
     assert_same_file("ref.agg", "p.agg");
 }
+
+/* ---- mdsd block over the shipped tree dump ---- */
+
+static void copy_tree_dump(void)
+{
+    char cwd[4096], *o;
+    cr_assert_not_null(getcwd(cwd, sizeof cwd));
+    cr_assert_eq(sh(&o, "cp '%s/data/kjv-trees.h5' t.h5", cwd), 0, "run from the repository root: %s", o);
+    free(o);
+}
+
+#define BLOCK_JOB "t.h5 --cost 0,0.1 --threads 1"
+
+Test(scale, block_shards_merge_and_mpirun_write_the_single_process_bytes, .timeout = 300)
+{
+    copy_tree_dump();
+    const char *m = test_mdsd_bin();
+    char *o;
+    cr_assert_eq(sh(&o, "%s block " BLOCK_JOB " -o one.csv --markdown one.md --latex one.tex", m), 0,
+                 "%s", o);
+    free(o);
+    for (int i = 1; i <= 3; i++) {
+        cr_assert_eq(sh(&o, "%s block " BLOCK_JOB " --shard %d/3 -o b%d.agg", m, i, i), 0, "%s", o);
+        free(o);
+    }
+    cr_assert_eq(sh(&o, "%s merge -o all.csv --markdown=all.md --latex=all.tex b2.agg b3.agg b1.agg", m),
+                 0, "%s", o);
+    free(o);
+    assert_same_file("one.csv", "all.csv");
+    assert_same_file("one.md", "all.md");
+    assert_same_file("one.tex", "all.tex");
+    /* a missing block shard is refused */
+    cr_assert_eq(sh(&o, "%s merge -o no.csv b1.agg b3.agg", m), 1, "%s", o);
+    cr_assert_not_null(strstr(o, "shard 2/3 is missing"), "%s", o);
+    free(o);
+    const char *mpi = mpi_bin();
+    for (int np = 2; np <= 3; np++) {
+        cr_assert_eq(sh(&o, MPIRUN " -np %d %s block " BLOCK_JOB " -o r%d.csv --markdown r%d.md", np,
+                        mpi, np, np), 0, "mpirun -np %d: %s", np, o);
+        free(o);
+        char a[32], b[32];
+        snprintf(a, sizeof a, "r%d.csv", np);
+        snprintf(b, sizeof b, "r%d.md", np);
+        assert_same_file("one.csv", a);
+        assert_same_file("one.md", b);
+    }
+    cr_assert_eq(sh(&o, "ls | grep -E 'partial|lock|tmp|no.csv'"), 1, "left behind: %s", o);
+    free(o);
+}
+
+Test(scale, a_block_rank_on_a_bad_row_stops_the_job, .timeout = 300)
+{
+    copy_tree_dump();
+    const char *mpi = mpi_bin();
+    char *o;
+    /* a NaN in row 1240 (the last sample's trees: the last rank's) */
+    cr_assert_eq(sh(&o, "/usr/bin/python3 -c \"import h5py; f = h5py.File('t.h5', 'r+'); "
+                    "f['target/logits'][1240, 5] = float('nan'); f.close()\""), 0, "%s", o);
+    free(o);
+    int rc = sh(&o, MPIRUN " -np 3 %s block " BLOCK_JOB " -o r.csv --markdown r.md", mpi);
+    cr_assert_neq(rc, 0, "%s", o);
+    cr_assert_not_null(strstr(o, "rank 2 of 3: t.h5: row 1240 of /target/logits: logit 5 is NaN"), "%s", o);
+    free(o);
+    cr_assert_eq(sh(&o, "ls | grep -E '^r\\.(csv|md)($|\\.tmp|\\.prov)'"), 1, "half-written: %s", o);
+    free(o);
+    /* the ranks that finished keep their checkpoints for --resume */
+    cr_assert_eq(sh(&o, "test -s r.csv.shard-1-of-3.partial && test ! -e r.csv.shard-3-of-3.partial"), 0,
+                 "%s", o);
+    free(o);
+}

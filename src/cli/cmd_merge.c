@@ -13,8 +13,9 @@ static const char usage_text[] =
     "Usage: mdsd merge -o results.csv SHARD... [--markdown[=FILE]] [--latex[=FILE]]\n"
     "                  [--layout L]\n"
     "Combines the partial aggregates written by `mdsd table ... --shard I/N -o SHARD`\n"
-    "(all N shards of one job, in any order) into the job's results CSV: the same\n"
-    "bytes as the CSV of the same mdsd table command run in one process. A missing\n"
+    "or `mdsd block ... --shard I/N -o SHARD` (all N shards of one job, in any\n"
+    "order) into the job's results CSV: the same bytes as the CSV of the same\n"
+    "command run in one process. A missing\n"
     "or duplicated shard, a shard of another job (options, cells, dumps) or a\n"
     "damaged one is refused, naming the file. The dumps must be readable here and\n"
     "unchanged since the shards read them (FILE.provenance.json records their\n"
@@ -106,6 +107,18 @@ int cmd_merge(int argc, char **argv)
     }
     mdsd_report_row *rows = NULL;
     size_t count = 0;
+    size_t ml = strlen(MDSD_BLOCK_SHARD_MAGIC);
+    if (rc == MDSD_OK && in[0].size >= ml && !memcmp(in[0].text, MDSD_BLOCK_SHARD_MAGIC, ml)) {
+        /* shards of mdsd block */
+        if ((o.markdown && !strcmp(o.markdown, "-")) || (o.latex && !strcmp(o.latex, "-")))
+            rc = mdsd_fail(&err, MDSD_EINVAL, "block shards: give --markdown=FILE and --latex=FILE");
+        else
+            rc = cli_block_merge(in, n, o.output, o.markdown, o.latex, &err);
+        for (size_t i = 0; i < n; i++)
+            free((char *)in[i].text);
+        free(in);
+        return rc ? cli_report("merge", &err) : CLI_EXIT_OK;
+    }
     if (rc == MDSD_OK) {
         mdsd_cleanup_signals("mdsd merge", NULL);
         mdsd_merge_opts m = {n, in, o.output, &o.job, before_publish, &o};
