@@ -288,3 +288,52 @@ Test(scale, a_block_rank_on_a_bad_row_stops_the_job, .timeout = 300)
                  "%s", o);
     free(o);
 }
+
+/* ---- a dump split across files (a directory of them) ---- */
+
+Test(scale, a_directory_of_dump_files_is_read_as_one_dataset, .timeout = 300)
+{
+    const char *m = test_mdsd_bin();
+    char *o;
+    cr_assert_eq(sh(&o, "mkdir parts && for s in 1 2 3; do %s toy --family zipf --vocab 48 "
+                    "--positions 25 --samples 4 --seed $s -o parts/part-00$s.h5 || exit 1; done", m), 0,
+                 "%s", o);
+    free(o);
+    /* per position: the directory's rows are its files' rows, in name order */
+    const char *pp = "-d 2,3 -t 0.7 -v rrs,kseq --positions 0:75";
+    cr_assert_eq(sh(&o, "%s table parts %s -o all.csv --per-position all.pp", m, pp), 0, "%s", o);
+    free(o);
+    for (int s = 1; s <= 3; s++) {
+        cr_assert_eq(sh(&o, "%s table parts/part-00%d.h5 -d 2,3 -t 0.7 -v rrs,kseq -o p%d.csv "
+                        "--per-position p%d.pp", m, s, s, s), 0, "%s", o);
+        free(o);
+    }
+    cr_assert_eq(sh(&o, "tail -n +2 all.pp | cut -d, -f5- > a.txt && "
+                    "for s in 1 2 3; do tail -n +2 p$s.pp | cut -d, -f5-; done > b.txt && cmp a.txt b.txt"),
+                 0, "per-position values differ: %s", o);
+    free(o);
+    cr_assert_eq(sh(&o, "tail -n +2 all.pp | cut -d, -f3 | tr '\\n' ' ' | grep -q '^0 1 2 .* 74 $'"), 0,
+                 "rows are numbered across the files: %s", o);
+    free(o);
+    /* every sample of every file counted once (the toy numbers them from 0 in each file) */
+    cr_assert_eq(sh(&o, "grep -c ',75,12,' all.csv"), 0, "%s", o);
+    free(o);
+    /* shards (boundaries inside and between files) and MPI ranks */
+    const char *job = "-d 2,3 -t 0.5,0.9 -v rrs,rrsw,kseq --trials 100 --simulate --threads 1";
+    cr_assert_eq(sh(&o, "%s table parts %s -o one.csv", m, job), 0, "%s", o);
+    free(o);
+    for (int i = 1; i <= 5; i++) {
+        cr_assert_eq(sh(&o, "%s table parts %s --shard %d/5 -o s%d.agg", m, job, i, i), 0, "%s", o);
+        free(o);
+    }
+    cr_assert_eq(sh(&o, "%s merge -o merged.csv s*.agg", m), 0, "%s", o);
+    free(o);
+    assert_same_file("one.csv", "merged.csv");
+    cr_assert_eq(sh(&o, "grep -c '\"path\":\"parts/part-00' merged.csv.provenance.json one.csv.provenance.json"),
+                 0, "%s", o);
+    free(o);
+    const char *mpi = mpi_bin();
+    cr_assert_eq(sh(&o, MPIRUN " -np 2 %s table parts %s -o r2.csv", mpi, job), 0, "%s", o);
+    free(o);
+    assert_same_file("one.csv", "r2.csv");
+}

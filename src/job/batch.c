@@ -41,6 +41,7 @@ typedef struct {
     double T;
     uint64_t unit_seed;  /* seed mixed with the unit, for Monte Carlo */
     size_t fail_row;     /* test hook (see test_hook_row); SIZE_MAX = none */
+    size_t row_offset;   /* rows of the dump's files before the one being read */
 } unit_ctx;
 
 typedef struct {
@@ -448,8 +449,15 @@ void mdsd_batch_finish_rows(const mdsd_batch_fold *f, const mdsd_batch_plan *pl,
 
 /* One column of the table: a dump with one of its drafters. */
 typedef struct {
-    mdsd_dump *dump;
+    mdsd_dump *dump;          /* the first file's (V, drafters) */
     int draft;                /* drafter index in the dump */
+    /* A dump split across files (a directory, mdsd_dump_parts): its files'
+     * dumps, drafter indices and first rows in the concatenation ([n_parts + 1]);
+     * one file: n_parts = 1. Rows are numbered across the files. */
+    size_t n_parts;
+    mdsd_dump **parts;
+    int *part_draft;
+    size_t *part_row0;
     char label[512];          /* dump label, ":drafter" when several drafters are compared */
     size_t begin, end;        /* rows */
     size_t index;             /* job index: a stream coordinate for Monte Carlo */
@@ -496,13 +504,14 @@ static int per_position_open(per_position_out *pp, const char *path, const plan 
 }
 
 static void per_position_rows(per_position_out *pp, const plan *pl, const char *label, double T,
-                              const mdsd_dump_block *b, size_t rows, const block_results *br)
+                              size_t row_offset, const mdsd_dump_block *b, size_t rows,
+                              const block_results *br)
 {
     FILE *f = pp->file.f;
     for (size_t i = 0; i < rows; i++) {
         mdsd_csv_write_field(f, label);
         const double *st = br->stats + 3 * i;
-        fprintf(f, ",%.10g,%zu,%d,%d,%.12g,%.12g,%.12g", T, b->row0 + i, b->sample_id[i],
+        fprintf(f, ",%.10g,%zu,%d,%d,%.12g,%.12g,%.12g", T, row_offset + b->row0 + i, b->sample_id[i],
                 b->position[i], st[0], st[1], st[2]);
         for (size_t c = 0; c < pl->count; c++)
             fprintf(f, ",%.12g", br->alpha[i * pl->count + c]);
@@ -537,7 +546,8 @@ static int evaluate_block(const unit_ctx *u, worker *workers, const mdsd_dump_bl
         for (size_t i = 0; i < rows; i++) {
             worker *w = &workers[omp_get_thread_num()];
             mdsd_err_clear(&br->err[i]);
-            br->rc[i] = evaluate_row(u, w, b->target + i * V, b->draft[0] + i * V, b->row0 + i,
+            br->rc[i] = evaluate_row(u, w, b->target + i * V, b->draft[0] + i * V,
+                                     u->row_offset + b->row0 + i,
                                      br->alpha + i * cells, br->per_draft + i * cells * max_n,
                                      br->exact + i * cells, &br->err[i]);
             if (u->o->per_position && br->rc[i] == MDSD_OK)
@@ -554,12 +564,12 @@ static int evaluate_block(const unit_ctx *u, worker *workers, const mdsd_dump_bl
 
 /* The streaming validation of a block's metadata (the logits were checked
  * when the block was read): the rows [b->row0, b->row0 + rows) only. */
-static int check_block_meta(const dump_job *job, const mdsd_dump_block *b, size_t rows,
+static int check_block_meta(mdsd_dump *d, const mdsd_dump_block *b, size_t rows,
                             mdsd_dump_meta_check *meta, mdsd_err *err)
 {
     mdsd_dump_block part = *b;
     part.rows = rows;
-    return mdsd_dump_check_meta(job->dump, &part, meta, err);
+    return mdsd_dump_check_meta(d, &part, meta, err);
 }
 
 /* Test hook (tests/test_scale.c): MDSD_TABLE_FAIL=COLUMN:ROW makes that
@@ -574,46 +584,46 @@ static size_t test_hook_row(size_t column)
     return (size_t)r;
 }
 
-static int run_unit(const mdsd_batch_opts *o, const plan *pl, const dump_job *job, double T,
-                    size_t t_index, worker *workers, mdsd_progress *progress, FILE *groups,
-                    size_t *n_groups, mdsd_report_row *rows_out, mdsd_err *err)
+/* A sample's key in the fold: its id, made distinct per file of a split
+ * dump (a sample never spans two files). */
+static long long sample_key(size_t part, int sample)
 {
-    unit_ctx u = {o, pl, job->label, job->dump->V, T,
-                  mdsd_seed_mix(o->seed, job->index, t_index), test_hook_row(job->index)};
-    size_t cap = mdsd_dump_block_rows(job->dump, 1, BLOCK_BYTES);
+    return part == 0 ? (long long)sample : (long long)(((uint64_t)part << 32) | (uint32_t)sample);
+}
+
+/* Rows [begin, end) of file p of the dump (its own row numbers), into acc. */
+static int run_part(unit_ctx *u, const dump_job *job, size_t p, size_t begin, size_t end,
+                    worker *workers, block_results *br, unit_acc *acc, mdsd_progress *progress,
+                    mdsd_err *err)
+{
+    mdsd_dump *d = job->parts[p];
+    size_t cap = mdsd_dump_block_rows(d, 1, BLOCK_BYTES);
+    cap = cap < br->cap ? cap : br->cap;
+    const plan *pl = u->pl;
     mdsd_err e;
     mdsd_err_clear(&e);
-    mdsd_dump_block *blk[2] = {mdsd_dump_block_alloc(job->dump, cap, 1, &job->draft, &e), NULL};
+    mdsd_dump_block *blk[2] = {mdsd_dump_block_alloc(d, cap, 1, &job->part_draft[p], &e), NULL};
     if (blk[0])
-        blk[1] = mdsd_dump_block_alloc(job->dump, cap, 1, &job->draft, &e);
-    unit_acc *acc = calloc(1, sizeof *acc);
-    block_results br = {0};
-    int rc = !blk[0] || !blk[1] ? mdsd_fail_from(err, &e, "table: row block")
-             : !acc ? mdsd_fail(err, MDSD_ENOMEM, "table: out of memory")
-                    : block_results_alloc(&br, cap, pl, err);
-    if (rc == MDSD_OK) {
-        mdsd_batch_fold_init(&acc->fold, pl);
-        acc->groups = groups;
-    }
-    /* a shard may hold no sample of a dump */
-    if (rc == MDSD_OK && job->begin < job->end)
-        rc = mdsd_dump_block_read(job->dump, blk[0], job->begin, 1, err);
+        blk[1] = mdsd_dump_block_alloc(d, cap, 1, &job->part_draft[p], &e);
+    int rc = !blk[0] || !blk[1] ? mdsd_fail_from(err, &e, "table: row block") : MDSD_OK;
+    u->row_offset = job->part_row0[p];
+    if (rc == MDSD_OK)
+        rc = mdsd_dump_block_read(d, blk[0], begin, 1, err);
     mdsd_dump_meta_check meta;
     mdsd_dump_meta_check_init(&meta);
     size_t k = 0;
-    for (size_t row0 = job->begin; row0 < job->end && rc == MDSD_OK; row0 += cap, k++) {
+    for (size_t row0 = begin; row0 < end && rc == MDSD_OK; row0 += cap, k++) {
         mdsd_dump_block *b = blk[k % 2];
-        size_t rows = b->rows < job->end - row0 ? b->rows : job->end - row0;
-        prefetch pf = {job->dump, row0 + cap < job->end ? blk[(k + 1) % 2] : NULL, row0 + cap,
-                       MDSD_OK, {0}};
-        if ((rc = check_block_meta(job, b, rows, &meta, err)))
+        size_t rows = b->rows < end - row0 ? b->rows : end - row0;
+        prefetch pf = {d, row0 + cap < end ? blk[(k + 1) % 2] : NULL, row0 + cap, MDSD_OK, {0}};
+        if ((rc = check_block_meta(d, b, rows, &meta, err)))
             break;
-        if ((rc = evaluate_block(&u, workers, b, rows, &br, &pf, err)))
+        if ((rc = evaluate_block(u, workers, b, rows, br, &pf, err)))
             break;
         for (size_t i = 0; i < rows; i++)
-            accumulate(acc, pl, &br, i, b->sample_id[i]);
+            accumulate(acc, pl, br, i, sample_key(p, b->sample_id[i]));
         if (job->per_position)
-            per_position_rows(job->per_position, pl, job->label, T, b, rows, &br);
+            per_position_rows(job->per_position, pl, job->label, u->T, u->row_offset, b, rows, br);
         mdsd_progress_add(progress, rows);
         if (pf.rc) {
             *err = pf.err;
@@ -622,7 +632,38 @@ static int run_unit(const mdsd_batch_opts *o, const plan *pl, const dump_job *jo
     }
     /* a dump rewritten while it was read gives void results */
     if (rc == MDSD_OK)
-        rc = mdsd_dump_check_unchanged(job->dump, err);
+        rc = mdsd_dump_check_unchanged(d, err);
+    mdsd_dump_block_free(blk[0]);
+    mdsd_dump_block_free(blk[1]);
+    return rc;
+}
+
+static int run_unit(const mdsd_batch_opts *o, const plan *pl, const dump_job *job, double T,
+                    size_t t_index, worker *workers, mdsd_progress *progress, FILE *groups,
+                    size_t *n_groups, mdsd_report_row *rows_out, mdsd_err *err)
+{
+    unit_ctx u = {o, pl, job->label, job->dump->V, T,
+                  mdsd_seed_mix(o->seed, job->index, t_index), test_hook_row(job->index), 0};
+    size_t cap = 0;
+    for (size_t p = 0; p < job->n_parts; p++) {
+        size_t c = mdsd_dump_block_rows(job->parts[p], 1, BLOCK_BYTES);
+        cap = c > cap ? c : cap;
+    }
+    unit_acc *acc = calloc(1, sizeof *acc);
+    block_results br = {0};
+    int rc = !acc ? mdsd_fail(err, MDSD_ENOMEM, "table: out of memory")
+                  : block_results_alloc(&br, cap, pl, err);
+    if (rc == MDSD_OK) {
+        mdsd_batch_fold_init(&acc->fold, pl);
+        acc->groups = groups;
+    }
+    /* the files that hold rows [begin, end); a shard may hold none */
+    for (size_t p = 0; p < job->n_parts && rc == MDSD_OK; p++) {
+        size_t lo = job->part_row0[p], hi = job->part_row0[p + 1];
+        size_t b = job->begin > lo ? job->begin : lo, e = job->end < hi ? job->end : hi;
+        if (b < e)
+            rc = run_part(&u, job, p, b - lo, e - lo, workers, &br, acc, progress, err);
+    }
     if (rc == MDSD_OK) {
         close_group(acc, pl);
         mdsd_batch_finish_rows(&acc->fold, pl, job->label, T, rows_out);
@@ -631,8 +672,6 @@ static int run_unit(const mdsd_batch_opts *o, const plan *pl, const dump_job *jo
     }
     block_results_free(&br);
     free(acc);
-    mdsd_dump_block_free(blk[0]);
-    mdsd_dump_block_free(blk[1]);
     return rc;
 }
 
@@ -1042,34 +1081,90 @@ static size_t job_count(const mdsd_batch_opts *o)
     return o->n_dumps * (o->n_draft_models ? o->n_draft_models : 1);
 }
 
-/* Job j: dump j / drafters, drafter j % drafters. */
+/* Whether two attributes of a split dump's files agree. */
+static bool same_text(const char *a, const char *b)
+{
+    return strcmp(a, b) == 0;
+}
+
+/* The files of a dump split across a directory must be parts of one
+ * dataset: the same vocabulary, models, tokenizer and temperature. */
+static int check_part(const mdsd_dump *first, const mdsd_dump *d, int draft0, int draft,
+                      mdsd_err *err)
+{
+    const char *what = d->V != first->V ? "vocabulary size"
+                       : !same_text(d->target.model, first->target.model) ? "target model"
+                       : !same_text(d->drafts[draft].model, first->drafts[draft0].model) ? "drafter model"
+                       : !same_text(d->tokenizer, first->tokenizer) ? "tokenizer"
+                       : !(d->generation_temperature == first->generation_temperature ||
+                           (isnan(d->generation_temperature) && isnan(first->generation_temperature)))
+                           ? "generation temperature" : NULL;
+    if (what)
+        return mdsd_fail(err, MDSD_EINVAL, "%s: its %s differs from that of %s, the first file of the "
+                         "same split dump: the files are not parts of one dataset", d->path, what,
+                         first->path);
+    return MDSD_OK;
+}
+
+/* Job j: dump j / drafters, drafter j % drafters. A directory is one dump
+ * split across its *.h5 files (mdsd_dump_parts). */
 static int open_job(const mdsd_batch_opts *o, size_t j, dump_job *job, mdsd_err *err)
 {
     size_t drafters = o->n_draft_models ? o->n_draft_models : 1, i = j / drafters;
-    int rc = mdsd_dump_open(o->dumps[i], &job->dump, err);
+    char **paths = NULL;
+    size_t n = 0;
+    int rc = mdsd_dump_parts(o->dumps[i], &paths, &n, err);
     if (rc)
         return rc;
-    mdsd_dump *d = job->dump;
-    /* refused as `mdsd info --validate` refuses it: the clustered standard
-     * errors count a sample's rows as one run */
-    if ((rc = mdsd_dump_check_samples(d, err)))
-        return rc;
+    job->parts = calloc(n, sizeof *job->parts);
+    job->part_draft = calloc(n, sizeof *job->part_draft);
+    job->part_row0 = calloc(n + 1, sizeof *job->part_row0);
+    if (!job->parts || !job->part_draft || !job->part_row0)
+        rc = mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
     const char *model = o->n_draft_models ? o->draft_models[j % drafters] : NULL;
+    for (size_t p = 0; p < n && rc == MDSD_OK; p++) {
+        if ((rc = mdsd_dump_open(paths[p], &job->parts[p], err)))
+            break;
+        job->n_parts = p + 1;
+        mdsd_dump *d = job->parts[p];
+        /* refused as `mdsd info --validate` refuses it: the clustered standard
+         * errors count a sample's rows as one run */
+        if ((rc = mdsd_dump_check_samples(d, err)))
+            break;
+        /* without --draft-model: the first file's first drafter, by name */
+        const char *name = model ? model : job->parts[0]->drafts[0].name;
+        job->part_draft[p] = mdsd_dump_find_draft(d, name);
+        if (job->part_draft[p] < 0)
+            rc = mdsd_fail(err, MDSD_EINVAL, "%s: no drafter named '%s' under /drafts", paths[p], name);
+        else if (p > 0)
+            rc = check_part(job->parts[0], d, job->part_draft[0], job->part_draft[p], err);
+        job->part_row0[p + 1] = job->part_row0[p] + d->N;
+    }
+    mdsd_dump_parts_free(paths, n);
+    if (rc)
+        return rc;
+    job->dump = job->parts[0];
+    job->draft = job->part_draft[0];
     job->index = j;
-    job->draft = model ? mdsd_dump_find_draft(d, model) : 0;
-    if (job->draft < 0)
-        return mdsd_fail(err, MDSD_EINVAL, "%s: no drafter named '%s' under /drafts", o->dumps[i],
-                         model);
     if (drafters > 1)
         snprintf(job->label, sizeof job->label, "%s:%s", dump_label(o, i), model);
     else
         snprintf(job->label, sizeof job->label, "%s", dump_label(o, i));
+    size_t N = job->part_row0[n];
     job->begin = o->row_begin;
-    job->end = o->row_end ? o->row_end : d->N;
-    if (job->begin >= job->end || job->end > d->N)
+    job->end = o->row_end ? o->row_end : N;
+    if (job->begin >= job->end || job->end > N)
         return mdsd_fail(err, MDSD_EINVAL, "%s: rows %zu:%zu are outside the dump's %zu rows",
-                         o->dumps[i], job->begin, job->end, d->N);
+                         o->dumps[i], job->begin, job->end, N);
     return MDSD_OK;
+}
+
+static void close_job(dump_job *job)
+{
+    for (size_t p = 0; job->parts && p < job->n_parts; p++)
+        mdsd_dump_close(job->parts[p]);
+    free(job->parts), free(job->part_draft), free(job->part_row0);
+    job->parts = NULL, job->dump = NULL;
 }
 
 /* Every resumed unit must be one this job makes. */
@@ -1228,15 +1323,21 @@ static int shard_boundary(const dump_job *job, size_t k, size_t N, size_t *row, 
         *row = k == N ? b : r;
         return MDSD_OK;
     }
-    size_t chunk = job->dump->max_sample_rows + 1;
+    /* the file holding row r: the start of a file is a sample's start */
+    size_t p = 0;
+    while (p + 1 < job->n_parts && job->part_row0[p + 1] <= r)
+        p++;
+    size_t lo = job->part_row0[p], hi = job->part_row0[p + 1] < b ? job->part_row0[p + 1] : b;
+    mdsd_dump *d = job->parts[p];
+    size_t chunk = d->max_sample_rows + 1;
     int *ids = malloc(chunk * sizeof *ids);
     if (!ids)
         return mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
     int rc = MDSD_OK;
-    while (r < b && rc == MDSD_OK) {
+    while (r > lo && r < hi && rc == MDSD_OK) {
         /* ids[0] is row r - 1's sample: find where the next one starts */
-        size_t n = chunk < b - r + 1 ? chunk : b - r + 1, i = 1;
-        if ((rc = mdsd_dump_read_meta(job->dump, r - 1, n, NULL, ids, NULL, err)))
+        size_t n = chunk < hi - r + 1 ? chunk : hi - r + 1, i = 1;
+        if ((rc = mdsd_dump_read_meta(d, r - 1 - lo, n, NULL, ids, NULL, err)))
             break;
         while (i < n && ids[i] == ids[0])
             i++;
@@ -1245,7 +1346,7 @@ static int shard_boundary(const dump_job *job, size_t k, size_t N, size_t *row, 
             break;
     }
     free(ids);
-    *row = r < b ? r : b;
+    *row = r < hi ? r : hi;
     return rc;
 }
 
@@ -1281,10 +1382,11 @@ static char *shard_header(const mdsd_batch_opts *o, const plan *pl, const dump_j
     for (size_t t = 0; t < o->n_temperatures; t++)
         fprintf(f, "temperature %a\n", o->temperatures[t]);
     size_t drafters = o->n_draft_models ? o->n_draft_models : 1;
-    for (size_t i = 0; i < o->n_dumps; i++) {
-        const mdsd_dump *d = jobs[i * drafters].dump;
-        fprintf(f, "dump %lld %lld %s\n", d->file_size, d->file_mtime_ns, o->dumps[i]);
-    }
+    for (size_t i = 0; i < o->n_dumps; i++) /* every file of a split dump */
+        for (size_t p = 0; p < jobs[i * drafters].n_parts; p++) {
+            const mdsd_dump *d = jobs[i * drafters].parts[p];
+            fprintf(f, "dump %lld %lld %s\n", d->file_size, d->file_mtime_ns, d->path);
+        }
     for (size_t j = 0; j < n_jobs; j++)
         fprintf(f, "column %s\n", jobs[j].label);
     fputs("end\n", f);
@@ -1477,8 +1579,7 @@ int mdsd_batch_run(const mdsd_batch_opts *o, mdsd_report_row **rows_out, size_t 
         if (rc == MDSD_OK)
             rc = run_shard(o, &pl, jobs, n_jobs, signature, partial_path, err);
         for (size_t i = 0; jobs && i < n_jobs; i++)
-            if (jobs[i].dump)
-                mdsd_dump_close(jobs[i].dump);
+            close_job(&jobs[i]);
         free(jobs);
         mdsd_lock_release(&lock);
         if (rows_out)
@@ -1527,8 +1628,7 @@ int mdsd_batch_run(const mdsd_batch_opts *o, mdsd_report_row **rows_out, size_t 
     if (rc == MDSD_OK)
         unlink(partial_path);
     for (size_t i = 0; jobs && i < n_jobs; i++)
-        if (jobs[i].dump)
-            mdsd_dump_close(jobs[i].dump);
+        close_job(&jobs[i]);
     free(jobs);
     free(done.rows), free(fresh.rows);
     mdsd_lock_release(&lock);
