@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -70,6 +71,17 @@ int cli_mpi_run(const char *cmd, int argc, char **argv, const char *output, cli_
             fprintf(stderr, "mdsd %s: rank %d: finished units are kept in %s: fix the problem and "
                     "rerun the same command (same number of ranks) with --resume\n", cmd, rank,
                     partial);
+    }
+    /* A rank that finishes first waits for the others asleep, not polling
+     * (OpenMPI's collectives spin): its core goes to the ranks still at work. */
+    MPI_Request barrier;
+    MPI_Ibarrier(MPI_COMM_WORLD, &barrier);
+    for (int arrived = 0;;) {
+        MPI_Test(&barrier, &arrived, MPI_STATUS_IGNORE);
+        if (arrived)
+            break;
+        struct timespec nap = {0, 2000000};
+        nanosleep(&nap, NULL);
     }
     /* every rank learns whether any failed: then nothing is written */
     int failed = rc != 0, any = 0, ok = 0;
