@@ -337,3 +337,43 @@ Test(scale, a_directory_of_dump_files_is_read_as_one_dataset, .timeout = 300)
     free(o);
     assert_same_file("one.csv", "r2.csv");
 }
+
+/* ---- checkpoints finer than a (dump, temperature) unit ---- */
+
+/* One temperature: the failure hook names a column and a row. */
+#define JOB1 "d.h5 -t 0.6 -d 2,3 -s iid,wor,greedy -v rrs,rrsw,kseq,greedy --trials 200 --simulate " \
+             "--seed 7 --draft-model a,b --threads 1"
+
+Test(scale, a_unit_resumes_from_its_last_checkpoint, .timeout = 300)
+{
+    const char *m = test_mdsd_bin();
+    char *o;
+    cr_assert_eq(sh(&o, "%s table " JOB1 " -o one.csv", m), 0, "%s", o);
+    free(o);
+    /* 7-row blocks, a checkpoint after each; column a fails at row 30 */
+    const char *env = "MDSD_TABLE_BLOCK_ROWS=7";
+    cr_assert_eq(sh(&o, "%s MDSD_TABLE_FAIL=0:30 %s table " JOB1 " -o r.csv --checkpoint-seconds 0", env, m),
+                 1, "%s", o);
+    free(o);
+    /* samples start at rows 0, 1, 3, 6, 10, 15, 21, 28, 36: after the block of
+     * rows 21..27 the sample of rows 21..27 is still open (its end is not seen
+     * before row 28), so the samples before row 21 are safe */
+    cr_assert_eq(sh(&o, "grep '^#checkpoint d.h5:a,0.6 ' r.csv.partial | tail -1"), 0, "%s", o);
+    cr_assert_not_null(strstr(o, "next=21 "), "%s", o);
+    free(o);
+    /* resumed, the rows before 21 are not evaluated again (row 20 would fail) */
+    cr_assert_eq(sh(&o, "%s MDSD_TABLE_FAIL=0:20 %s table " JOB1 " -o r.csv --checkpoint-seconds 0 --resume",
+                    env, m), 0, "%s", o);
+    free(o);
+    assert_same_file("one.csv", "r.csv");
+    /* an altered summary in a checkpoint is refused, naming the unit */
+    cr_assert_eq(sh(&o, "%s MDSD_TABLE_FAIL=0:30 %s table " JOB1 " -o s.csv --checkpoint-seconds 0", env, m),
+                 1, "%s", o);
+    free(o);
+    cr_assert_eq(sh(&o, "sed -i '0,/^g /s/^\\(g [0-9]* [0-9]* 0x1\\.\\)[0-9a-f]/\\10/' s.csv.partial"), 0,
+                 "%s", o);
+    free(o);
+    cr_assert_eq(sh(&o, "%s table " JOB1 " -o s.csv --resume", m), 1, "%s", o);
+    cr_assert_not_null(strstr(o, "unit d.h5:a,0.6: the sample summaries before its checkpoint"), "%s", o);
+    free(o);
+}

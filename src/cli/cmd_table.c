@@ -1,5 +1,6 @@
 /* mdsd table: the batch job over logit dumps (batch.h), with the results as
  * a tidy CSV and, on request, Markdown / LaTeX tables (report.h). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +46,10 @@ static const char usage_text[] =
     "                           finished unit is checked against its row count and\n"
     "                           checksum)\n"
     "      --discard-partial    delete an existing FILE.partial and start over (without\n"
-    "                           --resume or this, an existing FILE.partial stops the job)\n"
+    "                           --resume or this, an existing FILE.partial stops the job)\n"    "      --checkpoint-seconds S  inside a (dump, temperature) unit, save the samples\n"
+    "                           finished so far to FILE.partial every S seconds (default\n"
+    "                           60; 0 = after every block of rows): --resume goes on\n"
+    "                           from there, with the same results\n"
     "      --is-top S           is verifier: free weights only among the top S tokens\n"
     "      --markdown[=FILE]    also render a Hu-et-al.-Table-1-style Markdown table\n"
     "                           (to standard output without FILE)\n"
@@ -67,7 +71,7 @@ static const char usage_text[] =
 enum {
     OPT_DRAFT_MODEL = CLI_OPT_COMMAND, OPT_TRIALS, OPT_SEED, OPT_POSITIONS, OPT_THREADS,
     OPT_RESUME, OPT_IS_TOP, OPT_MARKDOWN, OPT_LATEX, OPT_SIMULATE, OPT_TOP_K, OPT_TOP_P,
-    OPT_PER_POSITION, OPT_LAYOUT, OPT_DISCARD_PARTIAL, OPT_SHARD
+    OPT_PER_POSITION, OPT_LAYOUT, OPT_DISCARD_PARTIAL, OPT_SHARD, OPT_CHECKPOINT_SECONDS
 };
 
 #define MAX_LIST 64
@@ -217,6 +221,14 @@ static int parse_option(int opt, const char *arg, table_opts *t)
     case OPT_LATEX: t->want_latex = true; t->latex = arg ? arg : "-"; return 0;
     case OPT_PER_POSITION: b->per_position = arg; return 0;
     case OPT_LAYOUT: return cli_parse_layout(arg, "table", &t->layout);
+    case OPT_CHECKPOINT_SECONDS:
+        if (cli_parse_double(arg, "--checkpoint-seconds", "table", &b->checkpoint_seconds))
+            return -1;
+        if (!(b->checkpoint_seconds >= 0) || isinf(b->checkpoint_seconds))
+            return cli_usage_error("table", "--checkpoint-seconds: %s is not a number >= 0", arg);
+        if (b->checkpoint_seconds == 0)
+            b->checkpoint_seconds = -1; /* after every block */
+        return 0;
     case OPT_SHARD: {
         unsigned long long i, n;
         int used = 0;
@@ -392,6 +404,7 @@ int cmd_table(int argc, char **argv)
         {"per-position", required_argument, NULL, OPT_PER_POSITION},
         {"layout", required_argument, NULL, OPT_LAYOUT},
         {"shard", required_argument, NULL, OPT_SHARD},
+        {"checkpoint-seconds", required_argument, NULL, OPT_CHECKPOINT_SECONDS},
         {"help", no_argument, NULL, 'h'},
         {0, 0, 0, 0}};
     table_opts t = {0};

@@ -260,6 +260,12 @@ typedef struct {
     mdsd_batch_group open;
     FILE *groups;        /* shard jobs: each closed sample as a line; NULL = none */
     size_t n_groups;
+    size_t open_row;     /* the open sample's first row (rows before it are closed) */
+    /* finer checkpoints (single-process jobs): the samples closed since the
+     * last one, as lines; NULL = none */
+    FILE *ckpt;
+    char *ckpt_text;
+    size_t ckpt_len, ckpt_groups;
 } unit_acc;
 
 /* Per-block results, filled in parallel, consumed in row order. */
@@ -396,16 +402,19 @@ static void close_group(unit_acc *acc, const plan *pl)
     mdsd_batch_fold_group(&acc->fold, pl, &acc->open);
     if (acc->groups)
         mdsd_batch_group_write(acc->groups, pl, &acc->open);
+    if (acc->ckpt)
+        mdsd_batch_group_write(acc->ckpt, pl, &acc->open), acc->ckpt_groups++;
     acc->n_groups++;
     acc->open.rows = 0;
 }
 
 static void accumulate(unit_acc *acc, const plan *pl, const block_results *br, size_t i,
-                       long long sample)
+                       long long sample, size_t row)
 {
     if (acc->open.rows == 0 || sample != acc->open.sample) {
         close_group(acc, pl);
         mdsd_batch_group_reset(&acc->open, pl, sample);
+        acc->open_row = row;
     }
     mdsd_batch_group *g = &acc->open;
     const double *alpha = br->alpha + i * pl->count;
@@ -591,13 +600,68 @@ static long long sample_key(size_t part, int sample)
     return part == 0 ? (long long)sample : (long long)(((uint64_t)part << 32) | (uint32_t)sample);
 }
 
+/* Finer checkpoints than a unit (single-process jobs): every `seconds`
+ * (after a block of rows), the samples closed since the last checkpoint go
+ * to the .partial file as their summary lines and a marker
+ * "#checkpoint LABEL,T next=R groups=K fnv1a=H" (R: the first row not
+ * covered), synced; --resume folds them back (the same bits) and goes on
+ * from row R. */
+typedef struct {
+    FILE *partial;
+    const char *key;
+    double seconds;       /* < 0: after every block */
+    double last;          /* time of the last checkpoint */
+} unit_checkpoint;
+
+static int checkpoint_write(FILE *partial, const char *key, const char *text, size_t len,
+                            size_t groups, size_t next, mdsd_err *err)
+{
+    uint64_t hash = mdsd_fnv1a(MDSD_FNV_OFFSET, text, len);
+    if (fwrite(text, 1, len, partial) != len ||
+        fprintf(partial, "#checkpoint %s next=%zu groups=%zu fnv1a=%016llx\n", key, next, groups,
+                (unsigned long long)hash) < 0 ||
+        fflush(partial) != 0 || fsync(fileno(partial)) != 0)
+        return mdsd_fail(err, MDSD_EIO, "error writing the partial results: %s", strerror(errno));
+    return MDSD_OK;
+}
+
+static int checkpoint_maybe(unit_acc *acc, unit_checkpoint *ck, mdsd_err *err)
+{
+    if (!ck || !acc->ckpt || acc->ckpt_groups == 0 ||
+        (ck->seconds >= 0 && omp_get_wtime() - ck->last < ck->seconds))
+        return MDSD_OK;
+    if (fflush(acc->ckpt) != 0)
+        return mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
+    int rc = checkpoint_write(ck->partial, ck->key, acc->ckpt_text, acc->ckpt_len, acc->ckpt_groups,
+                              acc->open_row, err);
+    fclose(acc->ckpt);
+    free(acc->ckpt_text);
+    acc->ckpt_text = NULL, acc->ckpt_len = 0, acc->ckpt_groups = 0;
+    acc->ckpt = open_memstream(&acc->ckpt_text, &acc->ckpt_len);
+    if (rc == MDSD_OK && !acc->ckpt)
+        rc = mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
+    ck->last = omp_get_wtime();
+    return rc;
+}
+
+/* Test hook (tests/test_scale.c): MDSD_TABLE_BLOCK_ROWS=K reads K rows per
+ * block, so that a small dump has several blocks (and checkpoints). */
+static size_t block_rows_cap(size_t cap)
+{
+    const char *spec = getenv("MDSD_TABLE_BLOCK_ROWS");
+    unsigned long long k;
+    if (spec && sscanf(spec, "%llu", &k) == 1 && k > 0 && k < cap)
+        return (size_t)k;
+    return cap;
+}
+
 /* Rows [begin, end) of file p of the dump (its own row numbers), into acc. */
 static int run_part(unit_ctx *u, const dump_job *job, size_t p, size_t begin, size_t end,
                     worker *workers, block_results *br, unit_acc *acc, mdsd_progress *progress,
-                    mdsd_err *err)
+                    unit_checkpoint *ck, mdsd_err *err)
 {
     mdsd_dump *d = job->parts[p];
-    size_t cap = mdsd_dump_block_rows(d, 1, BLOCK_BYTES);
+    size_t cap = block_rows_cap(mdsd_dump_block_rows(d, 1, BLOCK_BYTES));
     cap = cap < br->cap ? cap : br->cap;
     const plan *pl = u->pl;
     mdsd_err e;
@@ -621,7 +685,7 @@ static int run_part(unit_ctx *u, const dump_job *job, size_t p, size_t begin, si
         if ((rc = evaluate_block(u, workers, b, rows, br, &pf, err)))
             break;
         for (size_t i = 0; i < rows; i++)
-            accumulate(acc, pl, br, i, sample_key(p, b->sample_id[i]));
+            accumulate(acc, pl, br, i, sample_key(p, b->sample_id[i]), u->row_offset + b->row0 + i);
         if (job->per_position)
             per_position_rows(job->per_position, pl, job->label, u->T, u->row_offset, b, rows, br);
         mdsd_progress_add(progress, rows);
@@ -629,6 +693,8 @@ static int run_part(unit_ctx *u, const dump_job *job, size_t p, size_t begin, si
             *err = pf.err;
             rc = pf.rc;
         }
+        if (rc == MDSD_OK)
+            rc = checkpoint_maybe(acc, ck, err);
     }
     /* a dump rewritten while it was read gives void results */
     if (rc == MDSD_OK)
@@ -638,31 +704,85 @@ static int run_part(unit_ctx *u, const dump_job *job, size_t p, size_t begin, si
     return rc;
 }
 
+/* A unit's checkpointed part read back (read_partial). */
+typedef struct {
+    char key[600];
+    char *text;           /* the summary lines */
+    size_t len, groups, next;
+} unit_progress;
+
+typedef struct {
+    unit_progress *items;
+    size_t count;
+} progress_list;
+
+static unit_progress *progress_find(const progress_list *l, const char *key)
+{
+    for (size_t i = 0; l && i < l->count; i++)
+        if (!strcmp(l->items[i].key, key))
+            return &l->items[i];
+    return NULL;
+}
+
+/* Folds a checkpointed part of a unit back into acc; the next row to run. */
+static int resume_progress(const unit_progress *from, const plan *pl, const dump_job *job,
+                           const char *path, unit_acc *acc, size_t *next, mdsd_err *err)
+{
+    mdsd_batch_group *g = malloc(sizeof *g);
+    if (!g)
+        return mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
+    int rc = MDSD_OK;
+    size_t rows = 0;
+    for (const char *s = from->text; rc == MDSD_OK && s < from->text + from->len;
+         s += strcspn(s, "\n") + 1) {
+        if (mdsd_batch_group_parse(s, pl, g) != MDSD_OK)
+            rc = mdsd_fail(err, MDSD_EFORMAT, "'%s.partial': unit %s: a checkpointed sample summary is "
+                           "not one of this job's cells; pass --discard-partial to start over", path,
+                           from->key);
+        else
+            mdsd_batch_fold_group(&acc->fold, pl, g), acc->n_groups++, rows += g->rows;
+    }
+    free(g);
+    if (rc == MDSD_OK && (from->next <= job->begin || from->next > job->end ||
+                          rows != from->next - job->begin))
+        rc = mdsd_fail(err, MDSD_EFORMAT, "'%s.partial': unit %s: its checkpoint covers %zu rows up to "
+                       "row %zu, not the job's rows from %zu; pass --discard-partial to start over", path,
+                       from->key, rows, from->next, job->begin);
+    *next = from->next;
+    return rc;
+}
+
 static int run_unit(const mdsd_batch_opts *o, const plan *pl, const dump_job *job, double T,
                     size_t t_index, worker *workers, mdsd_progress *progress, FILE *groups,
-                    size_t *n_groups, mdsd_report_row *rows_out, mdsd_err *err)
+                    size_t *n_groups, const unit_progress *from, unit_checkpoint *ck,
+                    mdsd_report_row *rows_out, mdsd_err *err)
 {
     unit_ctx u = {o, pl, job->label, job->dump->V, T,
                   mdsd_seed_mix(o->seed, job->index, t_index), test_hook_row(job->index), 0};
     size_t cap = 0;
     for (size_t p = 0; p < job->n_parts; p++) {
-        size_t c = mdsd_dump_block_rows(job->parts[p], 1, BLOCK_BYTES);
+        size_t c = block_rows_cap(mdsd_dump_block_rows(job->parts[p], 1, BLOCK_BYTES));
         cap = c > cap ? c : cap;
     }
     unit_acc *acc = calloc(1, sizeof *acc);
     block_results br = {0};
     int rc = !acc ? mdsd_fail(err, MDSD_ENOMEM, "table: out of memory")
                   : block_results_alloc(&br, cap, pl, err);
+    size_t start = job->begin;
     if (rc == MDSD_OK) {
         mdsd_batch_fold_init(&acc->fold, pl);
         acc->groups = groups;
+        if (ck && !(acc->ckpt = open_memstream(&acc->ckpt_text, &acc->ckpt_len)))
+            rc = mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
     }
-    /* the files that hold rows [begin, end); a shard may hold none */
+    if (rc == MDSD_OK && from && (rc = resume_progress(from, pl, job, o->output, acc, &start, err)) == MDSD_OK)
+        mdsd_progress_skip(progress, start - job->begin);
+    /* the files that hold rows [start, end); a shard may hold none */
     for (size_t p = 0; p < job->n_parts && rc == MDSD_OK; p++) {
         size_t lo = job->part_row0[p], hi = job->part_row0[p + 1];
-        size_t b = job->begin > lo ? job->begin : lo, e = job->end < hi ? job->end : hi;
+        size_t b = start > lo ? start : lo, e = job->end < hi ? job->end : hi;
         if (b < e)
-            rc = run_part(&u, job, p, b - lo, e - lo, workers, &br, acc, progress, err);
+            rc = run_part(&u, job, p, b - lo, e - lo, workers, &br, acc, progress, ck, err);
     }
     if (rc == MDSD_OK) {
         close_group(acc, pl);
@@ -671,6 +791,10 @@ static int run_unit(const mdsd_batch_opts *o, const plan *pl, const dump_job *jo
             *n_groups = acc->n_groups;
     }
     block_results_free(&br);
+    if (acc && acc->ckpt)
+        fclose(acc->ckpt);
+    if (acc)
+        free(acc->ckpt_text);
     free(acc);
     return rc;
 }
@@ -858,8 +982,65 @@ static int accept_unit(const char *path, size_t lineno, const char *marker, part
 
 /* Reads the finished units of a previous run; rows after the last marker
  * belong to an interrupted unit and are dropped. */
+/* A "#checkpoint KEY next=R groups=K fnv1a=H" marker over the summary lines
+ * read since the last marker (text, count, hash): kept in prog under KEY. */
+static int accept_checkpoint(const char *path, size_t lineno, const char *marker, const char *text,
+                             size_t len, size_t groups, uint64_t hash, progress_list *prog,
+                             mdsd_err *err)
+{
+    const char *at = strstr(marker, " next=");
+    for (const char *more; at && (more = strstr(at + 1, " next=")); at = more)
+        ;
+    unsigned long long next, k, h;
+    int end = 0;
+    if (!at || sscanf(at, " next=%llu groups=%llu fnv1a=%16llx%n", &next, &k, &h, &end) != 3 ||
+        (at[end] != '\n' && at[end] != '\0'))
+        return mdsd_fail(err, MDSD_EFORMAT, "'%s', line %zu: a malformed checkpoint marker; pass "
+                         "--discard-partial to start over", path, lineno);
+    char key[600];
+    snprintf(key, sizeof key, "%.*s", (int)(at - (marker + 12)), marker + 12);
+    if (k != groups || h != hash)
+        return mdsd_fail(err, MDSD_EFORMAT, "'%s': unit %s: the sample summaries before its checkpoint "
+                         "(line %zu) do not match the marker (%zu lines, it records %llu; or a line was "
+                         "altered); pass --discard-partial to start over", path, key, lineno, groups, k);
+    unit_progress *u = progress_find(prog, key);
+    if (!u) {
+        unit_progress *grown = realloc(prog->items, (prog->count + 1) * sizeof *grown);
+        if (!grown)
+            return mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
+        prog->items = grown;
+        u = &prog->items[prog->count++];
+        memset(u, 0, sizeof *u);
+        snprintf(u->key, sizeof u->key, "%s", key);
+    }
+    char *t = realloc(u->text, u->len + len + 1);
+    if (!t)
+        return mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
+    memcpy(t + u->len, text, len);
+    t[u->len + len] = '\0';
+    u->text = t, u->len += len, u->groups += groups, u->next = (size_t)next;
+    return MDSD_OK;
+}
+
+static void progress_drop(progress_list *prog, const char *key)
+{
+    unit_progress *u = progress_find(prog, key);
+    if (!u)
+        return;
+    free(u->text);
+    *u = prog->items[--prog->count];
+}
+
+static void progress_free(progress_list *prog)
+{
+    for (size_t i = 0; i < prog->count; i++)
+        free(prog->items[i].text);
+    free(prog->items);
+    prog->items = NULL, prog->count = 0;
+}
+
 static int read_partial(const char *path, const char *signature, size_t cells, row_list *done,
-                        mdsd_err *err)
+                        progress_list *prog, mdsd_err *err)
 {
     FILE *f = fopen(path, "r");
     if (!f)
@@ -880,6 +1061,10 @@ static int read_partial(const char *path, const char *signature, size_t cells, r
      * and is dropped with that unit. */
     mdsd_err pending;
     mdsd_err_clear(&pending);
+    /* summary lines since the last marker (finer checkpoints) */
+    char *gtext = NULL;
+    size_t glen = 0, gcap = 0, gcount = 0;
+    uint64_t ghash = MDSD_FNV_OFFSET;
     while (rc == MDSD_OK && (len = getline(&line, &cap, f)) >= 0) {
         lineno++;
         if (!strncmp(line, "#done", 5) && (size_t)len == strlen(line)) {
@@ -887,8 +1072,39 @@ static int read_partial(const char *path, const char *signature, size_t cells, r
                 *err = pending;
                 rc = pending.code;
             } else {
+                char key[600] = "";
+                if (u.rows.count)
+                    unit_key(&u.rows.rows[0], key, sizeof key);
                 rc = accept_unit(path, lineno, line, &u, cells, done, err);
+                if (rc == MDSD_OK) /* the unit is whole: its checkpoints have served */
+                    progress_drop(prog, key);
             }
+            glen = gcount = 0, ghash = MDSD_FNV_OFFSET;
+        } else if (!strncmp(line, "#checkpoint ", 12) && (size_t)len == strlen(line)) {
+            if (pending.code) {
+                *err = pending;
+                rc = pending.code;
+            } else if (u.rows.count) {
+                rc = mdsd_fail(err, MDSD_EFORMAT, "'%s', line %zu: a checkpoint marker among the rows "
+                               "of a unit; pass --discard-partial to start over", path, lineno);
+            } else {
+                rc = accept_checkpoint(path, lineno, line, gtext, glen, gcount, ghash, prog, err);
+            }
+            glen = gcount = 0, ghash = MDSD_FNV_OFFSET;
+        } else if (!strncmp(line, "g ", 2) && !pending.code && (size_t)len == strlen(line)) {
+            if (glen + (size_t)len + 1 > gcap) {
+                gcap = 2 * (glen + (size_t)len + 1);
+                char *grown = realloc(gtext, gcap);
+                if (!grown) {
+                    rc = mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
+                    break;
+                }
+                gtext = grown;
+            }
+            memcpy(gtext + glen, line, (size_t)len);
+            glen += (size_t)len;
+            gcount++;
+            ghash = mdsd_fnv1a(ghash, line, (size_t)len);
         } else if (lineno == 2 && !strncmp(line, "dump,", 5)) {
             continue; /* the CSV header */
         } else if (pending.code) {
@@ -909,6 +1125,7 @@ static int read_partial(const char *path, const char *signature, size_t cells, r
             }
         }
     }
+    free(gtext);
     free(u.rows.rows);
     free(line);
     fclose(f);
@@ -987,11 +1204,26 @@ static int partial_policy(const mdsd_batch_opts *o, const char *partial_path, md
                      "start over", partial_path);
 }
 
+/* Whether a finer checkpoint was written to the partial file. */
+static bool partial_has_checkpoint(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    char *line = NULL;
+    size_t cap = 0;
+    bool found = false;
+    while (f && !found && getline(&line, &cap, f) >= 0)
+        found = !strncmp(line, "#checkpoint ", 12);
+    free(line);
+    if (f)
+        fclose(f);
+    return found;
+}
+
 /* Rewrites the partial file with the job's signature and the verified
  * finished units (atomically: an interrupt here loses nothing), then opens
  * it for appending. */
 static FILE *start_partial(const char *partial_path, const char *signature, const row_list *done,
-                           const plan *pl, mdsd_err *err)
+                           const progress_list *prog, const plan *pl, mdsd_err *err)
 {
     mdsd_outfile out;
     if (mdsd_outfile_open(&out, partial_path, err))
@@ -1001,6 +1233,10 @@ static FILE *start_partial(const char *partial_path, const char *signature, cons
     int rc = MDSD_OK;
     for (size_t i = 0; i < done->count && rc == MDSD_OK; i += pl->count)
         rc = append_unit(out.f, done->rows + i, pl->count, pl->max_n, err);
+    /* the checkpointed parts of unfinished units, each under one marker */
+    for (size_t i = 0; prog && i < prog->count && rc == MDSD_OK; i++)
+        rc = checkpoint_write(out.f, prog->items[i].key, prog->items[i].text, prog->items[i].len,
+                              prog->items[i].groups, prog->items[i].next, err);
     if (rc == MDSD_OK)
         rc = mdsd_outfile_commit(&out, err);
     mdsd_outfile_abort(&out);
@@ -1250,8 +1486,8 @@ static int shard_unit_finish(const mdsd_batch_opts *o, const dump_job *job, size
 /* Runs every temperature of one dump, appending finished units (shard jobs:
  * their per-sample summaries, into su). */
 static int run_dump(const mdsd_batch_opts *o, const plan *pl, const dump_job *job,
-                    const row_list *done, row_list *all, FILE *partial, mdsd_progress *progress,
-                    shard_units *su, mdsd_err *err)
+                    const row_list *done, const progress_list *prog, row_list *all, FILE *partial,
+                    mdsd_progress *progress, shard_units *su, mdsd_err *err)
 {
     int threads = o->threads > 0 ? o->threads : omp_get_max_threads();
     mdsd_err e;
@@ -1275,7 +1511,7 @@ static int run_dump(const mdsd_batch_opts *o, const plan *pl, const dump_job *jo
                 rc = mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
                 break;
             }
-            rc = run_unit(o, pl, job, T, t, workers, progress, m, &n_groups, rows, err);
+            rc = run_unit(o, pl, job, T, t, workers, progress, m, &n_groups, NULL, NULL, rows, err);
             if (fclose(m) != 0 && rc == MDSD_OK)
                 rc = mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
             if (rc == MDSD_OK)
@@ -1283,7 +1519,12 @@ static int run_dump(const mdsd_batch_opts *o, const plan *pl, const dump_job *jo
             free(groups);
             continue;
         }
-        rc = run_unit(o, pl, job, T, t, workers, progress, NULL, NULL, rows, err);
+        char key[600];
+        snprintf(key, sizeof key, "%s,%.10g", job->label, T);
+        unit_checkpoint ck = {partial, key, o->checkpoint_seconds > 0 ? o->checkpoint_seconds
+                                            : o->checkpoint_seconds < 0 ? -1.0 : 60.0, omp_get_wtime()};
+        rc = run_unit(o, pl, job, T, t, workers, progress, NULL, NULL, progress_find(prog, key), &ck,
+                      rows, err);
         if (rc == MDSD_OK)
             rc = append_unit(partial, rows, pl->count, pl->max_n, err);
         if (rc == MDSD_OK)
@@ -1501,7 +1742,7 @@ static int run_shard(const mdsd_batch_opts *o, const plan *pl, dump_job *jobs, s
     if (!o->progress)
         progress.enabled = false;
     for (size_t j = 0; j < n_jobs && rc == MDSD_OK; j++)
-        rc = run_dump(o, pl, &jobs[j], NULL, NULL, partial, &progress, &su, err);
+        rc = run_dump(o, pl, &jobs[j], NULL, NULL, NULL, partial, &progress, &su, err);
     mdsd_progress_finish(&progress);
     if (partial)
         fclose(partial);
@@ -1567,6 +1808,7 @@ int mdsd_batch_run(const mdsd_batch_opts *o, mdsd_report_row **rows_out, size_t 
     rc = partial_policy(o, partial_path, err);
 
     row_list done = {0}, fresh = {0}, all = {0};
+    progress_list prog = {0};
     size_t n_jobs = job_count(o);
     dump_job *jobs = calloc(n_jobs, sizeof *jobs);
     if (!jobs && rc == MDSD_OK)
@@ -1594,7 +1836,7 @@ int mdsd_batch_run(const mdsd_batch_opts *o, mdsd_report_row **rows_out, size_t 
             jobs[i].per_position = &pp;
     }
     if (rc == MDSD_OK && o->resume)
-        rc = read_partial(partial_path, signature, pl.count, &done, err);
+        rc = read_partial(partial_path, signature, pl.count, &done, &prog, err);
     if (rc == MDSD_OK)
         rc = check_done_units(partial_path, o, jobs, n_jobs, &done, err);
     if (rc == MDSD_OK)
@@ -1602,7 +1844,7 @@ int mdsd_batch_run(const mdsd_batch_opts *o, mdsd_report_row **rows_out, size_t 
     /* Rewrite the partial file with what is kept, then append as units finish. */
     mdsd_err e;
     mdsd_err_clear(&e);
-    FILE *partial = rc == MDSD_OK ? start_partial(partial_path, signature, &done, &pl, &e) : NULL;
+    FILE *partial = rc == MDSD_OK ? start_partial(partial_path, signature, &done, &prog, &pl, &e) : NULL;
     if (rc == MDSD_OK && !partial)
         rc = mdsd_fail_from(err, &e, partial_path);
     mdsd_progress progress;
@@ -1610,12 +1852,12 @@ int mdsd_batch_run(const mdsd_batch_opts *o, mdsd_report_row **rows_out, size_t 
     if (!o->progress)
         progress.enabled = false;
     for (size_t i = 0; i < n_jobs && rc == MDSD_OK; i++)
-        rc = run_dump(o, &pl, &jobs[i], &done, &fresh, partial, &progress, NULL, err);
+        rc = run_dump(o, &pl, &jobs[i], &done, &prog, &fresh, partial, &progress, NULL, err);
     mdsd_progress_finish(&progress);
     if (partial)
         fclose(partial);
     /* Keep the partial file only if it holds finished work to resume from. */
-    if (partial && rc != MDSD_OK && done.count == 0 && fresh.count == 0)
+    if (partial && rc != MDSD_OK && done.count == 0 && fresh.count == 0 && !partial_has_checkpoint(partial_path))
         unlink(partial_path);
     if (rc == MDSD_OK)
         rc = collect(o, jobs, n_jobs, &done, &fresh, &all, err);
@@ -1631,6 +1873,7 @@ int mdsd_batch_run(const mdsd_batch_opts *o, mdsd_report_row **rows_out, size_t 
         close_job(&jobs[i]);
     free(jobs);
     free(done.rows), free(fresh.rows);
+    progress_free(&prog);
     mdsd_lock_release(&lock);
     if (rc == MDSD_OK && rows_out) {
         *rows_out = all.rows;
