@@ -1423,6 +1423,46 @@ static int check_done_units(const char *path, const mdsd_batch_opts *o, const du
     return MDSD_OK;
 }
 
+/* Every checkpointed part of a unit must be one of this job's unfinished
+ * units, hold whole summaries of its cells and cover its rows up to the
+ * recorded next row: checked before the partial file is rewritten. */
+static int check_progress(const char *path, const mdsd_batch_opts *o, const dump_job *jobs,
+                          size_t n_jobs, const progress_list *prog, const plan *pl, mdsd_err *err)
+{
+    mdsd_batch_group *g = malloc(sizeof *g);
+    int rc = g ? MDSD_OK : mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
+    for (size_t i = 0; i < prog->count && rc == MDSD_OK; i++) {
+        const unit_progress *u = &prog->items[i];
+        const dump_job *job = NULL;
+        for (size_t j = 0; j < n_jobs && !job; j++)
+            for (size_t t = 0; t < o->n_temperatures && !job; t++) {
+                char key[600];
+                snprintf(key, sizeof key, "%s,%.10g", jobs[j].label, o->temperatures[t]);
+                if (!strcmp(key, u->key))
+                    job = &jobs[j];
+            }
+        if (!job) {
+            rc = mdsd_fail(err, MDSD_EFORMAT, "'%s': the checkpoint of unit %s is not part of this "
+                           "job; pass --discard-partial to start over", path, u->key);
+            break;
+        }
+        size_t rows = 0;
+        for (const char *s = u->text; rc == MDSD_OK && s < u->text + u->len; s += strcspn(s, "\n") + 1)
+            if (mdsd_batch_group_parse(s, pl, g) != MDSD_OK)
+                rc = mdsd_fail(err, MDSD_EFORMAT, "'%s': unit %s: a checkpointed sample summary is not "
+                               "one of this job's cells; pass --discard-partial to start over", path,
+                               u->key);
+            else
+                rows += g->rows;
+        if (rc == MDSD_OK && (u->next <= job->begin || u->next > job->end || rows != u->next - job->begin))
+            rc = mdsd_fail(err, MDSD_EFORMAT, "'%s': unit %s: its checkpoint covers %zu rows up to row "
+                           "%zu, not the job's rows from %zu; pass --discard-partial to start over",
+                           path, u->key, rows, u->next, job->begin);
+    }
+    free(g);
+    return rc;
+}
+
 static void workers_free(worker *w, int count)
 {
     for (int i = 0; w && i < count; i++) {
@@ -1839,6 +1879,8 @@ int mdsd_batch_run(const mdsd_batch_opts *o, mdsd_report_row **rows_out, size_t 
         rc = read_partial(partial_path, signature, pl.count, &done, &prog, err);
     if (rc == MDSD_OK)
         rc = check_done_units(partial_path, o, jobs, n_jobs, &done, err);
+    if (rc == MDSD_OK)
+        rc = check_progress(partial_path, o, jobs, n_jobs, &prog, &pl, err);
     if (rc == MDSD_OK)
         warn_monte_carlo(o, &pl, jobs[0].dump->V, total);
     /* Rewrite the partial file with what is kept, then append as units finish. */
