@@ -654,7 +654,8 @@ static int shard_unit(size_t i, const char *path, size_t tb, size_t te, const ch
     if (!f)
         return mdsd_fail(err, MDSD_ENOMEM, "out of memory");
     fprintf(f, "#unit %zu 0 rows=%zu:%zu\n", i, tb, te);
-    fwrite(lines, 1, lines_len, f);
+    if (lines_len)
+        fwrite(lines, 1, lines_len, f);
     fflush(f);
     uint64_t hash = mdsd_fnv1a(MDSD_FNV_OFFSET, buf, n);
     fprintf(f, "#done %s groups=%zu fnv1a=%016llx\n", path, n_lines, (unsigned long long)hash);
@@ -676,7 +677,8 @@ static char *join_units(const char *header, char **text, const size_t *len, size
         return NULL;
     memcpy(out, header, at);
     for (size_t i = 0; i < n; i++) {
-        memcpy(out + at, text[i], len[i]);
+        if (len[i]) /* unfinished dumps have no text yet */
+            memcpy(out + at, text[i], len[i]);
         at += len[i];
     }
     out[at] = '\0';

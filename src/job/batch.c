@@ -1514,7 +1514,8 @@ static int shard_unit_finish(const mdsd_batch_opts *o, const dump_job *job, size
     if (!text)
         return mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
     memcpy(text, head, (size_t)hl);
-    memcpy(text + hl, groups, groups_len);
+    if (groups_len)
+        memcpy(text + hl, groups, groups_len);
     memcpy(text + hl + groups_len, tail, (size_t)tl + 1);
     su->text[k] = text;
     su->len[k] = len;
@@ -1736,7 +1737,8 @@ static char *shard_join(const char *header, const shard_units *su, size_t n_unit
     size_t at = strlen(header);
     memcpy(out, header, at);
     for (size_t k = 0; k < n_units; k++) {
-        memcpy(out + at, su->text[k], su->len[k]);
+        if (su->len[k]) /* unfinished units have no text yet */
+            memcpy(out + at, su->text[k], su->len[k]);
         at += su->len[k];
     }
     out[at] = '\0';
