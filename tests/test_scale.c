@@ -377,3 +377,40 @@ Test(scale, a_unit_resumes_from_its_last_checkpoint, .timeout = 300)
     cr_assert_not_null(strstr(o, "unit d.h5:a,0.6: the sample summaries before its checkpoint"), "%s", o);
     free(o);
 }
+
+Test(scale, shards_and_ranks_resume_inside_a_unit, .timeout = 300)
+{
+    const char *m = test_mdsd_bin();
+    char *o;
+    const char *env = "MDSD_TABLE_BLOCK_ROWS=7";
+    /* shard 2/2 holds rows 28..44 (its share starts at row 22, inside the sample of rows
+     * 21..27); column a fails at row 44, in the third 7-row block: the checkpoint
+     * after the second holds the sample of rows 28..35 */
+    cr_assert_eq(sh(&o, "%s table " JOB1 " --shard 2/2 -o ref.agg", m), 0, "%s", o);
+    free(o);
+    cr_assert_eq(sh(&o, "%s MDSD_TABLE_FAIL=0:44 %s table " JOB1 " --shard 2/2 -o p.agg "
+                    "--checkpoint-seconds 0", env, m), 1, "%s", o);
+    free(o);
+    cr_assert_eq(sh(&o, "grep '^#checkpoint d.h5:a,0.6 ' p.agg.partial | tail -1"), 0, "%s", o);
+    cr_assert_not_null(strstr(o, "next=36 "), "%s", o);
+    free(o);
+    cr_assert_eq(sh(&o, "%s MDSD_TABLE_FAIL=0:30 %s table " JOB1 " --shard 2/2 -o p.agg "
+                    "--checkpoint-seconds 0 --resume", env, m), 0, "%s", o);
+    free(o);
+    assert_same_file("ref.agg", "p.agg");
+    /* MPI: the second rank (the same rows) stops at row 44, then resumes from row 36 */
+    const char *mpi = mpi_bin();
+    cr_assert_eq(sh(&o, "%s table " JOB1 " -o one.csv", m), 0, "%s", o);
+    free(o);
+    cr_assert_neq(sh(&o, "%s MDSD_TABLE_FAIL=0:44 " MPIRUN " -np 2 %s table " JOB1 " -o r.csv "
+                     "--checkpoint-seconds 0", env, mpi), 0, "%s", o);
+    free(o);
+    cr_assert_eq(sh(&o, "grep -c '^#checkpoint d.h5:a,0.6 next=36 ' r.csv.shard-2-of-2.partial"), 0, "%s", o);
+    free(o);
+    cr_assert_eq(sh(&o, "%s MDSD_TABLE_FAIL=0:30 " MPIRUN " -np 2 %s table " JOB1 " -o r.csv "
+                    "--checkpoint-seconds 0 --resume", env, mpi), 0, "%s", o);
+    free(o);
+    assert_same_file("one.csv", "r.csv");
+    cr_assert_eq(sh(&o, "ls | grep -E 'partial|lock|tmp'"), 1, "left behind: %s", o);
+    free(o);
+}

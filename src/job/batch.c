@@ -1544,6 +1544,11 @@ static int run_dump(const mdsd_batch_opts *o, const plan *pl, const dump_job *jo
             mdsd_progress_skip(progress, job->end - job->begin);
             continue;
         }
+        char key[600];
+        snprintf(key, sizeof key, "%s,%.10g", job->label, T);
+        unit_checkpoint ck = {partial, key, o->checkpoint_seconds > 0 ? o->checkpoint_seconds
+                                            : o->checkpoint_seconds < 0 ? -1.0 : 60.0, omp_get_wtime()};
+        const unit_progress *from = progress_find(prog, key);
         if (su) {
             char *groups = NULL;
             size_t len = 0, n_groups = 0;
@@ -1552,7 +1557,9 @@ static int run_dump(const mdsd_batch_opts *o, const plan *pl, const dump_job *jo
                 rc = mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
                 break;
             }
-            rc = run_unit(o, pl, job, T, t, workers, progress, m, &n_groups, NULL, NULL, rows, err);
+            if (from) /* the samples of the unit's checkpoints come first */
+                fwrite(from->text, 1, from->len, m);
+            rc = run_unit(o, pl, job, T, t, workers, progress, m, &n_groups, from, &ck, rows, err);
             if (fclose(m) != 0 && rc == MDSD_OK)
                 rc = mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
             if (rc == MDSD_OK)
@@ -1560,12 +1567,7 @@ static int run_dump(const mdsd_batch_opts *o, const plan *pl, const dump_job *jo
             free(groups);
             continue;
         }
-        char key[600];
-        snprintf(key, sizeof key, "%s,%.10g", job->label, T);
-        unit_checkpoint ck = {partial, key, o->checkpoint_seconds > 0 ? o->checkpoint_seconds
-                                            : o->checkpoint_seconds < 0 ? -1.0 : 60.0, omp_get_wtime()};
-        rc = run_unit(o, pl, job, T, t, workers, progress, NULL, NULL, progress_find(prog, key), &ck,
-                      rows, err);
+        rc = run_unit(o, pl, job, T, t, workers, progress, NULL, NULL, from, &ck, rows, err);
         if (rc == MDSD_OK)
             rc = append_unit(partial, rows, pl->count, pl->max_n, err);
         if (rc == MDSD_OK)
@@ -1682,8 +1684,46 @@ static char *shard_header(const mdsd_batch_opts *o, const plan *pl, const dump_j
 
 /* A shard's checkpoint read back: the header must be this shard's, and each
  * finished unit one of its units with its rows. */
+/* The finer checkpoints between the units of a shard's checkpoint file
+ * (body: after its header) into prog. */
+static int shard_progress(const char *path, const char *body, size_t len, progress_list *prog,
+                          mdsd_err *err)
+{
+    const char *s = body, *end = body + len, *gtext = NULL;
+    size_t glen = 0, gcount = 0, lineno = 0;
+    uint64_t ghash = MDSD_FNV_OFFSET;
+    bool in_unit = false;
+    int rc = MDSD_OK;
+    while (rc == MDSD_OK && s < end) {
+        const char *nl = memchr(s, '\n', (size_t)(end - s));
+        size_t n = nl ? (size_t)(nl - s) + 1 : (size_t)(end - s);
+        lineno++;
+        if (!nl) {
+            break; /* a line cut short: the tail of an interrupted write */
+        } else if (!strncmp(s, "#unit ", 6)) {
+            in_unit = true;
+        } else if (!strncmp(s, "#done ", 6)) {
+            in_unit = false;
+        } else if (!in_unit && !strncmp(s, "g ", 2)) {
+            if (gcount == 0)
+                gtext = s;
+            glen += n, gcount++;
+            ghash = mdsd_fnv1a(ghash, s, n);
+        } else if (!in_unit && !strncmp(s, "#checkpoint ", 12)) {
+            char *marker = strndup(s, n);
+            rc = marker ? accept_checkpoint(path, lineno, marker, gtext, glen, gcount, ghash, prog, err)
+                        : mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
+            free(marker);
+            glen = gcount = 0, ghash = MDSD_FNV_OFFSET;
+        }
+        s += n;
+    }
+    return rc;
+}
+
 static int shard_resume(const mdsd_batch_opts *o, const char *path, const char *header,
-                        const dump_job *jobs, size_t n_jobs, shard_units *su, mdsd_err *err)
+                        const dump_job *jobs, size_t n_jobs, shard_units *su, progress_list *prog,
+                        const plan *pl, mdsd_err *err)
 {
     char *text = NULL;
     size_t size = 0, hl = strlen(header);
@@ -1720,6 +1760,13 @@ static int shard_resume(const mdsd_batch_opts *o, const char *path, const char *
             su->len[k] = u->len;
         }
     }
+    if (rc == MDSD_OK)
+        rc = shard_progress(path, text + hl, size - hl, prog, err);
+    /* a finished unit's checkpoints have served */
+    for (size_t i = 0; i < count && rc == MDSD_OK; i++)
+        progress_drop(prog, units[i].key);
+    if (rc == MDSD_OK)
+        rc = check_progress(path, o, jobs, n_jobs, prog, pl, err);
     free(units);
     free(text);
     return rc;
@@ -1751,6 +1798,7 @@ static int run_shard(const mdsd_batch_opts *o, const plan *pl, dump_job *jobs, s
 {
     size_t n_units = n_jobs * o->n_temperatures, total = 0;
     shard_units su = {calloc(n_units, sizeof *su.text), calloc(n_units, sizeof *su.len)};
+    progress_list prog = {0};
     int rc = su.text && su.len ? MDSD_OK : mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
     for (size_t j = 0; j < n_jobs && rc == MDSD_OK; j++)
         if ((rc = shard_rows(o, &jobs[j], err)) == MDSD_OK)
@@ -1759,7 +1807,7 @@ static int run_shard(const mdsd_batch_opts *o, const plan *pl, dump_job *jobs, s
     if (rc == MDSD_OK && !header)
         rc = err->code;
     if (rc == MDSD_OK && o->resume)
-        rc = shard_resume(o, partial_path, header, jobs, n_jobs, &su, err);
+        rc = shard_resume(o, partial_path, header, jobs, n_jobs, &su, &prog, pl, err);
     if (rc == MDSD_OK)
         warn_monte_carlo(o, pl, jobs[0].dump->V, total);
     /* the checkpoint: rewritten with the header and the finished units */
@@ -1772,7 +1820,12 @@ static int run_shard(const mdsd_batch_opts *o, const plan *pl, dump_job *jobs, s
             rc = mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
         else if ((rc = mdsd_outfile_open(&out, partial_path, err)) == MDSD_OK) {
             fwrite(kept, 1, size, out.f);
-            rc = mdsd_outfile_commit(&out, err);
+            /* and the checkpointed parts of unfinished units */
+            for (size_t i = 0; i < prog.count && rc == MDSD_OK; i++)
+                rc = checkpoint_write(out.f, prog.items[i].key, prog.items[i].text, prog.items[i].len,
+                                      prog.items[i].groups, prog.items[i].next, err);
+            if (rc == MDSD_OK)
+                rc = mdsd_outfile_commit(&out, err);
             mdsd_outfile_abort(&out);
         }
         free(kept);
@@ -1784,7 +1837,7 @@ static int run_shard(const mdsd_batch_opts *o, const plan *pl, dump_job *jobs, s
     if (!o->progress)
         progress.enabled = false;
     for (size_t j = 0; j < n_jobs && rc == MDSD_OK; j++)
-        rc = run_dump(o, pl, &jobs[j], NULL, NULL, NULL, partial, &progress, &su, err);
+        rc = run_dump(o, pl, &jobs[j], NULL, &prog, NULL, partial, &progress, &su, err);
     mdsd_progress_finish(&progress);
     if (partial)
         fclose(partial);
@@ -1808,6 +1861,7 @@ static int run_shard(const mdsd_batch_opts *o, const plan *pl, dump_job *jobs, s
         unlink(partial_path);
     free(agg);
     free(header);
+    progress_free(&prog);
     for (size_t k = 0; su.text && k < n_units; k++)
         free(su.text[k]);
     free(su.text), free(su.len);

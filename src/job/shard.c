@@ -68,6 +68,12 @@ int mdsd_shard_units_parse(const char *name, const char *body, size_t len, bool 
         size_t n = line_len(s, end);
         mdsd_shard_unit u = {0};
         int used = 0;
+        /* a checkpoint's lines between units (finer checkpoints: the caller
+         * reads them) */
+        if (drop_tail && (!strncmp(s, "g ", 2) || !strncmp(s, "#checkpoint ", 12))) {
+            s += n;
+            continue;
+        }
         if (sscanf(s, "#unit %zu %zu rows=%zu:%zu%n", &u.job, &u.temp, &u.begin, &u.end, &used) != 4 ||
             (size_t)used + 1 != n || s[used] != '\n' || u.begin > u.end) {
             rc = mdsd_fail(err, MDSD_EFORMAT, "'%s': unit %zu does not start with a '#unit J T "

@@ -90,8 +90,10 @@ typedef struct {
 } mdsd_shard_unit;
 
 /* Parses the unit blocks of body (after the header); each marker's count
- * and checksum are checked. drop_tail: a last block without its marker (a
- * checkpoint's unit cut short) is dropped, else an error. */
+ * and checksum are checked. drop_tail (a checkpoint file): a last block
+ * without its marker (a unit cut short) is dropped, and the lines of finer
+ * checkpoints between units ("g ..." and "#checkpoint ...") are skipped;
+ * else both are errors. */
 int mdsd_shard_units_parse(const char *name, const char *body, size_t len, bool drop_tail,
                            mdsd_shard_unit **units, size_t *count, mdsd_err *err);
 
