@@ -1148,7 +1148,11 @@ int cmd_block(int argc, char **argv)
         return CLI_EXIT_OK;
     }
 #ifdef MDSD_MPI
-    if (!o.markov && o.n_dumps && o.output && !o.shards && cli_mpi_launched())
+    if (!o.markov && o.n_dumps && o.shards && cli_mpi_launched())
+        return cli_usage_error("block", "--shard: under mpirun the ranks are the shards; drop --shard");
+    if (!o.markov && o.n_dumps && !o.output && cli_mpi_launched())
+        return cli_usage_error("block", "under mpirun give -o CSV (rank 0 writes it)");
+    if (!o.markov && o.n_dumps && cli_mpi_launched())
         return cli_mpi_run("block", argc, argv, o.output, mpi_part, mpi_merge, &o);
 #endif
     if (!o.markov && o.n_dumps)

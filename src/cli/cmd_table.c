@@ -458,7 +458,12 @@ int cmd_table(int argc, char **argv)
                  "command with --resume to continue", b->output);
         mdsd_cleanup_signals("mdsd table", hint);
 #ifdef MDSD_MPI
-        if (cli_mpi_launched() && !b->shards) {
+        if (cli_mpi_launched() && b->shards) {
+            free(t.temperatures);
+            return cli_usage_error("table", "--shard: under mpirun the ranks are the shards; "
+                                   "drop --shard");
+        }
+        if (cli_mpi_launched()) {
             int code = cli_mpi_run("table", argc, argv, b->output, mpi_part, mpi_merge, &t);
             free(t.temperatures);
             return code;
