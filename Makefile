@@ -286,6 +286,14 @@ bench-bound: deps
 $(BENCH_BOUND): $(OUT)/tests/bench/bench_bound.o $(LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIB) $(PKG_LIBS)
 
+# Measurement (not a test): table-job scaling over MPI ranks (README, "Running on a
+# cluster"): tests/bench/bench_scale.sh; BENCH_SCALE_NP="1 2 4" for other rank counts.
+BENCH_SCALE_NP ?= 1 2
+.PHONY: bench-scale
+bench-scale:
+	@$(MAKE) --no-print-directory MPI=1 deps build/mpi/mdsd
+	tests/bench/bench_scale.sh build/mpi/mdsd $(BENCH_SCALE_NP)
+
 # The theorem regression suite, thorough profile: 10^4 instances per check (minutes).
 # `make test` runs its quick profile (tests/test_check.c).
 .PHONY: check
