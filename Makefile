@@ -1,6 +1,7 @@
 # mdsd - multi-draft speculative decoding toolkit.
 #
 #   make          build ./mdsd (and build/release/libmdsd.a)
+#   make MPI=1    build build/mpi/mdsd: table jobs over MPI ranks (Debian's OpenMPI)
 #   make run      install missing Debian packages, build, run the main job
 #   make test     install missing Debian packages, build, run the test suite
 #   make sanitize the same tests under AddressSanitizer + UBSan
@@ -25,6 +26,16 @@ RUNNER_PYTHON ?= /usr/bin/python3
 # make test compiles the LaTeX tables (pdflatex; booktabs is in -recommended).
 DEBIAN_PACKAGES += texlive-latex-base texlive-latex-recommended
 
+# MPI=1: the MPI flavour build/mpi/mdsd (mpicc, -DMDSD_MPI: `mdsd table` under
+# mpirun splits its samples over the ranks). The default build has no MPI
+# dependency; `make test` builds this flavour too, for its mpirun tests.
+MPI_PACKAGES := libopenmpi-dev openmpi-bin
+ifeq ($(MPI),1)
+BUILD := mpi
+DEBIAN_PACKAGES += $(MPI_PACKAGES)
+endif
+test: DEBIAN_PACKAGES += $(MPI_PACKAGES)
+
 CC := gcc
 # HDF5 and GSL ship pkg-config files (HDF5's Debian build lives under
 # hdf5/serial, whose .pc adds the right -I and -L). GLPK ships none, so it is
@@ -48,6 +59,10 @@ OUT := build/$(BUILD)
 ifeq ($(BUILD),sanitize)
 FLAVOUR_CFLAGS := $(SANITIZE_CFLAGS)
 FLAVOUR_LDFLAGS := -fsanitize=address,undefined,float-cast-overflow
+else ifeq ($(BUILD),mpi)
+CC := mpicc
+FLAVOUR_CFLAGS := $(RELEASE_CFLAGS) -DMDSD_MPI
+FLAVOUR_LDFLAGS :=
 else
 FLAVOUR_CFLAGS := $(RELEASE_CFLAGS)
 FLAVOUR_LDFLAGS :=
@@ -151,12 +166,14 @@ run: all
 test: deps
 	@$(MAKE) --no-print-directory test-run
 
+# MDSD_MPI_BIN: the MPI flavour, for the mpirun tests (tests/test_scale.c).
 test-run: $(BIN) $(TEST_BIN) $(SHLIB)
 ifeq ($(BUILD),release)
 	@cp $(BIN) mdsd.tmp && mv -f mdsd.tmp mdsd
 endif
+	@$(MAKE) --no-print-directory MPI=1 build/mpi/mdsd
 	MDSD_BIN=$(CURDIR)/$(BIN) MDSD_LIBRARY=$(CURDIR)/build/release/$(SONAME) MDSD_BUILD=$(OUT) \
-	  $(TEST_BIN) --jobs $(TEST_JOBS)
+	  MDSD_MPI_BIN=$(CURDIR)/build/mpi/mdsd $(TEST_BIN) --jobs $(TEST_JOBS)
 
 # Python loads the release libmdsd.so (a sanitizer build's needs its runtime loaded first).
 sanitize: deps
@@ -271,6 +288,14 @@ bench-bound: deps
 
 $(BENCH_BOUND): $(OUT)/tests/bench/bench_bound.o $(LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIB) $(PKG_LIBS)
+
+# Measurement (not a test): table-job scaling over MPI ranks (README, "Running on a
+# cluster"): tests/bench/bench_scale.sh; BENCH_SCALE_NP="1 2 4" for other rank counts.
+BENCH_SCALE_NP ?= 1 2
+.PHONY: bench-scale
+bench-scale:
+	@$(MAKE) --no-print-directory MPI=1 deps build/mpi/mdsd
+	tests/bench/bench_scale.sh build/mpi/mdsd $(BENCH_SCALE_NP)
 
 # The theorem regression suite, thorough profile: 10^4 instances per check (minutes).
 # `make test` runs its quick profile (tests/test_check.c).

@@ -73,11 +73,15 @@ Test(cluster, correlated_clusters_widen_the_error)
 {
     /* Identical values within a cluster: the clustered s.e. must exceed the iid one. */
     mdsd_cluster_stats s;
+    mdsd_welford iid;
     mdsd_cluster_init(&s);
+    mdsd_welford_init(&iid);
     for (int c = 0; c < 20; c++)
-        for (int i = 0; i < 10; i++)
+        for (int i = 0; i < 10; i++) {
             mdsd_cluster_add(&s, c, (double)(c % 2));
-    cr_assert_gt(mdsd_cluster_stderr(&s), 2 * mdsd_welford_stderr(&s.iid));
+            mdsd_welford_add(&iid, (double)(c % 2));
+        }
+    cr_assert_gt(mdsd_cluster_stderr(&s), 2 * mdsd_welford_stderr(&iid));
 }
 
 static mdsd_report_row row(const char *dump, const char *scheme, const char *method, double alpha,

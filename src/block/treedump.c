@@ -417,49 +417,124 @@ static double ratio_stderr(const double *a, const double *b, size_t C)
     return sqrt((double)C / (double)(C - 1) * zz) / B;
 }
 
-int mdsd_tree_dump_eval(mdsd_tree_dump *t, const mdsd_block_case *cases, size_t ncases,
-                        const mdsd_verifier_opts *vopts, int threads,
-                        void (*progress)(size_t done, size_t total, void *ctx), void *ctx,
-                        mdsd_block_dump_result *res, mdsd_err *err)
+/* The clusters of the per-depth standard errors: cl[i] is tree i's cluster,
+ * 1-based - its sample, or its own index when the dump holds one sample (as
+ * mdsd_cluster falls back to i.i.d.); *ncl clusters. */
+static size_t *tree_clusters(const mdsd_tree_dump *t, size_t *ncl)
+{
+    size_t n = 0, *cl = malloc((t->n_trees + 1) * sizeof *cl);
+    for (size_t i = 0; cl && i < t->n_trees; i++) {
+        n += i == 0 || t->sample[t->root[i]] != t->sample[t->root[i - 1]];
+        cl[i] = n;
+    }
+    if (cl && n == 1) {
+        for (size_t i = 0; i < t->n_trees; i++)
+            cl[i] = i + 1;
+        n = t->n_trees;
+    }
+    *ncl = n;
+    return cl;
+}
+
+/* Boundary k of N (shard.h's rule on trees): the first tree of the k-th
+ * equal share, moved on to the first tree of the next sample. */
+static size_t shard_tree(const mdsd_tree_dump *t, size_t k, size_t N)
+{
+    size_t n = t->n_trees, i = (n / N) * k + (n % N) * k / N;
+    if (k == 0 || k >= N)
+        return k == 0 ? 0 : n;
+    while (i > 0 && i < n && t->sample[t->root[i]] == t->sample[t->root[i - 1]])
+        i++;
+    return i;
+}
+
+void mdsd_tree_dump_shard_trees(const mdsd_tree_dump *t, size_t shard, size_t shards, size_t *first,
+                                size_t *end)
+{
+    *first = shards ? shard_tree(t, shard - 1, shards) : 0;
+    *end = shards ? shard_tree(t, shard, shards) : t->n_trees;
+}
+
+/* Every case's results from its fold: cs (E[tau | tree] clustered by
+ * sample) and csum (per cluster k: its trees, d = 0, and its sums of
+ * reach_d); reach_d is the sum of the clusters' sums in cluster order, so a
+ * merge of shards does the same arithmetic. */
+static void finish_results(size_t L, const mdsd_block_case *cases, size_t ncases,
+                           const mdsd_cluster_stats *cs, const double *csum, size_t ncl,
+                           mdsd_block_dump_result *res)
+{
+    for (size_t c = 0; c < ncases; c++) {
+        mdsd_block_dump_result *r = &res[c];
+        memset(r, 0, sizeof *r);
+        r->tau = mdsd_cluster_mean(&cs[c]);
+        r->se = mdsd_cluster_stderr(&cs[c]);
+        r->trees = (size_t)mdsd_cluster_count(&cs[c]);
+        r->samples = (size_t)mdsd_cluster_groups(&cs[c]);
+        r->reach[0] = r->rate[0] = 1.0;
+        for (size_t d = 1; d <= cases[c].pol.depth; d++) {
+            double sum = 0.0;
+            for (size_t k = 0; k < ncl; k++)
+                sum += csum[(c * (L + 1) + d) * ncl + k];
+            r->reach[d] = sum / (double)r->trees;
+            r->rate[d] = r->reach[d - 1] > 0.0 ? r->reach[d] / r->reach[d - 1] : 0.0;
+            r->rate_se[d] = ratio_stderr(csum + (c * (L + 1) + d) * ncl,
+                                         csum + (c * (L + 1) + d - 1) * ncl, ncl);
+        }
+    }
+}
+
+/* A shard's sample line: "g SAMPLE TREES K0 K1", then per case the Welford
+ * mean and m2 of E[tau | tree] over the sample's trees and, per cluster
+ * K0 <= k < K1 (0-based), its csum for d = 0..L of the case; hex floats. */
+static void write_sample_line(FILE *out, long long sample, const mdsd_welford *w, size_t k0,
+                              size_t k1, const mdsd_block_case *cases, size_t ncases, size_t L,
+                              const double *csum, size_t ncl)
+{
+    fprintf(out, "g %lld %llu %zu %zu", sample, (unsigned long long)w[0].count, k0, k1);
+    for (size_t c = 0; c < ncases; c++) {
+        fprintf(out, " %a %a", w[c].mean, w[c].m2);
+        for (size_t k = k0; k < k1; k++)
+            for (size_t d = 0; d <= cases[c].pol.depth; d++)
+                fprintf(out, " %a", csum[(c * (L + 1) + d) * ncl + k]);
+    }
+    fputc('\n', out);
+}
+
+int mdsd_tree_dump_eval_part(mdsd_tree_dump *t, const mdsd_block_case *cases, size_t ncases,
+                             const mdsd_verifier_opts *vopts, int threads,
+                             void (*progress)(size_t done, size_t total, void *ctx), void *ctx,
+                             size_t shard, size_t shards, FILE *lines, size_t *n_lines,
+                             mdsd_block_dump_result *res, mdsd_err *err)
 {
     for (size_t c = 0; c < ncases; c++) {
         int rc = mdsd_tree_dump_check_case(t, &cases[c].pol, err);
         if (rc)
             return rc;
     }
+    size_t tb, te;
+    mdsd_tree_dump_shard_trees(t, shard, shards, &tb, &te);
     size_t V = t->V, L = t->pol.depth, max_rows = 0;
-    for (size_t i = 0; i < t->n_trees; i++)
+    for (size_t i = tb; i < te; i++)
         if (t->root[i + 1] - t->root[i] > max_rows)
             max_rows = t->root[i + 1] - t->root[i];
-    size_t cap = max_rows * TREES_PER_BLOCK;
+    size_t cap = (max_rows ? max_rows : 1) * TREES_PER_BLOCK;
     float *buf = malloc(cap * V * sizeof *buf);
     double *p = malloc(cap * V * sizeof *p), *q = malloc(cap * V * sizeof *q);
     double *val = malloc(TREES_PER_BLOCK * ncases * (L + 1) * sizeof *val);
     mdsd_cluster_stats *cs = malloc(ncases * sizeof *cs);
-    double *reach = calloc(ncases * (L + 1), sizeof *reach);
-    /* Per-depth standard errors need each cluster's sums of reach_d and
-     * reach_{d-1}: cl[i] is tree i's cluster, 1-based (its sample; its own
-     * index when the dump holds one sample, as mdsd_cluster falls back to
-     * i.i.d.), csum[(c (L + 1) + d) ncl + k - 1] the sum of reach_d over
-     * cluster k (d = 0: the cluster's tree count). */
-    size_t ncl = 0, *cl = malloc((t->n_trees + 1) * sizeof *cl);
-    for (size_t i = 0; cl && i < t->n_trees; i++) {
-        ncl += i == 0 || t->sample[t->root[i]] != t->sample[t->root[i - 1]];
-        cl[i] = ncl;
-    }
-    if (cl && ncl == 1) {
-        for (size_t i = 0; i < t->n_trees; i++)
-            cl[i] = i + 1;
-        ncl = t->n_trees;
-    }
+    mdsd_welford *sw = malloc(ncases * sizeof *sw); /* the open sample's, for the lines */
+    /* csum[(c (L + 1) + d) ncl + k - 1]: the sum of reach_d over cluster k
+     * (d = 0: the cluster's tree count), cl[i] tree i's cluster */
+    size_t ncl = 0, *cl = tree_clusters(t, &ncl);
     double *csum = calloc(ncases * (L + 1) * (ncl ? ncl : 1), sizeof *csum);
     int rc = MDSD_OK;
-    if (!buf || !p || !q || !val || !cs || !reach || !cl || !csum)
+    if (!buf || !p || !q || !val || !cs || !sw || !cl || !csum)
         rc = mdsd_fail(err, MDSD_ENOMEM, "%s: out of memory for a block of trees", t->path);
     for (size_t c = 0; c < ncases && rc == MDSD_OK; c++)
-        mdsd_cluster_init(&cs[c]);
-    for (size_t first = 0; rc == MDSD_OK && first < t->n_trees; first += TREES_PER_BLOCK) {
-        size_t last = first + TREES_PER_BLOCK < t->n_trees ? first + TREES_PER_BLOCK : t->n_trees;
+        mdsd_cluster_init(&cs[c]), mdsd_welford_init(&sw[c]);
+    size_t open_first = tb, count = 0; /* the open sample's first tree; lines written */
+    for (size_t first = tb; rc == MDSD_OK && first < te; first += TREES_PER_BLOCK) {
+        size_t last = first + TREES_PER_BLOCK < te ? first + TREES_PER_BLOCK : te;
         size_t row0 = t->root[first], rows = t->root[last] - row0;
         for (int which = MDSD_DUMP_TARGET; rc == MDSD_OK && which <= MDSD_DUMP_TARGET + 1; which++) {
             int w = which == MDSD_DUMP_TARGET ? MDSD_DUMP_TARGET : t->drafter;
@@ -511,39 +586,112 @@ int mdsd_tree_dump_eval(mdsd_tree_dump *t, const mdsd_block_case *cases, size_t 
         }
         for (size_t job = 0; job < jobs; job++) { /* in row order: thread-count invariant */
             size_t i = first + job / ncases, c = job % ncases;
+            if (c == 0 && i > open_first && t->sample[t->root[i]] != t->sample[t->root[i - 1]]) {
+                if (lines)
+                    write_sample_line(lines, t->sample[t->root[open_first]], sw, cl[open_first] - 1,
+                                      cl[i - 1], cases, ncases, L, csum, ncl), count++;
+                for (size_t k = 0; k < ncases; k++)
+                    mdsd_welford_init(&sw[k]);
+                open_first = i;
+            }
             const double *v = val + job * (L + 1);
             mdsd_cluster_add(&cs[c], t->sample[t->root[i]], v[0]);
-            for (size_t d = 1; d <= cases[c].pol.depth; d++)
-                reach[c * (L + 1) + d] += v[d];
+            mdsd_welford_add(&sw[c], v[0]);
             csum[(c * (L + 1)) * ncl + cl[i] - 1] += 1.0;
             for (size_t d = 1; d <= cases[c].pol.depth; d++)
                 csum[(c * (L + 1) + d) * ncl + cl[i] - 1] += v[d];
         }
         if (progress)
-            progress(last, t->n_trees, ctx);
+            progress(last - tb, te - tb, ctx);
     }
-    for (size_t c = 0; rc == MDSD_OK && c < ncases; c++) {
-        mdsd_block_dump_result *r = &res[c];
-        memset(r, 0, sizeof *r);
-        r->tau = mdsd_cluster_mean(&cs[c]);
-        r->se = mdsd_cluster_stderr(&cs[c]);
-        r->trees = (size_t)mdsd_cluster_count(&cs[c]);
-        r->samples = (size_t)mdsd_cluster_groups(&cs[c]);
-        r->reach[0] = r->rate[0] = 1.0;
-        for (size_t d = 1; d <= cases[c].pol.depth; d++) {
-            r->reach[d] = reach[c * (L + 1) + d] / (double)r->trees;
-            r->rate[d] = r->reach[d - 1] > 0.0 ? r->reach[d] / r->reach[d - 1] : 0.0;
-            r->rate_se[d] = ratio_stderr(csum + (c * (L + 1) + d) * ncl,
-                                         csum + (c * (L + 1) + d - 1) * ncl, ncl);
-        }
-    }
+    if (rc == MDSD_OK && lines && te > tb)
+        write_sample_line(lines, t->sample[t->root[open_first]], sw, cl[open_first] - 1, cl[te - 1],
+                          cases, ncases, L, csum, ncl), count++;
+    if (n_lines)
+        *n_lines = count;
+    if (rc == MDSD_OK)
+        finish_results(L, cases, ncases, cs, csum, ncl, res);
     free(buf);
     free(p);
     free(q);
     free(val);
     free(cs);
-    free(reach);
+    free(sw);
     free(cl);
+    free(csum);
+    return rc;
+}
+
+int mdsd_tree_dump_eval(mdsd_tree_dump *t, const mdsd_block_case *cases, size_t ncases,
+                        const mdsd_verifier_opts *vopts, int threads,
+                        void (*progress)(size_t done, size_t total, void *ctx), void *ctx,
+                        mdsd_block_dump_result *res, mdsd_err *err)
+{
+    return mdsd_tree_dump_eval_part(t, cases, ncases, vopts, threads, progress, ctx, 0, 0, NULL, NULL,
+                                    res, err);
+}
+
+static bool next_double(const char **s, double *x)
+{
+    char *end;
+    *x = strtod(*s, &end);
+    if (end == *s || (*end != ' ' && *end != '\n' && *end != '\0'))
+        return false;
+    *s = end;
+    return true;
+}
+
+int mdsd_tree_dump_fold(const mdsd_tree_dump *t, const mdsd_block_case *cases, size_t ncases,
+                        const char *const *parts, const char *const *names, size_t n_parts,
+                        mdsd_block_dump_result *res, mdsd_err *err)
+{
+    size_t L = t->pol.depth, ncl = 0, *cl = tree_clusters(t, &ncl);
+    mdsd_cluster_stats *cs = malloc(ncases * sizeof *cs);
+    double *csum = calloc(ncases * (L + 1) * (ncl ? ncl : 1), sizeof *csum);
+    int rc = cl && cs && csum ? MDSD_OK : mdsd_fail(err, MDSD_ENOMEM, "out of memory");
+    for (size_t c = 0; c < ncases && rc == MDSD_OK; c++)
+        mdsd_cluster_init(&cs[c]);
+    size_t next_k = 0;
+    unsigned long long trees = 0;
+    bool have_last = false;
+    long long last = 0;
+    for (size_t i = 0; i < n_parts && rc == MDSD_OK; i++) {
+        const char *s = parts[i];
+        for (size_t m = 1; rc == MDSD_OK && s[0] == 'g' && s[1] == ' '; m++) {
+            long long sample;
+            unsigned long long n;
+            size_t k0, k1;
+            int used = 0;
+            bool ok = sscanf(s, "g %lld %llu %zu %zu%n", &sample, &n, &k0, &k1, &used) == 4 && n > 0 &&
+                      k0 == next_k && k1 > k0 && k1 <= ncl && !(have_last && sample == last);
+            const char *at = s + used;
+            for (size_t c = 0; ok && c < ncases; c++) {
+                mdsd_welford w = {n, 0.0, 0.0};
+                ok = next_double(&at, &w.mean) && next_double(&at, &w.m2);
+                for (size_t k = k0; ok && k < k1; k++)
+                    for (size_t d = 0; ok && d <= cases[c].pol.depth; d++)
+                        ok = next_double(&at, &csum[(c * (L + 1) + d) * ncl + k]);
+                if (ok)
+                    mdsd_cluster_add_group(&cs[c], &w);
+            }
+            if (!ok || (*at != '\n' && *at != '\0'))
+                rc = mdsd_fail(err, MDSD_EFORMAT, "'%s': %s, sample line %zu: not the summary of "
+                               "the next sample's %zu cases (damaged, or a shard of other cases)",
+                               names[i], t->path, m, ncases);
+            have_last = true;
+            last = sample;
+            next_k = k1;
+            trees += n;
+            s = at + (*at == '\n');
+        }
+    }
+    if (rc == MDSD_OK && (next_k != ncl || trees != t->n_trees))
+        rc = mdsd_fail(err, MDSD_EFORMAT, "%s: the shards hold %llu of its %zu trees", t->path, trees,
+                       t->n_trees);
+    if (rc == MDSD_OK)
+        finish_results(L, cases, ncases, cs, csum, ncl, res);
+    free(cl);
+    free(cs);
     free(csum);
     return rc;
 }

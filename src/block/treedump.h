@@ -17,6 +17,7 @@
 #define MDSD_TREEDUMP_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "block.h"
 #include "dump.h"
@@ -72,6 +73,29 @@ typedef struct {
 int mdsd_tree_dump_eval(mdsd_tree_dump *t, const mdsd_block_case *cases, size_t ncases,
                         const mdsd_verifier_opts *vopts, int threads,
                         void (*progress)(size_t done, size_t total, void *ctx), void *ctx,
+                        mdsd_block_dump_result *res, mdsd_err *err);
+
+/* Scale-out (mdsd block --shard I/N, MPI ranks; shard.h's rule on trees):
+ * shard I of N (shards 0: every tree) evaluates the trees of the samples
+ * that start in its share of the trees and, when lines is not NULL, writes
+ * one line per sample (its E[tau | tree] Welford summary and its clusters'
+ * reach sums, hex floats) and counts them in *n_lines. res then holds the
+ * shard's own results. */
+int mdsd_tree_dump_eval_part(mdsd_tree_dump *t, const mdsd_block_case *cases, size_t ncases,
+                             const mdsd_verifier_opts *vopts, int threads,
+                             void (*progress)(size_t done, size_t total, void *ctx), void *ctx,
+                             size_t shard, size_t shards, FILE *lines, size_t *n_lines,
+                             mdsd_block_dump_result *res, mdsd_err *err);
+
+/* The trees [*first, *end) of shard `shard` of `shards` (0: all). */
+void mdsd_tree_dump_shard_trees(const mdsd_tree_dump *t, size_t shard, size_t shards, size_t *first,
+                                size_t *end);
+
+/* Folds the sample lines of every shard (parts[i], named names[i] in
+ * messages; in shard order) into res: bit for bit the results of
+ * mdsd_tree_dump_eval. A missing, repeated or damaged sample is refused. */
+int mdsd_tree_dump_fold(const mdsd_tree_dump *t, const mdsd_block_case *cases, size_t ncases,
+                        const char *const *parts, const char *const *names, size_t n_parts,
                         mdsd_block_dump_result *res, mdsd_err *err);
 
 #endif

@@ -135,6 +135,7 @@ int cmd_lp(int argc, char **argv);
 int cmd_bound(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
 
 /* Sweeps for one (p, q) (cli_sweep.c): bound and accept hand over to
  * cli_sweep when -n a:b / a list, --scheme all|LIST or (accept) --verifier
@@ -150,5 +151,27 @@ int cli_render_report(const char *dest, cli_report_renderer fn, const mdsd_repor
                       size_t count, const mdsd_report_style *style, mdsd_err *err);
 
 int cmd_block(int argc, char **argv);
+
+/* ---- scale-out (shard.h) ---- */
+#include "shard.h"
+
+/* mdsd merge of block shards (cmd_block.c): inputs in any order. */
+int cli_block_merge(const mdsd_shard_input *in, size_t n, const char *output, const char *markdown,
+                    const char *latex, mdsd_err *err);
+
+#ifdef MDSD_MPI
+/* MPI ranks (cli_mpi.c): whether this process is one (launched by mpirun or
+ * srun), and the run: part evaluates shard `shard` of `shards` into *text
+ * (its checkpoint OUTPUT.shard-I-of-N.partial kept for the caller), merge
+ * (rank 0) writes the outputs from every rank's text in rank order. A
+ * failing rank prints "mdsd CMD: rank R of N: message"; then every rank
+ * exits 1 and no output is written. Returns the exit code. */
+bool cli_mpi_launched(void);
+typedef int (*cli_mpi_part)(void *ctx, size_t shard, size_t shards, char **text, size_t *len,
+                            mdsd_err *err);
+typedef int (*cli_mpi_merge)(void *ctx, const mdsd_shard_input *in, size_t n, mdsd_err *err);
+int cli_mpi_run(const char *cmd, int argc, char **argv, const char *output, cli_mpi_part part,
+                cli_mpi_merge merge, void *ctx);
+#endif
 
 #endif

@@ -17,6 +17,8 @@
 #include "outfile.h"
 #include "progress.h"
 #include "treedump.h"
+#include "fnv.h"
+#include "shard.h"
 
 static const char usage_text[] =
     "Usage: mdsd block --markov FILE (--sequences K --depth L | --tree W1,W2,...\n"
@@ -84,6 +86,11 @@ static const char usage_text[] =
     "                     the dump it was on; refused if options or dumps changed\n"
     "  --discard-partial  delete CSV.partial and start over (without one of the\n"
     "                     two, an existing CSV.partial stops the job)\n"
+    "  --shard I/N        evaluate the trees of shard I of N only (whole samples)\n"
+    "                     and write its partial aggregates to -o FILE; mdsd merge\n"
+    "                     -o CSV FILE... writes the CSV of the whole job, byte for\n"
+    "                     byte. Built with MPI (make MPI=1) and run under mpirun,\n"
+    "                     rank r is shard r+1 of N and rank 0 writes the outputs\n"
     "  -h, --help         this help\n"
     "\nJSON keys: verifier, policy, depth, sequences (seq) or widths and scheme\n"
     "(tree), tree_size (draft tokens), V, route (exact, sampled, simulated),\n"
@@ -109,7 +116,8 @@ enum {
     OPT_LATEX,
     OPT_IS_TOP,
     OPT_RESUME,
-    OPT_DISCARD_PARTIAL
+    OPT_DISCARD_PARTIAL,
+    OPT_SHARD
 };
 
 typedef struct {
@@ -120,6 +128,16 @@ typedef struct {
     size_t n_dumps;
     bool exact, simulate, optimal, json, help, resume, discard_partial;
     unsigned long long trials, seed;
+    /* scale-out (shard.h): shard I of N (0: the whole job), its aggregate
+     * to -o, or to *shard_data (MPI ranks: checkpoint OUTPUT.shard-I-of-N.partial,
+     * kept when keep_partial); merge: the shards to fold instead of evaluating */
+    size_t shard, shards;
+    char **shard_data;
+    size_t *shard_size;
+    mdsd_err *shard_err;       /* MPI ranks: the failure goes here, unprinted */
+    bool keep_partial;
+    const mdsd_shard_file *merge;
+    size_t merge_n;
 } block_opts;
 
 static int parse_args(int argc, char **argv, block_opts *o)
@@ -145,6 +163,7 @@ static int parse_args(int argc, char **argv, block_opts *o)
         {"is-top", required_argument, NULL, OPT_IS_TOP},
         {"resume", no_argument, NULL, OPT_RESUME},
         {"discard-partial", no_argument, NULL, OPT_DISCARD_PARTIAL},
+        {"shard", required_argument, NULL, OPT_SHARD},
         {"json", no_argument, NULL, CLI_OPT_JSON},
         {"help", no_argument, NULL, 'h'},
         {0, 0, 0, 0}};
@@ -169,6 +188,17 @@ static int parse_args(int argc, char **argv, block_opts *o)
         case OPT_SIMULATE: o->simulate = true; break;
         case OPT_RESUME: o->resume = true; break;
         case OPT_DISCARD_PARTIAL: o->discard_partial = true; break;
+        case OPT_SHARD: {
+            unsigned long long i, n;
+            int used = 0;
+            if (sscanf(optarg, "%llu/%llu%n", &i, &n, &used) != 2 || optarg[used] || n < 1 || i < 1 ||
+                i > n) {
+                cli_usage_error("block", "--shard: '%s' is not I/N with 1 <= I <= N", optarg);
+                return -1;
+            }
+            o->shard = (size_t)i, o->shards = (size_t)n;
+            break;
+        }
         case OPT_OPTIMAL: o->optimal = true; break;
         case OPT_COST: o->cost = optarg; break;
         case CLI_OPT_JSON: o->json = true; break;
@@ -575,6 +605,230 @@ static void dump_progress(size_t done, size_t total, void *ctx)
     mdsd_progress_add(pr, done - pr->done);
 }
 
+/* ---- scale-out (shard.h) ------------------------------------------------- */
+
+/* The options of the job as its checkpoint signature records them. */
+static void options_text(const block_opts *o, char *buf, size_t size)
+{
+    snprintf(buf, size, "verifiers=%s sequences=%s depth=%s is-top=%zu",
+             o->verifiers ? o->verifiers : "default", o->sequences_spec ? o->sequences_spec : "default",
+             o->depth_spec ? o->depth_spec : "default", o->is_top);
+}
+
+/* A block shard's header: the job (options, each dump's path, size and
+ * modification time) and what a merge needs to redo its set-up. */
+static char *shard_header(const block_opts *o, mdsd_err *err)
+{
+    char opts[2048], *sig = NULL, *text = NULL;
+    size_t len = 0;
+    options_text(o, opts, sizeof opts);
+    if (mdsd_block_signature(opts, o->dumps, o->n_dumps, &sig, err))
+        return NULL;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) {
+        free(sig);
+        mdsd_fail(err, MDSD_ENOMEM, "out of memory");
+        return NULL;
+    }
+    fprintf(f, "%sshard %zu/%zu\njob %s\nverifiers %s\nsequences %s\ndepth %s\nis_top %zu\ncost %s\n",
+            MDSD_BLOCK_SHARD_MAGIC, o->shard, o->shards, sig, o->verifiers ? o->verifiers : "-",
+            o->sequences_spec ? o->sequences_spec : "-", o->depth_spec ? o->depth_spec : "-",
+            o->is_top, o->cost ? o->cost : "-");
+    for (size_t i = 0; i < o->n_dumps; i++)
+        fprintf(f, "dump %s\n", o->dumps[i]);
+    fputs("end\n", f);
+    fclose(f);
+    free(sig);
+    return text;
+}
+
+/* A finished dump of a shard as its unit block (shard.h), appended to the
+ * checkpoint and synced. */
+static int shard_unit(size_t i, const char *path, size_t tb, size_t te, const char *lines,
+                      size_t lines_len, size_t n_lines, FILE *partial, char **text, size_t *len,
+                      mdsd_err *err)
+{
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    if (!f)
+        return mdsd_fail(err, MDSD_ENOMEM, "out of memory");
+    fprintf(f, "#unit %zu 0 rows=%zu:%zu\n", i, tb, te);
+    if (lines_len)
+        fwrite(lines, 1, lines_len, f);
+    fflush(f);
+    uint64_t hash = mdsd_fnv1a(MDSD_FNV_OFFSET, buf, n);
+    fprintf(f, "#done %s groups=%zu fnv1a=%016llx\n", path, n_lines, (unsigned long long)hash);
+    fclose(f);
+    *text = buf;
+    *len = n;
+    if (fwrite(buf, 1, n, partial) != n || fflush(partial) != 0 || fsync(fileno(partial)) != 0)
+        return mdsd_fail(err, MDSD_EIO, "error writing the partial results: %s", strerror(errno));
+    return MDSD_OK;
+}
+
+static char *join_units(const char *header, char **text, const size_t *len, size_t n, size_t *size)
+{
+    size_t total = strlen(header), at = total;
+    for (size_t i = 0; i < n; i++)
+        total += len[i];
+    char *out = malloc(total + 1);
+    if (!out)
+        return NULL;
+    memcpy(out, header, at);
+    for (size_t i = 0; i < n; i++) {
+        if (len[i]) /* unfinished dumps have no text yet */
+            memcpy(out + at, text[i], len[i]);
+        at += len[i];
+    }
+    out[at] = '\0';
+    *size = total;
+    return out;
+}
+
+/* mdsd block DUMP... --shard I/N -o FILE (and MPI ranks): each dump's trees
+ * of the shard, summarised per sample; checkpointed per dump. */
+static int run_shard(const block_opts *o, const mdsd_verifier_kind *vlist, size_t nv, int *usage,
+                     mdsd_err *err)
+{
+    char partial_path[4300], lock_path[4300], what[4300];
+    if (o->shard_data) {
+        snprintf(partial_path, sizeof partial_path, "%s.shard-%zu-of-%zu.partial", o->output, o->shard,
+                 o->shards);
+        snprintf(lock_path, sizeof lock_path, "%s.shard-%zu-of-%zu.lock", o->output, o->shard, o->shards);
+    } else {
+        snprintf(partial_path, sizeof partial_path, "%s.partial", o->output);
+        snprintf(lock_path, sizeof lock_path, "%s.lock", o->output);
+    }
+    snprintf(what, sizeof what, "'%s'", o->output);
+    mdsd_lock lock;
+    int rc = mdsd_lock_acquire(&lock, lock_path, what, err);
+    if (rc)
+        return rc;
+    char *header = shard_header(o, err), **text = calloc(o->n_dumps, sizeof *text);
+    size_t *len = calloc(o->n_dumps, sizeof *len);
+    mdsd_shard_unit *done = NULL;
+    size_t n_done = 0;
+    char *old = NULL;
+    if (!header)
+        rc = err->code ? err->code : MDSD_ENOMEM;
+    else if (!text || !len)
+        rc = mdsd_fail(err, MDSD_ENOMEM, "out of memory");
+    struct stat st;
+    if (rc == MDSD_OK && stat(partial_path, &st) == 0) {
+        size_t size = 0, hl = strlen(header);
+        if (o->discard_partial) {
+            if (unlink(partial_path) != 0)
+                rc = mdsd_fail(err, MDSD_EIO, "cannot delete '%s': %s", partial_path, strerror(errno));
+        } else if (!o->resume) {
+            rc = mdsd_fail(err, MDSD_EINVAL, "'%s' holds the finished dumps of an interrupted job on "
+                           "this output: pass --resume to continue it, or --discard-partial to delete "
+                           "it and start over", partial_path);
+        } else if ((rc = mdsd_shard_read_file(partial_path, &old, &size, err)) == MDSD_OK) {
+            if (size < hl || memcmp(old, header, hl) != 0)
+                rc = mdsd_fail(err, MDSD_EINVAL, "'%s' was made by a different block job, shard or "
+                               "dump; pass --discard-partial to delete it and start over", partial_path);
+            else
+                rc = mdsd_shard_units_parse(partial_path, old + hl, size - hl, true, &done, &n_done, err);
+        }
+    }
+    for (size_t k = 0; k < n_done && rc == MDSD_OK; k++) {
+        const mdsd_shard_unit *u = &done[k];
+        if (u->job >= o->n_dumps || u->temp != 0 || text[u->job])
+            rc = mdsd_fail(err, MDSD_EFORMAT, "'%s': unit %s is not one of this shard's, or appears "
+                           "twice; pass --discard-partial to start over", partial_path, u->key);
+        else if (!(text[u->job] = malloc(u->len + 1)))
+            rc = mdsd_fail(err, MDSD_ENOMEM, "out of memory");
+        else
+            memcpy(text[u->job], u->text, u->len), text[u->job][u->len] = '\0', len[u->job] = u->len;
+    }
+    FILE *partial = NULL;
+    if (rc == MDSD_OK) {
+        size_t size;
+        char *kept = join_units(header, text, len, o->n_dumps, &size);
+        mdsd_outfile out;
+        if (!kept)
+            rc = mdsd_fail(err, MDSD_ENOMEM, "out of memory");
+        else if ((rc = mdsd_outfile_open(&out, partial_path, err)) == MDSD_OK) {
+            fwrite(kept, 1, size, out.f);
+            rc = mdsd_outfile_commit(&out, err);
+            mdsd_outfile_abort(&out);
+        }
+        free(kept);
+        if (rc == MDSD_OK && !(partial = fopen(partial_path, "a")))
+            rc = mdsd_fail(err, MDSD_EIO, "cannot write '%s': %s", partial_path, strerror(errno));
+    }
+    for (size_t i = 0; rc == MDSD_OK && !*usage && i < o->n_dumps; i++) {
+        mdsd_tree_dump *t;
+        if ((rc = mdsd_tree_dump_open(o->dumps[i], &t, err)))
+            break;
+        size_t tb, te;
+        mdsd_tree_dump_shard_trees(t, o->shard, o->shards, &tb, &te);
+        mdsd_block_case cases[MDSD_VERIFIER_COUNT * MDSD_BLOCK_MAX_DEPTH * 8];
+        size_t nc = 0;
+        if (dump_cases(o, t, cases, &nc, vlist, nv)) {
+            *usage = 1;
+        } else if (text[i]) { /* resumed: the same trees */
+            unsigned long long b = 0, e = 0;
+            if (sscanf(text[i], "#unit %*u 0 rows=%llu:%llu", &b, &e) != 2 || b != tb || e != te)
+                rc = mdsd_fail(err, MDSD_EFORMAT, "'%s': the unit of %s covers other trees than "
+                               "this shard's; pass --discard-partial to start over", partial_path,
+                               o->dumps[i]);
+        } else {
+            mdsd_verifier_opts vo;
+            mdsd_verifier_opts_init(&vo);
+            vo.is_top = o->is_top;
+            mdsd_block_dump_result *res = calloc(nc ? nc : 1, sizeof *res);
+            char *lines = NULL;
+            size_t lines_len = 0, n_lines = 0;
+            FILE *m = open_memstream(&lines, &lines_len);
+            if (!res || !m)
+                rc = mdsd_fail(err, MDSD_ENOMEM, "out of memory");
+            else
+                rc = mdsd_tree_dump_eval_part(t, cases, nc, &vo, (int)o->threads, NULL, NULL, o->shard,
+                                              o->shards, m, &n_lines, res, err);
+            if (m)
+                fclose(m);
+            if (rc == MDSD_OK)
+                rc = shard_unit(i, o->dumps[i], tb, te, lines, lines_len, n_lines, partial, &text[i],
+                                &len[i], err);
+            free(lines);
+            free(res);
+        }
+        mdsd_tree_dump_close(t);
+    }
+    if (partial)
+        fclose(partial);
+    size_t size = 0;
+    char *agg = rc == MDSD_OK && !*usage ? join_units(header, text, len, o->n_dumps, &size) : NULL;
+    if (rc == MDSD_OK && !*usage && !agg)
+        rc = mdsd_fail(err, MDSD_ENOMEM, "out of memory");
+    if (agg && o->shard_data) {
+        *o->shard_data = agg, *o->shard_size = size;
+        agg = NULL;
+    } else if (agg) {
+        mdsd_outfile out;
+        if ((rc = mdsd_outfile_open(&out, o->output, err)) == MDSD_OK) {
+            fwrite(agg, 1, size, out.f);
+            rc = mdsd_outfile_commit(&out, err);
+            mdsd_outfile_abort(&out);
+        }
+    }
+    bool kept = false;
+    for (size_t i = 0; i < o->n_dumps && text; i++)
+        kept = kept || text[i];
+    if (partial && ((rc == MDSD_OK && !*usage && !o->keep_partial) || (rc != MDSD_OK && !kept)))
+        unlink(partial_path);
+    else if (partial && rc != MDSD_OK && !o->shard_data)
+        fprintf(stderr, "mdsd block: finished dumps are kept in %s: rerun with --resume to "
+                "continue\n", partial_path);
+    for (size_t i = 0; text && i < o->n_dumps; i++)
+        free(text[i]);
+    free(text), free(len), free(done), free(old), free(agg), free(header);
+    mdsd_lock_release(&lock);
+    return rc;
+}
+
 static int run_dumps(const block_opts *o)
 {
     mdsd_err err;
@@ -620,6 +874,24 @@ static int run_dumps(const block_opts *o)
             if (outs[k] && outs[l] && !strcmp(outs[k], outs[l]))
                 rc = mdsd_fail(&err, MDSD_EINVAL, "%s names two outputs of the same job", outs[k]);
     }
+    if (o->shards) {
+        if (rc == MDSD_OK && (o->markdown || o->latex) && !o->shard_data)
+            return cli_usage_error("block", "--shard writes partial aggregates: render the tables "
+                                   "with mdsd merge --markdown/--latex");
+        if (rc == MDSD_OK && !o->output)
+            return cli_usage_error("block", "--shard needs -o FILE");
+        if (rc == MDSD_OK)
+            rc = run_shard(o, vlist, nv, &usage, &err);
+        if (cost != &zero)
+            free(cost);
+        if (usage)
+            return CLI_EXIT_USAGE;
+        if (rc && o->shard_err) { /* an MPI rank: its driver reports */
+            *o->shard_err = err;
+            return CLI_EXIT_ERROR;
+        }
+        return rc ? cli_report("block", &err) : CLI_EXIT_OK;
+    }
     /* The checkpoint: one writer per output, and CSV.partial never dropped
      * silently. */
     mdsd_lock lock = {-1, ""};
@@ -628,7 +900,7 @@ static int run_dumps(const block_opts *o)
     FILE *partial = NULL;
     if (!units && rc == MDSD_OK)
         rc = mdsd_fail(&err, MDSD_ENOMEM, "out of memory");
-    if (o->output && rc == MDSD_OK) {
+    if (o->output && rc == MDSD_OK && !o->merge) {
         char lock_path[4200], what[4300], opts[2048];
         snprintf(partial_path, sizeof partial_path, "%s.partial", o->output);
         snprintf(lock_path, sizeof lock_path, "%s.lock", o->output);
@@ -689,7 +961,24 @@ static int run_dumps(const block_opts *o)
             mdsd_verifier_opts vo;
             mdsd_verifier_opts_init(&vo);
             vo.is_top = o->is_top;
-            if (rc == MDSD_OK && units[i].done) {
+            if (rc == MDSD_OK && o->merge) {
+                /* mdsd merge: every shard's samples of this dump, in shard order */
+                const char **parts = calloc(o->merge_n, sizeof *parts), **names = calloc(o->merge_n, sizeof *names);
+                for (size_t k = 0; parts && names && k < o->merge_n && rc == MDSD_OK; k++) {
+                    const mdsd_shard_file *f = &o->merge[k];
+                    if (f->n_units != o->n_dumps || f->units[i].job != i)
+                        rc = mdsd_fail(&err, MDSD_EFORMAT, "'%s' does not hold the units of the job's "
+                                       "%zu dumps in order (cut short or damaged)", f->in->name, o->n_dumps);
+                    else
+                        parts[k] = f->units[i].text + strcspn(f->units[i].text, "\n") + 1,
+                        names[k] = f->in->name;
+                }
+                if (!parts || !names)
+                    rc = mdsd_fail(&err, MDSD_ENOMEM, "out of memory");
+                if (rc == MDSD_OK)
+                    rc = mdsd_tree_dump_fold(t, cases, nc, parts, names, o->merge_n, res, &err);
+                free(parts), free(names);
+            } else if (rc == MDSD_OK && units[i].done) {
                 /* resumed: the recorded cases must be the ones this job makes */
                 int same = units[i].count == nc;
                 for (size_t c = 0; same && c < nc; c++)
@@ -755,8 +1044,99 @@ static int run_dumps(const block_opts *o)
         free(cost);
     if (usage)
         return CLI_EXIT_USAGE;
+    if (rc && o->shard_err) { /* merge, MPI: the caller reports */
+        *o->shard_err = err;
+        return CLI_EXIT_ERROR;
+    }
     return rc ? cli_report("block", &err) : CLI_EXIT_OK;
 }
+
+/* mdsd merge of block shards: the job's set-up redone from the header (the
+ * dumps must be here and unchanged), each dump's samples folded in shard
+ * order, the outputs written as the single run writes them. */
+int cli_block_merge(const mdsd_shard_input *in, size_t n, const char *output, const char *markdown,
+                    const char *latex, mdsd_err *err)
+{
+    mdsd_shard_file *files = NULL;
+    size_t N = 0;
+    int rc = mdsd_shard_collect(in, n, MDSD_BLOCK_SHARD_MAGIC, &files, &N, err);
+    if (rc)
+        return rc;
+    /* the header's lines, as the shards wrote them */
+    char *copy = strndup(files[0].header, files[0].header_len), *save = NULL, *job = NULL;
+    char **dumps = calloc(files[0].header_len, sizeof *dumps);
+    block_opts o = {.seed = 1};
+    o.output = output, o.markdown = markdown, o.latex = latex;
+    if (!copy || !dumps)
+        rc = mdsd_fail(err, MDSD_ENOMEM, "out of memory");
+    for (char *line = copy ? strtok_r(copy, "\n", &save) : NULL; line && rc == MDSD_OK;
+         line = strtok_r(NULL, "\n", &save)) {
+        char *v = strchr(line, ' ');
+        const char *val = v ? v + 1 : "";
+        const char *opt = !strcmp(val, "-") ? NULL : val;
+        if (v)
+            *v = '\0';
+        if (!strcmp(line, "job"))
+            job = (char *)val;
+        else if (!strcmp(line, "verifiers"))
+            o.verifiers = opt;
+        else if (!strcmp(line, "sequences"))
+            o.sequences_spec = opt;
+        else if (!strcmp(line, "depth"))
+            o.depth_spec = opt;
+        else if (!strcmp(line, "cost"))
+            o.cost = opt;
+        else if (!strcmp(line, "is_top"))
+            o.is_top = (size_t)strtoull(val, NULL, 10);
+        else if (!strcmp(line, "dump"))
+            dumps[o.n_dumps++] = (char *)val;
+        else if (strcmp(line, "end") != 0)
+            rc = mdsd_fail(err, MDSD_EFORMAT, "'%s': '%.80s' is not a header line of a block shard",
+                           files[0].in->name, line);
+    }
+    o.dumps = dumps;
+    char opts[2048], *sig = NULL;
+    options_text(&o, opts, sizeof opts);
+    if (rc == MDSD_OK && (!job || o.n_dumps == 0))
+        rc = mdsd_fail(err, MDSD_EFORMAT, "'%s': the header names no job or dump", files[0].in->name);
+    if (rc == MDSD_OK)
+        rc = mdsd_block_signature(opts, o.dumps, o.n_dumps, &sig, err);
+    if (rc == MDSD_OK && strcmp(sig, job) != 0)
+        rc = mdsd_fail(err, MDSD_EINVAL, "a dump of the shards changed since they read it (size or "
+                       "modification time differ): rerun the shards");
+    free(sig);
+    o.merge = files, o.merge_n = N;
+    o.shard_err = err;
+    int code = rc == MDSD_OK ? run_dumps(&o) : CLI_EXIT_ERROR;
+    mdsd_shard_files_free(files, N);
+    free(copy), free(dumps);
+    if (rc == MDSD_OK && code == CLI_EXIT_USAGE)
+        rc = mdsd_fail(err, MDSD_EINVAL, "the options the shards recorded are refused (above)");
+    else if (rc == MDSD_OK && code != CLI_EXIT_OK)
+        rc = err->code ? err->code : MDSD_EINVAL;
+    return rc;
+}
+
+#ifdef MDSD_MPI
+static int mpi_part(void *ctx, size_t shard, size_t shards, char **text, size_t *len, mdsd_err *err)
+{
+    block_opts o = *(const block_opts *)ctx;
+    o.shard = shard, o.shards = shards;
+    o.shard_data = text, o.shard_size = len, o.shard_err = err;
+    o.keep_partial = true;
+    mdsd_err_clear(err);
+    int code = run_dumps(&o);
+    if (code == CLI_EXIT_OK)
+        return MDSD_OK;
+    return err->code ? err->code : mdsd_fail(err, MDSD_EINVAL, "the options are refused (above)");
+}
+
+static int mpi_merge(void *ctx, const mdsd_shard_input *in, size_t n, mdsd_err *err)
+{
+    const block_opts *o = ctx;
+    return cli_block_merge(in, n, o->output, o->markdown, o->latex, err);
+}
+#endif
 
 int cmd_block(int argc, char **argv)
 {
@@ -767,6 +1147,14 @@ int cmd_block(int argc, char **argv)
         fputs(usage_text, stdout);
         return CLI_EXIT_OK;
     }
+#ifdef MDSD_MPI
+    if (!o.markov && o.n_dumps && o.shards && cli_mpi_launched())
+        return cli_usage_error("block", "--shard: under mpirun the ranks are the shards; drop --shard");
+    if (!o.markov && o.n_dumps && !o.output && cli_mpi_launched())
+        return cli_usage_error("block", "under mpirun give -o CSV (rank 0 writes it)");
+    if (!o.markov && o.n_dumps && cli_mpi_launched())
+        return cli_mpi_run("block", argc, argv, o.output, mpi_part, mpi_merge, &o);
+#endif
     if (!o.markov && o.n_dumps)
         return run_dumps(&o);
     if (!o.markov)

@@ -1,21 +1,26 @@
 /* mdsd table: the batch job over logit dumps (batch.h), with the results as
  * a tidy CSV and, on request, Markdown / LaTeX tables (report.h). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "outfile.h"
 #include "batch.h"
 #include "provenance.h"
+#include "shard.h"
 
 static const char usage_text[] =
     "Usage: mdsd table DUMP... -o results.csv [options]\n"
     "Acceptance rates over the positions of logit dumps: per (dump, temperature, n,\n"
     "scheme, method) the mean acceptance, its standard error clustered by sample,\n"
     "the gap to the scheme's optimal alpha* (paired, clustered s.e., significance\n"
-    "marker) and per-draft rates. method is a verifier, or 'bound' for alpha*.\n\n"
+    "marker) and per-draft rates. method is a verifier, or 'bound' for alpha*.\n"
+    "A DUMP that is a directory is one dump split across its *.h5 files (read in\n"
+    "name order as one dataset).\n\n"
     "  -o, --output FILE        results CSV (written atomically)\n"
     "  -t, --temperatures LIST  comma list or a:b:step (default 0.7; 0 = argmax)\n"
     "  -d, --drafts LIST        numbers of drafts n (default 3)\n"
@@ -44,6 +49,10 @@ static const char usage_text[] =
     "                           checksum)\n"
     "      --discard-partial    delete an existing FILE.partial and start over (without\n"
     "                           --resume or this, an existing FILE.partial stops the job)\n"
+    "      --checkpoint-seconds S  inside a (dump, temperature) unit, save the\n"
+    "                           samples finished so far to FILE.partial every S\n"
+    "                           seconds (default 60; 0 = after every block of rows):\n"
+    "                           --resume goes on from there, with the same results\n"
     "      --is-top S           is verifier: free weights only among the top S tokens\n"
     "      --markdown[=FILE]    also render a Hu-et-al.-Table-1-style Markdown table\n"
     "                           (to standard output without FILE)\n"
@@ -65,7 +74,7 @@ static const char usage_text[] =
 enum {
     OPT_DRAFT_MODEL = CLI_OPT_COMMAND, OPT_TRIALS, OPT_SEED, OPT_POSITIONS, OPT_THREADS,
     OPT_RESUME, OPT_IS_TOP, OPT_MARKDOWN, OPT_LATEX, OPT_SIMULATE, OPT_TOP_K, OPT_TOP_P,
-    OPT_PER_POSITION, OPT_LAYOUT, OPT_DISCARD_PARTIAL
+    OPT_PER_POSITION, OPT_LAYOUT, OPT_DISCARD_PARTIAL, OPT_SHARD, OPT_CHECKPOINT_SECONDS
 };
 
 #define MAX_LIST 64
@@ -215,6 +224,22 @@ static int parse_option(int opt, const char *arg, table_opts *t)
     case OPT_LATEX: t->want_latex = true; t->latex = arg ? arg : "-"; return 0;
     case OPT_PER_POSITION: b->per_position = arg; return 0;
     case OPT_LAYOUT: return cli_parse_layout(arg, "table", &t->layout);
+    case OPT_CHECKPOINT_SECONDS:
+        if (cli_parse_double(arg, "--checkpoint-seconds", "table", &b->checkpoint_seconds))
+            return -1;
+        if (!(b->checkpoint_seconds >= 0) || isinf(b->checkpoint_seconds))
+            return cli_usage_error("table", "--checkpoint-seconds: %s is not a number >= 0", arg);
+        if (b->checkpoint_seconds == 0)
+            b->checkpoint_seconds = -1; /* after every block */
+        return 0;
+    case OPT_SHARD: {
+        unsigned long long i, n;
+        int used = 0;
+        if (sscanf(arg, "%llu/%llu%n", &i, &n, &used) != 2 || arg[used] || n < 1 || i < 1 || i > n)
+            return cli_usage_error("table", "--shard: '%s' is not I/N with 1 <= I <= N", arg);
+        b->shard = (size_t)i, b->shards = (size_t)n;
+        return 0;
+    }
     default: return cli_usage_error("table", "unrecognised option");
     }
 }
@@ -327,6 +352,37 @@ static int check_render_paths(const table_opts *t, mdsd_err *err)
     return MDSD_OK;
 }
 
+#ifdef MDSD_MPI
+/* An MPI rank's share: shard r+1 of N, its aggregate kept in memory. */
+static int mpi_part(void *ctx, size_t shard, size_t shards, char **text, size_t *len, mdsd_err *err)
+{
+    table_opts *t = ctx;
+    mdsd_batch_opts b = t->batch;
+    b.shard = shard, b.shards = shards;
+    b.shard_data = text, b.shard_size = len;
+    b.keep_partial = true;
+    if (shard != 1)
+        b.note = NULL, b.progress = false;
+    return mdsd_batch_run(&b, NULL, NULL, err);
+}
+
+/* Rank 0: the CSV (and --markdown/--latex, provenance) from every rank's. */
+static int mpi_merge(void *ctx, const mdsd_shard_input *in, size_t n, mdsd_err *err)
+{
+    table_opts *t = ctx;
+    mdsd_report_row *rows = NULL;
+    size_t count = 0;
+    mdsd_merge_opts m = {n, in, t->batch.output, NULL, render_files, t};
+    int rc = mdsd_batch_merge(&m, &rows, &count, err);
+    if (rc == MDSD_OK)
+        rc = publish_renders(t, rows, count, err);
+    mdsd_outfile_abort(&t->markdown_out);
+    mdsd_outfile_abort(&t->latex_out);
+    free(rows);
+    return rc;
+}
+#endif
+
 int cmd_table(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -350,6 +406,8 @@ int cmd_table(int argc, char **argv)
         {"latex", optional_argument, NULL, OPT_LATEX},
         {"per-position", required_argument, NULL, OPT_PER_POSITION},
         {"layout", required_argument, NULL, OPT_LAYOUT},
+        {"shard", required_argument, NULL, OPT_SHARD},
+        {"checkpoint-seconds", required_argument, NULL, OPT_CHECKPOINT_SECONDS},
         {"help", no_argument, NULL, 'h'},
         {0, 0, 0, 0}};
     table_opts t = {0};
@@ -376,6 +434,9 @@ int cmd_table(int argc, char **argv)
         bad = cli_usage_error("table", "no dump given");
     if (!bad && !b->output)
         bad = cli_usage_error("table", "missing -o/--output FILE");
+    if (!bad && b->shards && (t.want_markdown || t.want_latex))
+        bad = cli_usage_error("table", "--shard writes partial aggregates: render the tables with "
+                              "mdsd merge --markdown/--latex");
     if (bad) {
         free(t.temperatures);
         return CLI_EXIT_USAGE;
@@ -399,7 +460,23 @@ int cmd_table(int argc, char **argv)
         snprintf(hint, sizeof hint, "finished units are kept in %s.partial: rerun the same "
                  "command with --resume to continue", b->output);
         mdsd_cleanup_signals("mdsd table", hint);
+#ifdef MDSD_MPI
+        if (cli_mpi_launched() && b->shards) {
+            free(t.temperatures);
+            return cli_usage_error("table", "--shard: under mpirun the ranks are the shards; "
+                                   "drop --shard");
+        }
+        if (cli_mpi_launched()) {
+            int code = cli_mpi_run("table", argc, argv, b->output, mpi_part, mpi_merge, &t);
+            free(t.temperatures);
+            return code;
+        }
+#endif
         rc = mdsd_batch_run(b, &rows, &count, &err);
+        if (rc == MDSD_OK && b->shards) {
+            free(t.temperatures);
+            return CLI_EXIT_OK;
+        }
     }
     if (rc == MDSD_OK)
         rc = publish_renders(&t, rows, count, &err);

@@ -21,6 +21,7 @@ static const command commands[] = {
     {"info", cmd_info, "summarise an HDF5 logit dump; --validate checks every row"},
     {"toy", cmd_toy, "write a logit dump of a toy family (zipf, spechub-toy, ...)"},
     {"table", cmd_table, "batch job over logit dumps: acceptance-rate tables (CSV, Markdown, LaTeX)"},
+    {"merge", cmd_merge, "combine the shards of mdsd table/block --shard I/N into the CSV of one run"},
     {"report", cmd_report, "re-render a results CSV as Markdown/LaTeX tables, selecting rows and order"},
     {"plot", cmd_plot, "plot a results CSV with gnuplot (alpha vs T, vs n, per draft, gap)"},
     {"accept", cmd_accept, "a verifier's acceptance rate: exact, Monte Carlo, output check"},

@@ -93,6 +93,14 @@ typedef struct {
 int mdsd_dump_open(const char *path, mdsd_dump **out, mdsd_err *err);
 void mdsd_dump_close(mdsd_dump *d);
 
+/* A dump split across files (one per shard of prompts, say) is a directory:
+ * its *.h5 files in name order are read as one dump, rows and samples
+ * concatenated (the table job; a sample never spans two files). parts gets
+ * the files (for a plain path: the path itself); free with
+ * mdsd_dump_parts_free. A directory without *.h5 is an error naming it. */
+int mdsd_dump_parts(const char *path, char ***parts, size_t *n, mdsd_err *err);
+void mdsd_dump_parts_free(char **parts, size_t n);
+
 /* Index of drafter `name`, or -1. */
 int mdsd_dump_find_draft(const mdsd_dump *d, const char *name);
 /* The target (which = MDSD_DUMP_TARGET) or drafter `which`. */

@@ -1,7 +1,9 @@
 #include "batch.h"
+#include "batch_impl.h"
 
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,26 +22,15 @@
 #include "outfile.h"
 #include "progress.h"
 #include "rng.h"
+#include "shard.h"
 
-#define MAX_CELLS 256
+#define MAX_CELLS MDSD_BATCH_MAX_CELLS
 /* Float logits per block of rows; two blocks are held (one read while the
  * other is evaluated), so memory is about 2 x this, whatever the dump's size. */
 #define BLOCK_BYTES ((size_t)16 << 20)
 
-/* One output row of a (dump, temperature) unit: the alpha* of a scheme
- * (verifier < 0) or a verifier's acceptance, at n drafts. */
-typedef struct {
-    size_t n;
-    mdsd_scheme_kind scheme;
-    int verifier;     /* mdsd_verifier_kind, or -1 for the scheme's alpha* */
-    int bound_cell;   /* verifier cells: index of the same (scheme, n) alpha* cell */
-} cell;
-
-typedef struct {
-    size_t count;
-    size_t max_n;
-    cell cells[MAX_CELLS];
-} plan;
+typedef mdsd_batch_cell cell;
+typedef mdsd_batch_plan plan;
 
 /* Everything a worker needs to evaluate one row. */
 typedef struct {
@@ -49,6 +40,8 @@ typedef struct {
     size_t V;
     double T;
     uint64_t unit_seed;  /* seed mixed with the unit, for Monte Carlo */
+    size_t fail_row;     /* test hook (see test_hook_row); SIZE_MAX = none */
+    size_t row_offset;   /* rows of the dump's files before the one being read */
 } unit_ctx;
 
 typedef struct {
@@ -220,6 +213,9 @@ static int truncate_pair(const mdsd_batch_opts *o, worker *w, size_t V, mdsd_err
 static int evaluate_row(const unit_ctx *u, worker *w, const float *target, const float *draft,
                         size_t row, double *alpha, double *per_draft, bool *exact, mdsd_err *err)
 {
+    if (row == u->fail_row)
+        return mdsd_fail(err, MDSD_EINVAL, "%s, row %zu: failed on purpose (test hook "
+                         "MDSD_TABLE_FAIL)", u->label, row);
     int rc = mdsd_softmax_float(target, u->V, u->T, w->p, "target", err);
     if (rc == MDSD_OK)
         rc = mdsd_softmax_float(draft, u->V, u->T, w->q, "draft", err);
@@ -257,11 +253,19 @@ static int evaluate_row(const unit_ctx *u, worker *w, const float *target, const
 
 /* ---- one (dump, temperature) unit ----------------------------------------- */
 
+/* A unit being accumulated: the fold of its closed samples, the open one,
+ * and (shard jobs) the closed samples' lines. */
 typedef struct {
-    mdsd_cluster_stats alpha[MAX_CELLS];
-    mdsd_cluster_stats gap[MAX_CELLS];
-    double per_draft_sum[MAX_CELLS][MDSD_REPORT_MAX_DRAFTS];
-    bool exact[MAX_CELLS];
+    mdsd_batch_fold fold;
+    mdsd_batch_group open;
+    FILE *groups;        /* shard jobs: each closed sample as a line; NULL = none */
+    size_t n_groups;
+    size_t open_row;     /* the open sample's first row (rows before it are closed) */
+    /* finer checkpoints (single-process jobs): the samples closed since the
+     * last one, as lines; NULL = none */
+    FILE *ckpt;
+    char *ckpt_text;
+    size_t ckpt_len, ckpt_groups;
 } unit_acc;
 
 /* Per-block results, filled in parallel, consumed in row order. */
@@ -296,23 +300,138 @@ static int block_results_alloc(block_results *b, size_t cap, const plan *pl, mds
     return MDSD_OK;
 }
 
-static void accumulate(unit_acc *acc, const plan *pl, const block_results *br, size_t i,
-                       long long sample)
+void mdsd_batch_group_reset(mdsd_batch_group *g, const mdsd_batch_plan *pl, long long sample)
 {
-    const double *alpha = br->alpha + i * pl->count;
+    g->sample = sample;
+    g->rows = 0;
     for (size_t c = 0; c < pl->count; c++) {
-        const cell *ce = &pl->cells[c];
-        mdsd_cluster_add(&acc->alpha[c], sample, alpha[c]);
-        if (ce->verifier >= 0)
-            mdsd_cluster_add(&acc->gap[c], sample, alpha[c] - alpha[ce->bound_cell]);
-        for (size_t j = 0; j < ce->n; j++)
-            acc->per_draft_sum[c][j] += br->per_draft[(i * pl->count + c) * pl->max_n + j];
-        acc->exact[c] = acc->exact[c] && br->exact[i * pl->count + c];
+        mdsd_welford_init(&g->alpha[c]);
+        mdsd_welford_init(&g->gap[c]);
+        memset(g->per_draft[c], 0, sizeof g->per_draft[c]);
+        g->exact[c] = true;
     }
 }
 
-static void finish_rows(const unit_acc *acc, const plan *pl, const char *label, double T,
-                        mdsd_report_row *out)
+void mdsd_batch_fold_init(mdsd_batch_fold *f, const mdsd_batch_plan *pl)
+{
+    for (size_t c = 0; c < pl->count; c++) {
+        mdsd_cluster_init(&f->alpha[c]);
+        mdsd_cluster_init(&f->gap[c]);
+        memset(f->per_draft_sum[c], 0, sizeof f->per_draft_sum[c]);
+        f->exact[c] = true;
+    }
+}
+
+void mdsd_batch_fold_group(mdsd_batch_fold *f, const mdsd_batch_plan *pl, const mdsd_batch_group *g)
+{
+    if (g->rows == 0)
+        return;
+    for (size_t c = 0; c < pl->count; c++) {
+        const cell *ce = &pl->cells[c];
+        mdsd_cluster_add_group(&f->alpha[c], &g->alpha[c]);
+        if (ce->verifier >= 0)
+            mdsd_cluster_add_group(&f->gap[c], &g->gap[c]);
+        for (size_t j = 0; j < ce->n; j++)
+            f->per_draft_sum[c][j] += g->per_draft[c][j];
+        f->exact[c] = f->exact[c] && g->exact[c];
+    }
+}
+
+void mdsd_batch_group_write(FILE *out, const mdsd_batch_plan *pl, const mdsd_batch_group *g)
+{
+    fprintf(out, "g %lld %llu", g->sample, (unsigned long long)g->rows);
+    for (size_t c = 0; c < pl->count; c++) {
+        const cell *ce = &pl->cells[c];
+        fprintf(out, " %a %a", g->alpha[c].mean, g->alpha[c].m2);
+        if (ce->verifier >= 0) {
+            fprintf(out, " %a %a", g->gap[c].mean, g->gap[c].m2);
+            for (size_t j = 0; j < ce->n; j++)
+                fprintf(out, " %a", g->per_draft[c][j]);
+        }
+        fprintf(out, " %d", g->exact[c] ? 1 : 0);
+    }
+    fputc('\n', out);
+}
+
+static bool parse_double(const char **s, double *x)
+{
+    char *end;
+    *x = strtod(*s, &end);
+    if (end == *s || (*end != ' ' && *end != '\n' && *end != '\0'))
+        return false;
+    *s = end;
+    return true;
+}
+
+int mdsd_batch_group_parse(const char *line, const mdsd_batch_plan *pl, mdsd_batch_group *g)
+{
+    long long sample;
+    unsigned long long rows;
+    int used = 0;
+    if (sscanf(line, "g %lld %llu%n", &sample, &rows, &used) != 2 || rows == 0)
+        return MDSD_EFORMAT;
+    mdsd_batch_group_reset(g, pl, sample);
+    g->rows = rows;
+    const char *s = line + used;
+    for (size_t c = 0; c < pl->count; c++) {
+        const cell *ce = &pl->cells[c];
+        g->alpha[c].count = g->gap[c].count = rows;
+        if (!parse_double(&s, &g->alpha[c].mean) || !parse_double(&s, &g->alpha[c].m2))
+            return MDSD_EFORMAT;
+        if (ce->verifier >= 0) {
+            if (!parse_double(&s, &g->gap[c].mean) || !parse_double(&s, &g->gap[c].m2))
+                return MDSD_EFORMAT;
+            for (size_t j = 0; j < ce->n; j++)
+                if (!parse_double(&s, &g->per_draft[c][j]))
+                    return MDSD_EFORMAT;
+        }
+        int flag, n = 0;
+        if (sscanf(s, " %d%n", &flag, &n) != 1 || (flag != 0 && flag != 1))
+            return MDSD_EFORMAT;
+        g->exact[c] = flag == 1;
+        s += n;
+    }
+    return *s == '\n' || *s == '\0' ? MDSD_OK : MDSD_EFORMAT;
+}
+
+/* Closes the open sample: folded, and (shard jobs) written as a line. */
+static void close_group(unit_acc *acc, const plan *pl)
+{
+    if (acc->open.rows == 0)
+        return;
+    mdsd_batch_fold_group(&acc->fold, pl, &acc->open);
+    if (acc->groups)
+        mdsd_batch_group_write(acc->groups, pl, &acc->open);
+    if (acc->ckpt)
+        mdsd_batch_group_write(acc->ckpt, pl, &acc->open), acc->ckpt_groups++;
+    acc->n_groups++;
+    acc->open.rows = 0;
+}
+
+static void accumulate(unit_acc *acc, const plan *pl, const block_results *br, size_t i,
+                       long long sample, size_t row)
+{
+    if (acc->open.rows == 0 || sample != acc->open.sample) {
+        close_group(acc, pl);
+        mdsd_batch_group_reset(&acc->open, pl, sample);
+        acc->open_row = row;
+    }
+    mdsd_batch_group *g = &acc->open;
+    const double *alpha = br->alpha + i * pl->count;
+    g->rows++;
+    for (size_t c = 0; c < pl->count; c++) {
+        const cell *ce = &pl->cells[c];
+        mdsd_welford_add(&g->alpha[c], alpha[c]);
+        if (ce->verifier >= 0)
+            mdsd_welford_add(&g->gap[c], alpha[c] - alpha[ce->bound_cell]);
+        for (size_t j = 0; j < ce->n; j++)
+            g->per_draft[c][j] += br->per_draft[(i * pl->count + c) * pl->max_n + j];
+        g->exact[c] = g->exact[c] && br->exact[i * pl->count + c];
+    }
+}
+
+void mdsd_batch_finish_rows(const mdsd_batch_fold *f, const mdsd_batch_plan *pl, const char *label,
+                            double T, mdsd_report_row *out)
 {
     for (size_t c = 0; c < pl->count; c++) {
         const cell *ce = &pl->cells[c];
@@ -324,26 +443,34 @@ static void finish_rows(const unit_acc *acc, const plan *pl, const char *label, 
         snprintf(r->scheme, sizeof r->scheme, "%s", mdsd_scheme_name(ce->scheme));
         snprintf(r->method, sizeof r->method, "%s",
                  ce->verifier < 0 ? "bound" : mdsd_verifier_name((mdsd_verifier_kind)ce->verifier));
-        r->alpha = mdsd_cluster_mean(&acc->alpha[c]);
-        r->se = mdsd_cluster_stderr(&acc->alpha[c]);
-        r->gap = ce->verifier < 0 ? NAN : mdsd_cluster_mean(&acc->gap[c]);
-        r->gap_se = ce->verifier < 0 ? NAN : mdsd_cluster_stderr(&acc->gap[c]);
-        r->positions = (size_t)mdsd_cluster_count(&acc->alpha[c]);
-        r->samples = (size_t)mdsd_cluster_groups(&acc->alpha[c]);
-        r->exact = acc->exact[c];
+        r->alpha = mdsd_cluster_mean(&f->alpha[c]);
+        r->se = mdsd_cluster_stderr(&f->alpha[c]);
+        r->gap = ce->verifier < 0 ? NAN : mdsd_cluster_mean(&f->gap[c]);
+        r->gap_se = ce->verifier < 0 ? NAN : mdsd_cluster_stderr(&f->gap[c]);
+        r->positions = (size_t)mdsd_cluster_count(&f->alpha[c]);
+        r->samples = (size_t)mdsd_cluster_groups(&f->alpha[c]);
+        r->exact = f->exact[c];
         r->n_per_draft = ce->verifier < 0 ? 0 : ce->n;
         for (size_t j = 0; j < r->n_per_draft; j++)
-            r->per_draft[j] = acc->per_draft_sum[c][j] / (double)r->positions;
+            r->per_draft[j] = f->per_draft_sum[c][j] / (double)r->positions;
     }
 }
 
 /* One column of the table: a dump with one of its drafters. */
 typedef struct {
-    mdsd_dump *dump;
+    mdsd_dump *dump;          /* the first file's (V, drafters) */
     int draft;                /* drafter index in the dump */
+    /* A dump split across files (a directory, mdsd_dump_parts): its files'
+     * dumps, drafter indices and first rows in the concatenation ([n_parts + 1]);
+     * one file: n_parts = 1. Rows are numbered across the files. */
+    size_t n_parts;
+    mdsd_dump **parts;
+    int *part_draft;
+    size_t *part_row0;
     char label[512];          /* dump label, ":drafter" when several drafters are compared */
     size_t begin, end;        /* rows */
     size_t index;             /* job index: a stream coordinate for Monte Carlo */
+    size_t all_begin, all_end; /* shard jobs: the rows of every shard (begin, end: this one's) */
     struct per_position_out *per_position; /* NULL = no per-position output */
 } dump_job;
 
@@ -386,13 +513,14 @@ static int per_position_open(per_position_out *pp, const char *path, const plan 
 }
 
 static void per_position_rows(per_position_out *pp, const plan *pl, const char *label, double T,
-                              const mdsd_dump_block *b, size_t rows, const block_results *br)
+                              size_t row_offset, const mdsd_dump_block *b, size_t rows,
+                              const block_results *br)
 {
     FILE *f = pp->file.f;
     for (size_t i = 0; i < rows; i++) {
         mdsd_csv_write_field(f, label);
         const double *st = br->stats + 3 * i;
-        fprintf(f, ",%.10g,%zu,%d,%d,%.12g,%.12g,%.12g", T, b->row0 + i, b->sample_id[i],
+        fprintf(f, ",%.10g,%zu,%d,%d,%.12g,%.12g,%.12g", T, row_offset + b->row0 + i, b->sample_id[i],
                 b->position[i], st[0], st[1], st[2]);
         for (size_t c = 0; c < pl->count; c++)
             fprintf(f, ",%.12g", br->alpha[i * pl->count + c]);
@@ -427,7 +555,8 @@ static int evaluate_block(const unit_ctx *u, worker *workers, const mdsd_dump_bl
         for (size_t i = 0; i < rows; i++) {
             worker *w = &workers[omp_get_thread_num()];
             mdsd_err_clear(&br->err[i]);
-            br->rc[i] = evaluate_row(u, w, b->target + i * V, b->draft[0] + i * V, b->row0 + i,
+            br->rc[i] = evaluate_row(u, w, b->target + i * V, b->draft[0] + i * V,
+                                     u->row_offset + b->row0 + i,
                                      br->alpha + i * cells, br->per_draft + i * cells * max_n,
                                      br->exact + i * cells, &br->err[i]);
             if (u->o->per_position && br->rc[i] == MDSD_OK)
@@ -444,69 +573,229 @@ static int evaluate_block(const unit_ctx *u, worker *workers, const mdsd_dump_bl
 
 /* The streaming validation of a block's metadata (the logits were checked
  * when the block was read): the rows [b->row0, b->row0 + rows) only. */
-static int check_block_meta(const dump_job *job, const mdsd_dump_block *b, size_t rows,
+static int check_block_meta(mdsd_dump *d, const mdsd_dump_block *b, size_t rows,
                             mdsd_dump_meta_check *meta, mdsd_err *err)
 {
     mdsd_dump_block part = *b;
     part.rows = rows;
-    return mdsd_dump_check_meta(job->dump, &part, meta, err);
+    return mdsd_dump_check_meta(d, &part, meta, err);
 }
 
-static int run_unit(const mdsd_batch_opts *o, const plan *pl, const dump_job *job, double T,
-                    size_t t_index, worker *workers, mdsd_progress *progress,
-                    mdsd_report_row *rows_out, mdsd_err *err)
+/* Test hook (tests/test_scale.c): MDSD_TABLE_FAIL=COLUMN:ROW makes that
+ * row of that dump column fail as a bad row would, so that a test can stop
+ * one shard or rank after others have finished units. */
+static size_t test_hook_row(size_t column)
 {
-    unit_ctx u = {o, pl, job->label, job->dump->V, T,
-                  mdsd_seed_mix(o->seed, job->index, t_index)};
-    size_t cap = mdsd_dump_block_rows(job->dump, 1, BLOCK_BYTES);
+    const char *spec = getenv("MDSD_TABLE_FAIL");
+    unsigned long long c, r;
+    if (!spec || sscanf(spec, "%llu:%llu", &c, &r) != 2 || c != column)
+        return SIZE_MAX;
+    return (size_t)r;
+}
+
+/* A sample's key in the fold: its id, made distinct per file of a split
+ * dump (a sample never spans two files). */
+static long long sample_key(size_t part, int sample)
+{
+    return part == 0 ? (long long)sample : (long long)(((uint64_t)part << 32) | (uint32_t)sample);
+}
+
+/* Finer checkpoints than a unit (single-process jobs): every `seconds`
+ * (after a block of rows), the samples closed since the last checkpoint go
+ * to the .partial file as their summary lines and a marker
+ * "#checkpoint LABEL,T next=R groups=K fnv1a=H" (R: the first row not
+ * covered), synced; --resume folds them back (the same bits) and goes on
+ * from row R. */
+typedef struct {
+    FILE *partial;
+    const char *key;
+    double seconds;       /* < 0: after every block */
+    double last;          /* time of the last checkpoint */
+} unit_checkpoint;
+
+static int checkpoint_write(FILE *partial, const char *key, const char *text, size_t len,
+                            size_t groups, size_t next, mdsd_err *err)
+{
+    uint64_t hash = mdsd_fnv1a(MDSD_FNV_OFFSET, text, len);
+    if (fwrite(text, 1, len, partial) != len ||
+        fprintf(partial, "#checkpoint %s next=%zu groups=%zu fnv1a=%016llx\n", key, next, groups,
+                (unsigned long long)hash) < 0 ||
+        fflush(partial) != 0 || fsync(fileno(partial)) != 0)
+        return mdsd_fail(err, MDSD_EIO, "error writing the partial results: %s", strerror(errno));
+    return MDSD_OK;
+}
+
+static int checkpoint_maybe(unit_acc *acc, unit_checkpoint *ck, mdsd_err *err)
+{
+    if (!ck || !acc->ckpt || acc->ckpt_groups == 0 ||
+        (ck->seconds >= 0 && omp_get_wtime() - ck->last < ck->seconds))
+        return MDSD_OK;
+    if (fflush(acc->ckpt) != 0)
+        return mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
+    int rc = checkpoint_write(ck->partial, ck->key, acc->ckpt_text, acc->ckpt_len, acc->ckpt_groups,
+                              acc->open_row, err);
+    fclose(acc->ckpt);
+    free(acc->ckpt_text);
+    acc->ckpt_text = NULL, acc->ckpt_len = 0, acc->ckpt_groups = 0;
+    acc->ckpt = open_memstream(&acc->ckpt_text, &acc->ckpt_len);
+    if (rc == MDSD_OK && !acc->ckpt)
+        rc = mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
+    ck->last = omp_get_wtime();
+    return rc;
+}
+
+/* Test hook (tests/test_scale.c): MDSD_TABLE_BLOCK_ROWS=K reads K rows per
+ * block, so that a small dump has several blocks (and checkpoints). */
+static size_t block_rows_cap(size_t cap)
+{
+    const char *spec = getenv("MDSD_TABLE_BLOCK_ROWS");
+    unsigned long long k;
+    if (spec && sscanf(spec, "%llu", &k) == 1 && k > 0 && k < cap)
+        return (size_t)k;
+    return cap;
+}
+
+/* Rows [begin, end) of file p of the dump (its own row numbers), into acc. */
+static int run_part(unit_ctx *u, const dump_job *job, size_t p, size_t begin, size_t end,
+                    worker *workers, block_results *br, unit_acc *acc, mdsd_progress *progress,
+                    unit_checkpoint *ck, mdsd_err *err)
+{
+    mdsd_dump *d = job->parts[p];
+    size_t cap = block_rows_cap(mdsd_dump_block_rows(d, 1, BLOCK_BYTES));
+    cap = cap < br->cap ? cap : br->cap;
+    const plan *pl = u->pl;
     mdsd_err e;
     mdsd_err_clear(&e);
-    mdsd_dump_block *blk[2] = {mdsd_dump_block_alloc(job->dump, cap, 1, &job->draft, &e), NULL};
+    mdsd_dump_block *blk[2] = {mdsd_dump_block_alloc(d, cap, 1, &job->part_draft[p], &e), NULL};
     if (blk[0])
-        blk[1] = mdsd_dump_block_alloc(job->dump, cap, 1, &job->draft, &e);
-    unit_acc *acc = calloc(1, sizeof *acc);
-    block_results br = {0};
-    int rc = !blk[0] || !blk[1] ? mdsd_fail_from(err, &e, "table: row block")
-             : !acc ? mdsd_fail(err, MDSD_ENOMEM, "table: out of memory")
-                    : block_results_alloc(&br, cap, pl, err);
-    for (size_t c = 0; c < pl->count && rc == MDSD_OK; c++) {
-        mdsd_cluster_init(&acc->alpha[c]);
-        mdsd_cluster_init(&acc->gap[c]);
-        acc->exact[c] = true;
-    }
+        blk[1] = mdsd_dump_block_alloc(d, cap, 1, &job->part_draft[p], &e);
+    int rc = !blk[0] || !blk[1] ? mdsd_fail_from(err, &e, "table: row block") : MDSD_OK;
+    u->row_offset = job->part_row0[p];
     if (rc == MDSD_OK)
-        rc = mdsd_dump_block_read(job->dump, blk[0], job->begin, 1, err);
+        rc = mdsd_dump_block_read(d, blk[0], begin, 1, err);
     mdsd_dump_meta_check meta;
     mdsd_dump_meta_check_init(&meta);
     size_t k = 0;
-    for (size_t row0 = job->begin; row0 < job->end && rc == MDSD_OK; row0 += cap, k++) {
+    for (size_t row0 = begin; row0 < end && rc == MDSD_OK; row0 += cap, k++) {
         mdsd_dump_block *b = blk[k % 2];
-        size_t rows = b->rows < job->end - row0 ? b->rows : job->end - row0;
-        prefetch pf = {job->dump, row0 + cap < job->end ? blk[(k + 1) % 2] : NULL, row0 + cap,
-                       MDSD_OK, {0}};
-        if ((rc = check_block_meta(job, b, rows, &meta, err)))
+        size_t rows = b->rows < end - row0 ? b->rows : end - row0;
+        prefetch pf = {d, row0 + cap < end ? blk[(k + 1) % 2] : NULL, row0 + cap, MDSD_OK, {0}};
+        if ((rc = check_block_meta(d, b, rows, &meta, err)))
             break;
-        if ((rc = evaluate_block(&u, workers, b, rows, &br, &pf, err)))
+        if ((rc = evaluate_block(u, workers, b, rows, br, &pf, err)))
             break;
         for (size_t i = 0; i < rows; i++)
-            accumulate(acc, pl, &br, i, b->sample_id[i]);
+            accumulate(acc, pl, br, i, sample_key(p, b->sample_id[i]), u->row_offset + b->row0 + i);
         if (job->per_position)
-            per_position_rows(job->per_position, pl, job->label, T, b, rows, &br);
+            per_position_rows(job->per_position, pl, job->label, u->T, u->row_offset, b, rows, br);
         mdsd_progress_add(progress, rows);
         if (pf.rc) {
             *err = pf.err;
             rc = pf.rc;
         }
+        if (rc == MDSD_OK)
+            rc = checkpoint_maybe(acc, ck, err);
     }
     /* a dump rewritten while it was read gives void results */
     if (rc == MDSD_OK)
-        rc = mdsd_dump_check_unchanged(job->dump, err);
-    if (rc == MDSD_OK)
-        finish_rows(acc, pl, job->label, T, rows_out);
-    block_results_free(&br);
-    free(acc);
+        rc = mdsd_dump_check_unchanged(d, err);
     mdsd_dump_block_free(blk[0]);
     mdsd_dump_block_free(blk[1]);
+    return rc;
+}
+
+/* A unit's checkpointed part read back (read_partial). */
+typedef struct {
+    char key[600];
+    char *text;           /* the summary lines */
+    size_t len, groups, next;
+} unit_progress;
+
+typedef struct {
+    unit_progress *items;
+    size_t count;
+} progress_list;
+
+static unit_progress *progress_find(const progress_list *l, const char *key)
+{
+    for (size_t i = 0; l && i < l->count; i++)
+        if (!strcmp(l->items[i].key, key))
+            return &l->items[i];
+    return NULL;
+}
+
+/* Folds a checkpointed part of a unit back into acc; the next row to run. */
+static int resume_progress(const unit_progress *from, const plan *pl, const dump_job *job,
+                           const char *path, unit_acc *acc, size_t *next, mdsd_err *err)
+{
+    mdsd_batch_group *g = malloc(sizeof *g);
+    if (!g)
+        return mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
+    int rc = MDSD_OK;
+    size_t rows = 0;
+    for (const char *s = from->text; rc == MDSD_OK && s < from->text + from->len;
+         s += strcspn(s, "\n") + 1) {
+        if (mdsd_batch_group_parse(s, pl, g) != MDSD_OK)
+            rc = mdsd_fail(err, MDSD_EFORMAT, "'%s.partial': unit %s: a checkpointed sample summary is "
+                           "not one of this job's cells; pass --discard-partial to start over", path,
+                           from->key);
+        else
+            mdsd_batch_fold_group(&acc->fold, pl, g), acc->n_groups++, rows += g->rows;
+    }
+    free(g);
+    if (rc == MDSD_OK && (from->next <= job->begin || from->next > job->end ||
+                          rows != from->next - job->begin))
+        rc = mdsd_fail(err, MDSD_EFORMAT, "'%s.partial': unit %s: its checkpoint covers %zu rows up to "
+                       "row %zu, not the job's rows from %zu; pass --discard-partial to start over", path,
+                       from->key, rows, from->next, job->begin);
+    *next = from->next;
+    return rc;
+}
+
+static int run_unit(const mdsd_batch_opts *o, const plan *pl, const dump_job *job, double T,
+                    size_t t_index, worker *workers, mdsd_progress *progress, FILE *groups,
+                    size_t *n_groups, const unit_progress *from, unit_checkpoint *ck,
+                    mdsd_report_row *rows_out, mdsd_err *err)
+{
+    unit_ctx u = {o, pl, job->label, job->dump->V, T,
+                  mdsd_seed_mix(o->seed, job->index, t_index), test_hook_row(job->index), 0};
+    size_t cap = 0;
+    for (size_t p = 0; p < job->n_parts; p++) {
+        size_t c = block_rows_cap(mdsd_dump_block_rows(job->parts[p], 1, BLOCK_BYTES));
+        cap = c > cap ? c : cap;
+    }
+    unit_acc *acc = calloc(1, sizeof *acc);
+    block_results br = {0};
+    int rc = !acc ? mdsd_fail(err, MDSD_ENOMEM, "table: out of memory")
+                  : block_results_alloc(&br, cap, pl, err);
+    size_t start = job->begin;
+    if (rc == MDSD_OK) {
+        mdsd_batch_fold_init(&acc->fold, pl);
+        acc->groups = groups;
+        if (ck && !(acc->ckpt = open_memstream(&acc->ckpt_text, &acc->ckpt_len)))
+            rc = mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
+    }
+    if (rc == MDSD_OK && from && (rc = resume_progress(from, pl, job, o->output, acc, &start, err)) == MDSD_OK)
+        mdsd_progress_skip(progress, start - job->begin);
+    /* the files that hold rows [start, end); a shard may hold none */
+    for (size_t p = 0; p < job->n_parts && rc == MDSD_OK; p++) {
+        size_t lo = job->part_row0[p], hi = job->part_row0[p + 1];
+        size_t b = start > lo ? start : lo, e = job->end < hi ? job->end : hi;
+        if (b < e)
+            rc = run_part(&u, job, p, b - lo, e - lo, workers, &br, acc, progress, ck, err);
+    }
+    if (rc == MDSD_OK) {
+        close_group(acc, pl);
+        mdsd_batch_finish_rows(&acc->fold, pl, job->label, T, rows_out);
+        if (n_groups)
+            *n_groups = acc->n_groups;
+    }
+    block_results_free(&br);
+    if (acc && acc->ckpt)
+        fclose(acc->ckpt);
+    if (acc)
+        free(acc->ckpt_text);
+    free(acc);
     return rc;
 }
 
@@ -693,8 +982,65 @@ static int accept_unit(const char *path, size_t lineno, const char *marker, part
 
 /* Reads the finished units of a previous run; rows after the last marker
  * belong to an interrupted unit and are dropped. */
+/* A "#checkpoint KEY next=R groups=K fnv1a=H" marker over the summary lines
+ * read since the last marker (text, count, hash): kept in prog under KEY. */
+static int accept_checkpoint(const char *path, size_t lineno, const char *marker, const char *text,
+                             size_t len, size_t groups, uint64_t hash, progress_list *prog,
+                             mdsd_err *err)
+{
+    const char *at = strstr(marker, " next=");
+    for (const char *more; at && (more = strstr(at + 1, " next=")); at = more)
+        ;
+    unsigned long long next, k, h;
+    int end = 0;
+    if (!at || sscanf(at, " next=%llu groups=%llu fnv1a=%16llx%n", &next, &k, &h, &end) != 3 ||
+        (at[end] != '\n' && at[end] != '\0'))
+        return mdsd_fail(err, MDSD_EFORMAT, "'%s', line %zu: a malformed checkpoint marker; pass "
+                         "--discard-partial to start over", path, lineno);
+    char key[600];
+    snprintf(key, sizeof key, "%.*s", (int)(at - (marker + 12)), marker + 12);
+    if (k != groups || h != hash)
+        return mdsd_fail(err, MDSD_EFORMAT, "'%s': unit %s: the sample summaries before its checkpoint "
+                         "(line %zu) do not match the marker (%zu lines, it records %llu; or a line was "
+                         "altered); pass --discard-partial to start over", path, key, lineno, groups, k);
+    unit_progress *u = progress_find(prog, key);
+    if (!u) {
+        unit_progress *grown = realloc(prog->items, (prog->count + 1) * sizeof *grown);
+        if (!grown)
+            return mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
+        prog->items = grown;
+        u = &prog->items[prog->count++];
+        memset(u, 0, sizeof *u);
+        snprintf(u->key, sizeof u->key, "%s", key);
+    }
+    char *t = realloc(u->text, u->len + len + 1);
+    if (!t)
+        return mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
+    memcpy(t + u->len, text, len);
+    t[u->len + len] = '\0';
+    u->text = t, u->len += len, u->groups += groups, u->next = (size_t)next;
+    return MDSD_OK;
+}
+
+static void progress_drop(progress_list *prog, const char *key)
+{
+    unit_progress *u = progress_find(prog, key);
+    if (!u)
+        return;
+    free(u->text);
+    *u = prog->items[--prog->count];
+}
+
+static void progress_free(progress_list *prog)
+{
+    for (size_t i = 0; i < prog->count; i++)
+        free(prog->items[i].text);
+    free(prog->items);
+    prog->items = NULL, prog->count = 0;
+}
+
 static int read_partial(const char *path, const char *signature, size_t cells, row_list *done,
-                        mdsd_err *err)
+                        progress_list *prog, mdsd_err *err)
 {
     FILE *f = fopen(path, "r");
     if (!f)
@@ -715,6 +1061,10 @@ static int read_partial(const char *path, const char *signature, size_t cells, r
      * and is dropped with that unit. */
     mdsd_err pending;
     mdsd_err_clear(&pending);
+    /* summary lines since the last marker (finer checkpoints) */
+    char *gtext = NULL;
+    size_t glen = 0, gcap = 0, gcount = 0;
+    uint64_t ghash = MDSD_FNV_OFFSET;
     while (rc == MDSD_OK && (len = getline(&line, &cap, f)) >= 0) {
         lineno++;
         if (!strncmp(line, "#done", 5) && (size_t)len == strlen(line)) {
@@ -722,8 +1072,39 @@ static int read_partial(const char *path, const char *signature, size_t cells, r
                 *err = pending;
                 rc = pending.code;
             } else {
+                char key[600] = "";
+                if (u.rows.count)
+                    unit_key(&u.rows.rows[0], key, sizeof key);
                 rc = accept_unit(path, lineno, line, &u, cells, done, err);
+                if (rc == MDSD_OK) /* the unit is whole: its checkpoints have served */
+                    progress_drop(prog, key);
             }
+            glen = gcount = 0, ghash = MDSD_FNV_OFFSET;
+        } else if (!strncmp(line, "#checkpoint ", 12) && (size_t)len == strlen(line)) {
+            if (pending.code) {
+                *err = pending;
+                rc = pending.code;
+            } else if (u.rows.count) {
+                rc = mdsd_fail(err, MDSD_EFORMAT, "'%s', line %zu: a checkpoint marker among the rows "
+                               "of a unit; pass --discard-partial to start over", path, lineno);
+            } else {
+                rc = accept_checkpoint(path, lineno, line, gtext, glen, gcount, ghash, prog, err);
+            }
+            glen = gcount = 0, ghash = MDSD_FNV_OFFSET;
+        } else if (!strncmp(line, "g ", 2) && !pending.code && (size_t)len == strlen(line)) {
+            if (glen + (size_t)len + 1 > gcap) {
+                gcap = 2 * (glen + (size_t)len + 1);
+                char *grown = realloc(gtext, gcap);
+                if (!grown) {
+                    rc = mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
+                    break;
+                }
+                gtext = grown;
+            }
+            memcpy(gtext + glen, line, (size_t)len);
+            glen += (size_t)len;
+            gcount++;
+            ghash = mdsd_fnv1a(ghash, line, (size_t)len);
         } else if (lineno == 2 && !strncmp(line, "dump,", 5)) {
             continue; /* the CSV header */
         } else if (pending.code) {
@@ -744,6 +1125,7 @@ static int read_partial(const char *path, const char *signature, size_t cells, r
             }
         }
     }
+    free(gtext);
     free(u.rows.rows);
     free(line);
     fclose(f);
@@ -778,22 +1160,30 @@ static int append_unit(FILE *partial, const mdsd_report_row *rows, size_t k, siz
 
 /* The results CSV: written to a temporary file, then (after before_publish,
  * which may add outputs of its own) renamed into place. */
-static int write_output(const mdsd_batch_opts *o, const row_list *all, size_t max_n, mdsd_err *err)
+int mdsd_batch_write_csv(const char *output, const mdsd_report_row *rows, size_t count, size_t max_n,
+                         int (*before_publish)(const mdsd_report_row *, size_t, void *, mdsd_err *),
+                         void *ctx, mdsd_err *err)
 {
     mdsd_outfile out;
-    int rc = mdsd_outfile_open(&out, o->output, err);
+    int rc = mdsd_outfile_open(&out, output, err);
     if (rc)
         return rc;
     mdsd_report_csv_header(out.f, max_n);
-    for (size_t i = 0; i < all->count; i++)
-        mdsd_report_csv_row(out.f, &all->rows[i], max_n);
+    for (size_t i = 0; i < count; i++)
+        mdsd_report_csv_row(out.f, &rows[i], max_n);
     rc = mdsd_outfile_finish(&out, err);
-    if (rc == MDSD_OK && o->before_publish)
-        rc = o->before_publish(all->rows, all->count, o->publish_ctx, err);
+    if (rc == MDSD_OK && before_publish)
+        rc = before_publish(rows, count, ctx, err);
     if (rc == MDSD_OK)
         rc = mdsd_outfile_publish(&out, err);
     mdsd_outfile_abort(&out);
     return rc;
+}
+
+static int write_output(const mdsd_batch_opts *o, const row_list *all, size_t max_n, mdsd_err *err)
+{
+    return mdsd_batch_write_csv(o->output, all->rows, all->count, max_n, o->before_publish,
+                                o->publish_ctx, err);
 }
 
 /* Without --resume an existing partial file is never dropped silently. */
@@ -814,11 +1204,26 @@ static int partial_policy(const mdsd_batch_opts *o, const char *partial_path, md
                      "start over", partial_path);
 }
 
+/* Whether a finer checkpoint was written to the partial file. */
+static bool partial_has_checkpoint(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    char *line = NULL;
+    size_t cap = 0;
+    bool found = false;
+    while (f && !found && getline(&line, &cap, f) >= 0)
+        found = !strncmp(line, "#checkpoint ", 12);
+    free(line);
+    if (f)
+        fclose(f);
+    return found;
+}
+
 /* Rewrites the partial file with the job's signature and the verified
  * finished units (atomically: an interrupt here loses nothing), then opens
  * it for appending. */
 static FILE *start_partial(const char *partial_path, const char *signature, const row_list *done,
-                           const plan *pl, mdsd_err *err)
+                           const progress_list *prog, const plan *pl, mdsd_err *err)
 {
     mdsd_outfile out;
     if (mdsd_outfile_open(&out, partial_path, err))
@@ -828,6 +1233,10 @@ static FILE *start_partial(const char *partial_path, const char *signature, cons
     int rc = MDSD_OK;
     for (size_t i = 0; i < done->count && rc == MDSD_OK; i += pl->count)
         rc = append_unit(out.f, done->rows + i, pl->count, pl->max_n, err);
+    /* the checkpointed parts of unfinished units, each under one marker */
+    for (size_t i = 0; prog && i < prog->count && rc == MDSD_OK; i++)
+        rc = checkpoint_write(out.f, prog->items[i].key, prog->items[i].text, prog->items[i].len,
+                              prog->items[i].groups, prog->items[i].next, err);
     if (rc == MDSD_OK)
         rc = mdsd_outfile_commit(&out, err);
     mdsd_outfile_abort(&out);
@@ -891,6 +1300,12 @@ static int check_options(const mdsd_batch_opts *o, mdsd_err *err)
         return mdsd_fail(err, MDSD_EINVAL, "table: top-p %g is not in (0, 1]", o->top_p);
     if (o->simulate && o->trials == 0)
         return mdsd_fail(err, MDSD_EINVAL, "table: --simulate needs --trials K");
+    if (o->shards && (o->shard < 1 || o->shard > o->shards))
+        return mdsd_fail(err, MDSD_EINVAL, "table: shard %zu/%zu: I must be in 1..N", o->shard,
+                         o->shards);
+    if (o->shards && o->per_position)
+        return mdsd_fail(err, MDSD_EINVAL, "table: --per-position cannot be combined with --shard "
+                         "or MPI ranks (each would hold a part of the rows)");
     if (o->per_position && o->resume)
         return mdsd_fail(err, MDSD_EINVAL, "table: --per-position cannot be combined with --resume "
                          "(the rows of finished units are not kept); run the job without --resume");
@@ -902,34 +1317,90 @@ static size_t job_count(const mdsd_batch_opts *o)
     return o->n_dumps * (o->n_draft_models ? o->n_draft_models : 1);
 }
 
-/* Job j: dump j / drafters, drafter j % drafters. */
+/* Whether two attributes of a split dump's files agree. */
+static bool same_text(const char *a, const char *b)
+{
+    return strcmp(a, b) == 0;
+}
+
+/* The files of a dump split across a directory must be parts of one
+ * dataset: the same vocabulary, models, tokenizer and temperature. */
+static int check_part(const mdsd_dump *first, const mdsd_dump *d, int draft0, int draft,
+                      mdsd_err *err)
+{
+    const char *what = d->V != first->V ? "vocabulary size"
+                       : !same_text(d->target.model, first->target.model) ? "target model"
+                       : !same_text(d->drafts[draft].model, first->drafts[draft0].model) ? "drafter model"
+                       : !same_text(d->tokenizer, first->tokenizer) ? "tokenizer"
+                       : !(d->generation_temperature == first->generation_temperature ||
+                           (isnan(d->generation_temperature) && isnan(first->generation_temperature)))
+                           ? "generation temperature" : NULL;
+    if (what)
+        return mdsd_fail(err, MDSD_EINVAL, "%s: its %s differs from that of %s, the first file of the "
+                         "same split dump: the files are not parts of one dataset", d->path, what,
+                         first->path);
+    return MDSD_OK;
+}
+
+/* Job j: dump j / drafters, drafter j % drafters. A directory is one dump
+ * split across its *.h5 files (mdsd_dump_parts). */
 static int open_job(const mdsd_batch_opts *o, size_t j, dump_job *job, mdsd_err *err)
 {
     size_t drafters = o->n_draft_models ? o->n_draft_models : 1, i = j / drafters;
-    int rc = mdsd_dump_open(o->dumps[i], &job->dump, err);
+    char **paths = NULL;
+    size_t n = 0;
+    int rc = mdsd_dump_parts(o->dumps[i], &paths, &n, err);
     if (rc)
         return rc;
-    mdsd_dump *d = job->dump;
-    /* refused as `mdsd info --validate` refuses it: the clustered standard
-     * errors count a sample's rows as one run */
-    if ((rc = mdsd_dump_check_samples(d, err)))
-        return rc;
+    job->parts = calloc(n, sizeof *job->parts);
+    job->part_draft = calloc(n, sizeof *job->part_draft);
+    job->part_row0 = calloc(n + 1, sizeof *job->part_row0);
+    if (!job->parts || !job->part_draft || !job->part_row0)
+        rc = mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
     const char *model = o->n_draft_models ? o->draft_models[j % drafters] : NULL;
+    for (size_t p = 0; p < n && rc == MDSD_OK; p++) {
+        if ((rc = mdsd_dump_open(paths[p], &job->parts[p], err)))
+            break;
+        job->n_parts = p + 1;
+        mdsd_dump *d = job->parts[p];
+        /* refused as `mdsd info --validate` refuses it: the clustered standard
+         * errors count a sample's rows as one run */
+        if ((rc = mdsd_dump_check_samples(d, err)))
+            break;
+        /* without --draft-model: the first file's first drafter, by name */
+        const char *name = model ? model : job->parts[0]->drafts[0].name;
+        job->part_draft[p] = mdsd_dump_find_draft(d, name);
+        if (job->part_draft[p] < 0)
+            rc = mdsd_fail(err, MDSD_EINVAL, "%s: no drafter named '%s' under /drafts", paths[p], name);
+        else if (p > 0)
+            rc = check_part(job->parts[0], d, job->part_draft[0], job->part_draft[p], err);
+        job->part_row0[p + 1] = job->part_row0[p] + d->N;
+    }
+    mdsd_dump_parts_free(paths, n);
+    if (rc)
+        return rc;
+    job->dump = job->parts[0];
+    job->draft = job->part_draft[0];
     job->index = j;
-    job->draft = model ? mdsd_dump_find_draft(d, model) : 0;
-    if (job->draft < 0)
-        return mdsd_fail(err, MDSD_EINVAL, "%s: no drafter named '%s' under /drafts", o->dumps[i],
-                         model);
     if (drafters > 1)
         snprintf(job->label, sizeof job->label, "%s:%s", dump_label(o, i), model);
     else
         snprintf(job->label, sizeof job->label, "%s", dump_label(o, i));
+    size_t N = job->part_row0[n];
     job->begin = o->row_begin;
-    job->end = o->row_end ? o->row_end : d->N;
-    if (job->begin >= job->end || job->end > d->N)
+    job->end = o->row_end ? o->row_end : N;
+    if (job->begin >= job->end || job->end > N)
         return mdsd_fail(err, MDSD_EINVAL, "%s: rows %zu:%zu are outside the dump's %zu rows",
-                         o->dumps[i], job->begin, job->end, d->N);
+                         o->dumps[i], job->begin, job->end, N);
     return MDSD_OK;
+}
+
+static void close_job(dump_job *job)
+{
+    for (size_t p = 0; job->parts && p < job->n_parts; p++)
+        mdsd_dump_close(job->parts[p]);
+    free(job->parts), free(job->part_draft), free(job->part_row0);
+    job->parts = NULL, job->dump = NULL;
 }
 
 /* Every resumed unit must be one this job makes. */
@@ -950,6 +1421,46 @@ static int check_done_units(const char *path, const mdsd_batch_opts *o, const du
         }
     }
     return MDSD_OK;
+}
+
+/* Every checkpointed part of a unit must be one of this job's unfinished
+ * units, hold whole summaries of its cells and cover its rows up to the
+ * recorded next row: checked before the partial file is rewritten. */
+static int check_progress(const char *path, const mdsd_batch_opts *o, const dump_job *jobs,
+                          size_t n_jobs, const progress_list *prog, const plan *pl, mdsd_err *err)
+{
+    mdsd_batch_group *g = malloc(sizeof *g);
+    int rc = g ? MDSD_OK : mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
+    for (size_t i = 0; i < prog->count && rc == MDSD_OK; i++) {
+        const unit_progress *u = &prog->items[i];
+        const dump_job *job = NULL;
+        for (size_t j = 0; j < n_jobs && !job; j++)
+            for (size_t t = 0; t < o->n_temperatures && !job; t++) {
+                char key[600];
+                snprintf(key, sizeof key, "%s,%.10g", jobs[j].label, o->temperatures[t]);
+                if (!strcmp(key, u->key))
+                    job = &jobs[j];
+            }
+        if (!job) {
+            rc = mdsd_fail(err, MDSD_EFORMAT, "'%s': the checkpoint of unit %s is not part of this "
+                           "job; pass --discard-partial to start over", path, u->key);
+            break;
+        }
+        size_t rows = 0;
+        for (const char *s = u->text; rc == MDSD_OK && s < u->text + u->len; s += strcspn(s, "\n") + 1)
+            if (mdsd_batch_group_parse(s, pl, g) != MDSD_OK)
+                rc = mdsd_fail(err, MDSD_EFORMAT, "'%s': unit %s: a checkpointed sample summary is not "
+                               "one of this job's cells; pass --discard-partial to start over", path,
+                               u->key);
+            else
+                rows += g->rows;
+        if (rc == MDSD_OK && (u->next <= job->begin || u->next > job->end || rows != u->next - job->begin))
+            rc = mdsd_fail(err, MDSD_EFORMAT, "'%s': unit %s: its checkpoint covers %zu rows up to row "
+                           "%zu, not the job's rows from %zu; pass --discard-partial to start over",
+                           path, u->key, rows, u->next, job->begin);
+    }
+    free(g);
+    return rc;
 }
 
 static void workers_free(worker *w, int count)
@@ -978,10 +1489,46 @@ static worker *workers_alloc(int count, size_t V, size_t max_n, mdsd_err *err)
     return w;
 }
 
-/* Runs every temperature of one dump, appending finished units. */
+/* A shard job's units (shard.h): the text of each finished (column,
+ * temperature) unit, resumed or computed; [job * temperatures + t]. */
+typedef struct {
+    char **text;
+    size_t *len;
+} shard_units;
+
+/* A finished unit of a shard job as its block of text; appended to the
+ * checkpoint and synced. */
+static int shard_unit_finish(const mdsd_batch_opts *o, const dump_job *job, size_t t, char *groups,
+                             size_t groups_len, size_t n_groups, FILE *partial, shard_units *su,
+                             mdsd_err *err)
+{
+    char head[128], tail[800];
+    int hl = snprintf(head, sizeof head, "#unit %zu %zu rows=%zu:%zu\n", job->index, t, job->begin,
+                      job->end);
+    uint64_t hash = mdsd_fnv1a(MDSD_FNV_OFFSET, head, (size_t)hl);
+    hash = mdsd_fnv1a(hash, groups, groups_len);
+    int tl = snprintf(tail, sizeof tail, "#done %s,%.10g groups=%zu fnv1a=%016llx\n", job->label,
+                      o->temperatures[t], n_groups, (unsigned long long)hash);
+    size_t len = (size_t)hl + groups_len + (size_t)tl, k = job->index * o->n_temperatures + t;
+    char *text = malloc(len + 1);
+    if (!text)
+        return mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
+    memcpy(text, head, (size_t)hl);
+    if (groups_len)
+        memcpy(text + hl, groups, groups_len);
+    memcpy(text + hl + groups_len, tail, (size_t)tl + 1);
+    su->text[k] = text;
+    su->len[k] = len;
+    if (fwrite(text, 1, len, partial) != len || fflush(partial) != 0 || fsync(fileno(partial)) != 0)
+        return mdsd_fail(err, MDSD_EIO, "error writing the partial results: %s", strerror(errno));
+    return MDSD_OK;
+}
+
+/* Runs every temperature of one dump, appending finished units (shard jobs:
+ * their per-sample summaries, into su). */
 static int run_dump(const mdsd_batch_opts *o, const plan *pl, const dump_job *job,
-                    const row_list *done, row_list *all, FILE *partial, mdsd_progress *progress,
-                    mdsd_err *err)
+                    const row_list *done, const progress_list *prog, row_list *all, FILE *partial,
+                    mdsd_progress *progress, shard_units *su, mdsd_err *err)
 {
     int threads = o->threads > 0 ? o->threads : omp_get_max_threads();
     mdsd_err e;
@@ -993,11 +1540,34 @@ static int run_dump(const mdsd_batch_opts *o, const plan *pl, const dump_job *jo
                       : MDSD_OK;
     for (size_t t = 0; t < o->n_temperatures && rc == MDSD_OK; t++) {
         double T = o->temperatures[t];
-        if (unit_done(done, job->label, T)) {
+        if (su ? su->text[job->index * o->n_temperatures + t] != NULL : unit_done(done, job->label, T)) {
             mdsd_progress_skip(progress, job->end - job->begin);
             continue;
         }
-        rc = run_unit(o, pl, job, T, t, workers, progress, rows, err);
+        char key[600];
+        snprintf(key, sizeof key, "%s,%.10g", job->label, T);
+        unit_checkpoint ck = {partial, key, o->checkpoint_seconds > 0 ? o->checkpoint_seconds
+                                            : o->checkpoint_seconds < 0 ? -1.0 : 60.0, omp_get_wtime()};
+        const unit_progress *from = progress_find(prog, key);
+        if (su) {
+            char *groups = NULL;
+            size_t len = 0, n_groups = 0;
+            FILE *m = open_memstream(&groups, &len);
+            if (!m) {
+                rc = mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
+                break;
+            }
+            if (from) /* the samples of the unit's checkpoints come first */
+                fwrite(from->text, 1, from->len, m);
+            rc = run_unit(o, pl, job, T, t, workers, progress, m, &n_groups, from, &ck, rows, err);
+            if (fclose(m) != 0 && rc == MDSD_OK)
+                rc = mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
+            if (rc == MDSD_OK)
+                rc = shard_unit_finish(o, job, t, groups, len, n_groups, partial, su, err);
+            free(groups);
+            continue;
+        }
+        rc = run_unit(o, pl, job, T, t, workers, progress, NULL, NULL, from, &ck, rows, err);
         if (rc == MDSD_OK)
             rc = append_unit(partial, rows, pl->count, pl->max_n, err);
         if (rc == MDSD_OK)
@@ -1025,6 +1595,279 @@ static int collect(const mdsd_batch_opts *o, const dump_job *jobs, size_t n_jobs
     return rc;
 }
 
+/* ---- shard jobs (shard.h) -------------------------------------------------- */
+
+/* Row k of N of the job's rows: the k-th equal share's first row, moved on
+ * to the start of the sample that holds it (shards take whole samples). */
+static int shard_boundary(const dump_job *job, size_t k, size_t N, size_t *row, mdsd_err *err)
+{
+    size_t a = job->all_begin, b = job->all_end, R = b - a;
+    size_t r = a + (R / N) * k + (R % N) * k / N;
+    if (k == 0 || k == N || r == a) {
+        *row = k == N ? b : r;
+        return MDSD_OK;
+    }
+    /* the file holding row r: the start of a file is a sample's start */
+    size_t p = 0;
+    while (p + 1 < job->n_parts && job->part_row0[p + 1] <= r)
+        p++;
+    size_t lo = job->part_row0[p], hi = job->part_row0[p + 1] < b ? job->part_row0[p + 1] : b;
+    mdsd_dump *d = job->parts[p];
+    size_t chunk = d->max_sample_rows + 1;
+    int *ids = malloc(chunk * sizeof *ids);
+    if (!ids)
+        return mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
+    int rc = MDSD_OK;
+    while (r > lo && r < hi && rc == MDSD_OK) {
+        /* ids[0] is row r - 1's sample: find where the next one starts */
+        size_t n = chunk < hi - r + 1 ? chunk : hi - r + 1, i = 1;
+        if ((rc = mdsd_dump_read_meta(d, r - 1 - lo, n, NULL, ids, NULL, err)))
+            break;
+        while (i < n && ids[i] == ids[0])
+            i++;
+        r = r - 1 + i;
+        if (i < n)
+            break;
+    }
+    free(ids);
+    *row = r < hi ? r : hi;
+    return rc;
+}
+
+static int shard_rows(const mdsd_batch_opts *o, dump_job *job, mdsd_err *err)
+{
+    job->all_begin = job->begin, job->all_end = job->end;
+    int rc = shard_boundary(job, o->shard - 1, o->shards, &job->begin, err);
+    return rc ? rc : shard_boundary(job, o->shard, o->shards, &job->end, err);
+}
+
+/* The aggregate's header (shard.h): everything a merge checks and needs. */
+static char *shard_header(const mdsd_batch_opts *o, const plan *pl, const dump_job *jobs,
+                          size_t n_jobs, const char *signature, mdsd_err *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) {
+        mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
+        return NULL;
+    }
+    fputs(MDSD_SHARD_MAGIC, f);
+    fprintf(f, "shard %zu/%zu\njob %s\n", o->shard, o->shards, signature);
+    fprintf(f, "seed %llu\ntrials %llu\nsimulate %d\ntop_k %zu\ntop_p %a\nis_top %zu\n"
+            "positions %zu:%zu\nmax_n %zu\n", (unsigned long long)o->seed,
+            (unsigned long long)o->trials, o->simulate ? 1 : 0, o->top_k,
+            o->top_p > 0.0 ? o->top_p : 1.0, o->verifier_opts.is_top, o->row_begin, o->row_end,
+            pl->max_n);
+    for (size_t c = 0; c < pl->count; c++)
+        fprintf(f, "cell %zu %s %s\n", pl->cells[c].n, mdsd_scheme_name(pl->cells[c].scheme),
+                pl->cells[c].verifier < 0 ? "bound"
+                                          : mdsd_verifier_name((mdsd_verifier_kind)pl->cells[c].verifier));
+    for (size_t t = 0; t < o->n_temperatures; t++)
+        fprintf(f, "temperature %a\n", o->temperatures[t]);
+    size_t drafters = o->n_draft_models ? o->n_draft_models : 1;
+    for (size_t i = 0; i < o->n_dumps; i++) /* every file of a split dump */
+        for (size_t p = 0; p < jobs[i * drafters].n_parts; p++) {
+            const mdsd_dump *d = jobs[i * drafters].parts[p];
+            fprintf(f, "dump %lld %lld %s\n", d->file_size, d->file_mtime_ns, d->path);
+        }
+    for (size_t j = 0; j < n_jobs; j++)
+        fprintf(f, "column %s\n", jobs[j].label);
+    fputs("end\n", f);
+    if (fclose(f) != 0) {
+        free(text);
+        mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
+        return NULL;
+    }
+    return text;
+}
+
+/* A shard's checkpoint read back: the header must be this shard's, and each
+ * finished unit one of its units with its rows. */
+/* The finer checkpoints between the units of a shard's checkpoint file
+ * (body: after its header) into prog. */
+static int shard_progress(const char *path, const char *body, size_t len, progress_list *prog,
+                          mdsd_err *err)
+{
+    const char *s = body, *end = body + len, *gtext = NULL;
+    size_t glen = 0, gcount = 0, lineno = 0;
+    uint64_t ghash = MDSD_FNV_OFFSET;
+    bool in_unit = false;
+    int rc = MDSD_OK;
+    while (rc == MDSD_OK && s < end) {
+        const char *nl = memchr(s, '\n', (size_t)(end - s));
+        size_t n = nl ? (size_t)(nl - s) + 1 : (size_t)(end - s);
+        lineno++;
+        if (!nl) {
+            break; /* a line cut short: the tail of an interrupted write */
+        } else if (!strncmp(s, "#unit ", 6)) {
+            in_unit = true;
+        } else if (!strncmp(s, "#done ", 6)) {
+            in_unit = false;
+        } else if (!in_unit && !strncmp(s, "g ", 2)) {
+            if (gcount == 0)
+                gtext = s;
+            glen += n, gcount++;
+            ghash = mdsd_fnv1a(ghash, s, n);
+        } else if (!in_unit && !strncmp(s, "#checkpoint ", 12)) {
+            char *marker = strndup(s, n);
+            rc = marker ? accept_checkpoint(path, lineno, marker, gtext, glen, gcount, ghash, prog, err)
+                        : mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
+            free(marker);
+            glen = gcount = 0, ghash = MDSD_FNV_OFFSET;
+        }
+        s += n;
+    }
+    return rc;
+}
+
+static int shard_resume(const mdsd_batch_opts *o, const char *path, const char *header,
+                        const dump_job *jobs, size_t n_jobs, shard_units *su, progress_list *prog,
+                        const plan *pl, mdsd_err *err)
+{
+    char *text = NULL;
+    size_t size = 0, hl = strlen(header);
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return MDSD_OK;
+    int rc = mdsd_shard_read_file(path, &text, &size, err);
+    if (rc)
+        return rc;
+    if (size < hl || memcmp(text, header, hl) != 0) {
+        free(text);
+        return mdsd_fail(err, MDSD_EINVAL, "'%s' was made by a different table job, shard or "
+                         "dump (or another mdsd version); pass --discard-partial to delete it and "
+                         "start over, or run the job that made it", path);
+    }
+    mdsd_shard_unit *units = NULL;
+    size_t count = 0;
+    rc = mdsd_shard_units_parse(path, text + hl, size - hl, true, &units, &count, err);
+    for (size_t i = 0; i < count && rc == MDSD_OK; i++) {
+        const mdsd_shard_unit *u = &units[i];
+        size_t k = u->job * o->n_temperatures + u->temp;
+        if (u->job >= n_jobs || u->temp >= o->n_temperatures || u->begin != jobs[u->job].begin ||
+            u->end != jobs[u->job].end)
+            rc = mdsd_fail(err, MDSD_EFORMAT, "'%s': unit %s is not part of this shard; pass "
+                           "--discard-partial to start over", path, u->key);
+        else if (su->text[k])
+            rc = mdsd_fail(err, MDSD_EFORMAT, "'%s': unit %s appears twice; pass "
+                           "--discard-partial to start over", path, u->key);
+        else if (!(su->text[k] = malloc(u->len + 1)))
+            rc = mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
+        else {
+            memcpy(su->text[k], u->text, u->len);
+            su->text[k][u->len] = '\0';
+            su->len[k] = u->len;
+        }
+    }
+    if (rc == MDSD_OK)
+        rc = shard_progress(path, text + hl, size - hl, prog, err);
+    /* a finished unit's checkpoints have served */
+    for (size_t i = 0; i < count && rc == MDSD_OK; i++)
+        progress_drop(prog, units[i].key);
+    if (rc == MDSD_OK)
+        rc = check_progress(path, o, jobs, n_jobs, prog, pl, err);
+    free(units);
+    free(text);
+    return rc;
+}
+
+/* The header and every unit, in job order. */
+static char *shard_join(const char *header, const shard_units *su, size_t n_units, size_t *size)
+{
+    size_t len = strlen(header);
+    for (size_t k = 0; k < n_units; k++)
+        len += su->len[k];
+    char *out = malloc(len + 1);
+    if (!out)
+        return NULL;
+    size_t at = strlen(header);
+    memcpy(out, header, at);
+    for (size_t k = 0; k < n_units; k++) {
+        if (su->len[k]) /* unfinished units have no text yet */
+            memcpy(out + at, su->text[k], su->len[k]);
+        at += su->len[k];
+    }
+    out[at] = '\0';
+    *size = len;
+    return out;
+}
+
+static int run_shard(const mdsd_batch_opts *o, const plan *pl, dump_job *jobs, size_t n_jobs,
+                     const char *signature, const char *partial_path, mdsd_err *err)
+{
+    size_t n_units = n_jobs * o->n_temperatures, total = 0;
+    shard_units su = {calloc(n_units, sizeof *su.text), calloc(n_units, sizeof *su.len)};
+    progress_list prog = {0};
+    int rc = su.text && su.len ? MDSD_OK : mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
+    for (size_t j = 0; j < n_jobs && rc == MDSD_OK; j++)
+        if ((rc = shard_rows(o, &jobs[j], err)) == MDSD_OK)
+            total += (jobs[j].end - jobs[j].begin) * o->n_temperatures;
+    char *header = rc == MDSD_OK ? shard_header(o, pl, jobs, n_jobs, signature, err) : NULL;
+    if (rc == MDSD_OK && !header)
+        rc = err->code;
+    if (rc == MDSD_OK && o->resume)
+        rc = shard_resume(o, partial_path, header, jobs, n_jobs, &su, &prog, pl, err);
+    if (rc == MDSD_OK)
+        warn_monte_carlo(o, pl, jobs[0].dump->V, total);
+    /* the checkpoint: rewritten with the header and the finished units */
+    FILE *partial = NULL;
+    if (rc == MDSD_OK) {
+        mdsd_outfile out;
+        size_t size;
+        char *kept = shard_join(header, &su, n_units, &size);
+        if (!kept)
+            rc = mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
+        else if ((rc = mdsd_outfile_open(&out, partial_path, err)) == MDSD_OK) {
+            fwrite(kept, 1, size, out.f);
+            /* and the checkpointed parts of unfinished units */
+            for (size_t i = 0; i < prog.count && rc == MDSD_OK; i++)
+                rc = checkpoint_write(out.f, prog.items[i].key, prog.items[i].text, prog.items[i].len,
+                                      prog.items[i].groups, prog.items[i].next, err);
+            if (rc == MDSD_OK)
+                rc = mdsd_outfile_commit(&out, err);
+            mdsd_outfile_abort(&out);
+        }
+        free(kept);
+        if (rc == MDSD_OK && !(partial = fopen(partial_path, "a")))
+            rc = mdsd_fail(err, MDSD_EIO, "cannot write '%s': %s", partial_path, strerror(errno));
+    }
+    mdsd_progress progress;
+    mdsd_progress_start(&progress, "mdsd table", total);
+    if (!o->progress)
+        progress.enabled = false;
+    for (size_t j = 0; j < n_jobs && rc == MDSD_OK; j++)
+        rc = run_dump(o, pl, &jobs[j], NULL, &prog, NULL, partial, &progress, &su, err);
+    mdsd_progress_finish(&progress);
+    if (partial)
+        fclose(partial);
+    size_t size = 0;
+    char *agg = rc == MDSD_OK ? shard_join(header, &su, n_units, &size) : NULL;
+    if (rc == MDSD_OK && !agg)
+        rc = mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
+    if (rc == MDSD_OK && o->shard_data) {
+        *o->shard_data = agg;
+        *o->shard_size = size;
+        agg = NULL;
+    } else if (rc == MDSD_OK) {
+        mdsd_outfile out;
+        if ((rc = mdsd_outfile_open(&out, o->output, err)) == MDSD_OK) {
+            fwrite(agg, 1, size, out.f);
+            rc = mdsd_outfile_commit(&out, err);
+            mdsd_outfile_abort(&out);
+        }
+    }
+    if (rc == MDSD_OK && !o->keep_partial)
+        unlink(partial_path);
+    free(agg);
+    free(header);
+    progress_free(&prog);
+    for (size_t k = 0; su.text && k < n_units; k++)
+        free(su.text[k]);
+    free(su.text), free(su.len);
+    return rc;
+}
+
 int mdsd_batch_run(const mdsd_batch_opts *o, mdsd_report_row **rows_out, size_t *count_out,
                    mdsd_err *err)
 {
@@ -1044,8 +1887,15 @@ int mdsd_batch_run(const mdsd_batch_opts *o, mdsd_report_row **rows_out, size_t 
         return rc;
     char signature[8192], partial_path[4200], lock_path[4200];
     job_signature(o, &pl, signature, sizeof signature);
-    snprintf(partial_path, sizeof partial_path, "%s.partial", o->output);
-    snprintf(lock_path, sizeof lock_path, "%s.lock", o->output);
+    if (o->shards && o->shard_data) { /* MPI ranks: one checkpoint each beside the CSV */
+        snprintf(partial_path, sizeof partial_path, "%s.shard-%zu-of-%zu.partial", o->output,
+                 o->shard, o->shards);
+        snprintf(lock_path, sizeof lock_path, "%s.shard-%zu-of-%zu.lock", o->output, o->shard,
+                 o->shards);
+    } else {
+        snprintf(partial_path, sizeof partial_path, "%s.partial", o->output);
+        snprintf(lock_path, sizeof lock_path, "%s.lock", o->output);
+    }
     mdsd_lock lock;
     char what[4300];
     snprintf(what, sizeof what, "'%s'", o->output);
@@ -1054,6 +1904,7 @@ int mdsd_batch_run(const mdsd_batch_opts *o, mdsd_report_row **rows_out, size_t 
     rc = partial_policy(o, partial_path, err);
 
     row_list done = {0}, fresh = {0}, all = {0};
+    progress_list prog = {0};
     size_t n_jobs = job_count(o);
     dump_job *jobs = calloc(n_jobs, sizeof *jobs);
     if (!jobs && rc == MDSD_OK)
@@ -1062,6 +1913,17 @@ int mdsd_batch_run(const mdsd_batch_opts *o, mdsd_report_row **rows_out, size_t 
     for (size_t i = 0; i < n_jobs && rc == MDSD_OK; i++)
         if ((rc = open_job(o, i, &jobs[i], err)) == MDSD_OK)
             total += (jobs[i].end - jobs[i].begin) * o->n_temperatures;
+    if (o->shards) {
+        if (rc == MDSD_OK)
+            rc = run_shard(o, &pl, jobs, n_jobs, signature, partial_path, err);
+        for (size_t i = 0; jobs && i < n_jobs; i++)
+            close_job(&jobs[i]);
+        free(jobs);
+        mdsd_lock_release(&lock);
+        if (rows_out)
+            *rows_out = NULL, *count_out = 0;
+        return rc;
+    }
     per_position_out pp;
     bool pp_open = false;
     if (rc == MDSD_OK && o->per_position && (rc = per_position_open(&pp, o->per_position, &pl, err)) == MDSD_OK) {
@@ -1070,15 +1932,17 @@ int mdsd_batch_run(const mdsd_batch_opts *o, mdsd_report_row **rows_out, size_t 
             jobs[i].per_position = &pp;
     }
     if (rc == MDSD_OK && o->resume)
-        rc = read_partial(partial_path, signature, pl.count, &done, err);
+        rc = read_partial(partial_path, signature, pl.count, &done, &prog, err);
     if (rc == MDSD_OK)
         rc = check_done_units(partial_path, o, jobs, n_jobs, &done, err);
+    if (rc == MDSD_OK)
+        rc = check_progress(partial_path, o, jobs, n_jobs, &prog, &pl, err);
     if (rc == MDSD_OK)
         warn_monte_carlo(o, &pl, jobs[0].dump->V, total);
     /* Rewrite the partial file with what is kept, then append as units finish. */
     mdsd_err e;
     mdsd_err_clear(&e);
-    FILE *partial = rc == MDSD_OK ? start_partial(partial_path, signature, &done, &pl, &e) : NULL;
+    FILE *partial = rc == MDSD_OK ? start_partial(partial_path, signature, &done, &prog, &pl, &e) : NULL;
     if (rc == MDSD_OK && !partial)
         rc = mdsd_fail_from(err, &e, partial_path);
     mdsd_progress progress;
@@ -1086,12 +1950,12 @@ int mdsd_batch_run(const mdsd_batch_opts *o, mdsd_report_row **rows_out, size_t 
     if (!o->progress)
         progress.enabled = false;
     for (size_t i = 0; i < n_jobs && rc == MDSD_OK; i++)
-        rc = run_dump(o, &pl, &jobs[i], &done, &fresh, partial, &progress, err);
+        rc = run_dump(o, &pl, &jobs[i], &done, &prog, &fresh, partial, &progress, NULL, err);
     mdsd_progress_finish(&progress);
     if (partial)
         fclose(partial);
     /* Keep the partial file only if it holds finished work to resume from. */
-    if (partial && rc != MDSD_OK && done.count == 0 && fresh.count == 0)
+    if (partial && rc != MDSD_OK && done.count == 0 && fresh.count == 0 && !partial_has_checkpoint(partial_path))
         unlink(partial_path);
     if (rc == MDSD_OK)
         rc = collect(o, jobs, n_jobs, &done, &fresh, &all, err);
@@ -1104,10 +1968,10 @@ int mdsd_batch_run(const mdsd_batch_opts *o, mdsd_report_row **rows_out, size_t 
     if (rc == MDSD_OK)
         unlink(partial_path);
     for (size_t i = 0; jobs && i < n_jobs; i++)
-        if (jobs[i].dump)
-            mdsd_dump_close(jobs[i].dump);
+        close_job(&jobs[i]);
     free(jobs);
     free(done.rows), free(fresh.rows);
+    progress_free(&prog);
     mdsd_lock_release(&lock);
     if (rc == MDSD_OK && rows_out) {
         *rows_out = all.rows;

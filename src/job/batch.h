@@ -19,7 +19,10 @@
  * altered row is refused, naming the unit) and skips it. Without --resume an
  * existing OUTPUT.partial stops the job (resume it, or discard it
  * explicitly). OUTPUT.lock (flock) keeps two jobs off one output. The final
- * CSV is written atomically. */
+ * CSV is written atomically. Inside a unit, the samples finished so far are
+ * checkpointed every checkpoint_seconds: their summary lines (batch_impl.h)
+ * and "#checkpoint LABEL,T next=R groups=K fnv1a=H"; --resume folds them
+ * back and goes on from row R, with the same bits as an uninterrupted run. */
 #ifndef MDSD_BATCH_H
 #define MDSD_BATCH_H
 
@@ -75,6 +78,22 @@ typedef struct {
      * so that either every output appears or none.) */
     int (*before_publish)(const mdsd_report_row *rows, size_t count, void *ctx, mdsd_err *err);
     void *publish_ctx;
+    /* Scale-out (shard.h). shards > 0: evaluate shard `shard` (1..shards) of
+     * the job only - whole samples of every dump - and write its partial
+     * aggregates to `output` (atomically) instead of the CSV, or hand them
+     * to *shard_data / *shard_size (malloc'd; MPI ranks, whose checkpoints
+     * are then OUTPUT.shard-I-of-N.partial). mdsd_batch_merge makes the CSV.
+     * keep_partial: leave the checkpoint for the caller to remove once the
+     * CSV exists. */
+    /* Finer checkpoints inside a unit (not shard jobs): every this many
+     * seconds the samples finished so far go to OUTPUT.partial (their
+     * summaries as exact hex floats, and the next row), so --resume loses at
+     * most that much work. 0 = every 60 s; < 0 = after every block of rows. */
+    double checkpoint_seconds;
+    size_t shard, shards;
+    char **shard_data;
+    size_t *shard_size;
+    bool keep_partial;
 } mdsd_batch_opts;
 
 /* Runs the job and writes opts->output atomically. rows/count (optional)

@@ -6,63 +6,79 @@
 void mdsd_cluster_init(mdsd_cluster_stats *s)
 {
     memset(s, 0, sizeof *s);
-    mdsd_welford_init(&s->iid);
+    mdsd_welford_init(&s->open);
+    mdsd_welford_init(&s->first);
 }
 
-static void close_cluster(mdsd_cluster_stats *s)
+void mdsd_cluster_add_group(mdsd_cluster_stats *s, const mdsd_welford *g)
 {
-    if (s->open_count == 0)
+    if (g->count == 0)
         return;
-    s->sum += s->open_sum;
-    s->sum_a2 += s->open_sum * s->open_sum;
-    s->sum_an += s->open_sum * s->open_count;
-    s->sum_n2 += s->open_count * s->open_count;
-    s->clusters += 1;
-    s->open_sum = 0;
-    s->open_count = 0;
+    if (!s->folded) {
+        s->folded = true;
+        s->shift = g->mean;
+        s->first = *g;
+    }
+    double n = (double)g->count;
+    double a = n * (g->mean - s->shift); /* the cluster's shifted sum */
+    s->count += g->count;
+    s->sum += a;
+    s->sum_a2 += a * a;
+    s->sum_an += a * n;
+    s->sum_n2 += n * n;
+    s->clusters++;
 }
 
 void mdsd_cluster_add(mdsd_cluster_stats *s, long long id, double value)
 {
     if (!s->started) {
         s->started = true;
-        s->shift = value;
         s->cluster = id;
     } else if (id != s->cluster) {
-        close_cluster(s);
+        mdsd_cluster_add_group(s, &s->open);
+        mdsd_welford_init(&s->open);
         s->cluster = id;
     }
-    s->open_sum += value - s->shift;
-    s->open_count += 1;
-    mdsd_welford_add(&s->iid, value);
+    mdsd_welford_add(&s->open, value);
+}
+
+/* s with its open cluster folded in. */
+static mdsd_cluster_stats closed(const mdsd_cluster_stats *s)
+{
+    mdsd_cluster_stats c = *s;
+    mdsd_cluster_add_group(&c, &c.open);
+    mdsd_welford_init(&c.open);
+    return c;
 }
 
 uint64_t mdsd_cluster_count(const mdsd_cluster_stats *s)
 {
-    return s->iid.count;
+    return s->count + s->open.count;
 }
 
 uint64_t mdsd_cluster_groups(const mdsd_cluster_stats *s)
 {
-    return (uint64_t)s->clusters + (s->open_count > 0);
+    return s->clusters + (s->open.count > 0);
 }
 
 double mdsd_cluster_mean(const mdsd_cluster_stats *s)
 {
-    return s->iid.count ? s->iid.mean : NAN;
+    mdsd_cluster_stats c = closed(s);
+    if (c.count == 0)
+        return NAN;
+    if (c.clusters == 1)
+        return c.first.mean;
+    return c.shift + c.sum / (double)c.count;
 }
 
 double mdsd_cluster_stderr(const mdsd_cluster_stats *s)
 {
-    double N = (double)s->iid.count, C = (double)mdsd_cluster_groups(s);
-    if (C < 2)
-        return mdsd_welford_stderr(&s->iid);
-    double sum = s->sum + s->open_sum;
-    double a2 = s->sum_a2 + s->open_sum * s->open_sum;
-    double an = s->sum_an + s->open_sum * s->open_count;
-    double n2 = s->sum_n2 + s->open_count * s->open_count;
-    double m = sum / N; /* shifted mean */
-    double ss = a2 - 2 * m * an + m * m * n2;
+    mdsd_cluster_stats c = closed(s);
+    if (c.clusters < 2)
+        return c.clusters ? mdsd_welford_stderr(&c.first) : 0.0;
+    double N = (double)c.count, C = (double)c.clusters;
+    double m = c.sum / N; /* shifted mean */
+    double ss = c.sum_a2 - 2 * m * c.sum_an + m * m * c.sum_n2;
     if (ss < 0)
         ss = 0;
     return sqrt(C / (C - 1) * ss) / N;

@@ -1,4 +1,5 @@
 #include "provenance.h"
+#include "dump.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -83,18 +84,28 @@ static int write_table_keys(mdsd_json *j, const mdsd_provenance *p, mdsd_err *er
     mdsd_json_key(j, "dumps");
     mdsd_json_array_begin(j);
     for (size_t i = 0; i < p->n_dumps; i++) {
-        struct stat st;
-        char hex[65];
-        if (stat(p->dumps[i], &st) != 0)
-            return mdsd_fail(err, MDSD_EIO, "cannot stat '%s': %s", p->dumps[i], strerror(errno));
-        int rc = sha256_file(p->dumps[i], hex, err);
+        /* a dump split across a directory: each of its files */
+        char **parts = NULL;
+        size_t n = 0;
+        int rc = mdsd_dump_parts(p->dumps[i], &parts, &n, err);
+        for (size_t k = 0; k < n && rc == MDSD_OK; k++) {
+            struct stat st;
+            char hex[65];
+            if (stat(parts[k], &st) != 0)
+                rc = mdsd_fail(err, MDSD_EIO, "cannot stat '%s': %s", parts[k], strerror(errno));
+            else
+                rc = sha256_file(parts[k], hex, err);
+            if (rc)
+                break;
+            mdsd_json_object_begin(j);
+            mdsd_json_kv_string(j, "path", parts[k]);
+            mdsd_json_kv_integer(j, "size_bytes", (long long)st.st_size);
+            mdsd_json_kv_string(j, "sha256", hex);
+            mdsd_json_object_end(j);
+        }
+        mdsd_dump_parts_free(parts, n);
         if (rc)
             return rc;
-        mdsd_json_object_begin(j);
-        mdsd_json_kv_string(j, "path", p->dumps[i]);
-        mdsd_json_kv_integer(j, "size_bytes", (long long)st.st_size);
-        mdsd_json_kv_string(j, "sha256", hex);
-        mdsd_json_object_end(j);
     }
     mdsd_json_array_end(j);
     return MDSD_OK;

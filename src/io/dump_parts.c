@@ -1,0 +1,78 @@
+/* dump_parts.c - a dump split across files: a directory whose *.h5 files,
+ * in name order, are read as one dump (dump.h, mdsd_dump_parts). */
+#include <dirent.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "dump.h"
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void mdsd_dump_parts_free(char **parts, size_t n)
+{
+    for (size_t i = 0; parts && i < n; i++)
+        free(parts[i]);
+    free(parts);
+}
+
+int mdsd_dump_parts(const char *path, char ***parts_out, size_t *n_out, mdsd_err *err)
+{
+    struct stat st;
+    char **parts = NULL;
+    size_t n = 0, cap = 0;
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) { /* one file: mdsd_dump_open judges it */
+        parts = malloc(sizeof *parts);
+        if (!parts || !(parts[0] = strdup(path))) {
+            free(parts);
+            return mdsd_fail(err, MDSD_ENOMEM, "out of memory");
+        }
+        *parts_out = parts;
+        *n_out = 1;
+        return MDSD_OK;
+    }
+    DIR *dir = opendir(path);
+    if (!dir)
+        return mdsd_fail(err, MDSD_EIO, "cannot read the directory '%s': %s", path, strerror(errno));
+    int rc = MDSD_OK;
+    size_t plen = strlen(path);
+    bool slash = plen > 0 && path[plen - 1] == '/';
+    for (struct dirent *e; rc == MDSD_OK && (e = readdir(dir));) {
+        size_t len = strlen(e->d_name);
+        if (len < 4 || strcmp(e->d_name + len - 3, ".h5") != 0 || e->d_name[0] == '.')
+            continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 16;
+            char **grown = realloc(parts, cap * sizeof *parts);
+            if (!grown) {
+                rc = mdsd_fail(err, MDSD_ENOMEM, "out of memory");
+                break;
+            }
+            parts = grown;
+        }
+        size_t size = plen + len + 2;
+        if (!(parts[n] = malloc(size))) {
+            rc = mdsd_fail(err, MDSD_ENOMEM, "out of memory");
+            break;
+        }
+        snprintf(parts[n++], size, "%s%s%s", path, slash ? "" : "/", e->d_name);
+    }
+    closedir(dir);
+    if (rc == MDSD_OK && n == 0)
+        rc = mdsd_fail(err, MDSD_EINVAL, "'%s' is a directory without *.h5 dumps (a dump split "
+                       "across files is a directory of them)", path);
+    if (rc) {
+        mdsd_dump_parts_free(parts, n);
+        return rc;
+    }
+    qsort(parts, n, sizeof *parts, by_name);
+    *parts_out = parts;
+    *n_out = n;
+    return MDSD_OK;
+}
