@@ -210,6 +210,10 @@ Test(outputs, report_rerenders_selects_and_carries_provenance)
     cr_expect(strstr(prov, "\"tool\":\"mdsd table\"") && strstr(prov, "\"seed\":9") &&
               strstr(prov, "\"is_top\":3") && strstr(prov, "\"trials\":0") &&
               strstr(prov, "\"--draft-model\",\"small_d,big_d\""), "%s", prov);
+    /* the command line as typed: the dump before the options (getopt permutes argv) */
+    char typed[256];
+    snprintf(typed, sizeof typed, "\"command\":[\"mdsd\",\"table\",\"%s/a_1.h5\",\"-o\"", dir);
+    cr_expect(strstr(prov, typed), "not the command as typed: %s", prov);
     /* checksum and size against coreutils and stat */
     char sum_cmd[256], want[80] = "";
     snprintf(sum_cmd, sizeof sum_cmd, "sha256sum %s/a_1.h5 | cut -c1-64", dir);
@@ -750,6 +754,37 @@ Test(outputs, analysis_block_recipe_writes_its_tables_and_figures, .timeout = 30
     cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 1);
     snprintf(path, sizeof path, "%s/out-nope", dir);
     cr_expect_eq(access(path, F_OK), -1, "a missing dump left an output folder");
+}
+
+/* The block job's CSV has its provenance too: tool, the command as typed,
+ * is_top and the dump's size and SHA-256; a merge of its shards says "mdsd
+ * merge" and lists the same dump. */
+Test(outputs, block_results_carry_provenance, .timeout = 120)
+{
+    char cmd[1024], *out;
+    snprintf(cmd, sizeof cmd, "cd %s && %s block %s/data/kjv-trees.h5 --verifiers sd,is --is-top 7 -o blk.csv && "
+             "%s block %s/data/kjv-trees.h5 --verifiers sd,is --is-top 7 --shard 1/2 -o s1.agg && "
+             "%s block %s/data/kjv-trees.h5 --verifiers sd,is --is-top 7 --shard 2/2 -o s2.agg && "
+             "%s merge -o merged.csv s2.agg s1.agg && cmp blk.csv merged.csv && "
+             "cat blk.csv.provenance.json && echo && cat merged.csv.provenance.json && "
+             "sha256sum %s/data/kjv-trees.h5", dir, test_mdsd_bin(), getenv("PWD"), test_mdsd_bin(),
+             getenv("PWD"), test_mdsd_bin(), getenv("PWD"), test_mdsd_bin(), getenv("PWD"));
+    cr_assert_eq(test_run_shell(cmd, &out), 0, "%s", out);
+    char typed[512], sha[80];
+    snprintf(typed, sizeof typed, "\"tool\":\"mdsd block\",\"version\":\"%s\",\"command\":[\"mdsd\",\"block\","
+             "\"%s/data/kjv-trees.h5\",\"--verifiers\",\"sd,is\"", MDSD_VERSION, getenv("PWD"));
+    const char *last = strrchr(out, '\n');
+    cr_assert_not_null(last);
+    const char *line = out + strlen(out);
+    while (line > out && line[-1] == '\n')
+        line--;
+    while (line > out && line[-1] != '\n')
+        line--;
+    snprintf(sha, sizeof sha, "\"sha256\":\"%.64s\"", line);
+    cr_expect(strstr(out, typed) && strstr(out, "\"is_top\":7"), "%s", out);
+    cr_expect(strstr(out, sha) && strstr(strstr(out, sha) + 1, sha), "both sidecars name the dump's SHA-256: %s", out);
+    cr_expect(strstr(out, "\"tool\":\"mdsd merge\""), "%s", out);
+    free(out);
 }
 
 /* ---- mdsd-runner import (tests/python/test_import.py) ---------------------- */

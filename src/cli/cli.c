@@ -275,3 +275,31 @@ int cli_run_on_scheme(const char *cmd, const cli_dist_opts *dist, const cli_sche
     mdsd_joint_free(&custom);
     return rc ? cli_report(cmd, &err) : CLI_EXIT_OK;
 }
+
+/* ---- the command line as typed ------------------------------------------- */
+
+static int saved_argc;
+static char **saved_argv;
+
+void cli_save_command_line(int argc, char **argv)
+{
+    free(saved_argv);
+    saved_argv = malloc(((size_t)argc + 1) * sizeof *saved_argv);
+    if (!saved_argv) { /* provenance then records the (permuted) arguments left */
+        saved_argc = 0;
+        return;
+    }
+    memcpy(saved_argv, argv, ((size_t)argc + 1) * sizeof *saved_argv);
+    saved_argc = argc;
+}
+
+int cli_argc(void)
+{
+    return saved_argc;
+}
+
+char *const *cli_argv(void)
+{
+    static char *empty[1];
+    return saved_argv ? saved_argv : empty;
+}

@@ -152,6 +152,12 @@ int cli_render_report(const char *dest, cli_report_renderer fn, const mdsd_repor
 
 int cmd_block(int argc, char **argv);
 
+/* The command line as typed (from the subcommand on), for provenance: getopt_long
+ * permutes a command's argv (options first), so main() keeps a copy. */
+void cli_save_command_line(int argc, char **argv);
+int cli_argc(void);
+char *const *cli_argv(void);
+
 /* ---- scale-out (shard.h) ---- */
 #include "shard.h"
 

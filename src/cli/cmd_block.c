@@ -14,6 +14,7 @@
 #include "block.h"
 #include "checkpoint.h"
 #include "cli.h"
+#include "provenance.h"
 #include "outfile.h"
 #include "progress.h"
 #include "treedump.h"
@@ -138,6 +139,7 @@ typedef struct {
     bool keep_partial;
     const mdsd_shard_file *merge;
     size_t merge_n;
+    const char *tool;          /* the provenance's "tool" (NULL: none written) */
 } block_opts;
 
 static int parse_args(int argc, char **argv, block_opts *o)
@@ -1018,6 +1020,12 @@ static int run_dumps(const block_opts *o)
     }
     if (partial)
         fclose(partial);
+    if (rc == MDSD_OK && !usage && o->output && o->tool) {
+        mdsd_provenance pv = {.tool = o->tool, .argc = cli_argc(), .argv = cli_argv(), .output = o->output,
+                              .is_block = true, .is_top = o->is_top, .n_dumps = o->n_dumps,
+                              .dumps = (const char *const *)o->dumps};
+        rc = mdsd_provenance_write(&pv, &err);
+    }
     if (rc == MDSD_OK && !usage && o->output)
         rc = write_file(o->output, 0, rows, n, cost, ncost, &err);
     if (rc == MDSD_OK && !usage && o->markdown)
@@ -1067,6 +1075,7 @@ int cli_block_merge(const mdsd_shard_input *in, size_t n, const char *output, co
     char **dumps = calloc(files[0].header_len, sizeof *dumps);
     block_opts o = {.seed = 1};
     o.output = output, o.markdown = markdown, o.latex = latex;
+    o.tool = "mdsd merge";
     if (!copy || !dumps)
         rc = mdsd_fail(err, MDSD_ENOMEM, "out of memory");
     for (char *line = copy ? strtok_r(copy, "\n", &save) : NULL; line && rc == MDSD_OK;
@@ -1140,7 +1149,7 @@ static int mpi_merge(void *ctx, const mdsd_shard_input *in, size_t n, mdsd_err *
 
 int cmd_block(int argc, char **argv)
 {
-    block_opts o = {.seed = 1};
+    block_opts o = {.seed = 1, .tool = "mdsd block"};
     if (parse_args(argc, argv, &o))
         return CLI_EXIT_USAGE;
     if (o.help) {

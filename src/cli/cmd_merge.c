@@ -32,8 +32,6 @@ typedef struct {
     const char *output, *markdown, *latex;
     mdsd_report_layout layout;
     mdsd_shard_job job;
-    int argc;
-    char **argv;
 } merge_opts;
 
 static void merge_style(const merge_opts *o, mdsd_report_style *style)
@@ -49,7 +47,7 @@ static int before_publish(const mdsd_report_row *rows, size_t count, void *ctx, 
 {
     merge_opts *o = ctx;
     const mdsd_shard_job *j = &o->job;
-    mdsd_provenance pv = {.tool = "mdsd merge", .argc = o->argc, .argv = o->argv, .output = o->output,
+    mdsd_provenance pv = {.tool = "mdsd merge", .argc = cli_argc(), .argv = cli_argv(), .output = o->output,
                           .is_table = true, .seed = j->seed, .trials = j->trials,
                           .simulate = j->simulate, .top_k = j->top_k, .top_p = j->top_p,
                           .is_top = j->is_top, .row_begin = j->row_begin, .row_end = j->row_end,
@@ -75,7 +73,6 @@ int cmd_merge(int argc, char **argv)
         {0, 0, 0, 0}};
     merge_opts o = {0};
     o.layout = MDSD_REPORT_BOTH;
-    o.argc = argc, o.argv = argv;
     int opt, bad = 0;
     while (!bad && (opt = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
         switch (opt) {

@@ -847,7 +847,7 @@ int cmd_plot(int argc, char **argv)
     mdsd_cleanup_signals("mdsd plot", NULL);
     int rc = plot(&o, k, &err);
     if (rc == MDSD_OK) {
-        mdsd_provenance pv = {.tool = "mdsd plot", .argc = argc, .argv = argv, .output = o.output,
+        mdsd_provenance pv = {.tool = "mdsd plot", .argc = cli_argc(), .argv = cli_argv(), .output = o.output,
                               .source = o.csv};
         rc = mdsd_provenance_write(&pv, &err);
     }

@@ -309,7 +309,7 @@ int cmd_report(int argc, char **argv)
                                &style, &err);
     }
     if (rc == MDSD_OK && o.output) {
-        mdsd_provenance pv = {.tool = "mdsd report", .argc = argc, .argv = argv, .output = o.output,
+        mdsd_provenance pv = {.tool = "mdsd report", .argc = cli_argc(), .argv = cli_argv(), .output = o.output,
                               .source = o.csv};
         rc = mdsd_provenance_write(&pv, &err);
     }

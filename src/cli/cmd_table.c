@@ -91,8 +91,6 @@ typedef struct {
     bool want_markdown, want_latex;
     mdsd_report_layout layout;
     mdsd_outfile markdown_out, latex_out; /* rendered, published after the CSV */
-    int argc;                     /* the command line, for the provenance */
-    char **argv;
 } table_opts;
 
 static int split_list(const char *spec, const char *opt, char items[][32], size_t *count)
@@ -277,7 +275,7 @@ static int render_file(const table_opts *t, const char *dest, cli_report_rendere
 static int write_provenance(const table_opts *t, mdsd_err *err)
 {
     const mdsd_batch_opts *b = &t->batch;
-    mdsd_provenance pv = {.tool = "mdsd table", .argc = t->argc, .argv = t->argv, .output = b->output,
+    mdsd_provenance pv = {.tool = "mdsd table", .argc = cli_argc(), .argv = cli_argv(), .output = b->output,
                           .is_table = true, .seed = b->seed, .trials = b->trials,
                           .simulate = b->simulate, .top_k = b->top_k, .top_p = b->top_p,
                           .is_top = b->verifier_opts.is_top, .row_begin = b->row_begin,
@@ -412,8 +410,6 @@ int cmd_table(int argc, char **argv)
         {0, 0, 0, 0}};
     table_opts t = {0};
     t.layout = MDSD_REPORT_BOTH;
-    t.argc = argc;
-    t.argv = argv;
     mdsd_batch_opts *b = &t.batch;
     b->seed = 1;
     b->progress = true;

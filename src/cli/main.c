@@ -61,6 +61,7 @@ int main(int argc, char **argv)
         printf("mdsd %s\n", MDSD_VERSION);
         return CLI_EXIT_OK;
     }
+    cli_save_command_line(argc - 1, argv + 1);
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         if (!strcmp(name, commands[i].name))
             return commands[i].run(argc - 1, argv + 1);

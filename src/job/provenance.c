@@ -68,6 +68,8 @@ static const char *base_name(const char *path)
     return slash ? slash + 1 : path;
 }
 
+static int write_dump_keys(mdsd_json *j, const mdsd_provenance *p, mdsd_err *err);
+
 static int write_table_keys(mdsd_json *j, const mdsd_provenance *p, mdsd_err *err)
 {
     mdsd_json_kv_integer(j, "seed", (long long)p->seed);
@@ -81,6 +83,12 @@ static int write_table_keys(mdsd_json *j, const mdsd_provenance *p, mdsd_err *er
     mdsd_json_integer(j, (long long)p->row_begin);
     mdsd_json_integer(j, (long long)p->row_end);
     mdsd_json_array_end(j);
+    return write_dump_keys(j, p, err);
+}
+
+/* "dumps": each dump's path, size and SHA-256 (a split dump: each file). */
+static int write_dump_keys(mdsd_json *j, const mdsd_provenance *p, mdsd_err *err)
+{
     mdsd_json_key(j, "dumps");
     mdsd_json_array_begin(j);
     for (size_t i = 0; i < p->n_dumps; i++) {
@@ -141,8 +149,12 @@ int mdsd_provenance_write(const mdsd_provenance *p, mdsd_err *err)
     mdsd_json_array_end(&j);
     mdsd_json_kv_string(&j, "created_utc", when);
     mdsd_json_kv_string(&j, "output", base_name(p->output));
-    if (p->is_table)
+    if (p->is_table) {
         rc = write_table_keys(&j, p, err);
+    } else if (p->is_block) {
+        mdsd_json_kv_integer(&j, "is_top", (long long)p->is_top);
+        rc = write_dump_keys(&j, p, err);
+    }
     if (p->source) {
         mdsd_json_kv_string(&j, "source", p->source);
         mdsd_json_key(&j, "source_provenance");

@@ -11,6 +11,7 @@
  *   table only:    "seed", "trials", "simulate", "top_k", "top_p", "is_top",
  *                  "positions" ([begin, end], end 0 = all rows),
  *                  "dumps": [{"path", "size_bytes", "sha256"}]
+ *   block only:    "is_top", "dumps" (as for table; the job has no seed)
  *   report, plot:  "source" (the results CSV read) and "source_provenance"
  *                  (that CSV's own document, verbatim, or null when it has none)
  */
@@ -38,6 +39,9 @@ typedef struct {
     size_t row_begin, row_end;
     size_t n_dumps;
     const char *const *dumps;
+    /* the block job's settings (tool = "mdsd block", or "mdsd merge" of
+     * block shards): "is_top" and "dumps" as for the table */
+    bool is_block;
     /* carried forward (report, plot) */
     const char *source;          /* results CSV read, or NULL */
 } mdsd_provenance;
