@@ -49,6 +49,9 @@ typedef struct {
      * the same p and s->q (and V), so the q/p order computed by the first is
      * reused (e.g. iid, wor and cps at one position); 0 = no reuse. */
     uint64_t pq_tag;
+    /* sort, iid (and wor with n = 1): scan the full q/p order instead of the
+     * sort-free bucket route (the reference it is tested against). */
+    bool full_sort;
 } mdsd_bound_opts;
 
 typedef struct {
