@@ -264,11 +264,11 @@ static int scan_iid_buckets(mdsd_bound_workspace *ws, const double *p, const dou
     double best = 0.0; /* the empty prefix */
     uint32_t bk = 0;
     size_t bj = 0, boff = 0;
-    /* boundary values and bucket bounds */
+    /* boundary values and bucket bounds (empty buckets: q = 0, skipped) */
     double P = 0.0, Pc = 0.0, S = 0.0, Sc = 0.0;
     for (uint32_t k = o->lo; k <= o->hi; k++) {
         const mdsd_qp_bucket *B = b + k;
-        if (!B->n)
+        if (!(B->q > 0.0))
             continue;
         double P0 = P + Pc;
         MDSD_NEUMAIER_ADD(P, Pc, B->p);
@@ -281,30 +281,31 @@ static int scan_iid_buckets(mdsd_bound_workspace *ws, const double *p, const dou
     double slack = (double)(n + 4) * ((double)V + 16.0) * DBL_EPSILON;
     size_t flagged = 0;
     for (uint32_t k = o->lo; k <= o->hi; k++) {
-        bool need = b[k].n > 1 && !(ws->blb[k - o->lo] > best + slack);
+        bool need = b[k].q > 0.0 && !(ws->blb[k - o->lo] > best + slack);
         ws->bflag[k - o->lo] = need;
         flagged += need;
     }
     if (flagged) {
-        mdsd_qp_bucket_sort(o, p, q, ws->bflag);
+        size_t m = mdsd_qp_bucket_sort(o, p, q, ws->bflag);
         const uint32_t *ord = o->order;
+        const uint16_t *key = o->key;
         size_t off = 0;
         P = Pc = S = Sc = 0.0;
-        for (uint32_t k = o->lo; k <= o->hi; k++) {
+        for (uint32_t k = o->lo; k <= o->hi && off < m; k++) {
             const mdsd_qp_bucket *B = b + k;
-            if (!B->n)
+            if (!(B->q > 0.0))
                 continue;
             if (ws->bflag[k - o->lo]) {
                 double Pi = P, Pic = Pc, Si = S, Sic = Sc;
-                for (size_t i = 0; i + 1 < B->n; i++) {
-                    uint32_t x = ord[off + i];
+                size_t start = off;
+                for (; off < m && key[ord[off]] == k; off++) {
+                    uint32_t x = ord[off];
                     MDSD_NEUMAIER_ADD(Pi, Pic, p[x]);
                     MDSD_NEUMAIER_ADD(Si, Sic, q[x]);
                     double f = (Pi + Pic) - ipow(Si + Sic, n);
                     if (f < best)
-                        best = f, bk = k, bj = i + 1, boff = off;
+                        best = f, bk = k, bj = off + 1 - start, boff = start;
                 }
-                off += B->n;
             }
             MDSD_NEUMAIER_ADD(P, Pc, B->p);
             MDSD_NEUMAIER_ADD(S, Sc, B->q);
@@ -320,8 +321,9 @@ static int scan_iid_buckets(mdsd_bound_workspace *ws, const double *p, const dou
 static void bucket_subset(const mdsd_bound_workspace *ws, const double *p, const double *q,
                           size_t V, uint32_t k, size_t j, size_t off, unsigned char *H)
 {
+    (void)p, (void)q;
     for (size_t x = 0; x < V; x++)
-        H[x] = q[x] > 0.0 && mdsd_qp_bucket_of(p[x], q[x]) < k;
+        H[x] = ws->ord.key[x] < k; /* q = 0: the dummy bucket, past every k */
     for (size_t i = 0; i < j; i++)
         H[ws->ord.order[off + i]] = 1;
 }
@@ -641,8 +643,10 @@ static int by_sort(const double *p, const mdsd_scheme *s, double tol, uint64_t t
                    mdsd_err *err)
 {
     size_t V = s->V, n = s->n;
-    bool held = tag != 0 && tag == ws->tag && V == ws->tag_V;
-    if (!full_sort && !held &&
+    /* A nonzero tag announces calls for other schemes on the same p, q
+     * (the batch job: iid, wor, cps), which need the full order anyway:
+     * the sort-free route serves the untagged calls. */
+    if (!full_sort && tag == 0 &&
         (s->kind == MDSD_SCHEME_IID || (s->kind == MDSD_SCHEME_WOR && n == 1))) {
         double fmin = 0.0;
         uint32_t k = 0;
