@@ -264,11 +264,11 @@ static int scan_iid_buckets(mdsd_bound_workspace *ws, const double *p, const dou
     double best = 0.0; /* the empty prefix */
     uint32_t bk = 0;
     size_t bj = 0, boff = 0;
-    /* boundary values and bucket bounds (empty buckets: q = 0, skipped) */
+    /* boundary values and bucket bounds */
     double P = 0.0, Pc = 0.0, S = 0.0, Sc = 0.0;
     for (uint32_t k = o->lo; k <= o->hi; k++) {
         const mdsd_qp_bucket *B = b + k;
-        if (!(B->q > 0.0))
+        if (!B->n)
             continue;
         double P0 = P + Pc;
         MDSD_NEUMAIER_ADD(P, Pc, B->p);
@@ -281,31 +281,30 @@ static int scan_iid_buckets(mdsd_bound_workspace *ws, const double *p, const dou
     double slack = (double)(n + 4) * ((double)V + 16.0) * DBL_EPSILON;
     size_t flagged = 0;
     for (uint32_t k = o->lo; k <= o->hi; k++) {
-        bool need = b[k].q > 0.0 && !(ws->blb[k - o->lo] > best + slack);
+        bool need = b[k].n > 1 && !(ws->blb[k - o->lo] > best + slack);
         ws->bflag[k - o->lo] = need;
         flagged += need;
     }
     if (flagged) {
-        size_t m = mdsd_qp_bucket_sort(o, p, q, ws->bflag);
+        mdsd_qp_bucket_sort(o, p, q, ws->bflag);
         const uint32_t *ord = o->order;
-        const uint16_t *key = o->key;
         size_t off = 0;
         P = Pc = S = Sc = 0.0;
-        for (uint32_t k = o->lo; k <= o->hi && off < m; k++) {
+        for (uint32_t k = o->lo; k <= o->hi; k++) {
             const mdsd_qp_bucket *B = b + k;
-            if (!(B->q > 0.0))
+            if (!B->n)
                 continue;
             if (ws->bflag[k - o->lo]) {
                 double Pi = P, Pic = Pc, Si = S, Sic = Sc;
-                size_t start = off;
-                for (; off < m && key[ord[off]] == k; off++) {
-                    uint32_t x = ord[off];
+                for (size_t i = 0; i + 1 < B->n; i++) {
+                    uint32_t x = ord[off + i];
                     MDSD_NEUMAIER_ADD(Pi, Pic, p[x]);
                     MDSD_NEUMAIER_ADD(Si, Sic, q[x]);
                     double f = (Pi + Pic) - ipow(Si + Sic, n);
                     if (f < best)
-                        best = f, bk = k, bj = off + 1 - start, boff = start;
+                        best = f, bk = k, bj = i + 1, boff = off;
                 }
+                off += B->n;
             }
             MDSD_NEUMAIER_ADD(P, Pc, B->p);
             MDSD_NEUMAIER_ADD(S, Sc, B->q);
@@ -321,9 +320,8 @@ static int scan_iid_buckets(mdsd_bound_workspace *ws, const double *p, const dou
 static void bucket_subset(const mdsd_bound_workspace *ws, const double *p, const double *q,
                           size_t V, uint32_t k, size_t j, size_t off, unsigned char *H)
 {
-    (void)p, (void)q;
     for (size_t x = 0; x < V; x++)
-        H[x] = ws->ord.key[x] < k; /* q = 0: the dummy bucket, past every k */
+        H[x] = q[x] > 0.0 && mdsd_qp_bucket_of(p[x], q[x]) < k;
     for (size_t i = 0; i < j; i++)
         H[ws->ord.order[off + i]] = 1;
 }

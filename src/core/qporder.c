@@ -34,7 +34,7 @@ void mdsd_qp_order_destroy(mdsd_qp_order *o)
 {
     free(o->order), free(o->words), free(o->words_tmp);
     free(o->ratio), free(o->run);
-    free(o->bucket), free(o->key);
+    free(o->bucket), free(o->next);
     memset(o, 0, sizeof *o);
 }
 
@@ -263,16 +263,16 @@ double mdsd_qp_bucket_ratio_hi(uint32_t k)
     return (double)f;
 }
 
-/* The bucket of each token (MDSD_QP_BUCKETS for q = 0: a dummy bucket past
- * the table), the range of the real ones and their number, in vector lanes. */
-MDSD_SIMD_CLONES static size_t bucket_keys(const double *p, const double *q, size_t V, uint16_t *key,
-                                           uint32_t *lo, uint32_t *hi)
+/* The bucket of each token of x[0..m), MDSD_QP_BUCKETS for q = 0 (a dummy
+ * bucket past the table), and the range of the real ones, in vector lanes. */
+#define FILL_CHUNK 512
+MDSD_SIMD_CLONES static void bucket_keys(const double *p, const double *q, size_t m, uint32_t *key,
+                                         uint32_t *lo, uint32_t *hi)
 {
     const uint32_t top = (0x7f800000u >> MDSD_QP_BUCKET_SHIFT) + 1;
-    uint32_t l = MDSD_QP_BUCKETS, h = 0;
-    size_t scanned = 0;
-#pragma omp simd reduction(min : l) reduction(max : h) reduction(+ : scanned)
-    for (size_t i = 0; i < V; i++) {
+    uint32_t l = *lo, h = *hi;
+#pragma omp simd reduction(min : l) reduction(max : h)
+    for (size_t i = 0; i < m; i++) {
         double px = p[i], qx = q[i];
         union {
             float f;
@@ -280,24 +280,23 @@ MDSD_SIMD_CLONES static size_t bucket_keys(const double *p, const double *q, siz
         } r = {.f = (float)(qx / px)};
         uint32_t k = px > 0.0 ? top - (r.u >> MDSD_QP_BUCKET_SHIFT) : 0;
         k = qx > 0.0 ? k : MDSD_QP_BUCKETS;
-        key[i] = (uint16_t)k;
+        key[i] = k;
         l = k < l ? k : l;
         h = k < MDSD_QP_BUCKETS && k > h ? k : h;
-        scanned += qx > 0.0;
     }
     *lo = l, *hi = h;
-    return scanned;
 }
 
 int mdsd_qp_bucket_fill(mdsd_qp_order *o, const double *p, const double *q, size_t V,
                         mdsd_err *err)
 {
     if (!o->bucket) {
+        /* one dummy bucket past the table collects the q = 0 tokens */
         o->bucket = calloc(MDSD_QP_BUCKETS + 1, sizeof *o->bucket);
-        o->key = malloc((o->V ? o->V : 1) * sizeof *o->key);
-        if (!o->bucket || !o->key) {
-            free(o->bucket), free(o->key);
-            o->bucket = NULL, o->key = NULL;
+        o->next = malloc((o->V ? o->V : 1) * sizeof *o->next);
+        if (!o->bucket || !o->next) {
+            free(o->bucket), free(o->next);
+            o->bucket = NULL, o->next = NULL;
             return mdsd_fail(err, MDSD_ENOMEM, "sort-and-scan: out of memory for the buckets");
         }
         o->lo = 1, o->hi = 0;
@@ -305,22 +304,30 @@ int mdsd_qp_bucket_fill(mdsd_qp_order *o, const double *p, const double *q, size
     mdsd_qp_bucket *b = o->bucket;
     if (o->lo <= o->hi)
         memset(b + o->lo, 0, (o->hi - o->lo + 1) * sizeof *b);
-    o->n_scan = bucket_keys(p, q, V, o->key, &o->lo, &o->hi);
-    o->n_zero_p = 0; /* not tracked by this route */
-    o->key_V = V;
-    const uint16_t *key = o->key;
-    for (size_t x = 0; x < V; x++) {
-        mdsd_qp_bucket *B = b + key[x];
-        B->p += p[x];
-        B->q += q[x];
+    memset(b + MDSD_QP_BUCKETS, 0, sizeof *b);
+    uint32_t lo = MDSD_QP_BUCKETS, hi = 0, key[FILL_CHUNK];
+    for (size_t x0 = 0; x0 < V; x0 += FILL_CHUNK) {
+        size_t m = V - x0 < FILL_CHUNK ? V - x0 : FILL_CHUNK;
+        bucket_keys(p + x0, q + x0, m, key, &lo, &hi);
+        for (size_t i = 0; i < m; i++) {
+            mdsd_qp_bucket *B = b + key[i];
+            B->p += p[x0 + i];
+            B->q += q[x0 + i];
+            o->next[x0 + i] = B->head;
+            B->head = (uint32_t)(x0 + i);
+            B->n++;
+        }
     }
+    o->lo = lo, o->hi = hi;
+    o->n_zero_p = lo == 0 ? b[0].n : 0;
+    o->n_scan = V - b[MDSD_QP_BUCKETS].n;
     return MDSD_OK;
 }
 
-/* Sorts words w[0..m) (float key << 32 | token) by key, ties by token:
- * insertion sort when short, else the radix sort; returns the buffer
+/* Sorts one bucket's words w[0..m) (float key << 32 | token) by key, ties by
+ * token: insertion sort when short, else the radix sort; returns the buffer
  * holding the result (w or tmp). */
-static uint64_t *sort_gathered(uint64_t *w, uint64_t *tmp, size_t m)
+static uint64_t *sort_bucket(uint64_t *w, uint64_t *tmp, size_t m)
 {
     if (m > 48)
         return radix_sort(w, tmp, m);
@@ -337,26 +344,27 @@ static uint64_t *sort_gathered(uint64_t *w, uint64_t *tmp, size_t m)
 size_t mdsd_qp_bucket_sort(mdsd_qp_order *o, const double *p, const double *q,
                            const unsigned char *flag)
 {
-    /* Gathered by increasing token, which the stable sorts keep for exact
-     * ties; group 1 (bucket 0, ratio +inf) gets key 0, first, in token
-     * order. The float key orders the buckets as their numbers do. */
-    uint64_t *w = o->words;
-    size_t m = 0, V = o->key_V;
-    uint32_t lo = o->lo, span = o->hi - o->lo;
-    const uint16_t *key = o->key;
-    for (size_t x = 0; x < V; x++) {
-        uint32_t d = (uint32_t)key[x] - lo;
-        if (d <= span && flag[d]) {
-            double ratio = key[x] == 0 ? INFINITY : q[x] / p[x];
+    size_t out = 0;
+    for (uint32_t k = o->lo; k <= o->hi; k++) {
+        const mdsd_qp_bucket *B = o->bucket + k;
+        if (!flag[k - o->lo] || B->n == 0)
+            continue;
+        /* The list runs by decreasing token: filled backwards, the words are
+         * by increasing token, which the stable sorts keep for exact ties.
+         * Group 1 (k = 0) has ratio +inf and key 0: its order is the token's. */
+        uint64_t *w = o->words;
+        uint32_t x = B->head;
+        for (size_t i = B->n; i-- > 0; x = o->next[x]) {
+            double ratio = k == 0 ? INFINITY : q[x] / p[x];
             o->ratio[x] = ratio;
-            w[m++] = (uint64_t)(key[x] == 0 ? 0u : descending_key(ratio)) << 32 | x;
+            w[i] = (uint64_t)(k == 0 ? 0u : descending_key(ratio)) << 32 | x;
         }
+        uint64_t *sorted = sort_bucket(w, o->words_tmp, B->n);
+        uint32_t *g = o->order + out;
+        for (size_t i = 0; i < B->n; i++)
+            g[i] = (uint32_t)sorted[i];
+        fix_up(o, g, sorted, B->n);
+        out += B->n;
     }
-    if (m == 0)
-        return 0;
-    uint64_t *sorted = sort_gathered(w, o->words_tmp, m);
-    for (size_t i = 0; i < m; i++)
-        o->order[i] = (uint32_t)sorted[i];
-    fix_up(o, o->order, sorted, m);
-    return m;
+    return out;
 }

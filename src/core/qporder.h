@@ -36,10 +36,9 @@ typedef struct {
     double *ratio;     /* [V] q/p by token id */
     void *run;         /* [V] fix-up scratch */
     /* sort-free route (mdsd_qp_bucket_fill): allocated at its first use */
-    struct mdsd_qp_bucket *bucket; /* [MDSD_QP_BUCKETS + 1]: all zero outside [lo, hi] */
-    uint16_t *key;     /* [V] each token's bucket (MDSD_QP_BUCKETS: q = 0, not scanned) */
+    struct mdsd_qp_bucket *bucket; /* [MDSD_QP_BUCKETS]: all zero outside [lo, hi] */
+    uint32_t *next;    /* [V] the tokens of a bucket, linked from its head */
     uint32_t lo, hi;   /* buckets used by the last fill (lo > hi: none) */
-    size_t key_V;      /* V of the last fill */
 } mdsd_qp_order;
 
 /* ---- the sort-free route: buckets of the float key ----------------------
@@ -57,7 +56,9 @@ typedef struct {
 #define MDSD_QP_BUCKETS ((0x7f800000u >> MDSD_QP_BUCKET_SHIFT) + 2)
 
 typedef struct mdsd_qp_bucket {
-    double p, q;       /* mass of the bucket's tokens (plain sums; q > 0 iff not empty) */
+    double p, q;       /* mass of the bucket's tokens (plain sums) */
+    uint32_t n;        /* its number of tokens */
+    uint32_t head;     /* the last token added; o->next[] links the others */
 } mdsd_qp_bucket;
 
 /* The bucket of a token with p, q (q > 0). */
@@ -77,15 +78,14 @@ static inline uint32_t mdsd_qp_bucket_of(double p, double q)
 double mdsd_qp_bucket_ratio_hi(uint32_t k);
 
 /* Clears the previous fill and distributes the scanned tokens of p, q into
- * buckets (one pass: o->key and the bucket sums; o->lo..o->hi the buckets
- * used). Sets n_scan; MDSD_ENOMEM if the table cannot be allocated. */
+ * buckets (one pass; o->lo..o->hi the buckets used). Sets n_zero_p and
+ * n_scan; MDSD_ENOMEM if the table cannot be allocated. */
 int mdsd_qp_bucket_fill(mdsd_qp_order *o, const double *p, const double *q, size_t V,
                         mdsd_err *err);
 
 /* Writes the tokens of the buckets k with flag[k - o->lo] != 0 into
  * o->order, bucket after bucket in scan order, each in the exact order of
- * mdsd_qp_order_compute (the same order, restricted to those tokens);
- * returns their number. */
+ * mdsd_qp_order_compute; returns their number. */
 size_t mdsd_qp_bucket_sort(mdsd_qp_order *o, const double *p, const double *q,
                            const unsigned char *flag);
 
