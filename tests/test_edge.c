@@ -230,6 +230,30 @@ static double iid_enumerated(const double *p, const double *q, size_t V, size_t 
     return 1.0 + best;
 }
 
+/* 1 + min over all 2^V subsets of p(H) - e_n(H) / e_n(all) (cps), each
+ * subset's polynomials from scratch in long double. V <= 14. */
+static double cps_enumerated(const double *p, const double *q, size_t V, size_t n)
+{
+    long double all[6] = {1.0L};
+    for (size_t x = 0; x < V; x++)
+        for (size_t j = n; j > 0; j--)
+            all[j] += (long double)q[x] * all[j - 1];
+    double best = 0.0;
+    for (size_t mask = 1; mask < ((size_t)1 << V); mask++) {
+        long double e[6] = {1.0L}, P = 0.0L;
+        for (size_t x = 0; x < V; x++)
+            if (mask >> x & 1) {
+                P += p[x];
+                for (size_t j = n; j > 0; j--)
+                    e[j] += (long double)q[x] * e[j - 1];
+            }
+        double f = (double)(P - e[n] / all[n]);
+        if (f < best)
+            best = f;
+    }
+    return 1.0 + best;
+}
+
 /* p(H) - q(H)^n of the returned subset, summed directly. */
 static double iid_value_of(const double *p, const double *q, size_t V, size_t n,
                            const unsigned char *H)
@@ -276,14 +300,14 @@ static void large_pair(gsl_rng *r, unsigned kind, size_t V, double *z, double *p
     }
 }
 
-Test(edge, sort_free_alpha_matches_full_sort_and_enumeration, .timeout = 300)
+Test(edge, sort_free_alpha_matches_full_sort_and_enumeration, .timeout = 600)
 {
     gsl_rng *r = mdsd_rng_alloc(190002);
     mdsd_err err;
     /* one workspace for every instance: the bucket table is reused */
     mdsd_bound_workspace *ws = mdsd_bound_workspace_alloc(5000, 5, &err);
     cr_assert(ws);
-    size_t small = 0, large = 0, below_one = 0;
+    size_t small = 0, large = 0, below_one = 0, cps_checked = 0, cps_large = 0;
     double p[24], q[24];
     unsigned char H[5000];
     for (unsigned inst = 0; inst < 3000; inst++) {
@@ -313,6 +337,21 @@ Test(edge, sort_free_alpha_matches_full_sort_and_enumeration, .timeout = 300)
                       b.alpha, e, 1.0 + f_sub);
             small++;
         }
+        mdsd_scheme cps = {MDSD_SCHEME_CPS, n, V, q, NULL};
+        if (V <= 12 && mdsd_scheme_check(&cps, NULL) == MDSD_OK) {
+            mdsd_bound_opts full = {.full_sort = true};
+            mdsd_bound_result a = {.subset = H}, b = {0};
+            int ra = mdsd_bound_alpha(p, &cps, MDSD_BOUND_SORT, NULL, ws, &a, &err);
+            int rb = mdsd_bound_alpha(p, &cps, MDSD_BOUND_SORT, &full, ws, &b, &err);
+            cr_assert_eq(ra, rb, "inst %u cps: %d vs %d", inst, ra, rb);
+            if (ra == MDSD_OK) {
+                double e = cps_enumerated(p, q, V, n);
+                cr_assert(fabs(a.alpha - b.alpha) <= 1e-12 && fabs(a.alpha - e) <= 1e-12,
+                          "inst %u V=%zu n=%zu cps: sort-free %.17g full sort %.17g enumeration "
+                          "%.17g", inst, V, n, a.alpha, b.alpha, e);
+                cps_checked++;
+            }
+        }
     }
     double *z = malloc(5000 * sizeof *z), *pl = malloc(5000 * sizeof *pl),
            *ql = malloc(5000 * sizeof *ql);
@@ -320,6 +359,17 @@ Test(edge, sort_free_alpha_matches_full_sort_and_enumeration, .timeout = 300)
         size_t V = inst % 3 == 0 ? 5000 : 20 + gsl_rng_uniform_int(r, 4980);
         size_t n = 1 + inst % 5;
         large_pair(r, inst / 5, V, z, pl, ql);
+        mdsd_scheme cps = {MDSD_SCHEME_CPS, n, V, ql, NULL};
+        if (mdsd_scheme_check(&cps, NULL) == MDSD_OK) {
+            mdsd_bound_opts fo = {.full_sort = true};
+            mdsd_bound_result a = {0}, b = {0};
+            int ra = mdsd_bound_alpha(pl, &cps, MDSD_BOUND_SORT, NULL, ws, &a, &err);
+            int rb = mdsd_bound_alpha(pl, &cps, MDSD_BOUND_SORT, &fo, ws, &b, &err);
+            cr_assert(ra == rb && (ra != MDSD_OK || fabs(a.alpha - b.alpha) <= 1e-12),
+                      "large inst %u kind %u V=%zu n=%zu cps: sort-free %d %.17g full sort %d "
+                      "%.17g", inst, inst / 5 % 6, V, n, ra, a.alpha, rb, b.alpha);
+            cps_large += ra == MDSD_OK;
+        }
         mdsd_scheme s = {MDSD_SCHEME_IID, n, V, ql, NULL};
         mdsd_bound_opts full = {.full_sort = true};
         mdsd_bound_result a = {.subset = H}, b = {0};
@@ -345,8 +395,9 @@ Test(edge, sort_free_alpha_matches_full_sort_and_enumeration, .timeout = 300)
         below_one += a.alpha < 1.0;
         large++;
     }
-    cr_assert(small > 3000 && large == 240 && below_one > 100, "%zu %zu %zu", small, large,
-              below_one);
+    cr_assert(small > 3000 && large == 240 && below_one > 100 && cps_checked > 1000 &&
+                  cps_large > 150,
+              "%zu %zu %zu %zu %zu", small, large, below_one, cps_checked, cps_large);
     free(z), free(pl), free(ql);
     mdsd_bound_workspace_free(ws);
     gsl_rng_free(r);

@@ -368,3 +368,27 @@ size_t mdsd_qp_bucket_sort(mdsd_qp_order *o, const double *p, const double *q,
     }
     return out;
 }
+
+void mdsd_qp_bucket_esp(const mdsd_qp_order *o, const double *p, const double *q, size_t V,
+                        size_t n, double *esp)
+{
+    size_t stride = n + 1;
+    if (o->lo > o->hi)
+        return;
+    size_t nb = o->hi - o->lo + 1;
+    memset(esp, 0, nb * stride * sizeof *esp);
+    for (size_t k = 0; k < nb; k++)
+        esp[k * stride] = 1.0;
+    uint32_t key[FILL_CHUNK], lo = MDSD_QP_BUCKETS, hi = 0;
+    for (size_t x0 = 0; x0 < V; x0 += FILL_CHUNK) {
+        size_t m = V - x0 < FILL_CHUNK ? V - x0 : FILL_CHUNK;
+        bucket_keys(p + x0, q + x0, m, key, &lo, &hi);
+        for (size_t i = 0; i < m; i++) {
+            if (key[i] == MDSD_QP_BUCKETS)
+                continue;
+            double v = q[x0 + i], *e = esp + (key[i] - o->lo) * stride;
+            for (size_t j = n; j > 0; j--)
+                e[j] += v * e[j - 1];
+        }
+    }
+}

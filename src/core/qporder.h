@@ -89,6 +89,13 @@ int mdsd_qp_bucket_fill(mdsd_qp_order *o, const double *p, const double *q, size
 size_t mdsd_qp_bucket_sort(mdsd_qp_order *o, const double *p, const double *q,
                            const unsigned char *flag);
 
+/* The elementary symmetric polynomials e_0..e_n of the q values of each
+ * bucket of the last fill (p, q, V as given to it): esp[(k - o->lo) (n + 1)
+ * + j] = e_j of bucket k, for o->lo <= k <= o->hi (plain sums of products
+ * of positive terms). */
+void mdsd_qp_bucket_esp(const mdsd_qp_order *o, const double *p, const double *q, size_t V,
+                        size_t n, double *esp);
+
 /* Allocates scratch for vocabularies up to V tokens (MDSD_ENOMEM on failure). */
 int mdsd_qp_order_init(mdsd_qp_order *o, size_t V, mdsd_err *err);
 void mdsd_qp_order_destroy(mdsd_qp_order *o);
