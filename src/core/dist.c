@@ -250,6 +250,7 @@ EXP_SHIFTED(exp_shifted_float_own, float)
  * whose bits are the same on every machine; the two differ by a few ulp. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(MDSD_LIBMVEC)
 #include <immintrin.h>
+#include <stdatomic.h>
 __m512d _ZGVeN8v_exp(__m512d x);
 
 #define EXP_SHIFTED_MVEC(NAME, T, LOAD)                                               \
@@ -285,13 +286,15 @@ EXP_SHIFTED_MVEC(exp_shifted_float_mvec, float, LOAD_FLOAT)
 
 static int use_mvec(void)
 {
-    static int use = -1; /* racing threads store the same value */
-    if (use < 0) {
+    static _Atomic int use = -1; /* racing first calls store the same value */
+    int u = atomic_load_explicit(&use, memory_order_relaxed);
+    if (u < 0) {
         const char *portable = getenv("MDSD_PORTABLE_EXP");
         __builtin_cpu_init();
-        use = __builtin_cpu_supports("avx512f") && !(portable && *portable && *portable != '0');
+        u = __builtin_cpu_supports("avx512f") && !(portable && *portable && *portable != '0');
+        atomic_store_explicit(&use, u, memory_order_relaxed);
     }
-    return use;
+    return u;
 }
 #define EXP_PICK(OWN, MVEC) (use_mvec() ? MVEC : OWN)
 #else
