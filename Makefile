@@ -43,11 +43,15 @@ CC := gcc
 PKGS := gsl hdf5-serial
 # Recursive (=) so that pkg-config runs after `deps` has installed it.
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
-PKG_LIBS = $(shell pkg-config --libs $(PKGS)) -lglpk -lm
+PKG_LIBS = $(shell pkg-config --libs $(PKGS)) -lglpk $(MVEC_LIBS) -lm
+# glibc's vector math library (x86-64): the softmax's exp on AVX-512 (src/core/dist.c)
+HAVE_MVEC := $(shell printf 'int main(void){return 0;}' | $(CC) -x c - -lmvec -o /dev/null 2>/dev/null && uname -m | grep -qx x86_64 && echo 1)
+MVEC_LIBS := $(if $(HAVE_MVEC),-lmvec)
+MVEC_CFLAGS := $(if $(HAVE_MVEC),-DMDSD_LIBMVEC)
 
 WARNINGS := -Wall -Wextra -Werror
 BASE_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L -DMDSD_VERSION=\"$(VERSION)\" \
-               $(WARNINGS) -fopenmp -MMD -MP
+               $(WARNINGS) -fopenmp -MMD -MP $(MVEC_CFLAGS)
 RELEASE_CFLAGS := -O2 -g
 # float-cast-overflow is not part of GCC's 'undefined' group: named here.
 SANITIZE_CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined,float-cast-overflow \

@@ -563,12 +563,18 @@ Test(bound, pq_tag_reuses_the_order_of_one_position_only)
         mdsd_bound_opts o = {.pq_tag = 100 + (uint64_t)it};
         for (size_t k = 0; k < 3; k++) {
             mdsd_scheme s = {kinds[k], 2 + (size_t)it % 2, V, q, NULL};
-            mdsd_bound_result a = {.subset = H1}, b = {.subset = H2};
+            mdsd_bound_result a = {.subset = H1}, b = {.subset = H2}, c = {0};
+            /* tagged calls use the full order: the same bits as a fresh one */
+            mdsd_bound_opts fresh = {.full_sort = true};
             cr_assert_eq(mdsd_bound_alpha(p, &s, MDSD_BOUND_SORT, &o, shared, &a, NULL), MDSD_OK);
-            cr_assert_eq(mdsd_bound_alpha(p, &s, MDSD_BOUND_SORT, NULL, NULL, &b, NULL), MDSD_OK);
+            cr_assert_eq(mdsd_bound_alpha(p, &s, MDSD_BOUND_SORT, &fresh, NULL, &b, NULL), MDSD_OK);
             cr_assert(a.alpha == b.alpha, "it %d, %s: shared %.17g, fresh %.17g", it,
                       mdsd_scheme_name(kinds[k]), a.alpha, b.alpha);
             cr_assert_arr_eq(H1, H2, V);
+            /* untagged iid: the sort-free route, the same up to the order of the sums */
+            cr_assert_eq(mdsd_bound_alpha(p, &s, MDSD_BOUND_SORT, NULL, NULL, &c, NULL), MDSD_OK);
+            cr_assert(fabs(c.alpha - b.alpha) <= 1e-13, "it %d, %s: %.17g vs %.17g", it,
+                      mdsd_scheme_name(kinds[k]), c.alpha, b.alpha);
         }
     }
     mdsd_bound_workspace_free(shared);

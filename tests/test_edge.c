@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gsl/gsl_randist.h>
+
 #include "testutil.h"
 
 /* ---- the reported instances ------------------------------------------------ */
@@ -144,4 +146,203 @@ Test(edge, bound_all_exits_1_when_routes_disagree)
         }
         free(out);
     }
+}
+
+/* ---- the sort-free route to alpha*_iid ----------------------------------------- */
+
+/* 1 + min over all 2^V subsets of p(H) - q(H)^n by a Gray code (no order, no
+ * joint): the enumeration the sort-free route is checked against. */
+static double iid_enumerated(const double *p, const double *q, size_t V, size_t n)
+{
+    double best = 0.0, P = 0.0, S = 0.0;
+    unsigned char in[24] = {0};
+    for (size_t g = 1; g < ((size_t)1 << V); g++) {
+        size_t x = (size_t)__builtin_ctzl(g);
+        double sign = in[x] ? -1.0 : 1.0;
+        in[x] ^= 1;
+        P += sign * p[x], S += sign * q[x];
+        if (g % 64 == 0) { /* resum now and then: no drift from the +/- updates */
+            P = S = 0.0;
+            for (size_t y = 0; y < V; y++)
+                if (in[y])
+                    P += p[y], S += q[y];
+        }
+        double Q = S <= 0.0 ? 0.0 : S >= 1.0 ? 1.0 : pow(S, (double)n);
+        if (P - Q < best)
+            best = P - Q;
+    }
+    return 1.0 + best;
+}
+
+/* 1 + min over all 2^V subsets of p(H) - e_n(H) / e_n(all) (cps), each
+ * subset's polynomials from scratch in long double. V <= 14. */
+static double cps_enumerated(const double *p, const double *q, size_t V, size_t n)
+{
+    long double all[6] = {1.0L};
+    for (size_t x = 0; x < V; x++)
+        for (size_t j = n; j > 0; j--)
+            all[j] += (long double)q[x] * all[j - 1];
+    double best = 0.0;
+    for (size_t mask = 1; mask < ((size_t)1 << V); mask++) {
+        long double e[6] = {1.0L}, P = 0.0L;
+        for (size_t x = 0; x < V; x++)
+            if (mask >> x & 1) {
+                P += p[x];
+                for (size_t j = n; j > 0; j--)
+                    e[j] += (long double)q[x] * e[j - 1];
+            }
+        double f = (double)(P - e[n] / all[n]);
+        if (f < best)
+            best = f;
+    }
+    return 1.0 + best;
+}
+
+/* p(H) - q(H)^n of the returned subset, summed directly. */
+static double iid_value_of(const double *p, const double *q, size_t V, size_t n,
+                           const unsigned char *H)
+{
+    double P = 0.0, S = 0.0;
+    for (size_t x = 0; x < V; x++)
+        if (H[x])
+            P += p[x], S += q[x];
+    return P - pow(S > 1.0 ? 1.0 : S, (double)n);
+}
+
+/* A large LLM-like pair: logits quantised to 1/64 (ties, and ties up to
+ * rounding after the softmax), by kind: moderate temperature; T <= 0.05 with
+ * wide gaps (subnormal and zero masses); near-one-hot q; p = q up to a few
+ * tokens; zeros in p or q; three exact levels. */
+static void large_pair(gsl_rng *r, unsigned kind, size_t V, double *z, double *p, double *q)
+{
+    for (int w = 0; w < 2; w++) {
+        double *d = w ? q : p;
+        double T = kind % 6 == 1 ? 0.01 + 0.04 * gsl_rng_uniform(r) : 0.3 + 1.5 * gsl_rng_uniform(r);
+        for (size_t x = 0; x < V; x++) {
+            double v = kind % 6 == 1 ? -40.0 * gsl_rng_uniform(r) * gsl_rng_uniform(r)
+                                     : gsl_ran_gaussian(r, 2.0);
+            if (kind % 6 == 5)
+                v = (double)gsl_rng_uniform_int(r, 3);
+            z[x] = round(v * 64.0) / 64.0;
+            if (kind % 6 == 4 && gsl_rng_uniform(r) < 0.2)
+                z[x] = -INFINITY;
+        }
+        if (kind % 6 == 2 && w)
+            z[gsl_rng_uniform_int(r, V)] += 60.0; /* near-one-hot q */
+        z[gsl_rng_uniform_int(r, V)] = 1.0;       /* at least one finite logit */
+        mdsd_softmax(z, V, T, d, "large", NULL);
+        if (kind % 6 == 3 && w) { /* q = p but for a few tokens */
+            memcpy(q, p, V * sizeof *q);
+            for (int k = 0; k < 5; k++)
+                q[gsl_rng_uniform_int(r, V)] *= 1.5;
+            double s = 0.0;
+            for (size_t x = 0; x < V; x++)
+                s += q[x];
+            for (size_t x = 0; x < V; x++)
+                q[x] /= s;
+        }
+    }
+}
+
+Test(edge, sort_free_alpha_matches_full_sort_and_enumeration, .timeout = 600)
+{
+    gsl_rng *r = mdsd_rng_alloc(190002);
+    mdsd_err err;
+    /* one workspace for every instance: the bucket table is reused */
+    mdsd_bound_workspace *ws = mdsd_bound_workspace_alloc(5000, 5, &err);
+    cr_assert(ws);
+    size_t small = 0, large = 0, below_one = 0, cps_checked = 0, cps_large = 0;
+    double p[24], q[24];
+    unsigned char H[5000];
+    for (unsigned inst = 0; inst < 3000; inst++) {
+        size_t V = 2 + inst % 19, n = 1 + inst / 19 % 5;
+        if (inst % 2) {
+            V = V < 16 ? V : 16; /* hard_pair's limit */
+            hard_pair(r, inst / 2, V, p, q);
+        } else
+            toy_pair(r, inst / 2, V, p, q);
+        mdsd_scheme_kind kinds[2] = {MDSD_SCHEME_IID, MDSD_SCHEME_WOR};
+        for (int k = 0; k < (n == 1 ? 2 : 1); k++) {
+            mdsd_scheme s = {kinds[k], n, V, q, NULL};
+            if (mdsd_scheme_check(&s, NULL) != MDSD_OK)
+                continue;
+            mdsd_bound_opts full = {.full_sort = true};
+            mdsd_bound_result a = {.subset = H}, b = {0};
+            cr_assert_eq(mdsd_bound_alpha(p, &s, MDSD_BOUND_SORT, NULL, ws, &a, &err), MDSD_OK,
+                         "%s", err.msg);
+            double f_sub = iid_value_of(p, q, V, n, H);
+            cr_assert_eq(mdsd_bound_alpha(p, &s, MDSD_BOUND_SORT, &full, ws, &b, &err), MDSD_OK,
+                         "%s", err.msg);
+            double e = iid_enumerated(p, q, V, n);
+            cr_assert(fabs(a.alpha - b.alpha) <= 1e-12 && fabs(a.alpha - e) <= 1e-12 &&
+                          fabs(a.alpha - fmax(0.0, fmin(1.0, 1.0 + f_sub))) <= 1e-12,
+                      "inst %u V=%zu n=%zu %s: sort-free %.17g full sort %.17g enumeration "
+                      "%.17g its subset %.17g", inst, V, n, mdsd_scheme_name(s.kind), a.alpha,
+                      b.alpha, e, 1.0 + f_sub);
+            small++;
+        }
+        mdsd_scheme cps = {MDSD_SCHEME_CPS, n, V, q, NULL};
+        if (V <= 12 && mdsd_scheme_check(&cps, NULL) == MDSD_OK) {
+            mdsd_bound_opts full = {.full_sort = true};
+            mdsd_bound_result a = {.subset = H}, b = {0};
+            int ra = mdsd_bound_alpha(p, &cps, MDSD_BOUND_SORT, NULL, ws, &a, &err);
+            int rb = mdsd_bound_alpha(p, &cps, MDSD_BOUND_SORT, &full, ws, &b, &err);
+            cr_assert_eq(ra, rb, "inst %u cps: %d vs %d", inst, ra, rb);
+            if (ra == MDSD_OK) {
+                double e = cps_enumerated(p, q, V, n);
+                cr_assert(fabs(a.alpha - b.alpha) <= 1e-12 && fabs(a.alpha - e) <= 1e-12,
+                          "inst %u V=%zu n=%zu cps: sort-free %.17g full sort %.17g enumeration "
+                          "%.17g", inst, V, n, a.alpha, b.alpha, e);
+                cps_checked++;
+            }
+        }
+    }
+    double *z = malloc(5000 * sizeof *z), *pl = malloc(5000 * sizeof *pl),
+           *ql = malloc(5000 * sizeof *ql);
+    for (unsigned inst = 0; inst < 240; inst++) {
+        size_t V = inst % 3 == 0 ? 5000 : 20 + gsl_rng_uniform_int(r, 4980);
+        size_t n = 1 + inst % 5;
+        large_pair(r, inst / 5, V, z, pl, ql);
+        mdsd_scheme cps = {MDSD_SCHEME_CPS, n, V, ql, NULL};
+        if (mdsd_scheme_check(&cps, NULL) == MDSD_OK) {
+            mdsd_bound_opts fo = {.full_sort = true};
+            mdsd_bound_result a = {0}, b = {0};
+            int ra = mdsd_bound_alpha(pl, &cps, MDSD_BOUND_SORT, NULL, ws, &a, &err);
+            int rb = mdsd_bound_alpha(pl, &cps, MDSD_BOUND_SORT, &fo, ws, &b, &err);
+            cr_assert(ra == rb && (ra != MDSD_OK || fabs(a.alpha - b.alpha) <= 1e-12),
+                      "large inst %u kind %u V=%zu n=%zu cps: sort-free %d %.17g full sort %d "
+                      "%.17g", inst, inst / 5 % 6, V, n, ra, a.alpha, rb, b.alpha);
+            cps_large += ra == MDSD_OK;
+        }
+        mdsd_scheme s = {MDSD_SCHEME_IID, n, V, ql, NULL};
+        mdsd_bound_opts full = {.full_sort = true};
+        mdsd_bound_result a = {.subset = H}, b = {0};
+        cr_assert_eq(mdsd_bound_alpha(pl, &s, MDSD_BOUND_SORT, NULL, ws, &a, &err), MDSD_OK,
+                     "%s", err.msg);
+        double f_sub = 0.0, Pm = 0.0, Sm = 0.0, Pc = 0.0, Sc = 0.0;
+        for (size_t x = 0; x < V; x++)
+            if (H[x]) {
+                double t = Pm + pl[x];
+                Pc += fabs(Pm) >= pl[x] ? (Pm - t) + pl[x] : (pl[x] - t) + Pm;
+                Pm = t;
+                t = Sm + ql[x];
+                Sc += fabs(Sm) >= ql[x] ? (Sm - t) + ql[x] : (ql[x] - t) + Sm;
+                Sm = t;
+            }
+        f_sub = (Pm + Pc) - pow(fmin(1.0, Sm + Sc), (double)n);
+        cr_assert_eq(mdsd_bound_alpha(pl, &s, MDSD_BOUND_SORT, &full, ws, &b, &err), MDSD_OK,
+                     "%s", err.msg);
+        cr_assert(fabs(a.alpha - b.alpha) <= 1e-12 &&
+                      fabs(a.alpha - fmax(0.0, fmin(1.0, 1.0 + f_sub))) <= 1e-12,
+                  "large inst %u kind %u V=%zu n=%zu: sort-free %.17g full sort %.17g its subset "
+                  "%.17g", inst, inst / 5 % 6, V, n, a.alpha, b.alpha, 1.0 + f_sub);
+        below_one += a.alpha < 1.0;
+        large++;
+    }
+    cr_assert(small > 3000 && large == 240 && below_one > 100 && cps_checked > 1000 &&
+                  cps_large > 150,
+              "%zu %zu %zu %zu %zu", small, large, below_one, cps_checked, cps_large);
+    free(z), free(pl), free(ql);
+    mdsd_bound_workspace_free(ws);
+    gsl_rng_free(r);
 }

@@ -1,5 +1,6 @@
 #include "bound.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,11 @@ struct mdsd_bound_workspace {
     unsigned char *mark;  /* [V] greedy: the fixed tokens */
     mdsd_wor_chain *wor;  /* allocated at the first wor scan with n >= 3 */
     size_t wor_n;
+    /* sort-free route: per bucket lower bound and flag, allocated at first use */
+    double *blb;          /* [MDSD_QP_BUCKETS] */
+    unsigned char *bflag; /* [MDSD_QP_BUCKETS] */
+    double *besp;         /* cps: [buckets used * (n + 1)], grown as needed */
+    size_t besp_cap;
 };
 
 static const char *const method_names[MDSD_BOUND_METHOD_COUNT] = {
@@ -124,6 +130,7 @@ void mdsd_bound_workspace_free(mdsd_bound_workspace *ws)
     mdsd_qp_order_destroy(&ws->ord);
     free(ws->P), free(ws->R), free(ws->num), free(ws->mark);
     free(ws->ps), free(ws->qs), free(ws->ident);
+    free(ws->blb), free(ws->bflag), free(ws->besp);
     mdsd_wor_chain_free(ws->wor);
     free(ws);
 }
@@ -220,6 +227,226 @@ static void scan_iid(mdsd_bound_workspace *ws, size_t n, double *fmin, size_t *a
     }
     *fmin = best;
     *argmin = best_i;
+}
+
+/* iid without the full order (MATH.md §2.4, "sort-free"). The scanned
+ * tokens go into buckets of their float q/p (qporder.h: every token of
+ * bucket k precedes every token of bucket k + 1 in the exact order), with
+ * each bucket's sums of p and q, in one pass. Let P0, S0 be the p and q
+ * mass of the buckets before k (exact prefixes of the order), B the bucket's
+ * tokens, Q(s) = s^n. A prefix ending inside B adds the first tokens of B in
+ * the exact order, of q mass s in [0, q(B)] and p mass >= s / r_hi (each has
+ * q/p <= r_hi, mdsd_qp_bucket_ratio_hi), so
+ *     f = P0 + p(part) - Q(S0 + s) >= g(s) = P0 + s / r_hi - Q(S0 + s),
+ * and g is concave (Q is convex): its minimum over [0, q(B)] is at an end,
+ * g(0) = f at the previous bucket boundary, g(q(B)) = lb(B). Hence the
+ * prefixes inside B can beat the best boundary value only if lb(B) does,
+ * and only those buckets are sorted and scanned token by token; the others
+ * contribute their boundary value alone. The minimum found is the same
+ * prefix minimum as the full scan (scan_iid), up to the order of the
+ * additions. lb is computed in rounded arithmetic, and compared with a slack
+ * above every rounding error involved (bucket sums are plain sums of at most
+ * V terms of total <= 1, S^n adds n relative errors; the division q/p
+ * rounds, so r_hi bounds q/p only to a relative eps): a bucket is skipped
+ * only if lb(B) > best + (n + 4) (V + 16) eps, which only makes more buckets
+ * sorted when in doubt. The workspace's tagged order is not touched except
+ * that o->order is overwritten (so the tag is dropped). */
+static int scan_iid_buckets(mdsd_bound_workspace *ws, const double *p, const double *q, size_t V,
+                            size_t n, double *fmin, uint32_t *best_k, size_t *best_j,
+                            size_t *best_off, mdsd_err *err)
+{
+    mdsd_qp_order *o = &ws->ord;
+    ws->tag = 0;
+    int rc = mdsd_qp_bucket_fill(o, p, q, V, err);
+    if (rc)
+        return rc;
+    if (!ws->blb) {
+        ws->blb = malloc(MDSD_QP_BUCKETS * sizeof *ws->blb);
+        ws->bflag = malloc(MDSD_QP_BUCKETS);
+        if (!ws->blb || !ws->bflag)
+            return mdsd_fail(err, MDSD_ENOMEM, "sort-and-scan: out of memory for the buckets");
+    }
+    const mdsd_qp_bucket *b = o->bucket;
+    double best = 0.0; /* the empty prefix */
+    uint32_t bk = 0;
+    size_t bj = 0, boff = 0;
+    /* boundary values and bucket bounds */
+    double P = 0.0, Pc = 0.0, S = 0.0, Sc = 0.0;
+    for (uint32_t k = o->lo; k <= o->hi; k++) {
+        const mdsd_qp_bucket *B = b + k;
+        if (!B->n)
+            continue;
+        double P0 = P + Pc;
+        MDSD_NEUMAIER_ADD(P, Pc, B->p);
+        MDSD_NEUMAIER_ADD(S, Sc, B->q);
+        double Qend = ipow(S + Sc, n), f = (P + Pc) - Qend;
+        ws->blb[k - o->lo] = P0 + B->q / mdsd_qp_bucket_ratio_hi(k) - Qend;
+        if (f < best)
+            best = f, bk = k + 1, bj = 0;
+    }
+    double slack = (double)(n + 4) * ((double)V + 16.0) * DBL_EPSILON;
+    size_t flagged = 0;
+    for (uint32_t k = o->lo; k <= o->hi; k++) {
+        bool need = b[k].n > 1 && !(ws->blb[k - o->lo] > best + slack);
+        ws->bflag[k - o->lo] = need;
+        flagged += need;
+    }
+    if (flagged) {
+        mdsd_qp_bucket_sort(o, p, q, ws->bflag);
+        const uint32_t *ord = o->order;
+        size_t off = 0;
+        P = Pc = S = Sc = 0.0;
+        for (uint32_t k = o->lo; k <= o->hi; k++) {
+            const mdsd_qp_bucket *B = b + k;
+            if (!B->n)
+                continue;
+            if (ws->bflag[k - o->lo]) {
+                double Pi = P, Pic = Pc, Si = S, Sic = Sc;
+                for (size_t i = 0; i + 1 < B->n; i++) {
+                    uint32_t x = ord[off + i];
+                    MDSD_NEUMAIER_ADD(Pi, Pic, p[x]);
+                    MDSD_NEUMAIER_ADD(Si, Sic, q[x]);
+                    double f = (Pi + Pic) - ipow(Si + Sic, n);
+                    if (f < best)
+                        best = f, bk = k, bj = i + 1, boff = off;
+                }
+                off += B->n;
+            }
+            MDSD_NEUMAIER_ADD(P, Pc, B->p);
+            MDSD_NEUMAIER_ADD(S, Sc, B->q);
+        }
+    }
+    *fmin = best;
+    *best_k = bk, *best_j = bj, *best_off = boff;
+    return MDSD_OK;
+}
+
+/* E <- E * e truncated after degree n: the elementary symmetric polynomials
+ * of a union of disjoint sets (descending j keeps E[i < j] unchanged). */
+static inline void esp_union(double *E, const double *e, size_t n)
+{
+    for (size_t j = n; j > 0; j--) {
+        double s = E[j];
+        for (size_t i = 0; i < j; i++)
+            s += E[i] * e[j - i];
+        E[j] = s;
+    }
+}
+
+/* cps without the full order: scan_iid_buckets with Q(H) = e_n(H) / e_n(all)
+ * (Hu's generating function). Q is monotone under inclusion and q-convex
+ * along every chain (Hu et al., Thm 4): along the exact order inside a
+ * bucket, Q is convex in the q mass added, so g(s) = P0 + s / r_hi - Q is
+ * concave there and the bound of scan_iid_buckets holds with Q(end of
+ * bucket) = e_n(before and bucket) / e_n(all). The e_j of each bucket are
+ * summed in one pass; those of a prefix of buckets are products of the
+ * buckets' polynomials (all terms positive: relative errors add, no
+ * cancellation). *fallback is set, and nothing else, where e_n(all) is below
+ * 1e-280 (the full scan then works in long double) or n > 64. */
+static int scan_cps_buckets(mdsd_bound_workspace *ws, const double *p, const double *q, size_t V,
+                            size_t n, double *fmin, uint32_t *best_k, size_t *best_j,
+                            size_t *best_off, bool *fallback, mdsd_err *err)
+{
+    mdsd_qp_order *o = &ws->ord;
+    *fallback = n > 64;
+    if (*fallback)
+        return MDSD_OK;
+    ws->tag = 0;
+    int rc = mdsd_qp_bucket_fill(o, p, q, V, err);
+    if (rc)
+        return rc;
+    if (!ws->blb) {
+        ws->blb = malloc(MDSD_QP_BUCKETS * sizeof *ws->blb);
+        ws->bflag = malloc(MDSD_QP_BUCKETS);
+        if (!ws->blb || !ws->bflag)
+            return mdsd_fail(err, MDSD_ENOMEM, "sort-and-scan: out of memory for the buckets");
+    }
+    size_t stride = n + 1, nb = o->lo <= o->hi ? o->hi - o->lo + 1 : 0;
+    if (nb * stride > ws->besp_cap) {
+        double *t = realloc(ws->besp, nb * stride * sizeof *t);
+        if (!t)
+            return mdsd_fail(err, MDSD_ENOMEM, "cps: out of memory for the buckets");
+        ws->besp = t, ws->besp_cap = nb * stride;
+    }
+    mdsd_qp_bucket_esp(o, p, q, V, n, ws->besp);
+    const mdsd_qp_bucket *b = o->bucket;
+    double E[65] = {1.0};
+    for (uint32_t k = o->lo; k <= o->hi; k++)
+        if (b[k].n)
+            esp_union(E, ws->besp + (k - o->lo) * stride, n);
+    double W = E[n];
+    if (!(isfinite(W) && W > 1e-280)) {
+        *fallback = true;
+        return MDSD_OK;
+    }
+    double best = 0.0;
+    uint32_t bk = 0;
+    size_t bj = 0, boff = 0;
+    double P = 0.0, Pc = 0.0;
+    memset(E, 0, sizeof E);
+    E[0] = 1.0;
+    for (uint32_t k = o->lo; k <= o->hi; k++) {
+        const mdsd_qp_bucket *B = b + k;
+        if (!B->n)
+            continue;
+        double P0 = P + Pc;
+        MDSD_NEUMAIER_ADD(P, Pc, B->p);
+        esp_union(E, ws->besp + (k - o->lo) * stride, n);
+        double Qend = E[n] / W, f = (P + Pc) - Qend;
+        ws->blb[k - o->lo] = P0 + B->q / mdsd_qp_bucket_ratio_hi(k) - Qend;
+        if (f < best)
+            best = f, bk = k + 1, bj = 0;
+    }
+    double slack = (double)(n + 4) * ((double)V + 16.0) * DBL_EPSILON;
+    size_t flagged = 0;
+    for (uint32_t k = o->lo; k <= o->hi; k++) {
+        bool need = b[k].n > 1 && !(ws->blb[k - o->lo] > best + slack);
+        ws->bflag[k - o->lo] = need;
+        flagged += need;
+    }
+    if (flagged) {
+        mdsd_qp_bucket_sort(o, p, q, ws->bflag);
+        const uint32_t *ord = o->order;
+        size_t off = 0;
+        P = Pc = 0.0;
+        memset(E, 0, sizeof E);
+        E[0] = 1.0;
+        for (uint32_t k = o->lo; k <= o->hi; k++) {
+            const mdsd_qp_bucket *B = b + k;
+            if (!B->n)
+                continue;
+            if (ws->bflag[k - o->lo]) {
+                double Pi = P, Pic = Pc, Ei[65];
+                memcpy(Ei, E, stride * sizeof *Ei);
+                for (size_t i = 0; i + 1 < B->n; i++) {
+                    uint32_t x = ord[off + i];
+                    MDSD_NEUMAIER_ADD(Pi, Pic, p[x]);
+                    for (size_t j = n; j > 0; j--)
+                        Ei[j] += q[x] * Ei[j - 1];
+                    double f = (Pi + Pic) - Ei[n] / W;
+                    if (f < best)
+                        best = f, bk = k, bj = i + 1, boff = off;
+                }
+                off += B->n;
+            }
+            MDSD_NEUMAIER_ADD(P, Pc, B->p);
+            esp_union(E, ws->besp + (k - o->lo) * stride, n);
+        }
+    }
+    *fmin = best;
+    *best_k = bk, *best_j = bj, *best_off = boff;
+    return MDSD_OK;
+}
+
+/* The subset of the sort-free route: the buckets before k and the first j
+ * tokens of bucket k in the exact order (at o->order + off). */
+static void bucket_subset(const mdsd_bound_workspace *ws, const double *p, const double *q,
+                          size_t V, uint32_t k, size_t j, size_t off, unsigned char *H)
+{
+    for (size_t x = 0; x < V; x++)
+        H[x] = q[x] > 0.0 && mdsd_qp_bucket_of(p[x], q[x]) < k;
+    for (size_t i = 0; i < j; i++)
+        H[ws->ord.order[off + i]] = 1;
 }
 
 /* wor, n = 2: Q(H) = sum_{x in H} q(x) (q(H) - q(x)) / (1 - q(x))
@@ -533,11 +760,33 @@ static int finish_alpha(double alpha, mdsd_bound_result *res, const char *what, 
 }
 
 static int by_sort(const double *p, const mdsd_scheme *s, double tol, uint64_t tag,
-                   mdsd_bound_workspace *ws, mdsd_bound_result *res, mdsd_err *err)
+                   bool full_sort, mdsd_bound_workspace *ws, mdsd_bound_result *res,
+                   mdsd_err *err)
 {
     size_t V = s->V, n = s->n;
+    /* A nonzero tag announces calls for other schemes on the same p, q
+     * (the batch job: iid, wor, cps), which need the full order anyway:
+     * the sort-free route serves the untagged calls. */
+    bool iid = s->kind == MDSD_SCHEME_IID || (s->kind == MDSD_SCHEME_WOR && n == 1);
+    if (!full_sort && tag == 0 && (iid || s->kind == MDSD_SCHEME_CPS)) {
+        double fmin = 0.0;
+        uint32_t k = 0;
+        size_t j = 0, off = 0;
+        bool fallback = false;
+        int rc = iid ? scan_iid_buckets(ws, p, s->q, V, n, &fmin, &k, &j, &off, err)
+                     : scan_cps_buckets(ws, p, s->q, V, n, &fmin, &k, &j, &off, &fallback, err);
+        if (rc)
+            return rc;
+        if (!fallback) {
+            if (res->subset) {
+                bucket_subset(ws, p, s->q, V, k, j, off, res->subset);
+                res->has_subset = true;
+            }
+            return finish_alpha(1.0 + fmin, res, "sort", err);
+        }
+    }
     if (s->kind == MDSD_SCHEME_GREEDY || s->kind == MDSD_SCHEME_HUB) {
-        double alpha;
+        double alpha = 0.0;
         int rc = closed_greedy(p, s->q, V, n - 1, ws->mark, ws->num, &alpha, res->subset, err);
         res->has_subset = res->subset != NULL;
         return rc ? rc : finish_alpha(alpha, res, mdsd_scheme_name(s->kind), err);
@@ -667,7 +916,7 @@ int mdsd_bound_alpha(const double *p, const mdsd_scheme *s, mdsd_bound_method m,
     if (m == MDSD_BOUND_K2)
         rc = k2_alpha(ws, p, s->q, s->V, res, err);
     else
-        rc = by_sort(p, s, o->tol > 0 ? o->tol : 1e-14, o->pq_tag, ws, res, err);
+        rc = by_sort(p, s, o->tol > 0 ? o->tol : 1e-14, o->pq_tag, o->full_sort, ws, res, err);
     if (rc == MDSD_OK && m == MDSD_BOUND_K2)
         rc = finish_alpha(res->alpha, res, "k2", err);
     mdsd_bound_workspace_free(own);

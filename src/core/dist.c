@@ -235,8 +235,81 @@ MDSD_NO_TRAP static inline double exp_nonpos(double x)
         return (double)m;                                                             \
     }
 
-EXP_SHIFTED(exp_shifted_double, double)
-EXP_SHIFTED(exp_shifted_float, float)
+EXP_SHIFTED(exp_shifted_double_own, double)
+EXP_SHIFTED(exp_shifted_float_own, float)
+
+/* glibc's vector exp (libmvec, documented within 4 ulp): the AVX-512 variant
+ * _ZGVeN8v_exp computes 8 exps in about the time our polynomial takes for
+ * 4, and halves the softmax. It is called directly (math.h declares the
+ * vector variants only under -ffast-math) from a function compiled for
+ * AVX-512, chosen once by the CPU. The lanes and their sums are those of the
+ * loop above, and the tail is padded with -inf (exp = 0, and x + 0 = x), so
+ * each p[i] is a function of x[i] alone and the sum's order is fixed: the
+ * same bits for any thread count, on a given machine. Machines without
+ * AVX-512, or MDSD_PORTABLE_EXP=1 in the environment, use our polynomial,
+ * whose bits are the same on every machine; the two differ by a few ulp. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(MDSD_LIBMVEC)
+#include <immintrin.h>
+#include <stdatomic.h>
+__m512d _ZGVeN8v_exp(__m512d x);
+
+#define EXP_SHIFTED_MVEC(NAME, T, LOAD)                                               \
+    __attribute__((target("avx512f"))) static double NAME(const T *x, size_t V, double top, \
+                                                          double inv_t, double *p)      \
+    {                                                                                 \
+        __m512d acc = _mm512_setzero_pd(), vt = _mm512_set1_pd(top);                  \
+        __m512d vi = _mm512_set1_pd(inv_t);                                           \
+        size_t i = 0;                                                                 \
+        for (; i + LANES <= V; i += LANES) {                                          \
+            __m512d e = _ZGVeN8v_exp(_mm512_mul_pd(_mm512_sub_pd(LOAD(x + i), vt), vi)); \
+            _mm512_storeu_pd(p + i, e);                                               \
+            acc = _mm512_add_pd(acc, e);                                              \
+        }                                                                             \
+        if (i < V) {                                                                  \
+            T pad[LANES];                                                             \
+            double out[LANES];                                                        \
+            for (size_t j = 0; j < LANES; j++)                                        \
+                pad[j] = i + j < V ? x[i + j] : -(T)INFINITY;                         \
+            __m512d e = _ZGVeN8v_exp(_mm512_mul_pd(_mm512_sub_pd(LOAD(pad), vt), vi)); \
+            _mm512_storeu_pd(out, e);                                                 \
+            memcpy(p + i, out, (V - i) * sizeof *p);                                  \
+            acc = _mm512_add_pd(acc, e);                                              \
+        }                                                                             \
+        double a[LANES];                                                              \
+        _mm512_storeu_pd(a, acc);                                                     \
+        return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));     \
+    }
+#define LOAD_DOUBLE(ptr) _mm512_loadu_pd(ptr)
+#define LOAD_FLOAT(ptr) _mm512_cvtps_pd(_mm256_loadu_ps(ptr))
+EXP_SHIFTED_MVEC(exp_shifted_double_mvec, double, LOAD_DOUBLE)
+EXP_SHIFTED_MVEC(exp_shifted_float_mvec, float, LOAD_FLOAT)
+
+static int use_mvec(void)
+{
+    static _Atomic int use = -1; /* racing first calls store the same value */
+    int u = atomic_load_explicit(&use, memory_order_relaxed);
+    if (u < 0) {
+        const char *portable = getenv("MDSD_PORTABLE_EXP");
+        __builtin_cpu_init();
+        u = __builtin_cpu_supports("avx512f") && !(portable && *portable && *portable != '0');
+        atomic_store_explicit(&use, u, memory_order_relaxed);
+    }
+    return u;
+}
+#define EXP_PICK(OWN, MVEC) (use_mvec() ? MVEC : OWN)
+#else
+#define EXP_PICK(OWN, MVEC) OWN
+#endif
+
+static double exp_shifted_double(const double *x, size_t V, double top, double inv_t, double *p)
+{
+    return EXP_PICK(exp_shifted_double_own, exp_shifted_double_mvec)(x, V, top, inv_t, p);
+}
+
+static double exp_shifted_float(const float *x, size_t V, double top, double inv_t, double *p)
+{
+    return EXP_PICK(exp_shifted_float_own, exp_shifted_float_mvec)(x, V, top, inv_t, p);
+}
 SCAN_LOGITS(scan_logits_double, double)
 SCAN_LOGITS(scan_logits_float, float)
 

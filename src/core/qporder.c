@@ -1,7 +1,10 @@
 #include "qporder.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "simd.h"
 
 /* qsort has no context argument: the fix-up sorts (ratio, token) pairs. */
 typedef struct {
@@ -14,6 +17,7 @@ int mdsd_qp_order_init(mdsd_qp_order *o, size_t V, mdsd_err *err)
     memset(o, 0, sizeof *o);
     size_t cap = V ? V : 1;
     o->V = V;
+    o->lo = 1, o->hi = 0;
     o->order = malloc(cap * sizeof *o->order);
     o->words = malloc(cap * sizeof *o->words);
     o->words_tmp = malloc(cap * sizeof *o->words_tmp);
@@ -30,6 +34,7 @@ void mdsd_qp_order_destroy(mdsd_qp_order *o)
 {
     free(o->order), free(o->words), free(o->words_tmp);
     free(o->ratio), free(o->run);
+    free(o->bucket), free(o->next);
     memset(o, 0, sizeof *o);
 }
 
@@ -244,4 +249,146 @@ void mdsd_qp_order_compute(mdsd_qp_order *o, const double *p, const double *q, s
     for (size_t i = 0; i < n1; i++)
         g[i] = (uint32_t)sorted[i];
     fix_up(o, g, sorted, n1);
+}
+
+/* ---- the sort-free route ------------------------------------------------------ */
+
+double mdsd_qp_bucket_ratio_hi(uint32_t k)
+{
+    if (k < 2)
+        return INFINITY;
+    uint32_t bits = ((0x7f800000u >> MDSD_QP_BUCKET_SHIFT) + 2 - k) << MDSD_QP_BUCKET_SHIFT;
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return (double)f;
+}
+
+/* The bucket of each token of x[0..m), MDSD_QP_BUCKETS for q = 0 (a dummy
+ * bucket past the table), and the range of the real ones, in vector lanes. */
+#define FILL_CHUNK 512
+MDSD_SIMD_CLONES static void bucket_keys(const double *p, const double *q, size_t m, uint32_t *key,
+                                         uint32_t *lo, uint32_t *hi)
+{
+    const uint32_t top = (0x7f800000u >> MDSD_QP_BUCKET_SHIFT) + 1;
+    uint32_t l = *lo, h = *hi;
+#pragma omp simd reduction(min : l) reduction(max : h)
+    for (size_t i = 0; i < m; i++) {
+        double px = p[i], qx = q[i];
+        union {
+            float f;
+            uint32_t u;
+        } r = {.f = (float)(qx / px)};
+        uint32_t k = px > 0.0 ? top - (r.u >> MDSD_QP_BUCKET_SHIFT) : 0;
+        k = qx > 0.0 ? k : MDSD_QP_BUCKETS;
+        key[i] = k;
+        l = k < l ? k : l;
+        h = k < MDSD_QP_BUCKETS && k > h ? k : h;
+    }
+    *lo = l, *hi = h;
+}
+
+int mdsd_qp_bucket_fill(mdsd_qp_order *o, const double *p, const double *q, size_t V,
+                        mdsd_err *err)
+{
+    if (!o->bucket) {
+        /* one dummy bucket past the table collects the q = 0 tokens */
+        o->bucket = calloc(MDSD_QP_BUCKETS + 1, sizeof *o->bucket);
+        o->next = malloc((o->V ? o->V : 1) * sizeof *o->next);
+        if (!o->bucket || !o->next) {
+            free(o->bucket), free(o->next);
+            o->bucket = NULL, o->next = NULL;
+            return mdsd_fail(err, MDSD_ENOMEM, "sort-and-scan: out of memory for the buckets");
+        }
+        o->lo = 1, o->hi = 0;
+    }
+    mdsd_qp_bucket *b = o->bucket;
+    if (o->lo <= o->hi)
+        memset(b + o->lo, 0, (o->hi - o->lo + 1) * sizeof *b);
+    memset(b + MDSD_QP_BUCKETS, 0, sizeof *b);
+    uint32_t lo = MDSD_QP_BUCKETS, hi = 0, key[FILL_CHUNK];
+    for (size_t x0 = 0; x0 < V; x0 += FILL_CHUNK) {
+        size_t m = V - x0 < FILL_CHUNK ? V - x0 : FILL_CHUNK;
+        bucket_keys(p + x0, q + x0, m, key, &lo, &hi);
+        for (size_t i = 0; i < m; i++) {
+            mdsd_qp_bucket *B = b + key[i];
+            B->p += p[x0 + i];
+            B->q += q[x0 + i];
+            o->next[x0 + i] = B->head;
+            B->head = (uint32_t)(x0 + i);
+            B->n++;
+        }
+    }
+    o->lo = lo, o->hi = hi;
+    o->n_zero_p = lo == 0 ? b[0].n : 0;
+    o->n_scan = V - b[MDSD_QP_BUCKETS].n;
+    return MDSD_OK;
+}
+
+/* Sorts one bucket's words w[0..m) (float key << 32 | token) by key, ties by
+ * token: insertion sort when short, else the radix sort; returns the buffer
+ * holding the result (w or tmp). */
+static uint64_t *sort_bucket(uint64_t *w, uint64_t *tmp, size_t m)
+{
+    if (m > 48)
+        return radix_sort(w, tmp, m);
+    for (size_t i = 1; i < m; i++) {
+        uint64_t x = w[i];
+        size_t j = i;
+        for (; j > 0 && w[j - 1] > x; j--)
+            w[j] = w[j - 1];
+        w[j] = x;
+    }
+    return w;
+}
+
+size_t mdsd_qp_bucket_sort(mdsd_qp_order *o, const double *p, const double *q,
+                           const unsigned char *flag)
+{
+    size_t out = 0;
+    for (uint32_t k = o->lo; k <= o->hi; k++) {
+        const mdsd_qp_bucket *B = o->bucket + k;
+        if (!flag[k - o->lo] || B->n == 0)
+            continue;
+        /* The list runs by decreasing token: filled backwards, the words are
+         * by increasing token, which the stable sorts keep for exact ties.
+         * Group 1 (k = 0) has ratio +inf and key 0: its order is the token's. */
+        uint64_t *w = o->words;
+        uint32_t x = B->head;
+        for (size_t i = B->n; i-- > 0; x = o->next[x]) {
+            double ratio = k == 0 ? INFINITY : q[x] / p[x];
+            o->ratio[x] = ratio;
+            w[i] = (uint64_t)(k == 0 ? 0u : descending_key(ratio)) << 32 | x;
+        }
+        uint64_t *sorted = sort_bucket(w, o->words_tmp, B->n);
+        uint32_t *g = o->order + out;
+        for (size_t i = 0; i < B->n; i++)
+            g[i] = (uint32_t)sorted[i];
+        fix_up(o, g, sorted, B->n);
+        out += B->n;
+    }
+    return out;
+}
+
+void mdsd_qp_bucket_esp(const mdsd_qp_order *o, const double *p, const double *q, size_t V,
+                        size_t n, double *esp)
+{
+    size_t stride = n + 1;
+    if (o->lo > o->hi)
+        return;
+    size_t nb = o->hi - o->lo + 1;
+    memset(esp, 0, nb * stride * sizeof *esp);
+    for (size_t k = 0; k < nb; k++)
+        esp[k * stride] = 1.0;
+    uint32_t key[FILL_CHUNK], lo = MDSD_QP_BUCKETS, hi = 0;
+    for (size_t x0 = 0; x0 < V; x0 += FILL_CHUNK) {
+        size_t m = V - x0 < FILL_CHUNK ? V - x0 : FILL_CHUNK;
+        bucket_keys(p + x0, q + x0, m, key, &lo, &hi);
+        for (size_t i = 0; i < m; i++) {
+            if (key[i] == MDSD_QP_BUCKETS)
+                continue;
+            double v = q[x0 + i], *e = esp + (key[i] - o->lo) * stride;
+            for (size_t j = n; j > 0; j--)
+                e[j] += v * e[j - 1];
+        }
+    }
 }

@@ -35,7 +35,66 @@ typedef struct {
     uint64_t *words, *words_tmp; /* [V] (key << 32 | token) for the radix sort */
     double *ratio;     /* [V] q/p by token id */
     void *run;         /* [V] fix-up scratch */
+    /* sort-free route (mdsd_qp_bucket_fill): allocated at its first use */
+    struct mdsd_qp_bucket *bucket; /* [MDSD_QP_BUCKETS]: all zero outside [lo, hi] */
+    uint32_t *next;    /* [V] the tokens of a bucket, linked from its head */
+    uint32_t lo, hi;   /* buckets used by the last fill (lo > hi: none) */
 } mdsd_qp_order;
+
+/* ---- the sort-free route: buckets of the float key ----------------------
+ *
+ * Bucket k holds the scanned tokens whose q/p rounds to a float with the
+ * same 15 leading bits (sign, exponent, 6 mantissa bits: 64 buckets per
+ * octave of q/p), numbered in scan order: bucket 0 is group 1 (p = 0),
+ * bucket 1 the ratios whose float overflows to +inf, then decreasing ratios.
+ * Since the float image of q/p is monotone in the double ratio, every token
+ * of bucket k precedes every token of bucket k' > k in the exact order: the
+ * exact order is the buckets in turn, each sorted. A bucket's sums of p and
+ * q bound the prefixes that end inside it (bound.c), and only the buckets
+ * whose bound can beat the minimum need their order. */
+#define MDSD_QP_BUCKET_SHIFT 17
+#define MDSD_QP_BUCKETS ((0x7f800000u >> MDSD_QP_BUCKET_SHIFT) + 2)
+
+typedef struct mdsd_qp_bucket {
+    double p, q;       /* mass of the bucket's tokens (plain sums) */
+    uint32_t n;        /* its number of tokens */
+    uint32_t head;     /* the last token added; o->next[] links the others */
+} mdsd_qp_bucket;
+
+/* The bucket of a token with p, q (q > 0). */
+static inline uint32_t mdsd_qp_bucket_of(double p, double q)
+{
+    if (!(p > 0.0))
+        return 0;
+    float f = (float)(q / p);
+    uint32_t bits;
+    __builtin_memcpy(&bits, &f, sizeof bits);
+    return (0x7f800000u >> MDSD_QP_BUCKET_SHIFT) + 1 - (bits >> MDSD_QP_BUCKET_SHIFT);
+}
+
+/* An upper bound of q/p over the tokens of bucket k >= 2 (the smallest float
+ * of bucket k - 1: rounding to float is monotone, so a ratio above it would
+ * round to it or beyond); +inf for buckets 0 and 1. */
+double mdsd_qp_bucket_ratio_hi(uint32_t k);
+
+/* Clears the previous fill and distributes the scanned tokens of p, q into
+ * buckets (one pass; o->lo..o->hi the buckets used). Sets n_zero_p and
+ * n_scan; MDSD_ENOMEM if the table cannot be allocated. */
+int mdsd_qp_bucket_fill(mdsd_qp_order *o, const double *p, const double *q, size_t V,
+                        mdsd_err *err);
+
+/* Writes the tokens of the buckets k with flag[k - o->lo] != 0 into
+ * o->order, bucket after bucket in scan order, each in the exact order of
+ * mdsd_qp_order_compute; returns their number. */
+size_t mdsd_qp_bucket_sort(mdsd_qp_order *o, const double *p, const double *q,
+                           const unsigned char *flag);
+
+/* The elementary symmetric polynomials e_0..e_n of the q values of each
+ * bucket of the last fill (p, q, V as given to it): esp[(k - o->lo) (n + 1)
+ * + j] = e_j of bucket k, for o->lo <= k <= o->hi (plain sums of products
+ * of positive terms). */
+void mdsd_qp_bucket_esp(const mdsd_qp_order *o, const double *p, const double *q, size_t V,
+                        size_t n, double *esp);
 
 /* Allocates scratch for vocabularies up to V tokens (MDSD_ENOMEM on failure). */
 int mdsd_qp_order_init(mdsd_qp_order *o, size_t V, mdsd_err *err);

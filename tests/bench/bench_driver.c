@@ -6,11 +6,13 @@
  *       LLM-like logit pairs: float32 [P][2][V], target then draft (the zipf
  *       family of bench_bound: z = -1.2 log(rank) + N(0, 0.5^2) over a random
  *       ranking, draft z + N(0, 1)).
- *   alpha FILE.f32 --vocab V --scheme iid|wor|greedy --n N [--temperature T]
- *       [--repeats R]
+ *   alpha FILE.f32 --vocab V --scheme iid|wor|greedy|none --n N [--temperature T]
+ *       [--repeats R] [--full-sort 1]
  *       softmax of both rows (float logits -> double) and alpha* by sort-and-
  *       scan, every position, R times; median wall seconds of a pass, thread
  *       CPU seconds of the fastest pass, and the per-position values.
+ *       --scheme none: the two softmaxes alone (the floor); --full-sort 1:
+ *       iid through the full q/p order instead of the sort-free route.
  *   pq FILE.f32 --vocab V --position I [--temperature T] -o PQ.txt
  *       p and q of one position as text (%.17g, two lines) for the peers.
  *   lp PQ.txt --n N [--repeats R]
@@ -152,7 +154,9 @@ static int cmd_alpha(int argc, char **argv)
     int repeats = (int)opt_num(argc, argv, "--repeats", 7);
     double T = opt_num(argc, argv, "--temperature", 0.7);
     const char *scheme = opt(argc, argv, "--scheme");
-    mdsd_scheme_kind kind = scheme_of(scheme ? scheme : "iid");
+    bool floor_only = scheme && !strcmp(scheme, "none");
+    mdsd_scheme_kind kind = scheme_of(scheme && !floor_only ? scheme : "iid");
+    mdsd_bound_opts bo = {.full_sort = opt_num(argc, argv, "--full-sort", 0) != 0};
     float *x = read_f32(argv[2], V, &P);
     double *p = malloc(V * sizeof *p), *q = malloc(V * sizeof *q), *values = malloc(P * sizeof *values);
     double *times = malloc((size_t)repeats * sizeof *times), best_cpu = INFINITY;
@@ -165,9 +169,13 @@ static int cmd_alpha(int argc, char **argv)
             if (mdsd_softmax_float(lp, V, T, p, "target", &err) ||
                 mdsd_softmax_float(lq, V, T, q, "draft", &err))
                 die("alpha", err.msg);
+            if (floor_only) {
+                values[pos] = p[0] + q[0];
+                continue;
+            }
             mdsd_scheme s = {kind, n, V, q, NULL};
             mdsd_bound_result res = {0};
-            if (mdsd_bound_alpha(p, &s, MDSD_BOUND_SORT, NULL, ws, &res, &err))
+            if (mdsd_bound_alpha(p, &s, MDSD_BOUND_SORT, &bo, ws, &res, &err))
                 die("alpha", err.msg);
             values[pos] = res.alpha;
         }
@@ -176,7 +184,7 @@ static int cmd_alpha(int argc, char **argv)
     }
     printf("{\"task\": \"alpha\", \"scheme\": \"%s\", \"n\": %zu, \"V\": %zu, \"positions\": %zu, "
            "\"repeats\": %d, \"median_seconds\": %.9g, \"best_cpu_seconds\": %.9g, \"values\": [",
-           mdsd_scheme_name(kind), n, V, P, repeats, median(times, (size_t)repeats), best_cpu);
+           floor_only ? "none" : mdsd_scheme_name(kind), n, V, P, repeats, median(times, (size_t)repeats), best_cpu);
     for (size_t pos = 0; pos < P; pos++)
         printf("%s%.17g", pos ? ", " : "", values[pos]);
     printf("]}\n");
