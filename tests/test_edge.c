@@ -257,8 +257,8 @@ Test(edge, sort_free_alpha_matches_full_sort_and_enumeration, .timeout = 600)
     for (unsigned inst = 0; inst < 3000; inst++) {
         size_t V = 2 + inst % 19, n = 1 + inst / 19 % 5;
         if (inst % 2) {
-            V = V < 16 ? V : 16; /* hard_pair's limit */
-            hard_pair(r, inst / 2, V, p, q);
+            V = V < 16 ? V : 16; /* test_hard_pair's limit */
+            test_hard_pair(r, inst / 2, V, p, q);
         } else
             toy_pair(r, inst / 2, V, p, q);
         mdsd_scheme_kind kinds[2] = {MDSD_SCHEME_IID, MDSD_SCHEME_WOR};
