@@ -229,6 +229,23 @@ static void scan_iid(mdsd_bound_workspace *ws, size_t n, double *fmin, size_t *a
     *argmin = best_i;
 }
 
+/* Flags the buckets of more than one token whose lower bound lb (ws->blb)
+ * does not clear the best boundary value by the rounding slack (the bound
+ * and the slack are argued at scan_iid_buckets below): the only buckets
+ * sorted and scanned token by token. Returns how many. */
+static size_t flag_buckets(mdsd_bound_workspace *ws, size_t n, size_t V, double best)
+{
+    const mdsd_qp_order *o = &ws->ord;
+    double slack = (double)(n + 4) * ((double)V + 16.0) * DBL_EPSILON;
+    size_t flagged = 0;
+    for (uint32_t k = o->lo; k <= o->hi; k++) {
+        bool need = o->bucket[k].n > 1 && !(ws->blb[k - o->lo] > best + slack);
+        ws->bflag[k - o->lo] = need;
+        flagged += need;
+    }
+    return flagged;
+}
+
 /* iid without the full order (MATH.md §2.4, "sort-free"). The scanned
  * tokens go into buckets of their float q/p (qporder.h: every token of
  * bucket k precedes every token of bucket k + 1 in the exact order), with
@@ -284,13 +301,7 @@ static int scan_iid_buckets(mdsd_bound_workspace *ws, const double *p, const dou
         if (f < best)
             best = f, bk = k + 1, bj = 0;
     }
-    double slack = (double)(n + 4) * ((double)V + 16.0) * DBL_EPSILON;
-    size_t flagged = 0;
-    for (uint32_t k = o->lo; k <= o->hi; k++) {
-        bool need = b[k].n > 1 && !(ws->blb[k - o->lo] > best + slack);
-        ws->bflag[k - o->lo] = need;
-        flagged += need;
-    }
+    size_t flagged = flag_buckets(ws, n, V, best);
     if (flagged) {
         mdsd_qp_bucket_sort(o, p, q, ws->bflag);
         const uint32_t *ord = o->order;
@@ -397,13 +408,7 @@ static int scan_cps_buckets(mdsd_bound_workspace *ws, const double *p, const dou
         if (f < best)
             best = f, bk = k + 1, bj = 0;
     }
-    double slack = (double)(n + 4) * ((double)V + 16.0) * DBL_EPSILON;
-    size_t flagged = 0;
-    for (uint32_t k = o->lo; k <= o->hi; k++) {
-        bool need = b[k].n > 1 && !(ws->blb[k - o->lo] > best + slack);
-        ws->bflag[k - o->lo] = need;
-        flagged += need;
-    }
+    size_t flagged = flag_buckets(ws, n, V, best);
     if (flagged) {
         mdsd_qp_bucket_sort(o, p, q, ws->bflag);
         const uint32_t *ord = o->order;
