@@ -82,16 +82,31 @@ blocks() {
     }' "$1"
 }
 
+json_string() { printf '"%s"' "$(printf '%s' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g')"; }
+
+# FIG.provenance.json beside a figure, as `mdsd plot` writes it: the source CSV and
+# that CSV's own provenance, verbatim.
+provenance() { # provenance FIG
+  {
+    printf '{"tool":"analysis/block.sh","version":%s,"created_utc":"%s","output":%s,"source":%s,' \
+      "$(json_string "$("$MDSD" --version | cut -d' ' -f2)")" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
+      "$(json_string "$(basename "$1")")" "$(json_string "$out/block.csv")"
+    printf '"source_provenance":'
+    if [ -f "$out/block.csv.provenance.json" ]; then tr -d '\n' < "$out/block.csv.provenance.json"; else printf null; fi
+    printf '}\n'
+  } > "$1.provenance.json.tmp" && mv -f "$1.provenance.json.tmp" "$1.provenance.json"
+}
+
 draw() { # draw NAME YLABEL
   tmp="$figdir/.$1.$FORMAT.tmp"
   run gnuplot -e "datafile='$work/data'; nseries=$(cat "$work/count"); seriesmethods='$(cat "$work/methods")'; \
 seriesdash='$(cat "$work/dashes")'; outfile='$tmp'; term='$term'; plottitle='$(basename "$dump")'; \
 ylabeltext='$2'; keyspec='$key'; stylefile='$scripts/styles.gp'" "$scripts/block-depth.gp" &&
-    mv -f "$tmp" "$figdir/$1.$FORMAT"
+    provenance "$figdir/$1.$FORMAT" && mv -f "$tmp" "$figdir/$1.$FORMAT"
 }
 
 work=$(mktemp -d)
-trap 'rm -rf "$work"; rm -f "$figdir"/.block-*.tmp' EXIT INT TERM
+trap 'rm -rf "$work"; rm -f "$figdir"/.block-*.tmp "$figdir"/block-*.provenance.json.tmp' EXIT INT TERM
 blocks "$out/block.csv" 0
 draw block-vs-depth "block efficiency E[τ] (tokens per target call)"
 rm -f "$work/data" "$work/methods" "$work/dashes"

@@ -719,7 +719,8 @@ Test(outputs, analysis_block_recipe_writes_its_tables_and_figures, .timeout = 30
     cr_expect(strstr(text, "nseries=4; seriesmethods='sd rrs sd rrs '") ||
               strstr(text, "nseries=4; seriesmethods='sd sd rrs rrs '"), "%s", text);
     free(text);
-    const char *files[] = {"block.csv", "block.md", "block.tex", "block-vs-depth.pdf", "block-speedup.pdf"};
+    const char *files[] = {"block.csv", "block.md", "block.tex", "block-vs-depth.pdf", "block-speedup.pdf",
+                           "block-vs-depth.pdf.provenance.json", "block-speedup.pdf.provenance.json"};
     for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
         char path[256];
         struct stat sb;
@@ -733,6 +734,12 @@ Test(outputs, analysis_block_recipe_writes_its_tables_and_figures, .timeout = 30
     cr_expect_eq(fread(pdf_head, 1, 5, f), 5);
     fclose(f);
     cr_expect_str_eq(pdf_head, "%PDF-");
+    /* the figure's provenance carries the CSV's */
+    snprintf(path, sizeof path, "%s/out-block/block-speedup.pdf.provenance.json", dir);
+    char *side = slurp(path);
+    cr_expect(strstr(side, "{\"tool\":\"analysis/block.sh\"") &&
+              strstr(side, "\"source_provenance\":{\"tool\":\"mdsd block\""), "%s", side);
+    free(side);
     /* no temporary figure left behind */
     snprintf(cmd, sizeof cmd, "ls -a %s/out-block | grep -c tmp", dir);
     FILE *p = popen(cmd, "r");
