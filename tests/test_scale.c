@@ -383,6 +383,11 @@ Test(scale, block_reads_a_directory_of_tree_dumps_as_one, .timeout = 300)
     free(o);
     assert_same_file("dir.csv", "merged.csv");
     assert_same_file("r.md", "merged.md");
+    cr_assert_eq(sh(&o, "cp -r trees t3 && cd t3 && for i in 1 2; do %s block . --shard $i/2 -o ../u$i.agg "
+                    "|| exit 2; done && touch part-3.h5 && %s merge -o ../u.csv ../u1.agg ../u2.agg", m, m), 1,
+                 "%s", o);
+    cr_assert_not_null(strstr(o, "changed since they read it"), "a file of the directory changed: %s", o);
+    free(o);
     /* --resume: the directory is one unit of the job; a file of it changed is a different job */
     cr_assert_eq(sh(&o, "cp -r trees t2 && %s block trees t2 -o ref.csv", m), 0, "%s", o);
     free(o);
