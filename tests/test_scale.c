@@ -338,6 +338,80 @@ Test(scale, a_directory_of_dump_files_is_read_as_one_dataset, .timeout = 300)
     assert_same_file("one.csv", "r2.csv");
 }
 
+/* A tree dump split across files: the shipped tree dump cut by whole samples
+ * into 3 files (tests/corpus/tools/split_trees.py), each numbering its
+ * samples from the previous file's last number, so the last sample of a file
+ * and the first of the next carry the same number. `mdsd block DIR` must give
+ * the bytes of the shipped file (the same trees, samples distinct) - the same
+ * arithmetic in the same order, as one file - and so must shards + merge,
+ * --resume and MPI ranks. Both are run as `trees` (a directory in one
+ * folder, the file in another) so that the CSV's dump column agrees. */
+Test(scale, block_reads_a_directory_of_tree_dumps_as_one, .timeout = 300)
+{
+    const char *m = test_mdsd_bin();
+    char cwd[4096], *o;
+    cr_assert_not_null(getcwd(cwd, sizeof cwd));
+    cr_assert_eq(sh(&o, "/usr/bin/python3 %s/tests/corpus/tools/split_trees.py %s/data/kjv-trees.h5 trees 3 "
+                    "&& mkdir one && cp %s/data/kjv-trees.h5 one/trees", cwd, cwd, cwd), 0, "%s", o);
+    free(o);
+    cr_assert_eq(sh(&o, "/usr/bin/python3 -c \"import h5py; print(*(h5py.File('trees/part-%%d.h5' %% i)"
+                    "['tree_sample'][s] for i in (1, 2) for s in (-1, 0)))\""), 0, "%s", o);
+    cr_assert_str_eq(o, "12 0 24 12\n", "the files share sample numbers at their boundaries: %s", o);
+    free(o);
+    const char *job = "--cost 0,0.1 --threads 2", *tables = "--markdown=r.md --latex=r.tex";
+    cr_assert_eq(sh(&o, "cd one && %s block trees %s %s -o one.csv", m, job, tables), 0, "%s", o);
+    free(o);
+    cr_assert_eq(sh(&o, "%s block trees %s %s -o dir.csv", m, job, tables), 0, "%s", o);
+    free(o);
+    assert_same_file("one/one.csv", "dir.csv");
+    assert_same_file("one/r.md", "r.md");
+    assert_same_file("one/r.tex", "r.tex");
+    /* 101 trees in 40 samples: no two files' samples were taken as one */
+    cr_assert_eq(sh(&o, "grep -c '^trees,kseq,seq,iid,4,,4,[0-9]*,101,40,' dir.csv"), 0, "%s", o);
+    free(o);
+    cr_assert_eq(sh(&o, "grep -o '\"path\":\"trees/part-[123].h5\"' dir.csv.provenance.json | wc -l"), 0, "%s",
+                 o);
+    cr_assert_str_eq(o, "3\n", "the provenance lists each file: %s", o);
+    free(o);
+    /* shards (boundaries inside and between files) + merge */
+    for (int i = 1; i <= 5; i++) {
+        cr_assert_eq(sh(&o, "%s block trees %s --shard %d/5 -o s%d.agg", m, job, i, i), 0, "%s", o);
+        free(o);
+    }
+    cr_assert_eq(sh(&o, "%s merge -o merged.csv --markdown=merged.md s3.agg s1.agg s5.agg s2.agg s4.agg", m), 0,
+                 "%s", o);
+    free(o);
+    assert_same_file("dir.csv", "merged.csv");
+    assert_same_file("r.md", "merged.md");
+    cr_assert_eq(sh(&o, "cp -r trees t3 && cd t3 && for i in 1 2; do %s block . --shard $i/2 -o ../u$i.agg "
+                    "|| exit 2; done && touch part-3.h5 && %s merge -o ../u.csv ../u1.agg ../u2.agg", m, m), 1,
+                 "%s", o);
+    cr_assert_not_null(strstr(o, "changed since they read it"), "a file of the directory changed: %s", o);
+    free(o);
+    /* --resume: the directory is one unit of the job; a file of it changed is a different job */
+    cr_assert_eq(sh(&o, "cp -r trees t2 && %s block trees t2 -o ref.csv", m), 0, "%s", o);
+    free(o);
+    cr_assert_neq(sh(&o, "MDSD_TEST_BLOCK_STOP_AFTER=1 %s block trees t2 -o r.csv", m), 0, "%s", o);
+    free(o);
+    cr_assert_eq(sh(&o, "%s block trees t2 -o r.csv --resume", m), 0, "%s", o);
+    free(o);
+    assert_same_file("ref.csv", "r.csv");
+    cr_assert_neq(sh(&o, "MDSD_TEST_BLOCK_STOP_AFTER=1 %s block trees t2 -o r2.csv", m), 0, "%s", o);
+    free(o);
+    cr_assert_eq(sh(&o, "touch -d '2001-01-01' t2/part-2.h5 && %s block trees t2 -o r2.csv --resume", m), 1,
+                 "%s", o);
+    cr_assert_not_null(strstr(o, "different block job"), "%s", o);
+    free(o);
+    const char *mpi = mpi_bin();
+    for (int np = 2; np <= 3; np++) {
+        cr_assert_eq(sh(&o, MPIRUN " -np %d %s block trees %s -o mpi%d.csv", np, mpi, job, np), 0, "%s", o);
+        free(o);
+        char name[32];
+        snprintf(name, sizeof name, "mpi%d.csv", np);
+        assert_same_file("dir.csv", name);
+    }
+}
+
 /* ---- checkpoints finer than a (dump, temperature) unit ---- */
 
 /* One temperature: the failure hook names a column and a row. */

@@ -26,20 +26,34 @@ int mdsd_block_signature(const char *options, char *const *dumps, size_t n_dumps
     if (!m)
         return mdsd_fail(err, MDSD_ENOMEM, "block: out of memory");
     fprintf(m, "%s", options);
-    for (size_t i = 0; i < n_dumps; i++) {
-        struct stat st;
-        if (stat(dumps[i], &st) != 0) {
-            fclose(m);
-            free(buf);
-            return mdsd_fail(err, MDSD_EIO, "cannot stat '%s': %s", dumps[i], strerror(errno));
+    /* A directory (a split dump) is recorded as its files, each with its
+     * size and time: a file changed, added or removed changes the signature. */
+    int rc = MDSD_OK;
+    for (size_t i = 0; i < n_dumps && rc == MDSD_OK; i++) {
+        char **files = NULL;
+        size_t n = 0;
+        if ((rc = mdsd_dump_parts(dumps[i], &files, &n, err)))
+            break;
+        for (size_t k = 0; k < n && rc == MDSD_OK; k++) {
+            struct stat st;
+            if (stat(files[k], &st) != 0) {
+                rc = mdsd_fail(err, MDSD_EIO, "cannot stat '%s': %s", files[k], strerror(errno));
+                break;
+            }
+            /* The path is the last field of the line: no character of it is
+             * special, and newlines (which would end the line) are escaped. */
+            fprintf(m, " [%jd %jd.%09ld ", (intmax_t)st.st_size, (intmax_t)st.st_mtim.tv_sec,
+                    st.st_mtim.tv_nsec);
+            for (const char *c = files[k]; *c; c++)
+                fprintf(m, *c == '\n' || *c == '\\' || *c == ']' ? "\\%03o" : "%c", *c);
+            fputc(']', m);
         }
-        /* The path is the last field of the line: no character of it is
-         * special, and newlines (which would end the line) are escaped. */
-        fprintf(m, " [%jd %jd.%09ld ", (intmax_t)st.st_size, (intmax_t)st.st_mtim.tv_sec,
-                st.st_mtim.tv_nsec);
-        for (const char *c = dumps[i]; *c; c++)
-            fprintf(m, *c == '\n' || *c == '\\' || *c == ']' ? "\\%03o" : "%c", *c);
-        fputc(']', m);
+        mdsd_dump_parts_free(files, n);
+    }
+    if (rc) {
+        fclose(m);
+        free(buf);
+        return rc;
     }
     fclose(m);
     *out = buf;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <hdf5.h>
 #include <omp.h>
@@ -72,7 +73,13 @@ void mdsd_tree_dump_close(mdsd_tree_dump *t)
 {
     if (!t)
         return;
-    mdsd_dump_close(t->dump);
+    if (t->n_parts) /* dump is the first file's */
+        for (size_t k = 0; k < t->n_parts; k++)
+            mdsd_tree_dump_close(t->parts[k]);
+    else
+        mdsd_dump_close(t->dump);
+    free(t->parts);
+    free(t->part_row0);
     free(t->parent);
     free(t->depth);
     free(t->edge);
@@ -251,7 +258,7 @@ static int check_rows(mdsd_tree_dump *t, mdsd_err *err)
     return MDSD_OK;
 }
 
-int mdsd_tree_dump_open(const char *path, mdsd_tree_dump **out, mdsd_err *err)
+static int open_file(const char *path, mdsd_tree_dump **out, mdsd_err *err)
 {
     *out = NULL;
     mdsd_tree_dump *t = calloc(1, sizeof *t);
@@ -300,6 +307,127 @@ int mdsd_tree_dump_open(const char *path, mdsd_tree_dump **out, mdsd_err *err)
     return MDSD_OK;
 }
 
+/* A file of a split tree dump against the first: parts of one dataset
+ * (mdsd_dump_check_part) drawn with the same tree policy. */
+static int check_tree_part(const mdsd_tree_dump *first, const mdsd_tree_dump *t, mdsd_err *err)
+{
+    int rc = mdsd_dump_check_part(first->dump, t->dump, first->drafter, t->drafter, err);
+    if (rc)
+        return rc;
+    const mdsd_policy *a = &first->pol, *b = &t->pol;
+    bool same = a->kind == b->kind && a->depth == b->depth;
+    if (same && a->kind == MDSD_POLICY_SEQ)
+        same = a->sequences == b->sequences;
+    else if (same)
+        for (size_t d = 0; d < a->depth; d++)
+            same &= a->width[d] == b->width[d];
+    const char *what = !same ? "tree policy (tree_policy, tree_depth, tree_sequences or tree_widths)"
+                       : a->kind == MDSD_POLICY_TREE && a->scheme != b->scheme ? "tree_scheme"
+                       : strcmp(attr_text(first->dump, "tree_drafter"), attr_text(t->dump, "tree_drafter"))
+                           ? "tree_drafter"
+                       : first->T != t->T ? "tree_temperature" : NULL;
+    if (what)
+        return mdsd_fail(err, MDSD_EINVAL, "%s: its %s differs from that of %s, the first file of the "
+                         "same split dump: the files are not parts of one dataset", t->path, what,
+                         first->path);
+    return MDSD_OK;
+}
+
+/* The files' rows concatenated into t (see treedump.h); each file's tree
+ * arrays are freed once copied. */
+static int join_parts(mdsd_tree_dump *t, mdsd_err *err)
+{
+    size_t N = t->part_row0[t->n_parts];
+    t->N = N;
+    t->parent = malloc(N * sizeof *t->parent);
+    t->depth = malloc(N * sizeof *t->depth);
+    t->edge = malloc(N * sizeof *t->edge);
+    t->slots = malloc(N * t->S * sizeof *t->slots);
+    t->sample = malloc(N * sizeof *t->sample);
+    t->root = malloc((N + 1) * sizeof *t->root);
+    t->kid_start = malloc((N + 1) * sizeof *t->kid_start);
+    t->kid = malloc((N ? N : 1) * sizeof *t->kid);
+    if (!t->parent || !t->depth || !t->edge || !t->slots || !t->sample || !t->root ||
+        !t->kid_start || !t->kid)
+        return mdsd_fail(err, MDSD_ENOMEM, "%s: out of memory for %zu rows", t->path, N);
+    int id = -1; /* the sample's number in the whole dump: a new one at each change */
+    size_t kids = 0;
+    t->kid_start[0] = 0;
+    for (size_t k = 0; k < t->n_parts; k++) {
+        mdsd_tree_dump *f = t->parts[k];
+        size_t r0 = t->part_row0[k];
+        for (size_t u = 0; u < f->N; u++) {
+            t->parent[r0 + u] = f->parent[u] < 0 ? -1 : f->parent[u] + (long long)r0;
+            t->depth[r0 + u] = f->depth[u];
+            t->edge[r0 + u] = f->edge[u];
+            memcpy(t->slots + (r0 + u) * t->S, f->slots + u * t->S, t->S * sizeof *t->slots);
+            if (u == 0 || f->sample[u] != f->sample[u - 1]) /* rows are in sample order */
+                id++;
+            t->sample[r0 + u] = id;
+            for (size_t a = f->kid_start[u]; a < f->kid_start[u + 1]; a++)
+                t->kid[kids++] = f->kid[a] + r0;
+            t->kid_start[r0 + u + 1] = kids;
+        }
+        for (size_t i = 0; i < f->n_trees; i++)
+            t->root[t->n_trees++] = f->root[i] + r0;
+        free(f->parent), free(f->depth), free(f->edge), free(f->slots), free(f->sample);
+        free(f->root), free(f->kid_start), free(f->kid);
+        f->parent = NULL, f->depth = NULL, f->edge = NULL, f->slots = NULL, f->sample = NULL;
+        f->root = NULL, f->kid_start = NULL, f->kid = NULL;
+    }
+    t->root[t->n_trees] = N;
+    return MDSD_OK;
+}
+
+int mdsd_tree_dump_open(const char *path, mdsd_tree_dump **out, mdsd_err *err)
+{
+    *out = NULL;
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+        return open_file(path, out, err);
+    char **paths = NULL;
+    size_t n = 0;
+    int rc = mdsd_dump_parts(path, &paths, &n, err);
+    if (rc)
+        return rc;
+    mdsd_tree_dump *t = calloc(1, sizeof *t);
+    if (t) {
+        t->parts = calloc(n, sizeof *t->parts);
+        t->part_row0 = calloc(n + 1, sizeof *t->part_row0);
+    }
+    if (!t || !t->parts || !t->part_row0) {
+        mdsd_dump_parts_free(paths, n);
+        mdsd_tree_dump_close(t);
+        return mdsd_fail(err, MDSD_ENOMEM, "out of memory");
+    }
+    snprintf(t->path, sizeof t->path, "%s", path);
+    for (size_t k = 0; k < n && rc == MDSD_OK; k++) {
+        if ((rc = open_file(paths[k], &t->parts[k], err)))
+            break;
+        t->n_parts = k + 1;
+        if (k > 0)
+            rc = check_tree_part(t->parts[0], t->parts[k], err);
+        t->part_row0[k + 1] = t->part_row0[k] + t->parts[k]->N;
+    }
+    mdsd_dump_parts_free(paths, n);
+    if (rc == MDSD_OK) {
+        const mdsd_tree_dump *f = t->parts[0];
+        t->dump = f->dump;
+        t->pol = f->pol;
+        t->drafter = f->drafter;
+        t->T = f->T;
+        t->V = f->V;
+        t->S = f->S;
+        rc = join_parts(t, err);
+    }
+    if (rc) {
+        mdsd_tree_dump_close(t);
+        return rc;
+    }
+    *out = t;
+    return MDSD_OK;
+}
+
 int mdsd_tree_dump_check_case(const mdsd_tree_dump *t, const mdsd_policy *pol, mdsd_err *err)
 {
     int rc = mdsd_policy_check(pol, err);
@@ -338,6 +466,18 @@ typedef struct {
     const mdsd_verifier_opts *vopts;
 } tree_view;
 
+/* "FILE: row R" of row u (of its file, for a split dump). */
+static void row_name(const mdsd_tree_dump *t, size_t u, char *out, size_t size)
+{
+    size_t k = 0;
+    while (k < t->n_parts && u >= t->part_row0[k + 1])
+        k++;
+    if (t->n_parts)
+        snprintf(out, size, "%s: row %zu", t->parts[k]->path, u - t->part_row0[k]);
+    else
+        snprintf(out, size, "%s: row %zu", t->path, u);
+}
+
 /* R[k-1] += P(at least k more accepted | tree) from row u at depth d, the
  * drafts being the slots in `mask` (seq) or the first w_{d+1} (tree). */
 static int eval_node(const tree_view *tv, const mdsd_block_case *c, size_t u, size_t d,
@@ -363,8 +503,11 @@ static int eval_node(const tree_view *tv, const mdsd_block_case *c, size_t u, si
                      NULL};
     mdsd_err e;
     mdsd_verifier *v = mdsd_verifier_alloc(c->v, p, &s, tv->vopts, &e);
-    if (!v)
-        return mdsd_fail(err, e.code, "%s: row %zu: %s", t->path, u, e.msg);
+    if (!v) {
+        char where[4200];
+        row_name(t, u, where, sizeof where);
+        return mdsd_fail(err, e.code, "%s: %s", where, e.msg);
+    }
     double py[MDSD_BLOCK_MAX_DRAFTS];
     int rc = mdsd_verifier_law(v, x, py, err);
     mdsd_verifier_free(v);
@@ -384,9 +527,11 @@ static int eval_node(const tree_view *tv, const mdsd_block_case *c, size_t u, si
             for (size_t a = t->kid_start[u]; a < t->kid_start[u + 1]; a++)
                 if (t->edge[t->kid[a]] == x[j])
                     child = t->kid[a];
-            if (child == SIZE_MAX)
-                return mdsd_fail(err, MDSD_EFORMAT, "%s: row %zu: no child row for token %d",
-                                 t->path, u, x[j]);
+            if (child == SIZE_MAX) {
+                char where[4200];
+                row_name(t, u, where, sizeof where);
+                return mdsd_fail(err, MDSD_EFORMAT, "%s: no child row for token %d", where, x[j]);
+            }
             double cr[MDSD_BLOCK_MAX_DEPTH] = {0};
             rc = eval_node(tv, c, child, d + 1, sub, cr, err);
             for (size_t k = 1; k < left; k++)
@@ -394,6 +539,43 @@ static int eval_node(const tree_view *tv, const mdsd_block_case *c, size_t u, si
         }
     }
     return rc;
+}
+
+/* Rows [row0, row0 + rows) of the target (target = 1) or the tree drafter
+ * as softmax(logits / T) in dst, read from the files that hold them (a
+ * split dump's rows may span files); buf holds rows * V floats. */
+static int read_probs(const mdsd_tree_dump *t, int target, size_t row0, size_t rows, float *buf,
+                      double *dst, mdsd_err *err)
+{
+    size_t V = t->V, done = 0;
+    while (done < rows) {
+        size_t k = 0, row = row0 + done;
+        const mdsd_tree_dump *f = t;
+        size_t local = row, n = rows - done;
+        if (t->n_parts) {
+            while (row >= t->part_row0[k + 1])
+                k++;
+            f = t->parts[k];
+            local = row - t->part_row0[k];
+            if (n > t->part_row0[k + 1] - row)
+                n = t->part_row0[k + 1] - row;
+        }
+        int w = target ? MDSD_DUMP_TARGET : f->drafter;
+        float *b = buf + done * V;
+        int rc = mdsd_dump_read_logits(f->dump, w, local, n, b, err);
+        if (rc == MDSD_OK)
+            rc = mdsd_dump_check_logits(f->dump, w, local, n, b, err);
+        for (size_t r = 0; rc == MDSD_OK && r < n; r++) {
+            char what[8192];
+            snprintf(what, sizeof what, "%s: row %zu of %s", f->path, local + r,
+                     mdsd_dump_model_at(f->dump, w)->path);
+            rc = mdsd_softmax_float(b + r * V, V, t->T, dst + (done + r) * V, what, err);
+        }
+        if (rc)
+            return rc;
+        done += n;
+    }
+    return MDSD_OK;
 }
 
 /* Trees read per block: rows of up to this many trees at once. */
@@ -536,19 +718,9 @@ int mdsd_tree_dump_eval_part(mdsd_tree_dump *t, const mdsd_block_case *cases, si
     for (size_t first = tb; rc == MDSD_OK && first < te; first += TREES_PER_BLOCK) {
         size_t last = first + TREES_PER_BLOCK < te ? first + TREES_PER_BLOCK : te;
         size_t row0 = t->root[first], rows = t->root[last] - row0;
-        for (int which = MDSD_DUMP_TARGET; rc == MDSD_OK && which <= MDSD_DUMP_TARGET + 1; which++) {
-            int w = which == MDSD_DUMP_TARGET ? MDSD_DUMP_TARGET : t->drafter;
-            double *dst = which == MDSD_DUMP_TARGET ? p : q;
-            rc = mdsd_dump_read_logits(t->dump, w, row0, rows, buf, err);
-            if (rc == MDSD_OK)
-                rc = mdsd_dump_check_logits(t->dump, w, row0, rows, buf, err);
-            for (size_t r = 0; rc == MDSD_OK && r < rows; r++) {
-                char what[8192];
-                snprintf(what, sizeof what, "%s: row %zu of %s", t->path, row0 + r,
-                         mdsd_dump_model_at(t->dump, w)->path);
-                rc = mdsd_softmax_float(buf + r * V, V, t->T, dst + r * V, what, err);
-            }
-        }
+        rc = read_probs(t, 1, row0, rows, buf, p, err);
+        if (rc == MDSD_OK)
+            rc = read_probs(t, 0, row0, rows, buf, q, err);
         if (rc != MDSD_OK)
             break;
         size_t ntr = last - first, jobs = ntr * ncases;

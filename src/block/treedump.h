@@ -22,7 +22,7 @@
 #include "block.h"
 #include "dump.h"
 
-typedef struct {
+typedef struct mdsd_tree_dump_s {
     mdsd_dump *dump;
     char path[4096];
     mdsd_policy pol;          /* the policy the trees were drawn with */
@@ -37,13 +37,25 @@ typedef struct {
     size_t *root;             /* [n_trees + 1]: tree i holds rows root[i] .. root[i+1]-1 */
     size_t *kid_start;        /* [N + 1] children of row u: kid[kid_start[u] .. kid_start[u+1]) */
     size_t *kid;              /* [N] */
+    /* A tree dump split across files (a directory, mdsd_dump_parts): each
+     * file opened and checked on its own, the arrays above their
+     * concatenation (rows numbered across the files, samples renumbered
+     * 0, 1, .. so that samples of different files are distinct), dump the
+     * first file's. One file: n_parts = 0. */
+    size_t n_parts;
+    struct mdsd_tree_dump_s **parts;  /* [n_parts] */
+    size_t *part_row0;                /* [n_parts + 1]: file k holds rows part_row0[k] .. */
 } mdsd_tree_dump;
 
 /* Opens and checks a tree dump: the version-1 structure (mdsd_dump_open),
  * the tree attributes, and every row of the tree datasets (parents before
  * children, depths, edges among the parent's drafts, one child per distinct
  * drafted token below depth L - 1, slots as the policy fills them). The
- * error names the file, dataset, row and value. */
+ * error names the file, dataset, row and value. A directory is a tree dump
+ * split across its *.h5 files (in name order), read as one: every file must
+ * have the first one's vocabulary, models, tokenizer, generation
+ * temperature and tree attributes (policy, depth, sequences or widths,
+ * scheme, drafter, tree temperature), else the error names the file. */
 int mdsd_tree_dump_open(const char *path, mdsd_tree_dump **out, mdsd_err *err);
 void mdsd_tree_dump_close(mdsd_tree_dump *t);
 

@@ -100,6 +100,12 @@ void mdsd_dump_close(mdsd_dump *d);
  * mdsd_dump_parts_free. A directory without *.h5 is an error naming it. */
 int mdsd_dump_parts(const char *path, char ***parts, size_t *n, mdsd_err *err);
 void mdsd_dump_parts_free(char **parts, size_t n);
+/* The files of a split dump must be parts of one dataset: d (drafter index
+ * draft) against the first file (drafter draft0): the same vocabulary, target
+ * and drafter models, tokenizer and generation temperature. The error names
+ * both files. */
+int mdsd_dump_check_part(const mdsd_dump *first, const mdsd_dump *d, int draft0, int draft,
+                         mdsd_err *err);
 
 /* Index of drafter `name`, or -1. */
 int mdsd_dump_find_draft(const mdsd_dump *d, const char *name);

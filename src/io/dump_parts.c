@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -74,5 +75,28 @@ int mdsd_dump_parts(const char *path, char ***parts_out, size_t *n_out, mdsd_err
     qsort(parts, n, sizeof *parts, by_name);
     *parts_out = parts;
     *n_out = n;
+    return MDSD_OK;
+}
+
+/* Whether two attributes of a split dump's files agree. */
+static bool same_text(const char *a, const char *b)
+{
+    return strcmp(a, b) == 0;
+}
+
+int mdsd_dump_check_part(const mdsd_dump *first, const mdsd_dump *d, int draft0, int draft,
+                         mdsd_err *err)
+{
+    const char *what = d->V != first->V ? "vocabulary size"
+                       : !same_text(d->target.model, first->target.model) ? "target model"
+                       : !same_text(d->drafts[draft].model, first->drafts[draft0].model) ? "drafter model"
+                       : !same_text(d->tokenizer, first->tokenizer) ? "tokenizer"
+                       : !(d->generation_temperature == first->generation_temperature ||
+                           (isnan(d->generation_temperature) && isnan(first->generation_temperature)))
+                           ? "generation temperature" : NULL;
+    if (what)
+        return mdsd_fail(err, MDSD_EINVAL, "%s: its %s differs from that of %s, the first file of the "
+                         "same split dump: the files are not parts of one dataset", d->path, what,
+                         first->path);
     return MDSD_OK;
 }

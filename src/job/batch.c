@@ -1317,31 +1317,6 @@ static size_t job_count(const mdsd_batch_opts *o)
     return o->n_dumps * (o->n_draft_models ? o->n_draft_models : 1);
 }
 
-/* Whether two attributes of a split dump's files agree. */
-static bool same_text(const char *a, const char *b)
-{
-    return strcmp(a, b) == 0;
-}
-
-/* The files of a dump split across a directory must be parts of one
- * dataset: the same vocabulary, models, tokenizer and temperature. */
-static int check_part(const mdsd_dump *first, const mdsd_dump *d, int draft0, int draft,
-                      mdsd_err *err)
-{
-    const char *what = d->V != first->V ? "vocabulary size"
-                       : !same_text(d->target.model, first->target.model) ? "target model"
-                       : !same_text(d->drafts[draft].model, first->drafts[draft0].model) ? "drafter model"
-                       : !same_text(d->tokenizer, first->tokenizer) ? "tokenizer"
-                       : !(d->generation_temperature == first->generation_temperature ||
-                           (isnan(d->generation_temperature) && isnan(first->generation_temperature)))
-                           ? "generation temperature" : NULL;
-    if (what)
-        return mdsd_fail(err, MDSD_EINVAL, "%s: its %s differs from that of %s, the first file of the "
-                         "same split dump: the files are not parts of one dataset", d->path, what,
-                         first->path);
-    return MDSD_OK;
-}
-
 /* Job j: dump j / drafters, drafter j % drafters. A directory is one dump
  * split across its *.h5 files (mdsd_dump_parts). */
 static int open_job(const mdsd_batch_opts *o, size_t j, dump_job *job, mdsd_err *err)
@@ -1373,7 +1348,7 @@ static int open_job(const mdsd_batch_opts *o, size_t j, dump_job *job, mdsd_err 
         if (job->part_draft[p] < 0)
             rc = mdsd_fail(err, MDSD_EINVAL, "%s: no drafter named '%s' under /drafts", paths[p], name);
         else if (p > 0)
-            rc = check_part(job->parts[0], d, job->part_draft[0], job->part_draft[p], err);
+            rc = mdsd_dump_check_part(job->parts[0], d, job->part_draft[0], job->part_draft[p], err);
         job->part_row0[p + 1] = job->part_row0[p] + d->N;
     }
     mdsd_dump_parts_free(paths, n);
