@@ -179,7 +179,7 @@ static int rrsw_prepare(const double *p, const mdsd_scheme *s, const mdsd_verifi
     st->ratio = mdsd_vc_malloc(st->m * sizeof *st->ratio, "rrsw", err);
     st->P = mdsd_vc_malloc((st->m + 1) * sizeof *st->P, "rrsw", err);
     st->Q = mdsd_vc_malloc((st->m + 1) * sizeof *st->Q, "rrsw", err);
-    keyed_ld *k = mdsd_vc_malloc(st->m * sizeof *k, "rrsw", err);
+    keyed *k = mdsd_vc_malloc(st->m * sizeof *k, "rrsw", err);
     if (!st->p || !st->q || !st->order || !st->ratio || !st->P || !st->Q || !k) {
         free(k);
         return MDSD_ENOMEM;
@@ -189,15 +189,34 @@ static int rrsw_prepare(const double *p, const mdsd_scheme *s, const mdsd_verifi
     size_t i = 0;
     for (size_t x = 0; x < V; x++)
         if (p[x] > 0.0)
-            k[i++] = (keyed_ld){s->q[x] > 0.0 ? (long double)p[x] / s->q[x] : (long double)INFINITY, (int)x};
-    qsort(k, st->m, sizeof *k, by_ratio_desc_ld);
+            k[i++] = (keyed){s->q[x] > 0.0 ? p[x] / s->q[x] : INFINITY, (int)x};
+    /* Sorted by the double ratio (fast); then the run of +inf, where q = 0
+     * tokens and those whose ratio passed DBL_MAX are mixed, is ordered by
+     * the long-double ratio (q = 0 first). Outside that run the long-double
+     * ratio stored is the double one, so the order stays monotone. */
+    qsort(k, st->m, sizeof *k, by_ratio_desc);
+    size_t inf_run = 0;
+    while (inf_run < st->m && isinf(k[inf_run].ratio))
+        inf_run++;
+    keyed_ld *big = inf_run ? mdsd_vc_malloc(inf_run * sizeof *big, "rrsw", err) : NULL;
+    if (inf_run && !big) {
+        free(k);
+        return MDSD_ENOMEM;
+    }
+    for (i = 0; i < inf_run; i++) {
+        int x = k[i].token;
+        big[i] = (keyed_ld){s->q[x] > 0.0 ? (long double)p[x] / s->q[x] : (long double)INFINITY, x};
+    }
+    if (inf_run)
+        qsort(big, inf_run, sizeof *big, by_ratio_desc_ld);
     st->P[0] = st->Q[0] = 0.0L;
     for (i = 0; i < st->m; i++) {
-        st->order[i] = k[i].token;
-        st->ratio[i] = k[i].ratio;
-        st->P[i + 1] = st->P[i] + p[k[i].token];
-        st->Q[i + 1] = st->Q[i] + s->q[k[i].token];
+        st->order[i] = i < inf_run ? big[i].token : k[i].token;
+        st->ratio[i] = i < inf_run ? big[i].ratio : (long double)k[i].ratio;
+        st->P[i + 1] = st->P[i] + p[st->order[i]];
+        st->Q[i + 1] = st->Q[i] + s->q[st->order[i]];
     }
+    free(big);
     free(k);
     return rank_by_q(st, s->q, err);
 }
