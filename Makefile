@@ -209,7 +209,7 @@ fuzz: fuzz-build
 	  echo "== $$name ($(FUZZ_SECONDS) s)"; \
 	  extra=""; [ $$name = fuzz_dump ] && extra="-fork=1 -ignore_crashes=0"; \
 	  $$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 $$extra build/fuzz/corpus/$$name \
-	    2>&1 | grep -E "stat::number_of_executed_units|ERROR|SUMMARY|Done" || exit 1; \
+	    2>&1 | grep -E "stat::number_of_executed_units|ERROR|SUMMARY|Done|INFO: exiting" || exit 1; \
 	done
 
 clean:
