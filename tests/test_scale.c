@@ -452,6 +452,66 @@ Test(scale, a_unit_resumes_from_its_last_checkpoint, .timeout = 300)
     free(o);
 }
 
+/* --per-position with --resume: interrupted inside a unit (finer
+ * checkpoints) and at a unit boundary, the resumed per-position file equals
+ * an uninterrupted run's byte for byte (Monte-Carlo verifiers included);
+ * a cut or altered per-position partial is refused; --discard-partial
+ * deletes it. */
+Test(scale, per_position_resumes_to_the_same_bytes, .timeout = 300)
+{
+    const char *m = test_mdsd_bin();
+    char *o;
+    cr_assert_eq(sh(&o, "%s table " JOB1 " -o one.csv --per-position one.pp", m), 0, "%s", o);
+    free(o);
+    const char *env = "MDSD_TABLE_BLOCK_ROWS=7";
+    /* inside unit d.h5:a,0.6: rows up to 27 were streamed, the checkpoint covers rows < 21 */
+    cr_assert_eq(sh(&o, "%s MDSD_TABLE_FAIL=0:30 %s table " JOB1 " -o r.csv --per-position r.pp "
+                    "--checkpoint-seconds 0", env, m), 1, "%s", o);
+    free(o);
+    cr_assert_eq(sh(&o, "test -s r.pp.partial && ! test -e r.pp && grep -q '^#perpos ' r.csv.partial"), 0,
+                 "%s", o);
+    free(o);
+    cr_assert_eq(sh(&o, "%s MDSD_TABLE_FAIL=0:20 %s table " JOB1 " -o r.csv --per-position r.pp "
+                    "--checkpoint-seconds 0 --resume", env, m), 0, "%s", o);
+    free(o);
+    assert_same_file("one.csv", "r.csv");
+    assert_same_file("one.pp", "r.pp");
+    cr_assert_eq(sh(&o, "test ! -e r.pp.partial"), 0, "the per-position partial is left behind");
+    free(o);
+    /* at a unit boundary: column a finished, column b fails at its row 30 */
+    cr_assert_eq(sh(&o, "%s MDSD_TABLE_FAIL=1:30 %s table " JOB1 " -o u.csv --per-position u.pp", env, m),
+                 1, "%s", o);
+    free(o);
+    cr_assert_eq(sh(&o, "grep -c '^#done' u.csv.partial"), 0, "%s", o);
+    free(o);
+    cr_assert_eq(sh(&o, "%s table " JOB1 " -o u.csv --per-position u.pp --resume", m), 0, "%s", o);
+    free(o);
+    assert_same_file("one.csv", "u.csv");
+    assert_same_file("one.pp", "u.pp");
+    /* a per-position partial cut short, or altered, is refused naming it */
+    cr_assert_eq(sh(&o, "%s MDSD_TABLE_FAIL=1:30 %s table " JOB1 " -o s.csv --per-position s.pp", env, m),
+                 1, "%s", o);
+    free(o);
+    cr_assert_eq(sh(&o, "cp s.pp.partial s.keep && truncate -s 2000 s.pp.partial"), 0, "%s", o);
+    free(o);
+    cr_assert_eq(sh(&o, "%s table " JOB1 " -o s.csv --per-position s.pp --resume", m), 1, "%s", o);
+    cr_assert_not_null(strstr(o, "'s.pp.partial': its per-position rows do not match the checkpoint"), "%s", o);
+    free(o);
+    cr_assert_eq(sh(&o, "cp s.keep s.pp.partial && sed -i '2s/,0\\.[0-9]/,0.9/' s.pp.partial && "
+                    "! cmp -s s.keep s.pp.partial"), 0, "%s", o);
+    free(o);
+    cr_assert_eq(sh(&o, "%s table " JOB1 " -o s.csv --per-position s.pp --resume", m), 1, "%s", o);
+    cr_assert_not_null(strstr(o, "'s.pp.partial': its per-position rows do not match the checkpoint"), "%s", o);
+    free(o);
+    /* --discard-partial deletes both partials (the job then stops on a missing dump) */
+    cr_assert_eq(sh(&o, "%s table " JOB1 " missing.h5 -o s.csv --per-position s.pp --discard-partial", m), 1,
+                 "%s", o);
+    free(o);
+    cr_assert_eq(sh(&o, "ls s.*"), 0, "%s", o);
+    cr_assert(!strstr(o, "s.pp.partial") && !strstr(o, "s.csv.partial"), "%s", o);
+    free(o);
+}
+
 Test(scale, shards_and_ranks_resume_inside_a_unit, .timeout = 300)
 {
     const char *m = test_mdsd_bin();

@@ -63,7 +63,8 @@ static const char usage_text[] =
     "                           T x n as row groups) or both (default)\n"
     "      --per-position FILE  per-row CSV, streamed: dump,temperature,row,sample,\n"
     "                           position,entropy_p,entropy_q,tv,alpha_star_<scheme>_n<n>\n"
-    "                           ...,rate_<verifier>_n<n>... (not with --resume)\n"
+    "                           ...,rate_<verifier>_n<n>... (to FILE.partial until\n"
+    "                           the job ends; --resume goes on from its checkpoint)\n"
     "  -h, --help               this help\n\n"
     "CSV columns: dump,temperature,n,scheme,method,alpha,stderr,gap,gap_stderr,\n"
     "significance,positions,samples,exact,per_draft_1..per_draft_K\n"
@@ -324,9 +325,13 @@ static void note_kept_units(const mdsd_batch_opts *b, const mdsd_err *err)
     struct stat st;
     snprintf(partial, sizeof partial, "%s.partial", b->output ? b->output : "");
     /* not when the partial file itself is the problem (the message says what to do) */
-    if (b->output && stat(partial, &st) == 0 && !strstr(err->msg, partial))
-        fprintf(stderr, "mdsd table: finished units are kept in %s: fix the problem and rerun the "
-                "same command with --resume to continue\n", partial);
+    if (b->output && stat(partial, &st) == 0 && !strstr(err->msg, partial)) {
+        char rows[4200] = "";
+        if (b->per_position)
+            snprintf(rows, sizeof rows, " (their per-position rows in %s.partial)", b->per_position);
+        fprintf(stderr, "mdsd table: finished units are kept in %s%s: fix the problem and rerun the "
+                "same command with --resume to continue\n", partial, rows);
+    }
 }
 
 /* Every output path is checked before any work: not a directory, not a dump
@@ -452,9 +457,14 @@ int cmd_table(int argc, char **argv)
     int rc = check_render_paths(&t, &err);
     if (rc == MDSD_OK) {
         /* an interrupt removes the temporary files and says how to go on */
-        static char hint[4400];
-        snprintf(hint, sizeof hint, "finished units are kept in %s.partial: rerun the same "
-                 "command with --resume to continue", b->output);
+        static char hint[8800];
+        if (b->per_position)
+            snprintf(hint, sizeof hint, "finished units are kept in %s.partial (their per-position "
+                     "rows in %s.partial): rerun the same command with --resume to continue",
+                     b->output, b->per_position);
+        else
+            snprintf(hint, sizeof hint, "finished units are kept in %s.partial: rerun the same "
+                     "command with --resume to continue", b->output);
         mdsd_cleanup_signals("mdsd table", hint);
 #ifdef MDSD_MPI
         if (cli_mpi_launched() && b->shards) {

@@ -476,9 +476,51 @@ typedef struct {
 
 /* ---- per-position output (--per-position) --------------------------------- */
 
+/* The rows are streamed to PERPOS.partial, renamed to PERPOS when the job
+ * succeeds. Every marker of the results' .partial file (a finished unit, a
+ * finer checkpoint) is preceded by "#perpos bytes=N fnv1a=H": the length and
+ * FNV-1a hash of the per-position stream that the marker covers (synced
+ * first). --resume checks the stream against the last marker's record,
+ * truncates it there and goes on appending, so the file equals an
+ * uninterrupted run's byte for byte. */
 typedef struct per_position_out {
-    mdsd_outfile file;
+    FILE *f;
+    char path[4096];      /* final name */
+    char partial[4200];   /* PERPOS.partial */
+    size_t bytes;         /* written so far, and their hash */
+    uint64_t hash;
+    size_t mark_bytes;    /* up to the open sample's first row (what a */
+    uint64_t mark_hash;   /* finer checkpoint covers) */
 } per_position_out;
+
+/* A "#perpos" record: the per-position stream a marker covers. */
+typedef struct {
+    bool set;
+    size_t bytes;
+    uint64_t hash;
+} perpos_mark;
+
+static int perpos_mark_write(FILE *partial, const perpos_mark *mark)
+{
+    return !mark || !mark->set ? 0
+           : fprintf(partial, "#perpos bytes=%zu fnv1a=%016llx\n", mark->bytes,
+                     (unsigned long long)mark->hash) < 0;
+}
+
+/* Flushes and syncs the stream: the bytes a marker records must be on disk first. */
+static int per_position_sync(per_position_out *pp, mdsd_err *err)
+{
+    if (fflush(pp->f) != 0 || ferror(pp->f) || fsync(fileno(pp->f)) != 0)
+        return mdsd_fail(err, MDSD_EIO, "error writing '%s': %s", pp->partial, strerror(errno));
+    return MDSD_OK;
+}
+
+static void per_position_write(per_position_out *pp, const char *text, size_t len)
+{
+    fwrite(text, 1, len, pp->f);
+    pp->hash = mdsd_fnv1a(pp->hash, text, len);
+    pp->bytes += len;
+}
 
 /* Entropies (nats) of p and q and their total variation distance. */
 static void position_stats(const double *p, const double *q, size_t V, double out[3])
@@ -494,12 +536,53 @@ static void position_stats(const double *p, const double *q, size_t V, double ou
     out[0] = hp, out[1] = hq, out[2] = 0.5 * tv;
 }
 
-static int per_position_open(per_position_out *pp, const char *path, const plan *pl, mdsd_err *err)
+/* Starts PERPOS.partial afresh (header), or with from->set (--resume) checks
+ * that its first from->bytes bytes hash to from->hash, drops the rest and
+ * appends after them. */
+static int per_position_open(per_position_out *pp, const char *path, const plan *pl,
+                             const perpos_mark *from, const char *results_partial, mdsd_err *err)
 {
-    int rc = mdsd_outfile_open(&pp->file, path, err);
-    if (rc)
-        return rc;
-    FILE *f = pp->file.f;
+    memset(pp, 0, sizeof *pp);
+    snprintf(pp->path, sizeof pp->path, "%s", path);
+    snprintf(pp->partial, sizeof pp->partial, "%s.partial", path);
+    pp->hash = MDSD_FNV_OFFSET;
+    if (from && from->set) {
+        if (!(pp->f = fopen(pp->partial, "r+")))
+            return mdsd_fail(err, errno == ENOENT ? MDSD_EFORMAT : MDSD_EIO, "cannot read '%s' (the "
+                             "per-position rows that '%s' records): %s; pass --discard-partial to start "
+                             "over", pp->partial, results_partial, strerror(errno));
+        char buf[65536];
+        size_t left = from->bytes, got;
+        while (left > 0 && (got = fread(buf, 1, left < sizeof buf ? left : sizeof buf, pp->f)) > 0)
+            pp->hash = mdsd_fnv1a(pp->hash, buf, got), left -= got;
+        pp->bytes = from->bytes - left;
+        if (left > 0 || pp->hash != from->hash) {
+            fclose(pp->f);
+            pp->f = NULL;
+            return mdsd_fail(err, MDSD_EFORMAT, "'%s': its per-position rows do not match the checkpoint "
+                             "in '%s' (%zu bytes with FNV-1a %016llx recorded; the file is shorter or "
+                             "was altered); pass --discard-partial to start over", pp->partial,
+                             results_partial, from->bytes, (unsigned long long)from->hash);
+        }
+        if (fflush(pp->f) != 0 || ftruncate(fileno(pp->f), (off_t)from->bytes) != 0 ||
+            fseeko(pp->f, (off_t)from->bytes, SEEK_SET) != 0) {
+            fclose(pp->f);
+            pp->f = NULL;
+            return mdsd_fail(err, MDSD_EIO, "cannot truncate '%s': %s", pp->partial, strerror(errno));
+        }
+        pp->mark_bytes = pp->bytes, pp->mark_hash = pp->hash;
+        return MDSD_OK;
+    }
+    if (!(pp->f = fopen(pp->partial, "w")))
+        return mdsd_fail(err, MDSD_EIO, "cannot write '%s': %s", pp->partial, strerror(errno));
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) {
+        fclose(pp->f);
+        pp->f = NULL;
+        return mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
+    }
     fputs("dump,temperature,row,sample,position,entropy_p,entropy_q,tv", f);
     for (size_t c = 0; c < pl->count; c++) {
         const cell *ce = &pl->cells[c];
@@ -509,15 +592,29 @@ static int per_position_open(per_position_out *pp, const char *path, const plan 
             fprintf(f, ",rate_%s_n%zu", mdsd_verifier_name((mdsd_verifier_kind)ce->verifier), ce->n);
     }
     fputc('\n', f);
+    fclose(f);
+    per_position_write(pp, text, len);
+    free(text);
+    pp->mark_bytes = pp->bytes, pp->mark_hash = pp->hash;
     return MDSD_OK;
 }
 
-static void per_position_rows(per_position_out *pp, const plan *pl, const char *label, double T,
-                              size_t row_offset, const mdsd_dump_block *b, size_t rows,
-                              const block_results *br)
+/* A block's rows; open_row (the open sample's first row, after the block was
+ * accumulated): where a finer checkpoint would end, marked if in this block. */
+static int per_position_rows(per_position_out *pp, const plan *pl, const char *label, double T,
+                             size_t row_offset, const mdsd_dump_block *b, size_t rows,
+                             const block_results *br, size_t open_row, mdsd_err *err)
 {
-    FILE *f = pp->file.f;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
     for (size_t i = 0; i < rows; i++) {
+        if (row_offset + b->row0 + i == open_row) {
+            fflush(f);
+            pp->mark_bytes = pp->bytes + len, pp->mark_hash = mdsd_fnv1a(pp->hash, text, len);
+        }
         mdsd_csv_write_field(f, label);
         const double *st = br->stats + 3 * i;
         fprintf(f, ",%.10g,%zu,%d,%d,%.12g,%.12g,%.12g", T, row_offset + b->row0 + i, b->sample_id[i],
@@ -526,6 +623,13 @@ static void per_position_rows(per_position_out *pp, const plan *pl, const char *
             fprintf(f, ",%.12g", br->alpha[i * pl->count + c]);
         fputc('\n', f);
     }
+    if (fclose(f) != 0) {
+        free(text);
+        return mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
+    }
+    per_position_write(pp, text, len);
+    free(text);
+    return MDSD_OK;
 }
 
 /* The next block to read while one is evaluated. */
@@ -611,13 +715,14 @@ typedef struct {
     const char *key;
     double seconds;       /* < 0: after every block */
     double last;          /* time of the last checkpoint */
+    per_position_out *pp; /* NULL = no per-position output */
 } unit_checkpoint;
 
 static int checkpoint_write(FILE *partial, const char *key, const char *text, size_t len,
-                            size_t groups, size_t next, mdsd_err *err)
+                            size_t groups, size_t next, const perpos_mark *mark, mdsd_err *err)
 {
     uint64_t hash = mdsd_fnv1a(MDSD_FNV_OFFSET, text, len);
-    if (fwrite(text, 1, len, partial) != len ||
+    if (fwrite(text, 1, len, partial) != len || perpos_mark_write(partial, mark) ||
         fprintf(partial, "#checkpoint %s next=%zu groups=%zu fnv1a=%016llx\n", key, next, groups,
                 (unsigned long long)hash) < 0 ||
         fflush(partial) != 0 || fsync(fileno(partial)) != 0)
@@ -632,8 +737,15 @@ static int checkpoint_maybe(unit_acc *acc, unit_checkpoint *ck, mdsd_err *err)
         return MDSD_OK;
     if (fflush(acc->ckpt) != 0)
         return mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
+    perpos_mark mark = {false, 0, 0};
+    if (ck->pp) {
+        int rc = per_position_sync(ck->pp, err);
+        if (rc)
+            return rc;
+        mark = (perpos_mark){true, ck->pp->mark_bytes, ck->pp->mark_hash};
+    }
     int rc = checkpoint_write(ck->partial, ck->key, acc->ckpt_text, acc->ckpt_len, acc->ckpt_groups,
-                              acc->open_row, err);
+                              acc->open_row, &mark, err);
     fclose(acc->ckpt);
     free(acc->ckpt_text);
     acc->ckpt_text = NULL, acc->ckpt_len = 0, acc->ckpt_groups = 0;
@@ -686,8 +798,10 @@ static int run_part(unit_ctx *u, const dump_job *job, size_t p, size_t begin, si
             break;
         for (size_t i = 0; i < rows; i++)
             accumulate(acc, pl, br, i, sample_key(p, b->sample_id[i]), u->row_offset + b->row0 + i);
-        if (job->per_position)
-            per_position_rows(job->per_position, pl, job->label, u->T, u->row_offset, b, rows, br);
+        if (job->per_position &&
+            (rc = per_position_rows(job->per_position, pl, job->label, u->T, u->row_offset, b, rows,
+                                    br, acc->open_row, err)))
+            break;
         mdsd_progress_add(progress, rows);
         if (pf.rc) {
             *err = pf.err;
@@ -1039,9 +1153,12 @@ static void progress_free(progress_list *prog)
     prog->items = NULL, prog->count = 0;
 }
 
+/* last (out): the "#perpos" record before the file's last marker (unset if
+ * it had none), last_key: that marker's unit. */
 static int read_partial(const char *path, const char *signature, size_t cells, row_list *done,
-                        progress_list *prog, mdsd_err *err)
+                        progress_list *prog, perpos_mark *last, char last_key[600], mdsd_err *err)
 {
+    perpos_mark seen = {false, 0, 0};
     FILE *f = fopen(path, "r");
     if (!f)
         return errno == ENOENT ? MDSD_OK
@@ -1078,7 +1195,10 @@ static int read_partial(const char *path, const char *signature, size_t cells, r
                 rc = accept_unit(path, lineno, line, &u, cells, done, err);
                 if (rc == MDSD_OK) /* the unit is whole: its checkpoints have served */
                     progress_drop(prog, key);
+                *last = seen;
+                snprintf(last_key, 600, "%s", key);
             }
+            seen.set = false;
             glen = gcount = 0, ghash = MDSD_FNV_OFFSET;
         } else if (!strncmp(line, "#checkpoint ", 12) && (size_t)len == strlen(line)) {
             if (pending.code) {
@@ -1089,7 +1209,14 @@ static int read_partial(const char *path, const char *signature, size_t cells, r
                                "of a unit; pass --discard-partial to start over", path, lineno);
             } else {
                 rc = accept_checkpoint(path, lineno, line, gtext, glen, gcount, ghash, prog, err);
+                *last = seen;
+                const char *at = strstr(line, " next=");
+                for (const char *more; at && (more = strstr(at + 1, " next=")); at = more)
+                    ;
+                if (rc == MDSD_OK && at)
+                    snprintf(last_key, 600, "%.*s", (int)(at - (line + 12)), line + 12);
             }
+            seen.set = false;
             glen = gcount = 0, ghash = MDSD_FNV_OFFSET;
         } else if (!strncmp(line, "g ", 2) && !pending.code && (size_t)len == strlen(line)) {
             if (glen + (size_t)len + 1 > gcap) {
@@ -1105,6 +1232,15 @@ static int read_partial(const char *path, const char *signature, size_t cells, r
             glen += (size_t)len;
             gcount++;
             ghash = mdsd_fnv1a(ghash, line, (size_t)len);
+        } else if (!strncmp(line, "#perpos ", 8) && !pending.code && (size_t)len == strlen(line)) {
+            unsigned long long bytes, h;
+            int end = 0;
+            if (sscanf(line, "#perpos bytes=%llu fnv1a=%16llx%n", &bytes, &h, &end) != 2 ||
+                (line[end] != '\n' && line[end] != '\0'))
+                mdsd_fail(&pending, MDSD_EFORMAT, "'%s', line %zu: a malformed per-position record; "
+                          "pass --discard-partial to start over", path, lineno);
+            else
+                seen = (perpos_mark){true, (size_t)bytes, (uint64_t)h};
         } else if (lineno == 2 && !strncmp(line, "dump,", 5)) {
             continue; /* the CSV header */
         } else if (pending.code) {
@@ -1134,7 +1270,7 @@ static int read_partial(const char *path, const char *signature, size_t cells, r
 
 /* Writes a unit's rows and its marker, and syncs: the unit is then safe. */
 static int append_unit(FILE *partial, const mdsd_report_row *rows, size_t k, size_t max_n,
-                       mdsd_err *err)
+                       const perpos_mark *mark, mdsd_err *err)
 {
     uint64_t hash = MDSD_FNV_OFFSET;
     char *buf = NULL;
@@ -1152,6 +1288,7 @@ static int append_unit(FILE *partial, const mdsd_report_row *rows, size_t k, siz
     }
     char key[600];
     unit_key(&rows[0], key, sizeof key);
+    perpos_mark_write(partial, mark);
     fprintf(partial, "#done %s rows=%zu fnv1a=%016llx\n", key, k, (unsigned long long)hash);
     if (fflush(partial) != 0 || fsync(fileno(partial)) != 0)
         return mdsd_fail(err, MDSD_EIO, "error writing the partial results: %s", strerror(errno));
@@ -1190,6 +1327,12 @@ static int write_output(const mdsd_batch_opts *o, const row_list *all, size_t ma
 static int partial_policy(const mdsd_batch_opts *o, const char *partial_path, mdsd_err *err)
 {
     struct stat st;
+    if (o->discard_partial && o->per_position) {
+        char pp_partial[4200];
+        snprintf(pp_partial, sizeof pp_partial, "%s.partial", o->per_position);
+        if (unlink(pp_partial) != 0 && errno != ENOENT)
+            return mdsd_fail(err, MDSD_EIO, "cannot delete '%s': %s", pp_partial, strerror(errno));
+    }
     if (stat(partial_path, &st) != 0)
         return MDSD_OK;
     if (o->discard_partial) {
@@ -1223,7 +1366,8 @@ static bool partial_has_checkpoint(const char *path)
  * finished units (atomically: an interrupt here loses nothing), then opens
  * it for appending. */
 static FILE *start_partial(const char *partial_path, const char *signature, const row_list *done,
-                           const progress_list *prog, const plan *pl, mdsd_err *err)
+                           const progress_list *prog, const plan *pl, const perpos_mark *last,
+                           const char *last_key, mdsd_err *err)
 {
     mdsd_outfile out;
     if (mdsd_outfile_open(&out, partial_path, err))
@@ -1231,12 +1375,28 @@ static FILE *start_partial(const char *partial_path, const char *signature, cons
     fprintf(out.f, "%s\n", signature);
     mdsd_report_csv_header(out.f, pl->max_n);
     int rc = MDSD_OK;
+    /* the per-position record goes with the last marker, which must be the
+     * unit that the previous run's last marker named */
+    size_t n_prog = prog ? prog->count : 0;
+    if (last && last->set) {
+        char key[600] = "";
+        if (n_prog)
+            snprintf(key, sizeof key, "%s", prog->items[n_prog - 1].key);
+        else if (done->count)
+            unit_key(&done->rows[done->count - pl->count], key, sizeof key);
+        if (strcmp(key, last_key) != 0)
+            rc = mdsd_fail(err, MDSD_EFORMAT, "'%s': its last marker (unit %s) is not the last unit "
+                           "of the job's order; pass --discard-partial to start over", partial_path,
+                           last_key);
+    }
     for (size_t i = 0; i < done->count && rc == MDSD_OK; i += pl->count)
-        rc = append_unit(out.f, done->rows + i, pl->count, pl->max_n, err);
+        rc = append_unit(out.f, done->rows + i, pl->count, pl->max_n,
+                         !n_prog && i + pl->count == done->count ? last : NULL, err);
     /* the checkpointed parts of unfinished units, each under one marker */
-    for (size_t i = 0; prog && i < prog->count && rc == MDSD_OK; i++)
+    for (size_t i = 0; i < n_prog && rc == MDSD_OK; i++)
         rc = checkpoint_write(out.f, prog->items[i].key, prog->items[i].text, prog->items[i].len,
-                              prog->items[i].groups, prog->items[i].next, err);
+                              prog->items[i].groups, prog->items[i].next,
+                              i + 1 == n_prog ? last : NULL, err);
     if (rc == MDSD_OK)
         rc = mdsd_outfile_commit(&out, err);
     mdsd_outfile_abort(&out);
@@ -1306,9 +1466,6 @@ static int check_options(const mdsd_batch_opts *o, mdsd_err *err)
     if (o->shards && o->per_position)
         return mdsd_fail(err, MDSD_EINVAL, "table: --per-position cannot be combined with --shard "
                          "or MPI ranks (each would hold a part of the rows)");
-    if (o->per_position && o->resume)
-        return mdsd_fail(err, MDSD_EINVAL, "table: --per-position cannot be combined with --resume "
-                         "(the rows of finished units are not kept); run the job without --resume");
     return MDSD_OK;
 }
 
@@ -1522,7 +1679,8 @@ static int run_dump(const mdsd_batch_opts *o, const plan *pl, const dump_job *jo
         char key[600];
         snprintf(key, sizeof key, "%s,%.10g", job->label, T);
         unit_checkpoint ck = {partial, key, o->checkpoint_seconds > 0 ? o->checkpoint_seconds
-                                            : o->checkpoint_seconds < 0 ? -1.0 : 60.0, omp_get_wtime()};
+                                            : o->checkpoint_seconds < 0 ? -1.0 : 60.0, omp_get_wtime(),
+                              job->per_position};
         const unit_progress *from = progress_find(prog, key);
         if (su) {
             char *groups = NULL;
@@ -1543,8 +1701,11 @@ static int run_dump(const mdsd_batch_opts *o, const plan *pl, const dump_job *jo
             continue;
         }
         rc = run_unit(o, pl, job, T, t, workers, progress, NULL, NULL, from, &ck, rows, err);
+        perpos_mark mark = {false, 0, 0};
+        if (rc == MDSD_OK && job->per_position && (rc = per_position_sync(job->per_position, err)) == MDSD_OK)
+            mark = (perpos_mark){true, job->per_position->bytes, job->per_position->hash};
         if (rc == MDSD_OK)
-            rc = append_unit(partial, rows, pl->count, pl->max_n, err);
+            rc = append_unit(partial, rows, pl->count, pl->max_n, &mark, err);
         if (rc == MDSD_OK)
             rc = row_list_push(all, rows, pl->count, err);
     }
@@ -1798,7 +1959,7 @@ static int run_shard(const mdsd_batch_opts *o, const plan *pl, dump_job *jobs, s
             /* and the checkpointed parts of unfinished units */
             for (size_t i = 0; i < prog.count && rc == MDSD_OK; i++)
                 rc = checkpoint_write(out.f, prog.items[i].key, prog.items[i].text, prog.items[i].len,
-                                      prog.items[i].groups, prog.items[i].next, err);
+                                      prog.items[i].groups, prog.items[i].next, NULL, err);
             if (rc == MDSD_OK)
                 rc = mdsd_outfile_commit(&out, err);
             mdsd_outfile_abort(&out);
@@ -1899,25 +2060,35 @@ int mdsd_batch_run(const mdsd_batch_opts *o, mdsd_report_row **rows_out, size_t 
             *rows_out = NULL, *count_out = 0;
         return rc;
     }
-    per_position_out pp;
-    bool pp_open = false;
-    if (rc == MDSD_OK && o->per_position && (rc = per_position_open(&pp, o->per_position, &pl, err)) == MDSD_OK) {
-        pp_open = true;
-        for (size_t i = 0; i < n_jobs; i++)
-            jobs[i].per_position = &pp;
-    }
+    perpos_mark last = {false, 0, 0};
+    char last_key[600] = "";
     if (rc == MDSD_OK && o->resume)
-        rc = read_partial(partial_path, signature, pl.count, &done, &prog, err);
+        rc = read_partial(partial_path, signature, pl.count, &done, &prog, &last, last_key, err);
     if (rc == MDSD_OK)
         rc = check_done_units(partial_path, o, jobs, n_jobs, &done, err);
     if (rc == MDSD_OK)
         rc = check_progress(partial_path, o, jobs, n_jobs, &prog, &pl, err);
+    bool resumed = done.count > 0 || prog.count > 0;
+    if (rc == MDSD_OK && o->per_position && resumed && !last.set)
+        rc = mdsd_fail(err, MDSD_EFORMAT, "'%s' records no per-position rows (its job ran without "
+                       "--per-position); pass --discard-partial to start over", partial_path);
+    per_position_out pp;
+    bool pp_open = false;
+    if (rc == MDSD_OK && o->per_position &&
+        (rc = per_position_open(&pp, o->per_position, &pl, resumed ? &last : NULL, partial_path,
+                                err)) == MDSD_OK) {
+        pp_open = true;
+        for (size_t i = 0; i < n_jobs; i++)
+            jobs[i].per_position = &pp;
+    }
     if (rc == MDSD_OK)
         warn_monte_carlo(o, &pl, jobs[0].dump->V, total);
     /* Rewrite the partial file with what is kept, then append as units finish. */
     mdsd_err e;
     mdsd_err_clear(&e);
-    FILE *partial = rc == MDSD_OK ? start_partial(partial_path, signature, &done, &prog, &pl, &e) : NULL;
+    FILE *partial = rc == MDSD_OK ? start_partial(partial_path, signature, &done, &prog, &pl,
+                                                  o->per_position ? &last : NULL, last_key, &e)
+                                  : NULL;
     if (rc == MDSD_OK && !partial)
         rc = mdsd_fail_from(err, &e, partial_path);
     mdsd_progress progress;
@@ -1929,17 +2100,27 @@ int mdsd_batch_run(const mdsd_batch_opts *o, mdsd_report_row **rows_out, size_t 
     mdsd_progress_finish(&progress);
     if (partial)
         fclose(partial);
-    /* Keep the partial file only if it holds finished work to resume from. */
-    if (partial && rc != MDSD_OK && done.count == 0 && fresh.count == 0 && !partial_has_checkpoint(partial_path))
+    /* Keep the partial file only if it holds finished work to resume from
+     * (and the per-position rows with it). */
+    bool dropped = partial && rc != MDSD_OK && done.count == 0 && fresh.count == 0 &&
+                   !partial_has_checkpoint(partial_path);
+    if (dropped)
         unlink(partial_path);
     if (rc == MDSD_OK)
         rc = collect(o, jobs, n_jobs, &done, &fresh, &all, err);
     if (rc == MDSD_OK)
         rc = write_output(o, &all, pl.max_n, err);
-    if (pp_open && rc == MDSD_OK)
-        rc = mdsd_outfile_commit(&pp.file, err);
-    else if (pp_open)
-        mdsd_outfile_abort(&pp.file);
+    if (pp_open) {
+        if (rc == MDSD_OK)
+            rc = per_position_sync(&pp, err);
+        if (fclose(pp.f) != 0 && rc == MDSD_OK)
+            rc = mdsd_fail(err, MDSD_EIO, "error writing '%s': %s", pp.partial, strerror(errno));
+        if (rc == MDSD_OK && rename(pp.partial, pp.path) != 0)
+            rc = mdsd_fail(err, MDSD_EIO, "cannot rename '%s' to '%s': %s", pp.partial, pp.path,
+                           strerror(errno));
+        else if (rc != MDSD_OK && (dropped || !partial))
+            unlink(pp.partial);
+    }
     if (rc == MDSD_OK)
         unlink(partial_path);
     for (size_t i = 0; jobs && i < n_jobs; i++)
