@@ -229,6 +229,25 @@ static void scan_iid(mdsd_bound_workspace *ws, size_t n, double *fmin, size_t *a
     *argmin = best_i;
 }
 
+/* The sort-free routes' first step: the tokens into the buckets of
+ * ws->ord (which drops the workspace's tagged order) and the per-bucket
+ * bound and flag arrays, allocated at the first use. */
+static int fill_buckets(mdsd_bound_workspace *ws, const double *p, const double *q, size_t V,
+                        mdsd_err *err)
+{
+    ws->tag = 0;
+    int rc = mdsd_qp_bucket_fill(&ws->ord, p, q, V, err);
+    if (rc)
+        return rc;
+    if (!ws->blb) {
+        ws->blb = malloc(MDSD_QP_BUCKETS * sizeof *ws->blb);
+        ws->bflag = malloc(MDSD_QP_BUCKETS);
+        if (!ws->blb || !ws->bflag)
+            return mdsd_fail(err, MDSD_ENOMEM, "sort-and-scan: out of memory for the buckets");
+    }
+    return MDSD_OK;
+}
+
 /* Flags the buckets of more than one token whose lower bound lb (ws->blb)
  * does not clear the best boundary value by the rounding slack (the bound
  * and the slack are argued at scan_iid_buckets below): the only buckets
@@ -273,16 +292,9 @@ static int scan_iid_buckets(mdsd_bound_workspace *ws, const double *p, const dou
                             size_t *best_off, mdsd_err *err)
 {
     mdsd_qp_order *o = &ws->ord;
-    ws->tag = 0;
-    int rc = mdsd_qp_bucket_fill(o, p, q, V, err);
+    int rc = fill_buckets(ws, p, q, V, err);
     if (rc)
         return rc;
-    if (!ws->blb) {
-        ws->blb = malloc(MDSD_QP_BUCKETS * sizeof *ws->blb);
-        ws->bflag = malloc(MDSD_QP_BUCKETS);
-        if (!ws->blb || !ws->bflag)
-            return mdsd_fail(err, MDSD_ENOMEM, "sort-and-scan: out of memory for the buckets");
-    }
     const mdsd_qp_bucket *b = o->bucket;
     double best = 0.0; /* the empty prefix */
     uint32_t bk = 0;
@@ -362,16 +374,9 @@ static int scan_cps_buckets(mdsd_bound_workspace *ws, const double *p, const dou
     *fallback = n > 64;
     if (*fallback)
         return MDSD_OK;
-    ws->tag = 0;
-    int rc = mdsd_qp_bucket_fill(o, p, q, V, err);
+    int rc = fill_buckets(ws, p, q, V, err);
     if (rc)
         return rc;
-    if (!ws->blb) {
-        ws->blb = malloc(MDSD_QP_BUCKETS * sizeof *ws->blb);
-        ws->bflag = malloc(MDSD_QP_BUCKETS);
-        if (!ws->blb || !ws->bflag)
-            return mdsd_fail(err, MDSD_ENOMEM, "sort-and-scan: out of memory for the buckets");
-    }
     size_t stride = n + 1, nb = o->lo <= o->hi ? o->hi - o->lo + 1 : 0;
     if (nb * stride > ws->besp_cap) {
         double *t = realloc(ws->besp, nb * stride * sizeof *t);
