@@ -13,6 +13,7 @@
 
 #include "block.h"
 #include "checkpoint.h"
+#include "live.h"
 #include "cli.h"
 #include "provenance.h"
 #include "outfile.h"
@@ -24,7 +25,7 @@
 static const char usage_text[] =
     "Usage: mdsd block --markov FILE (--sequences K --depth L | --tree W1,W2,...\n"
     "                  [--scheme S]) --verifier V [--exact] [--trials T --seed S]\n"
-    "                  [--simulate] [--optimal] [--cost C1,C2,...] [--json]\n"
+    "                  [--simulate] [--optimal] [--live N|inf] [--cost C1,C2,...] [--json]\n"
     "       mdsd block DUMP... [--verifiers V1,V2] [--sequences K1,K2,...]\n"
     "                  [--depth L1,L2,...] [--cost C1,...] [-o CSV] [--markdown FILE]\n"
     "                  [--latex FILE] [--threads N]\n"
@@ -58,6 +59,12 @@ static const char usage_text[] =
     "  --optimal          also the largest E[tau] of any token-level verifier\n"
     "                     (backward induction, one OTM LP per node, GLPK) and the\n"
     "                     gap to it\n"
+    "  --live N|inf       also live decoding (exact; MATH.md 5.6): blocks one after\n"
+    "                     another, each from the last token of the one before,\n"
+    "                     over a run of N tokens from token 0 (inf: the long\n"
+    "                     run): live tokens per target call, and beside it the\n"
+    "                     mean of E[tau | context] over the run's positions (what\n"
+    "                     trees at fixed positions estimate)\n"
     "  --cost C1,...      draft-step cost c relative to a target call: speed-up\n"
     "                     E[tau] / (1 + c L) (L draft steps, each drafting a whole\n"
     "                     level at once; Leviathan et al. / SpecTr)\n"
@@ -100,8 +107,10 @@ static const char usage_text[] =
     "(tree), tree_size (draft tokens), V, route (exact, sampled, simulated),\n"
     "block_efficiency, stderr (0 exact), trials, seed, reach ([L+1],\n"
     "P(at least d accepted)), per_depth ([L], the rates), with --optimal:\n"
-    "optimal_block_efficiency, gap (optimal - block_efficiency); with --cost:\n"
-    "speedup [{cost, speedup}].\n";
+    "optimal_block_efficiency, gap (optimal - block_efficiency); with --live:\n"
+    "live_horizon (N, 0 = inf), live_block_efficiency (live tokens per target\n"
+    "call), position_block_efficiency (the position mean), live_calls (E[calls]\n"
+    "in N tokens; inf: per token); with --cost: speedup [{cost, speedup}].\n";
 
 enum {
     OPT_MARKOV = CLI_OPT_COMMAND,
@@ -121,13 +130,14 @@ enum {
     OPT_IS_TOP,
     OPT_RESUME,
     OPT_DISCARD_PARTIAL,
-    OPT_SHARD
+    OPT_SHARD,
+    OPT_LIVE
 };
 
 typedef struct {
-    const char *markov, *verifier, *tree, *scheme, *cost;
+    const char *markov, *verifier, *tree, *scheme, *cost, *live;
     const char *sequences_spec, *depth_spec, *verifiers, *output, *markdown, *latex;
-    size_t sequences, depth, threads, is_top;
+    size_t sequences, depth, threads, is_top, live_n;
     char **dumps;
     size_t n_dumps;
     bool exact, simulate, optimal, json, help, resume, discard_partial;
@@ -169,6 +179,7 @@ static int parse_args(int argc, char **argv, block_opts *o)
         {"resume", no_argument, NULL, OPT_RESUME},
         {"discard-partial", no_argument, NULL, OPT_DISCARD_PARTIAL},
         {"shard", required_argument, NULL, OPT_SHARD},
+        {"live", required_argument, NULL, OPT_LIVE},
         {"json", no_argument, NULL, CLI_OPT_JSON},
         {"help", no_argument, NULL, 'h'},
         {0, 0, 0, 0}};
@@ -206,6 +217,7 @@ static int parse_args(int argc, char **argv, block_opts *o)
         }
         case OPT_OPTIMAL: o->optimal = true; break;
         case OPT_COST: o->cost = optarg; break;
+        case OPT_LIVE: o->live = optarg; break;
         case CLI_OPT_JSON: o->json = true; break;
         case 'h': o->help = true; break;
         default: cli_usage_error("block", "unrecognised option"); return -1;
@@ -255,7 +267,7 @@ static int parse_widths(const char *spec, mdsd_policy *pol)
 
 static void print_json(const block_opts *o, const mdsd_policy *pol, size_t V, const char *vname,
                        const char *route, const mdsd_block_result *r, const mdsd_block_result *opt,
-                       const double *cost, size_t ncost)
+                       const mdsd_block_live_result *live, const double *cost, size_t ncost)
 {
     mdsd_json j;
     mdsd_json_init(&j, stdout);
@@ -288,6 +300,12 @@ static void print_json(const block_opts *o, const mdsd_policy *pol, size_t V, co
         mdsd_json_kv_number(&j, "optimal_block_efficiency", opt->tau);
         mdsd_json_kv_number(&j, "gap", opt->tau - r->tau);
     }
+    if (live) {
+        mdsd_json_kv_integer(&j, "live_horizon", (long long)live->horizon);
+        mdsd_json_kv_number(&j, "live_block_efficiency", live->live);
+        mdsd_json_kv_number(&j, "position_block_efficiency", live->positions);
+        mdsd_json_kv_number(&j, "live_calls", live->calls);
+    }
     if (ncost) {
         mdsd_json_key(&j, "speedup");
         mdsd_json_array_begin(&j);
@@ -304,7 +322,7 @@ static void print_json(const block_opts *o, const mdsd_policy *pol, size_t V, co
 
 static void print_text(const mdsd_policy *pol, size_t V, const char *vname, const char *route,
                        const mdsd_block_result *r, const mdsd_block_result *opt,
-                       const double *cost, size_t ncost)
+                       const mdsd_block_live_result *live, const double *cost, size_t ncost)
 {
     char desc[256];
     printf("verifier %s, policy %s, V = %zu, %s\n", vname,
@@ -321,6 +339,13 @@ static void print_text(const mdsd_policy *pol, size_t V, const char *vname, cons
     if (opt)
         printf("optimal token-level verifier: E[tau] = %.12g (gap %.6g)\n", opt->tau,
                opt->tau - r->tau);
+    if (live && live->horizon)
+        printf("live decoding, %zu tokens from token 0: %.12g tokens per target call (%.9g "
+               "calls); mean over the positions of E[tau | context]: %.12g\n", live->horizon,
+               live->live, live->calls, live->positions);
+    else if (live)
+        printf("live decoding, the long run: %.12g tokens per target call; stationary mean over "
+               "positions of E[tau | context]: %.12g\n", live->live, live->positions);
     for (size_t i = 0; i < ncost; i++)
         printf("speed-up at draft cost c = %g: %.6g\n", cost[i],
                r->tau / (1.0 + cost[i] * (double)pol->depth));
@@ -361,6 +386,7 @@ static int run(const block_opts *o, mdsd_err *err)
     bo.seed = o->seed;
     bo.threads = (int)o->threads;
     mdsd_block_result r = {0}, opt = {0};
+    mdsd_block_live_result live = {0};
     const char *route = "exact";
     if (rc == MDSD_OK && (o->optimal || only_optimal))
         rc = mdsd_block_optimal(&m, &pol, &bo, &opt, err);
@@ -372,13 +398,16 @@ static int run(const block_opts *o, mdsd_err *err)
     } else if (rc == MDSD_OK) {
         rc = mdsd_block_exact(&m, &pol, kind, &bo, &r, err);
     }
+    if (rc == MDSD_OK && o->live)
+        rc = mdsd_block_live_exact(&m, &pol, kind, o->live_n,
+                                   &bo, &live, NULL, err);
     if (rc == MDSD_OK) {
         const char *vname = only_optimal ? "optimal" : mdsd_verifier_name(kind);
         const mdsd_block_result *po = o->optimal && !only_optimal ? &opt : NULL;
         if (o->json)
-            print_json(o, &pol, m.V, vname, route, &r, po, cost, ncost);
+            print_json(o, &pol, m.V, vname, route, &r, po, o->live ? &live : NULL, cost, ncost);
         else
-            print_text(&pol, m.V, vname, route, &r, po, cost, ncost);
+            print_text(&pol, m.V, vname, route, &r, po, o->live ? &live : NULL, cost, ncost);
     }
     mdsd_markov_free(&m);
     free(cost);
@@ -417,6 +446,7 @@ typedef struct {
     const char *dump;
     mdsd_block_case c;
     mdsd_block_dump_result r;
+    int live;  /* trees at the block starts of live decoding (treedump.h) */
 } dump_row;
 
 static void widths_text(const mdsd_policy *pol, char *buf, size_t size)
@@ -430,7 +460,7 @@ static void widths_text(const mdsd_policy *pol, char *buf, size_t size)
 static void write_csv(FILE *f, const dump_row *rows, size_t n, const double *cost, size_t ncost)
 {
     fprintf(f, "dump,verifier,policy,scheme,sequences,widths,depth,tree_size,trees,samples,"
-               "block_efficiency,stderr,per_depth,cost,speedup,per_depth_stderr\n");
+               "block_efficiency,stderr,per_depth,cost,speedup,per_depth_stderr,contexts\n");
     for (size_t i = 0; i < n; i++) {
         const mdsd_policy *pol = &rows[i].c.pol;
         char w[256], rates[1024], rates_se[1024];
@@ -450,10 +480,11 @@ static void write_csv(FILE *f, const dump_row *rows, size_t n, const double *cos
                     mdsd_scheme_name(pol->kind == MDSD_POLICY_SEQ ? MDSD_SCHEME_IID : pol->scheme));
             if (pol->kind == MDSD_POLICY_SEQ)
                 fprintf(f, "%zu", pol->sequences);
-            fprintf(f, ",%s,%zu,%.17g,%zu,%zu,%.17g,%.17g,%s,%.17g,%.17g,%s\n", w, pol->depth,
+            fprintf(f, ",%s,%zu,%.17g,%zu,%zu,%.17g,%.17g,%s,%.17g,%.17g,%s,%s\n", w, pol->depth,
                     mdsd_policy_size(pol), rows[i].r.trees, rows[i].r.samples, rows[i].r.tau,
                     rows[i].r.se, rates, cost[k],
-                    rows[i].r.tau / (1.0 + cost[k] * (double)pol->depth), rates_se);
+                    rows[i].r.tau / (1.0 + cost[k] * (double)pol->depth), rates_se,
+                    rows[i].live ? "live" : "positions");
         }
     }
 }
@@ -482,9 +513,11 @@ static void write_table(FILE *f, int latex, const dump_row *rows, size_t n, cons
         const mdsd_policy *pol = &rows[i].c.pol;
         char desc[256];
         if (pol->kind == MDSD_POLICY_SEQ)
-            snprintf(desc, sizeof desc, "seq K=%zu", pol->sequences);
+            snprintf(desc, sizeof desc, "seq K=%zu%s", pol->sequences, rows[i].live ? " live" : "");
         else
             mdsd_policy_describe(pol, desc, sizeof desc);
+        if (pol->kind == MDSD_POLICY_TREE && rows[i].live)
+            strncat(desc, " live", sizeof desc - strlen(desc) - 1);
         if (latex)
             fprintf(f, "%s & %s & %zu & %.4f (%.4f) & ", mdsd_verifier_name(rows[i].c.v), desc,
                     pol->depth, rows[i].r.tau, rows[i].r.se);
@@ -557,6 +590,12 @@ static int dump_cases(const block_opts *o, const mdsd_tree_dump *t, mdsd_block_c
                       size_t *ncases, const mdsd_verifier_kind *vlist, size_t nv)
 {
     size_t Ls[MDSD_BLOCK_MAX_DEPTH], nL = 0, Ks[MDSD_BLOCK_MAX_DEPTH], nK = 0;
+    if (t->live && !nv && !o->depth_spec && !o->sequences_spec) {
+        /* a live dump answers its own case only (mdsd_tree_dump_check_live) */
+        cases[0] = (mdsd_block_case){t->live_verifier, t->pol};
+        *ncases = 1;
+        return 0;
+    }
     if (o->depth_spec) {
         if (parse_sizes(o->depth_spec, "--depth", 1, t->pol.depth, Ls, &nL))
             return -1;
@@ -839,7 +878,7 @@ static int run_dumps(const block_opts *o)
     mdsd_err err;
     mdsd_err_clear(&err);
     if (o->markov || o->tree || o->scheme || o->verifier || o->exact || o->trials ||
-        o->simulate || o->optimal || o->json)
+        o->simulate || o->optimal || o->json || o->live)
         return cli_usage_error("block", "with tree dumps: --verifiers, --sequences, --depth, "
                                "--cost, -o, --markdown, --latex, --threads only");
     mdsd_verifier_kind vlist[MDSD_VERIFIER_COUNT];
@@ -1016,7 +1055,7 @@ static int run_dumps(const block_opts *o)
                     raise(SIGINT);
             }
             for (size_t c = 0; rc == MDSD_OK && c < nc; c++)
-                rows[n++] = (dump_row){o->dumps[i], cases[c], res[c]};
+                rows[n++] = (dump_row){o->dumps[i], cases[c], res[c], t->live};
             free(res);
         }
         mdsd_tree_dump_close(t);
@@ -1187,6 +1226,15 @@ int cmd_block(int argc, char **argv)
         return cli_usage_error("block", "--simulate needs --trials T");
     if (o.trials == 1)
         return cli_usage_error("block", "--trials must be at least 2 (for the standard error)");
+    if (o.live && (o.trials || !strcmp(o.verifier, "optimal")))
+        return cli_usage_error("block", "--live is exact, for one verifier: drop --trials, or "
+                               "name a verifier");
+    if (o.live && strcmp(o.live, "inf")) {
+        if (cli_parse_size(o.live, "--live", "block", &o.live_n))
+            return CLI_EXIT_USAGE;
+        if (o.live_n < 1)
+            return cli_usage_error("block", "--live 0: a horizon of at least 1 token, or inf");
+    }
     mdsd_err err;
     mdsd_err_clear(&err);
     int rc = run(&o, &err);
