@@ -91,38 +91,6 @@ static void grow(rows_buf *b, const mdsd_markov *m, const mdsd_policy *pol, gsl_
     }
 }
 
-static void attr_string(hid_t f, const char *name, const char *value)
-{
-    hid_t ty = H5Tcopy(H5T_C_S1);
-    H5Tset_size(ty, H5T_VARIABLE);
-    H5Tset_cset(ty, H5T_CSET_UTF8);
-    hid_t sp = H5Screate(H5S_SCALAR);
-    hid_t a = H5Acreate2(f, name, ty, sp, H5P_DEFAULT, H5P_DEFAULT);
-    H5Awrite(a, ty, &value);
-    H5Aclose(a);
-    H5Sclose(sp);
-    H5Tclose(ty);
-}
-
-static void attr_int(hid_t f, const char *name, hid_t type, const void *v, hsize_t n)
-{
-    hid_t sp = n ? H5Screate_simple(1, &n, NULL) : H5Screate(H5S_SCALAR);
-    hid_t a = H5Acreate2(f, name, type, sp, H5P_DEFAULT, H5P_DEFAULT);
-    H5Awrite(a, type, v);
-    H5Aclose(a);
-    H5Sclose(sp);
-}
-
-static void dataset(hid_t f, const char *name, hid_t type, const void *v, hsize_t n, hsize_t cols)
-{
-    hsize_t dims[2] = {n, cols};
-    hid_t sp = H5Screate_simple(cols ? 2 : 1, dims, NULL);
-    hid_t d = H5Dcreate2(f, name, type, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, v);
-    H5Dclose(d);
-    H5Sclose(sp);
-}
-
 /* Writes `trees` trees of pol drawn from the pair (the drafts from draw_q,
  * normally m->q: a planted wrong drafter draws from something else). */
 static void write_tree_dump(const char *path, const mdsd_markov *m, const double *draw_q,
@@ -178,26 +146,26 @@ static void write_tree_dump(const char *path, const mdsd_markov *m, const double
     int one_i = 1;
     long long depth = (long long)pol->depth, K = (long long)pol->sequences, widths[32];
     double T = 1.0;
-    attr_int(f, "mdsd_tree", H5T_NATIVE_INT, &one_i, 0);
-    attr_string(f, "tree_policy", pol->kind == MDSD_POLICY_SEQ ? "seq" : "tree");
-    attr_string(f, "tree_scheme", mdsd_scheme_name(pol->kind == MDSD_POLICY_SEQ ? MDSD_SCHEME_IID
+    test_h5_attr_int(f, "mdsd_tree", H5T_NATIVE_INT, &one_i, 0);
+    test_h5_attr_string(f, "tree_policy", pol->kind == MDSD_POLICY_SEQ ? "seq" : "tree");
+    test_h5_attr_string(f, "tree_scheme", mdsd_scheme_name(pol->kind == MDSD_POLICY_SEQ ? MDSD_SCHEME_IID
                                                                                 : pol->scheme));
-    attr_string(f, "tree_drafter", "toy");
-    attr_int(f, "tree_depth", H5T_NATIVE_LLONG, &depth, 0);
-    attr_int(f, "tree_temperature", H5T_NATIVE_DOUBLE, &T, 0);
+    test_h5_attr_string(f, "tree_drafter", "toy");
+    test_h5_attr_int(f, "tree_depth", H5T_NATIVE_LLONG, &depth, 0);
+    test_h5_attr_int(f, "tree_temperature", H5T_NATIVE_DOUBLE, &T, 0);
     if (pol->kind == MDSD_POLICY_SEQ) {
-        attr_int(f, "tree_sequences", H5T_NATIVE_LLONG, &K, 0);
+        test_h5_attr_int(f, "tree_sequences", H5T_NATIVE_LLONG, &K, 0);
     } else {
         for (size_t d = 0; d < pol->depth; d++)
             widths[d] = (long long)pol->width[d];
-        attr_int(f, "tree_widths", H5T_NATIVE_LLONG, widths, pol->depth);
+        test_h5_attr_int(f, "tree_widths", H5T_NATIVE_LLONG, widths, pol->depth);
     }
-    dataset(f, "/parent", H5T_NATIVE_LLONG, b.parent, b.n, 0);
-    dataset(f, "/depth", H5T_NATIVE_INT, b.depth, b.n, 0);
-    dataset(f, "/edge", H5T_NATIVE_INT, b.edge, b.n, 0);
-    dataset(f, "/slots", H5T_NATIVE_INT, b.slots, b.n, b.S);
-    dataset(f, "/tree_sample", H5T_NATIVE_INT, b.sample, b.n, 0);
-    dataset(f, "/tree_position", H5T_NATIVE_INT, b.position, b.n, 0);
+    test_h5_dataset(f, "/parent", H5T_NATIVE_LLONG, b.parent, b.n, 0);
+    test_h5_dataset(f, "/depth", H5T_NATIVE_INT, b.depth, b.n, 0);
+    test_h5_dataset(f, "/edge", H5T_NATIVE_INT, b.edge, b.n, 0);
+    test_h5_dataset(f, "/slots", H5T_NATIVE_INT, b.slots, b.n, b.S);
+    test_h5_dataset(f, "/tree_sample", H5T_NATIVE_INT, b.sample, b.n, 0);
+    test_h5_dataset(f, "/tree_position", H5T_NATIVE_INT, b.position, b.n, 0);
     H5Fclose(f);
     for (size_t t = 0; t < V; t++) {
         mdsd_sampler_free(one[t]);
@@ -540,12 +508,12 @@ static void bad_depth_attr(hid_t f)
 {
     H5Adelete(f, "tree_depth");
     long long zero = 0;
-    attr_int(f, "tree_depth", H5T_NATIVE_LLONG, &zero, 0);
+    test_h5_attr_int(f, "tree_depth", H5T_NATIVE_LLONG, &zero, 0);
 }
 static void bad_drafter(hid_t f)
 {
     H5Adelete(f, "tree_drafter");
-    attr_string(f, "tree_drafter", "nobody");
+    test_h5_attr_string(f, "tree_drafter", "nobody");
 }
 
 Test(block_dump, malformed_tree_dumps_refused)
