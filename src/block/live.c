@@ -231,6 +231,12 @@ int mdsd_block_live_exact(const mdsd_markov *m, const mdsd_policy *pol, mdsd_ver
         return mdsd_fail(err, MDSD_ETOOBIG, "--live: V = %zu, L = %zu: V^2 (L + 2) block-law "
                          "entries exceed the guard %zu", V, L, (size_t)MDSD_LIVE_MAX_ENTRIES);
     }
+    if ((double)horizon * (double)V > (double)MDSD_LIVE_MAX_ENTRIES) {
+        mdsd_bk_free(&x.c);
+        return mdsd_fail(err, MDSD_ETOOBIG, "--live %zu: N V = %.0f block-start entries exceed the "
+                         "guard %zu (the long run: --live inf)", horizon,
+                         (double)horizon * (double)V, (size_t)MDSD_LIVE_MAX_ENTRIES);
+    }
     x.acc = calloc(V * x.W, sizeof *x.acc);
     x.corr = calloc(V * x.W, sizeof *x.corr);
     double *Bs = malloc(V * (L + 2) * V * sizeof *Bs), *tau = malloc(V * sizeof *tau);

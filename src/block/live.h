@@ -31,7 +31,8 @@ typedef struct {
     double first;       /* E[tau | context token 0] (mdsd_block_exact's value) */
 } mdsd_block_live_result;
 
-/* Guard: V * V * (L + 2) block-law entries at most (MDSD_ETOOBIG beyond). */
+/* Guard: V * V * (L + 2) block-law entries and N * V block-start entries at
+ * most (MDSD_ETOOBIG beyond). */
 #define MDSD_LIVE_MAX_ENTRIES ((size_t)1 << 25)
 
 /* tau_by_token (may be NULL): [V], E[tau | context token s]. */
