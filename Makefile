@@ -285,7 +285,7 @@ TREE_LARGE_DIR ?= build/kjv-trees-large
 TREE_LARGE_PARTS ?= 20
 TREE_LIVE_VERIFIER ?= rrs
 TREE_LIVE_DIR ?= build/kjv-trees-live-$(TREE_LIVE_VERIFIER)
-TREE_LIVE_PARTS ?= 12
+TREE_LIVE_PARTS ?= 40
 RUNNER_SRC := $(wildcard src/mdsd_runner/*.py)
 .PHONY: tree-dump-large tree-dump-live
 tree-dump-large: deps

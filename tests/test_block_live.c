@@ -261,7 +261,8 @@ static void rows_add(rows *b, const mdsd_markov *m, const ttree *t, int sample, 
         b->cap = 2 * (b->n + t->n);
         b->target = realloc(b->target, b->cap * V * sizeof *b->target);
         b->draft = realloc(b->draft, b->cap * V * sizeof *b->draft);
-        int **ints[] = {&b->zero, &b->tree, &b->index, &b->depth, &b->edge, &b->sample, &b->position};
+        int **ints[] = {&b->zero, &b->tree,  &b->index,   &b->depth,
+                        &b->edge, &b->sample, &b->position};
         for (size_t i = 0; i < sizeof ints / sizeof *ints; i++)
             *ints[i] = realloc(*ints[i], b->cap * sizeof **ints[i]);
         b->slots = realloc(b->slots, b->cap * MAXK * sizeof *b->slots);
@@ -397,8 +398,8 @@ Test(block_live, exact_matches_simulated_live_runs, .timeout = 120)
         sim_init(&x, &m, &cases[c].pol, cases[c].v);
         mdsd_block_live_result ex;
         mdsd_err err;
-        cr_assert_eq(mdsd_block_live_exact(&m, &cases[c].pol, cases[c].v, 20, NULL, &ex, NULL, &err),
-                     MDSD_OK, "%s", err.msg);
+        cr_assert_eq(mdsd_block_live_exact(&m, &cases[c].pol, cases[c].v, 20, NULL, &ex, NULL,
+                                           &err), MDSD_OK, "%s", err.msg);
         double tau, se, calls, calls_se;
         live_runs(&x, 20, 20000, 24700 + c, NULL, &tau, &se, &calls, &calls_se);
         cr_assert(fabs(tau - ex.live) <= 5 * se, "case %zu: simulated %.6f +- %.2g, exact %.6f", c,
@@ -408,8 +409,8 @@ Test(block_live, exact_matches_simulated_live_runs, .timeout = 120)
         /* the long run is the limit of long runs: the start's and the end's
          * effects on tau are O(1/N) */
         mdsd_block_live_result inf, far;
-        cr_assert_eq(mdsd_block_live_exact(&m, &cases[c].pol, cases[c].v, 0, NULL, &inf, NULL, &err),
-                     MDSD_OK, "%s", err.msg);
+        cr_assert_eq(mdsd_block_live_exact(&m, &cases[c].pol, cases[c].v, 0, NULL, &inf, NULL,
+                                           &err), MDSD_OK, "%s", err.msg);
         cr_assert_eq(mdsd_block_live_exact(&m, &cases[c].pol, cases[c].v, 4000, NULL, &far, NULL,
                                            &err), MDSD_OK, "%s", err.msg);
         cr_assert(fabs(far.live - inf.live) <= 2e-3 && fabs(far.positions - inf.positions) <= 2e-3,

@@ -176,6 +176,25 @@ class TreeDumps(unittest.TestCase):
                               capture_output=True, text=True)
         self.assertEqual(proc.returncode, 1, proc.stderr)
         self.assertIn("live decoding with rrs, seq K=2 L=3", proc.stderr)
+        # the same trees whatever the batch size (each tree's and each block's own streams)
+        again = os.path.join(self.tmp.name, "live-b3.h5")
+        rc, _, err = run_cli("ngram", "--corpus", self.corpus, "--prompts", self.prompts, "-o",
+                             again, *live, *policy, "--tree-live", "rrs", "--batch-size", "3")
+        self.assertEqual(rc, 0, err)
+        with h5py.File(out) as f, h5py.File(again) as g:
+            for name in ("slots", "parent", "tree_position", "tree_tau", "target/logits"):
+                np.testing.assert_array_equal(f[name][()], g[name][()], err_msg=name)
+        # a tree policy, another verifier
+        tree = os.path.join(self.tmp.name, "live-tree.h5")
+        fewer = ["40" if a == "300" else a for a in live]
+        rc, _, err = run_cli("ngram", "--corpus", self.corpus, "--prompts", self.prompts, "-o",
+                             tree, *fewer, "--tree-policy", "tree", "--tree-widths", "2,2",
+                             "--tree-live", "kseq")
+        self.assertEqual(rc, 0, err)
+        self.check_tree_rules(tree)
+        proc = subprocess.run([mdsd_bin(), "block", tree], capture_output=True, text=True)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("| kseq | tree 2,2 iid live | 2 |", proc.stdout)
         # a verifier the policy's nodes cannot run: refused before any work
         rc, _, err = run_cli("ngram", "--corpus", self.corpus, "--prompts", self.prompts, "-o",
                              out + ".bad", *live, *policy, "--tree-live", "rrsw")
