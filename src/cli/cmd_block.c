@@ -25,7 +25,8 @@
 static const char usage_text[] =
     "Usage: mdsd block --markov FILE (--sequences K --depth L | --tree W1,W2,...\n"
     "                  [--scheme S]) --verifier V [--exact] [--trials T --seed S]\n"
-    "                  [--simulate] [--optimal] [--live N|inf] [--cost C1,C2,...] [--json]\n"
+    "                  [--simulate] [--optimal] [--live N|inf] [--cost C1,C2,...]\n"
+    "                  [--json]\n"
     "       mdsd block DUMP... [--verifiers V1,V2] [--sequences K1,K2,...]\n"
     "                  [--depth L1,L2,...] [--cost C1,...] [-o CSV] [--markdown FILE]\n"
     "                  [--latex FILE] [--threads N]\n"
@@ -405,8 +406,7 @@ static int run(const block_opts *o, mdsd_err *err)
         rc = mdsd_block_exact(&m, &pol, kind, &bo, &r, err);
     }
     if (rc == MDSD_OK && o->live)
-        rc = mdsd_block_live_exact(&m, &pol, kind, o->live_n,
-                                   &bo, &live, NULL, err);
+        rc = mdsd_block_live_exact(&m, &pol, kind, o->live_n, &bo, &live, NULL, err);
     if (rc == MDSD_OK) {
         const char *vname = only_optimal ? "optimal" : mdsd_verifier_name(kind);
         const mdsd_block_result *po = o->optimal && !only_optimal ? &opt : NULL;
@@ -519,10 +519,10 @@ static void write_table(FILE *f, int latex, const dump_row *rows, size_t n, cons
         const mdsd_policy *pol = &rows[i].c.pol;
         char desc[256];
         if (pol->kind == MDSD_POLICY_SEQ)
-            snprintf(desc, sizeof desc, "seq K=%zu%s", pol->sequences, rows[i].live ? " live" : "");
+            snprintf(desc, sizeof desc, "seq K=%zu", pol->sequences);
         else
             mdsd_policy_describe(pol, desc, sizeof desc);
-        if (pol->kind == MDSD_POLICY_TREE && rows[i].live)
+        if (rows[i].live)
             strncat(desc, " live", sizeof desc - strlen(desc) - 1);
         if (latex)
             fprintf(f, "%s & %s & %zu & %.4f (%.4f) & ", mdsd_verifier_name(rows[i].c.v), desc,
