@@ -363,7 +363,7 @@ static int run(const block_opts *o, mdsd_err *err)
     mdsd_block_result r = {0}, opt = {0};
     const char *route = "exact";
     if (rc == MDSD_OK && (o->optimal || only_optimal))
-        rc = mdsd_block_optimal(&m, &pol, &bo, &opt, err);
+        rc = mdsd_block_optimal_token(&m, &pol, &bo, &opt, err);
     if (rc == MDSD_OK && only_optimal) {
         r = opt;
     } else if (rc == MDSD_OK && o->trials > 0) {
