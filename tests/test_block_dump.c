@@ -230,7 +230,7 @@ static mdsd_block_dump_result eval_one(const char *path, mdsd_verifier_kind v,
     mdsd_tree_dump *t;
     mdsd_err err;
     cr_assert_eq(mdsd_tree_dump_open(path, &t, &err), MDSD_OK, "%s", err.msg);
-    mdsd_block_case c = {v, *pol};
+    mdsd_block_case c = {v, *pol, 0};
     mdsd_block_dump_result res;
     cr_assert_eq(mdsd_tree_dump_eval(t, &c, 1, NULL, threads, NULL, NULL, &res, &err), MDSD_OK,
                  "%s", err.msg);
@@ -316,7 +316,7 @@ Test(block_dump, depth_one_matches_flat_alpha_on_shipped_dump)
             mdsd_policy pol = t->pol;
             pol.depth = 1;
             pol.sequences = K;
-            mdsd_block_case c = {kinds[k], pol};
+            mdsd_block_case c = {kinds[k], pol, 0};
             mdsd_block_dump_result r;
             cr_assert_eq(mdsd_tree_dump_eval(t, &c, 1, NULL, 0, NULL, NULL, &r, &err), 0);
             cr_assert(fabs(r.tau - flat) <= 5 * r.se + 1e-12, "%s K=%zu: %.6f +- %.2g vs flat %.6f",
@@ -331,7 +331,7 @@ Test(block_dump, thread_count_invariant)
 {
     mdsd_tree_dump *t;
     cr_assert_eq(mdsd_tree_dump_open(SHIPPED, &t, NULL), MDSD_OK);
-    mdsd_block_case c[2] = {{MDSD_VERIFIER_KSEQ, t->pol}, {MDSD_VERIFIER_RRS, t->pol}};
+    mdsd_block_case c[2] = {{MDSD_VERIFIER_KSEQ, t->pol, 0}, {MDSD_VERIFIER_RRS, t->pol, 0}};
     mdsd_block_dump_result a[2], b[2];
     cr_assert_eq(mdsd_tree_dump_eval(t, c, 2, NULL, 1, NULL, NULL, a, NULL), MDSD_OK);
     cr_assert_eq(mdsd_tree_dump_eval(t, c, 2, NULL, 3, NULL, NULL, b, NULL), MDSD_OK);
@@ -349,7 +349,7 @@ Test(block_dump, per_depth_stderr_matches_per_tree_recomputation)
     mdsd_tree_dump *t;
     mdsd_err err;
     cr_assert_eq(mdsd_tree_dump_open(SHIPPED, &t, &err), MDSD_OK, "%s", err.msg);
-    mdsd_block_case c = {MDSD_VERIFIER_KSEQ, t->pol};
+    mdsd_block_case c = {MDSD_VERIFIER_KSEQ, t->pol, 0};
     size_t L = t->pol.depth, n = t->n_trees;
     mdsd_block_dump_result all;
     cr_assert_eq(mdsd_tree_dump_eval(t, &c, 1, NULL, 0, NULL, NULL, &all, &err), 0, "%s", err.msg);
@@ -385,7 +385,7 @@ Test(block_dump, per_depth_stderr_matches_per_tree_recomputation)
     }
     mdsd_policy one = t->pol;
     one.depth = 1;
-    mdsd_block_case c1 = {MDSD_VERIFIER_KSEQ, one};
+    mdsd_block_case c1 = {MDSD_VERIFIER_KSEQ, one, 0};
     cr_assert_eq(mdsd_tree_dump_eval(t, &c1, 1, NULL, 0, NULL, NULL, &all, &err), 0);
     cr_assert(fabs(all.rate_se[1] - all.se) <= 1e-12 * all.se, "%.17g vs %.17g", all.rate_se[1],
               all.se);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "block_impl.h"
+#include "treedump.h"
 
 static const mdsd_blockv_ops *const table[MDSD_BLOCKV_COUNT] = {
     [MDSD_BLOCKV_BV] = &mdsd_blockv_bv_ops,
@@ -33,6 +34,44 @@ int mdsd_blockv_parse(const char *name, mdsd_blockv_kind *kind, mdsd_err *err)
             return MDSD_OK;
         }
     return mdsd_fail(err, MDSD_EINVAL, "unknown block verifier '%s' (bv, gbv, traversal)", name);
+}
+
+/* ---- cases of the tree-dump job ------------------------------------------ */
+
+_Static_assert(MDSD_BLOCK_CASE_VERIFIERS == MDSD_VERIFIER_COUNT + MDSD_BLOCKV_COUNT,
+               "treedump.h counts the block verifiers");
+
+const char *mdsd_block_case_name(const mdsd_block_case *c)
+{
+    return c->block ? mdsd_blockv_name((mdsd_blockv_kind)(c->block - 1)) : mdsd_verifier_name(c->v);
+}
+
+int mdsd_block_case_parse(const char *name, mdsd_block_case *c, mdsd_err *err)
+{
+    mdsd_blockv_kind k = MDSD_BLOCKV_COUNT;
+    if (mdsd_blockv_parse(name, &k, NULL) == MDSD_OK) {
+        c->block = 1 + (int)k;
+        c->v = MDSD_VERIFIER_SD;
+        return MDSD_OK;
+    }
+    mdsd_err why;
+    if (mdsd_verifier_parse(name, &c->v, &why) != MDSD_OK)
+        return mdsd_fail(err, MDSD_EINVAL, "%s; or a block verifier: bv, gbv, traversal", why.msg);
+    c->block = 0;
+    return MDSD_OK;
+}
+
+int mdsd_block_case_check(const mdsd_block_case *c, mdsd_err *err)
+{
+    if (c->block)
+        return mdsd_blockv((mdsd_blockv_kind)(c->block - 1))->check(&c->pol, err);
+    const mdsd_policy *pol = &c->pol;
+    size_t n = pol->kind == MDSD_POLICY_SEQ ? pol->sequences : pol->width[0];
+    double q[2] = {0.5, 0.5};
+    mdsd_scheme s = {pol->kind == MDSD_POLICY_SEQ ? MDSD_SCHEME_IID : pol->scheme, n, 2, q, NULL};
+    if (c->v == MDSD_VERIFIER_SD && n != 1)
+        return mdsd_fail(err, MDSD_EUNSUPPORTED, "sd verifies one draft");
+    return mdsd_verifier_check(c->v, &s, err);
 }
 
 /* ---- exact --------------------------------------------------------------- */
@@ -83,6 +122,32 @@ int mdsd_blockv_exact(const mdsd_markov *m, const mdsd_policy *pol, const mdsd_b
         mdsd_bk_finish(res, pol->depth, e.reach, 1.0);
     }
     free(e.stop);
+    return rc;
+}
+
+int mdsd_blockv_dump_tree(const struct mdsd_tree_dump_s *d, size_t tree, const mdsd_blockv_ops *v,
+                          const mdsd_policy *pol, const double *p, const double *q, double *R,
+                          mdsd_err *err)
+{
+    mdsd_dtree t;
+    double *stop = NULL;
+    int rc = mdsd_dtree_init(&t, d->V, pol->depth,
+                             pol->kind == MDSD_POLICY_SEQ ? pol->sequences : 0, err);
+    if (rc == MDSD_OK)
+        rc = mdsd_dtree_from_dump(d, tree, pol, p, q, &t, err);
+    if (rc == MDSD_OK && !(stop = malloc(t.n * sizeof *stop)))
+        rc = mdsd_fail(err, MDSD_ENOMEM, "block: out of memory");
+    if (rc == MDSD_OK)
+        rc = v->law(&t, stop, NULL, err);
+    if (rc != MDSD_OK && rc != MDSD_ENOMEM) { /* name the tree */
+        mdsd_err e = *err;
+        rc = mdsd_fail(err, rc, "%s: tree %zu (row %zu): %s", d->path, tree, d->root[tree], e.msg);
+    }
+    for (size_t u = 0; rc == MDSD_OK && u < t.n; u++)
+        for (int k = 1; k <= t.depth[u]; k++)
+            R[k - 1] += stop[u];
+    free(stop);
+    mdsd_dtree_free(&t);
     return rc;
 }
 
@@ -145,7 +210,8 @@ static void starts(const chain_ctx *c, double *start)
 }
 
 int mdsd_block_stopped_chain(const mdsd_markov *m, const mdsd_policy *pol,
-                             const mdsd_blockv_ops *v, int root, double *max_dev, mdsd_err *err)
+                             const mdsd_blockv_ops *v, int root, double *max_dev, double *first_dev,
+                             mdsd_err *err)
 {
     size_t V = m->V, L = pol->depth;
     int rc = mdsd_policy_check(pol, err);
@@ -170,6 +236,8 @@ int mdsd_block_stopped_chain(const mdsd_markov *m, const mdsd_policy *pol,
     if (rc == MDSD_OK)
         rc = mdsd_dtree_enumerate(m, pol, root, 0, chain_visit, &c, err);
     double dev = 0.0;
+    if (first_dev)
+        *first_dev = 0.0;
     if (rc == MDSD_OK) {
         starts(&c, start);
         for (size_t len = 0; len <= L; len++)
@@ -183,6 +251,8 @@ int mdsd_block_stopped_chain(const mdsd_markov *m, const mdsd_policy *pol,
                     double d = fabs(lhs - ext * m->p[last * V + b]);
                     if (d > dev)
                         dev = d;
+                    if (len == 0 && first_dev && d > *first_dev)
+                        *first_dev = d;
                 }
             }
         *max_dev = dev;

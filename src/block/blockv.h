@@ -90,14 +90,23 @@ int mdsd_blockv_sampled(const mdsd_markov *m, const mdsd_policy *pol, const mdsd
 int mdsd_blockv_simulate(const mdsd_markov *m, const mdsd_policy *pol, const mdsd_blockv_ops *v,
                          const mdsd_block_opts *o, mdsd_block_result *res, mdsd_err *err);
 
+/* Tree `tree` of a tree dump (its rows' laws p, q as mdsd_dtree_from_dump
+ * takes them) under the block verifier v and sub-policy pol:
+ * R[k-1] += P(at least k accepted | tree), k = 1..pol->depth. */
+int mdsd_blockv_dump_tree(const struct mdsd_tree_dump_s *d, size_t tree, const mdsd_blockv_ops *v,
+                          const mdsd_policy *pol, const double *p, const double *q, double *R,
+                          mdsd_err *err);
+
 /* ---- validity (MATH.md §5.7) ------------------------------------------- */
 
 /* The stopped-chain condition of one step from context token root, checked
  * exactly over every draft: for every output prefix u (|u| <= L) and token
  * b, P[out starts with u.b] = P[out starts with u, tau > |u|] p(b | root.u).
- * *max_dev gets the largest |difference|. */
+ * *max_dev gets the largest |difference|, *first_dev (if not NULL) the
+ * largest at u empty (the first output token's law against p(.|root)). */
 int mdsd_block_stopped_chain(const mdsd_markov *m, const mdsd_policy *pol,
-                             const mdsd_blockv_ops *v, int root, double *max_dev, mdsd_err *err);
+                             const mdsd_blockv_ops *v, int root, double *max_dev, double *first_dev,
+                             mdsd_err *err);
 
 /* Live decoding: `steps` speculative steps from token 0, each from the last
  * token of the previous step's output (drafts drawn as the sampled route

@@ -79,19 +79,24 @@ static void weights(size_t V, size_t L, const int *x, const double *const *P,
     miss[L] = 1.0 - w[L];
 }
 
-/* Row i of the next token's law: the residual at i < L, p at L. */
+/* Row i of the next token's law: the residual at i < L (normalised by its
+ * summed mass), p at L. */
 static void next_law(size_t V, size_t L, size_t i, const double *const *P,
-                     const double *const *Q, const double *w, const double *r, double *out)
+                     const double *const *Q, const double *w, double *out)
 {
-    if (i == L || !(r[i] > 0.0)) { /* a residual of mass 0 is never reached */
+    double mass = 0.0;
+    for (size_t y = 0; i < L && y < V; y++) {
+        double d = w[i] * P[i][y] - Q[i][y];
+        out[y] = d > 0.0 ? d : 0.0;
+        mass += out[y];
+    }
+    if (i == L || !(mass > 0.0)) { /* a residual of mass 0 is never reached */
         for (size_t y = 0; y < V; y++)
             out[y] = P[i] ? P[i][y] : 0.0;
         return;
     }
-    for (size_t y = 0; y < V; y++) {
-        double d = w[i] * P[i][y] - Q[i][y];
-        out[y] = d > 0.0 ? d / r[i] : 0.0;
-    }
+    for (size_t y = 0; y < V; y++)
+        out[y] /= mass;
 }
 
 static int path_law(size_t V, size_t L, const int *x, const double *const *P,
@@ -109,7 +114,7 @@ static int path_law(size_t V, size_t L, const int *x, const double *const *P,
     }
     stop[0] = surv;
     for (size_t i = 0; next && i <= L; i++)
-        next_law(V, L, i, P, Q, w, r, next + i * V);
+        next_law(V, L, i, P, Q, w, next + i * V);
     return MDSD_OK;
 }
 
@@ -184,7 +189,7 @@ static int path_step(size_t V, size_t L, const int *x, const double *const *P,
     double *law = malloc(V * sizeof *law);
     if (!law)
         return mdsd_fail(err, MDSD_ENOMEM, "bv: out of memory");
-    next_law(V, L, *tau, P, Q, w, r, law);
+    next_law(V, L, *tau, P, Q, w, law);
     *next = mdsd_blockv_sample(law, V, rng);
     free(law);
     return MDSD_OK;
