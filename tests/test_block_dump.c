@@ -14,6 +14,7 @@
 #include <hdf5.h>
 
 #include "block.h"
+#include "blockv.h"
 #include "testutil.h"
 #include "treedump.h"
 
@@ -283,6 +284,52 @@ Test(block_dump, markov_tree_dump_agrees_with_exact)
     planted_caught = fabs(r.tau - ex.tau) > 5 * r.se;
     cr_assert(planted_caught, "a dump drawn from the wrong law passed: %.6f vs %.6f +- %.2g",
               r.tau, ex.tau, r.se);
+    unlink(path);
+    mdsd_markov_free(&m);
+}
+
+/* The block verifiers on tree dumps of a Markov pair (mdsd_blockv_dump_tree)
+ * against their exact route, within 5 standard errors; sub-policies too. */
+Test(block_dump, block_verifiers_on_markov_tree_dumps)
+{
+    mdsd_markov m;
+    toy_markov(&m, 3, 15303);
+    char path[] = "/tmp/mdsd-test-trees-XXXXXX";
+    int fd = mkstemp(path);
+    close(fd);
+    mdsd_policy seqp = {MDSD_POLICY_SEQ, 3, 3, {0}, MDSD_SCHEME_IID};
+    mdsd_policy worp = {MDSD_POLICY_TREE, 3, 0, {2, 2, 2}, MDSD_SCHEME_WOR};
+    struct {
+        const mdsd_policy *dump;
+        mdsd_policy pol;
+        const char *v;
+    } cases[5] = {{&seqp, {MDSD_POLICY_SEQ, 3, 1, {0}, MDSD_SCHEME_IID}, "bv"},
+                  {&seqp, {MDSD_POLICY_SEQ, 3, 3, {0}, MDSD_SCHEME_IID}, "gbv"},
+                  {&seqp, {MDSD_POLICY_SEQ, 2, 2, {0}, MDSD_SCHEME_IID}, "traversal"},
+                  {&worp, {MDSD_POLICY_TREE, 3, 0, {2, 2, 2}, MDSD_SCHEME_WOR}, "traversal"},
+                  {&worp, {MDSD_POLICY_TREE, 2, 0, {2, 1}, MDSD_SCHEME_WOR}, "traversal"}};
+    const mdsd_policy *written = NULL;
+    for (size_t c = 0; c < 5; c++) {
+        if (cases[c].dump != written)
+            write_tree_dump(path, &m, m.q, cases[c].dump, 4000, 15500 + c);
+        written = cases[c].dump;
+        mdsd_block_case bc = {MDSD_VERIFIER_SD, cases[c].pol, 0};
+        mdsd_err err;
+        cr_assert_eq(mdsd_block_case_parse(cases[c].v, &bc, &err), MDSD_OK, "%s", err.msg);
+        mdsd_blockv_kind k;
+        cr_assert_eq(mdsd_blockv_parse(cases[c].v, &k, NULL), MDSD_OK);
+        mdsd_block_result ex;
+        cr_assert_eq(mdsd_blockv_exact(&m, &cases[c].pol, mdsd_blockv(k), NULL, &ex, &err), MDSD_OK,
+                     "%s", err.msg);
+        mdsd_tree_dump *t;
+        cr_assert_eq(mdsd_tree_dump_open(path, &t, &err), MDSD_OK, "%s", err.msg);
+        mdsd_block_dump_result r;
+        cr_assert_eq(mdsd_tree_dump_eval(t, &bc, 1, NULL, 0, NULL, NULL, &r, &err), MDSD_OK, "%s",
+                     err.msg);
+        mdsd_tree_dump_close(t);
+        cr_assert(fabs(r.tau - ex.tau) <= 5 * r.se, "%s case %zu: dump %.6f +- %.2g, exact %.6f",
+                  cases[c].v, c, r.tau, r.se, ex.tau);
+    }
     unlink(path);
     mdsd_markov_free(&m);
 }

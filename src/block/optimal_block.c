@@ -3,7 +3,8 @@
  * outcome and the step's output, solved by GLPK.
  *
  * Variables: x(w, u, b) = P(draft class w, the step accepts the drafted
- * prefix u of w and outputs b next), for every node u of w and token b;
+ * prefix u of w and outputs b next), for every node u of w and token b
+ * (solved in the reduced form of build());
  * h(v) = P(the output starts with v and goes past it), for every string v,
  * 1 <= |v| <= L. Rows:
  *   sum_{u, b} x(w, u, b) = Q(w)                        every class w
@@ -13,14 +14,15 @@
  * second rows are the stopped-chain condition of §5.7, which makes iterated
  * steps the target chain. Objective: E[tau] = sum_x |u.b| x.
  *
- * Classes: the drafts seen up to what a verifier could use. Exchangeable
- * drafts (seq, iid trees) are their trie with draft counts (the sorted
- * multiset of sequences): the LP is invariant under permuting the draws, so
- * averaging an optimal solution over the permutations keeps it optimal,
- * and the optimum over verifiers that see the ordered draft equals the one
- * over the classes. Others (wor, greedy, hub trees) keep the draft order.
- * Strings whose target probability is 0 and outputs b with p(b | u) = 0 get
- * no variables (the rows force them to 0). */
+ * Classes: drafts with the same set of drafted prefixes (the trie, without
+ * draft order or counts), their probabilities summed. In the reduced form
+ * below a class enters only through its probability and its node set, so
+ * two drafts with the same node set can share one solution (merge their z
+ * columns; split a merged one in proportion to their probabilities): the
+ * optimum over verifiers that see the whole ordered draft equals the one
+ * over verifiers that see its trie. Strings whose target probability is 0
+ * and outputs b with p(b | u) = 0 get no variables (the rows force them
+ * to 0). */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -36,7 +38,7 @@
 typedef struct {
     const mdsd_markov *m;
     const mdsd_policy *pol;
-    int root, exchangeable;
+    int root;
     size_t V, L;
     size_t off[MDSD_BLOCK_MAX_DEPTH + 3];  /* first code of each string length */
     unsigned char *pos;                    /* [off[L + 2]]: string of positive probability */
@@ -68,13 +70,13 @@ static int push(int **a, size_t *n, size_t *cap, int v)
 }
 
 
-/* The canonical serialisation of node u's subtree into buf. */
+/* The canonical serialisation of node u's subtree (children by token) into buf. */
 static int serialise(lp_ctx *c, const mdsd_dtree *t, int u, size_t *n)
 {
     int kids[MDSD_BLOCK_MAX_DRAFTS], k = 0;
     for (int v = t->kid[u]; v >= 0 && k < MDSD_BLOCK_MAX_DRAFTS; v = t->sib[v])
         kids[k++] = v;
-    for (int i = 1; c->exchangeable && i < k; i++) /* insertion sort by token */
+    for (int i = 1; i < k; i++) /* insertion sort by token */
         for (int j = i; j > 0 && t->token[kids[j - 1]] > t->token[kids[j]]; j--) {
             int tmp = kids[j];
             kids[j] = kids[j - 1], kids[j - 1] = tmp;
@@ -82,8 +84,7 @@ static int serialise(lp_ctx *c, const mdsd_dtree *t, int u, size_t *n)
     if (push(&c->buf, n, &c->capbuf, k))
         return -1;
     for (int i = 0; i < k; i++) {
-        if (push(&c->buf, n, &c->capbuf, t->token[kids[i]]) ||
-            push(&c->buf, n, &c->capbuf, t->count[kids[i]]) || serialise(c, t, kids[i], n))
+        if (push(&c->buf, n, &c->capbuf, t->token[kids[i]]) || serialise(c, t, kids[i], n))
             return -1;
     }
     return 0;
@@ -226,78 +227,77 @@ static size_t len_of(const lp_ctx *c, size_t code)
     return len;
 }
 
-/* The output strings of the x variables, class by class: each node u of
- * the class with each b of positive probability. n counts when out is NULL. */
-static size_t x_strings(const lp_ctx *c, size_t *out, size_t *cls)
-{
-    size_t n = 0, V = c->V;
-    for (size_t k = 0; k < c->ncls; k++)
-        for (size_t i = 0; i < c->node_n[k]; i++) {
-            size_t u = c->codes[c->node_at[k] + i], len = len_of(c, u);
-            for (size_t b = 0; b < V; b++) {
-                size_t s = c->off[len + 1] + (u - c->off[len]) * V + b;
-                if (!c->pos[s])
-                    continue;
-                if (out)
-                    out[n] = s, cls[n] = k;
-                n++;
-            }
-        }
-    return n;
-}
-
 typedef struct {
     glp_prob *P;
     long *row;        /* [strings]: the string's row, or -1 */
-    size_t *xs, *xc;  /* [nx]: the x columns' output strings and classes */
-    size_t nx, nh, nrows;
+    long *bal;        /* [strings]: the balance row of a node string, or -1 */
+    size_t nz, ny, nh, nrows;
 } lp_model;
 
-/* The LP of the header, after the cost guard. */
+/* The LP of the header in its reduced form: x(w, u, b) enters only through
+ * its class's row (sum over u, b) and its output string's row (sum over w),
+ * so it is a transportation plan between z(w, u) = sum_b x (the class w
+ * stops at u) and y(u, b) = sum_w x (the output u.b), which exists exactly
+ * when sum_w z(w, u) = sum_b y(u, b) for every node string u. Columns: z,
+ * then y, then h; rows: classes, output strings, then balances. */
 static int build(const lp_ctx *c, const mdsd_block_opts *o, lp_model *lm, mdsd_err *err)
 {
     size_t V = c->V, L = c->L, nstr = c->off[L + 2];
-    lm->nx = x_strings(c, NULL, NULL);
     lm->nrows = c->ncls;
     lm->row = malloc(nstr * sizeof *lm->row);
-    lm->xs = malloc((lm->nx + 1) * sizeof *lm->xs);
-    lm->xc = malloc((lm->nx + 1) * sizeof *lm->xc);
-    int *ind = malloc((V + 2) * sizeof *ind);
-    double *val = malloc((V + 2) * sizeof *val);
-    int rc = lm->row && lm->xs && lm->xc && ind && val
+    lm->bal = malloc(nstr * sizeof *lm->bal);
+    int *ind = malloc((V + c->ncls + 2) * sizeof *ind);
+    double *val = malloc((V + c->ncls + 2) * sizeof *val);
+    int rc = lm->row && lm->bal && ind && val
                  ? MDSD_OK : mdsd_fail(err, MDSD_ENOMEM, "block optimal-block: out of memory");
+    for (size_t k = 0; rc == MDSD_OK && k < c->ncls; k++)
+        lm->nz += c->node_n[k];
     for (size_t w = 0; rc == MDSD_OK && w < nstr; w++) {
         lm->row[w] = w > 0 && c->pos[w] ? (long)lm->nrows++ : -1;
+        lm->ny += w > 0 && c->pos[w];
         lm->nh += w >= c->off[1] && w < c->off[L + 1] && c->pos[w];
     }
+    for (size_t w = 0; rc == MDSD_OK && w < nstr; w++)
+        lm->bal[w] = w < c->off[L + 1] && c->pos[w] ? (long)lm->nrows++ : -1;
+    size_t ncols = lm->nz + lm->ny + lm->nh;
     double limit = o && o->max_seconds > 0.0 ? o->max_seconds : MDSD_LP_MAX_SECONDS;
-    double est = mdsd_lp_seconds_estimate(lm->nx + lm->nh, lm->nrows);
+    double est = mdsd_lp_seconds_estimate(ncols, lm->nrows);
     if (rc == MDSD_OK && est > limit)
         rc = mdsd_fail(err, MDSD_ETOOBIG, "block optimal-block: %zu variables x %zu rows (%zu "
                        "draft classes), about %.0f s of simplex (limit %.0f s); a smaller toy, "
-                       "or pass --force to solve it anyway", lm->nx + lm->nh, lm->nrows, c->ncls,
-                       est, limit);
+                       "or pass --force to solve it anyway", ncols, lm->nrows, c->ncls, est, limit);
     if (rc == MDSD_OK) {
-        x_strings(c, lm->xs, lm->xc);
         glp_prob *P = lm->P = glp_create_prob();
         glp_set_obj_dir(P, GLP_MAX);
         glp_add_rows(P, (int)lm->nrows);
-        glp_add_cols(P, (int)(lm->nx + lm->nh));
+        glp_add_cols(P, (int)ncols);
         for (size_t k = 0; k < c->ncls; k++)
             glp_set_row_bnds(P, (int)k + 1, GLP_FX, c->Q[k], c->Q[k]);
-        for (size_t w = c->off[1]; w < nstr; w++)
+        for (size_t w = 0; w < nstr; w++) {
             if (lm->row[w] >= 0) {
                 double rhs = w < c->off[2] ? c->m->p[(size_t)c->root * V + (w - c->off[1])] : 0.0;
                 glp_set_row_bnds(P, (int)lm->row[w] + 1, GLP_FX, rhs, rhs);
             }
+            if (lm->bal[w] >= 0)
+                glp_set_row_bnds(P, (int)lm->bal[w] + 1, GLP_FX, 0.0, 0.0);
+        }
         int col = 0;
-        for (size_t j = 0; j < lm->nx; j++) {
-            int xi[3] = {0, (int)lm->xc[j] + 1, (int)lm->row[lm->xs[j]] + 1};
-            double xv[3] = {0, 1.0, 1.0};
-            col++;
-            glp_set_col_bnds(P, col, GLP_LO, 0.0, 0.0);
-            glp_set_obj_coef(P, col, (double)len_of(c, lm->xs[j]));
-            glp_set_mat_col(P, col, 2, xi, xv);
+        for (size_t k = 0; k < c->ncls; k++) /* z(w, u) */
+            for (size_t i = 0; i < c->node_n[k]; i++) {
+                int zi[3] = {0, (int)k + 1, (int)lm->bal[c->codes[c->node_at[k] + i]] + 1};
+                double zv[3] = {0, 1.0, 1.0};
+                glp_set_col_bnds(P, ++col, GLP_LO, 0.0, 0.0);
+                glp_set_mat_col(P, col, 2, zi, zv);
+            }
+        for (size_t w = c->off[1]; w < nstr; w++) { /* y(u, b), w = u.b */
+            if (!c->pos[w])
+                continue;
+            size_t len = len_of(c, w), u = c->off[len - 1] + (w - c->off[len]) / V;
+            int yi[3] = {0, (int)lm->row[w] + 1, (int)lm->bal[u] + 1};
+            double yv[3] = {0, 1.0, -1.0};
+            glp_set_col_bnds(P, ++col, GLP_LO, 0.0, 0.0);
+            glp_set_obj_coef(P, col, (double)len);
+            glp_set_mat_col(P, col, 2, yi, yv);
         }
         for (size_t w = c->off[1]; w < c->off[L + 1]; w++) { /* h(w) */
             if (!c->pos[w])
@@ -309,8 +309,7 @@ static int build(const lp_ctx *c, const mdsd_block_opts *o, lp_model *lm, mdsd_e
                 if (c->pos[s])
                     ind[++nz] = (int)lm->row[s] + 1, val[nz] = -c->m->p[(i % V) * V + b];
             }
-            col++;
-            glp_set_col_bnds(P, col, GLP_LO, 0.0, 0.0);
+            glp_set_col_bnds(P, ++col, GLP_LO, 0.0, 0.0);
             glp_set_mat_col(P, col, (int)nz, ind, val);
         }
     }
@@ -318,23 +317,20 @@ static int build(const lp_ctx *c, const mdsd_block_opts *o, lp_model *lm, mdsd_e
     return rc;
 }
 
-/* Solves the LP with GLPK's simplex in double precision: the rows hold
- * doubles whose sums are 1 only up to rounding (sum_b p(b|u), sum Q), which
- * the rational simplex reads as an inconsistent system, so the solution is
- * exact to the simplex tolerances (tightened to 1e-10); res gets E[tau] and
- * the reach of the optimum found. */
+/* Solves the LP with GLPK's primal simplex in double precision: the rows
+ * hold doubles whose sums are 1 only up to rounding (sum_b p(b|u), sum Q),
+ * which the rational simplex reads as an inconsistent system, so the
+ * solution is exact to the simplex tolerances (tightened to 1e-10); res
+ * gets E[tau] and the reach of the optimum found (from the y columns). */
 static int solve(const lp_ctx *c, const mdsd_block_opts *o, mdsd_block_result *res, mdsd_err *err)
 {
     lp_model lm = {0};
     int rc = build(c, o, &lm, err);
-    if (rc == MDSD_OK && getenv("MDSD_DEBUG_LP"))
-        glp_write_lp(lm.P, NULL, getenv("MDSD_DEBUG_LP"));
     if (rc == MDSD_OK) {
         int old = glp_term_out(GLP_OFF);
         glp_smcp parm;
         glp_init_smcp(&parm);
         parm.msg_lev = GLP_MSG_OFF;
-        parm.presolve = getenv("MDSD_LP_PRESOLVE") ? GLP_ON : GLP_OFF;
         parm.tol_bnd = 1e-10;
         parm.tol_dj = 1e-10;
         int ret = glp_simplex(lm.P, &parm);
@@ -345,9 +341,12 @@ static int solve(const lp_ctx *c, const mdsd_block_opts *o, mdsd_block_result *r
     }
     if (rc == MDSD_OK) {
         double reach[MDSD_BLOCK_MAX_DEPTH + 1] = {0};
-        for (size_t j = 0; j < lm.nx; j++) {
-            double v = glp_get_col_prim(lm.P, (int)j + 1);
-            for (size_t d = 1; v > 0.0 && d < len_of(c, lm.xs[j]); d++)
+        int col = (int)lm.nz;
+        for (size_t w = c->off[1]; w < c->off[c->L + 2]; w++) {
+            if (!c->pos[w])
+                continue;
+            double v = glp_get_col_prim(lm.P, ++col);
+            for (size_t d = 1; v > 0.0 && d < len_of(c, w); d++)
                 reach[d] += v;
         }
         memset(res, 0, sizeof *res);
@@ -356,7 +355,7 @@ static int solve(const lp_ctx *c, const mdsd_block_opts *o, mdsd_block_result *r
     }
     if (lm.P)
         glp_delete_prob(lm.P);
-    free(lm.row), free(lm.xs), free(lm.xc);
+    free(lm.row), free(lm.bal);
     return rc;
 }
 
@@ -369,7 +368,6 @@ int mdsd_block_optimal_block(const mdsd_markov *m, const mdsd_policy *pol,
     lp_ctx c;
     memset(&c, 0, sizeof c);
     c.m = m, c.pol = pol, c.root = 0, c.V = m->V, c.L = pol->depth;
-    c.exchangeable = pol->kind == MDSD_POLICY_SEQ || pol->scheme == MDSD_SCHEME_IID;
     rc = strings(&c, err);
     if (rc == MDSD_OK)
         rc = mdsd_dtree_enumerate(m, pol, 0, o ? o->vopts.max_tuples : 0, visit, &c, err);
