@@ -468,3 +468,66 @@ Test(block_verifiers, otm_tiebreak_against_optimal_token, .timeout = 300)
     cr_assert(ot.tau - tb.tau > 0.01, "optimal-token %.9f, otm-tiebreak %.9f", ot.tau, tb.tau);
     mdsd_markov_free(&m);
 }
+
+/* ---- the command line ------------------------------------------------------ */
+
+static double json_number(const char *out, const char *key)
+{
+    char pat[96];
+    snprintf(pat, sizeof pat, "\"%s\":", key);
+    const char *at = strstr(out, pat);
+    cr_assert(at, "no %s in %s", key, out);
+    return strtod(at + strlen(pat), NULL);
+}
+
+/* The interface of issue 24: --verifier bv|gbv|traversal|optimal-block|
+ * optimal-token --exact --json prints block_efficiency, the library's
+ * value; --optimal's keys state the class; -v optimal is refused. */
+Test(block_verifiers, command_line)
+{
+    mdsd_markov m;
+    cr_assert_eq(mdsd_markov_read("papers/block/toys/toy3.txt", &m, NULL), MDSD_OK);
+    const char *names[] = {"bv", "gbv", "traversal", "optimal-block", "optimal-token",
+                           "otm-tiebreak"};
+    for (size_t i = 0; i < 6; i++) {
+        size_t K = i == 0 ? 1 : 2;
+        mdsd_policy pol = seq(K, 3);
+        char args[256], *out = NULL;
+        snprintf(args, sizeof args, "block --markov papers/block/toys/toy3.txt --sequences %zu "
+                 "--depth 3 --verifier %s --exact --json", K, names[i]);
+        cr_assert_eq(test_run_mdsd(args, 0, &out), 0, "%s", args);
+        mdsd_block_result r;
+        mdsd_blockv_kind k;
+        if (i < 3) {
+            cr_assert_eq(mdsd_blockv_parse(names[i], &k, NULL), MDSD_OK);
+            cr_assert_eq(mdsd_blockv_exact(&m, &pol, mdsd_blockv(k), NULL, &r, NULL), MDSD_OK);
+        } else if (i == 3)
+            cr_assert_eq(mdsd_block_optimal_block(&m, &pol, NULL, &r, NULL), MDSD_OK);
+        else if (i == 4)
+            cr_assert_eq(mdsd_block_optimal_token(&m, &pol, NULL, &r, NULL), MDSD_OK);
+        else
+            cr_assert_eq(mdsd_block_otm_tiebreak(&m, &pol, NULL, &r, NULL), MDSD_OK);
+        cr_assert(fabs(json_number(out, "block_efficiency") - r.tau) <= 1e-12, "%s: %s", names[i],
+                  out);
+        cr_assert(strstr(out, names[i]), "%s", out);
+        free(out);
+    }
+    char *out = NULL;
+    cr_assert_eq(test_run_mdsd("block --markov papers/block/toys/toy3.txt --sequences 2 --depth 3 "
+                               "-v gbv --optimal --json", 0, &out), 0);
+    double tau = json_number(out, "block_efficiency"), opt = json_number(out, "optimal_token_block_efficiency");
+    cr_assert(fabs(json_number(out, "gap_to_optimal_token") - (opt - tau)) <= 1e-12);
+    cr_assert(!strstr(out, "\"optimal_block_efficiency\""), "a key that names no class: %s", out);
+    free(out);
+    cr_assert_eq(test_run_mdsd("block --markov papers/block/toys/toy3.txt --sequences 2 --depth 3 "
+                               "-v optimal", 1, &out), 2);
+    cr_assert(strstr(out, "optimal-token") && strstr(out, "optimal-block"), "%s", out);
+    free(out);
+    /* the block verifiers on the shipped tree dump */
+    cr_assert_eq(test_run_mdsd("block data/kjv-trees.h5 --verifiers bv,gbv,traversal --depth 2 "
+                               "--sequences 1,2", 0, &out), 0);
+    cr_assert(strstr(out, "| bv | seq K=1 |") && strstr(out, "| gbv | seq K=2 |") &&
+              strstr(out, "| traversal | seq K=2 |") && !strstr(out, "| bv | seq K=2 |"), "%s", out);
+    free(out);
+    mdsd_markov_free(&m);
+}
