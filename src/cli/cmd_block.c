@@ -387,10 +387,10 @@ static int run(const block_opts *o, mdsd_err *err)
     const char *route = o->trials > 0 ? (o->simulate ? "simulated" : "sampled") : "exact";
     if (rc == MDSD_OK && o->optimal)
         rc = mdsd_block_optimal_token(&m, &pol, &bo, &opt, err);
-    if (rc != MDSD_OK)
-        ;
+    if (rc != MDSD_OK || (opt_token && o->optimal))
+        r = opt; /* nothing to do, or done */
     else if (opt_token)
-        rc = o->optimal ? (r = opt, MDSD_OK) : mdsd_block_optimal_token(&m, &pol, &bo, &r, err);
+        rc = mdsd_block_optimal_token(&m, &pol, &bo, &r, err);
     else if (tiebreak)
         rc = mdsd_block_otm_tiebreak(&m, &pol, &bo, &r, err);
     else if (opt_block)
