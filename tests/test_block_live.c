@@ -1,4 +1,4 @@
-/* Live decoding (src/block/live.c, MATH.md §5.6) and tree dumps drawn at the
+/* Live decoding (src/block/live.c, MATH.md §5.9) and tree dumps drawn at the
  * block starts of live runs (tree_contexts = live, src/block/treedump.c):
  * - E[tau | context s] from the block law equals mdsd_block_exact on the pair
  *   relabelled so that s is token 0 (every s; seq and tree policies);
@@ -341,7 +341,7 @@ static int eval(const char *path, mdsd_verifier_kind v, const mdsd_policy *pol,
 {
     mdsd_tree_dump *t;
     cr_assert_eq(mdsd_tree_dump_open(path, &t, err), MDSD_OK, "%s", err->msg);
-    mdsd_block_case c = {v, *pol};
+    mdsd_block_case c = {v, *pol, 0};
     int rc = mdsd_tree_dump_eval(t, &c, 1, NULL, 1, NULL, NULL, res, err);
     mdsd_tree_dump_close(t);
     return rc;

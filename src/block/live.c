@@ -1,5 +1,5 @@
 /* live.c - live tokens per target call on a Markov toy pair (live.h,
- * MATH.md §5.6).
+ * MATH.md §5.9).
  *
  * A node of a block is (depth d, last token t, m surviving drafts) as in
  * block.c. Its law, the verifier's randomness and the node's drafts

@@ -1,4 +1,4 @@
-/* live.h - live decoding on a Markov toy pair (MATH.md §5.6): tokens per
+/* live.h - live decoding on a Markov toy pair (MATH.md §5.9): tokens per
  * target call when blocks follow one another, each starting where the last
  * one stopped, against the average over fixed positions that a tree dump
  * drawn at fixed response positions estimates.

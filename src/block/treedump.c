@@ -12,6 +12,7 @@
 #include <hdf5.h>
 #include <omp.h>
 
+#include "blockv.h"
 #include "cluster.h"
 #include "dist.h"
 
@@ -489,7 +490,8 @@ int mdsd_tree_dump_check_live(const mdsd_tree_dump *t, const mdsd_block_case *c,
     if (!t->live)
         return MDSD_OK;
     const mdsd_policy *a = &t->pol, *b = &c->pol;
-    bool same = c->v == t->live_verifier && a->kind == b->kind && a->depth == b->depth;
+    bool same = !c->block && c->v == t->live_verifier && a->kind == b->kind &&
+                a->depth == b->depth;
     if (same && a->kind == MDSD_POLICY_SEQ)
         same = a->sequences == b->sequences;
     for (size_t d = 0; same && a->kind == MDSD_POLICY_TREE && d < a->depth; d++)
@@ -498,8 +500,8 @@ int mdsd_tree_dump_check_live(const mdsd_tree_dump *t, const mdsd_block_case *c,
     if (!same)
         return mdsd_fail(err, MDSD_EUNSUPPORTED, "%s holds the trees of live decoding with %s, %s: "
                          "%s, %s at those block starts is neither live decoding nor a position "
-                         "average (MATH.md 5.6)", t->path, mdsd_verifier_name(t->live_verifier),
-                         mdsd_policy_describe(a, want, sizeof want), mdsd_verifier_name(c->v),
+                         "average (MATH.md 5.9)", t->path, mdsd_verifier_name(t->live_verifier),
+                         mdsd_policy_describe(a, want, sizeof want), mdsd_block_case_name(c),
                          mdsd_policy_describe(b, got, sizeof got));
     return MDSD_OK;
 }
@@ -737,6 +739,8 @@ int mdsd_tree_dump_eval_part(mdsd_tree_dump *t, const mdsd_block_case *cases, si
 {
     for (size_t c = 0; c < ncases; c++) {
         int rc = mdsd_tree_dump_check_case(t, &cases[c].pol, err);
+        if (rc == MDSD_OK && cases[c].block)
+            rc = mdsd_block_case_check(&cases[c], err);
         if (rc == MDSD_OK)
             rc = mdsd_tree_dump_check_live(t, &cases[c], err);
         if (rc)
@@ -785,7 +789,10 @@ int mdsd_tree_dump_eval_part(mdsd_tree_dump *t, const mdsd_block_case *cases, si
             mdsd_err e = {0, ""};
             unsigned all = cases[c].pol.kind == MDSD_POLICY_SEQ
                                ? (1u << cases[c].pol.sequences) - 1u : 0u;
-            int jrc = eval_node(&tv, &cases[c], t->root[i], 0, all, R, &e);
+            int jrc = cases[c].block
+                          ? mdsd_blockv_dump_tree(t, i, mdsd_blockv((mdsd_blockv_kind)(cases[c].block - 1)),
+                                                  &cases[c].pol, tv.p, tv.q, R, &e)
+                          : eval_node(&tv, &cases[c], t->root[i], 0, all, R, &e);
             double *out = val + job * (L + 1);
             out[0] = 1.0;
             for (size_t d = 0; d < cases[c].pol.depth; d++)

@@ -1,4 +1,4 @@
-"""Tree dumps at the block starts of live decoding (`--tree-live VERIFIER`; MATH.md §5.6,
+"""Tree dumps at the block starts of live decoding (`--tree-live VERIFIER`; MATH.md §5.9,
 data/README.md "Tree dumps").
 
 Each sample is decoded speculatively from its prompt: at the current context one draft tree

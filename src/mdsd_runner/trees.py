@@ -48,7 +48,7 @@ def add_arguments(p):
                         "token-level verifier (sd, rrs, rrsw, kseq, spechub, greedy, is, otm; "
                         "run through the mdsd Python package) instead of at fixed positions: "
                         "`mdsd block` then reports live tokens per target call for it "
-                        "(MATH.md 5.6)")
+                        "(MATH.md 5.9)")
 
 
 def _policy(args):
