@@ -282,7 +282,7 @@ TREE_LARGE_COMMON := ngram --corpus kjv --order 4 --draft-order 2 --vocab-size 2
   --prompts data/prompts/kjv-openings.jsonl --gen-temperature 1 --max-new-tokens 64 \
   --logits-dtype float16 --compression gzip --tree-policy seq --tree-sequences 4 --tree-depth 4 -q
 TREE_LARGE_DIR ?= build/kjv-trees-large
-TREE_LARGE_PARTS ?= 20
+TREE_LARGE_PARTS ?= 24
 TREE_LIVE_VERIFIER ?= rrs
 TREE_LIVE_DIR ?= build/kjv-trees-live-$(TREE_LIVE_VERIFIER)
 TREE_LIVE_PARTS ?= 40
