@@ -20,7 +20,7 @@
  * existing OUTPUT.partial stops the job (resume it, or discard it
  * explicitly). OUTPUT.lock (flock) keeps two jobs off one output. The final
  * CSV is written atomically. Inside a unit, the samples finished so far are
- * checkpointed every checkpoint_seconds: their summary lines (batch_impl.h)
+ * checkpointed every checkpoint_seconds: their summary lines (fold.h)
  * and "#checkpoint LABEL,T next=R groups=K fnv1a=H"; --resume folds them
  * back and goes on from row R, with the same bits as an uninterrupted run. */
 #ifndef MDSD_BATCH_H
