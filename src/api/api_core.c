@@ -11,6 +11,7 @@
 #include "bound.h"
 #include "dist.h"
 #include "lp.h"
+#include "lp_export.h"
 #include "rng.h"
 #include "scheme.h"
 

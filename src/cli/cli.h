@@ -9,6 +9,8 @@
 #include <stddef.h>
 
 #include "mdsd.h"
+#include "check.h"
+#include "toy.h"
 
 enum { CLI_EXIT_OK = 0, CLI_EXIT_ERROR = 1, CLI_EXIT_USAGE = 2 };
 
