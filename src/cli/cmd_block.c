@@ -383,9 +383,8 @@ static void note_stderr(const char *message, void *ctx)
     fprintf(stderr, "mdsd block: %s\n", message);
 }
 
-/* The job of the options; MDSD_TEST_BLOCK_STOP_AFTER=K (tests) interrupts it
- * by SIGINT after K finished dumps (the real SIGINT path, without timing
- * races). */
+/* The job of the options (and the test hook MDSD_TEST_BLOCK_STOP_AFTER,
+ * cli_hooks.c). */
 static mdsd_block_job job_of(const block_opts *o)
 {
     mdsd_block_job j = {.tool = o->tool, .argc = cli_argc(), .argv = cli_argv(),
@@ -397,8 +396,7 @@ static mdsd_block_job job_of(const block_opts *o)
     p->costs = o->cost, p->is_top = o->is_top, p->threads = (int)o->threads;
     p->output = o->output, p->markdown = o->markdown, p->latex = o->latex;
     p->resume = o->resume, p->discard_partial = o->discard_partial;
-    const char *stop = getenv("MDSD_TEST_BLOCK_STOP_AFTER");
-    j.stop_after = stop ? (size_t)strtoul(stop, NULL, 10) : 0;
+    j.stop_after = cli_block_stop_after();
     j.shard = o->shard, j.shards = o->shards;
     j.shard_data = o->shard_data, j.shard_size = o->shard_size, j.keep_partial = o->keep_partial;
     return j;

@@ -419,6 +419,7 @@ int cmd_table(int argc, char **argv)
     b->seed = 1;
     b->progress = true;
     b->note = print_note;
+    cli_table_hooks(&b->test);
     mdsd_verifier_opts_init(&b->verifier_opts);
     int bad = parse_temperatures("0.7", &t) || parse_counts("3", &t) ||
               parse_schemes("iid,wor,greedy", &t) || parse_verifiers("rrs,kseq,greedy", &t);

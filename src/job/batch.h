@@ -35,6 +35,15 @@
 #include "scheme.h"
 #include "verifier.h"
 
+/* Test hooks, off when zeroed. The library reads no environment for them:
+ * only the CLI sets them (src/cli/cli_hooks.c: MDSD_TABLE_FAIL=COLUMN:ROW,
+ * MDSD_TABLE_BLOCK_ROWS=K; tests/test_scale.c). */
+typedef struct {
+    bool fail;                 /* row fail_row of dump column fail_column fails as a bad row would */
+    size_t fail_column, fail_row;
+    size_t block_rows;         /* > 0: blocks of at most this many rows (several blocks, checkpoints) */
+} mdsd_batch_hooks;
+
 typedef struct {
     size_t n_dumps;
     const char *const *dumps;            /* [n_dumps] paths */
@@ -94,6 +103,7 @@ typedef struct {
     char **shard_data;
     size_t *shard_size;
     bool keep_partial;
+    mdsd_batch_hooks test;
 } mdsd_batch_opts;
 
 /* Runs the job and writes opts->output atomically. rows/count (optional)

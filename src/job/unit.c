@@ -143,16 +143,12 @@ static int check_block_meta(mdsd_dump *d, const mdsd_dump_block *b, size_t rows,
     return mdsd_dump_check_meta(d, &part, meta, err);
 }
 
-/* Test hook (tests/test_scale.c): MDSD_TABLE_FAIL=COLUMN:ROW makes that
- * row of that dump column fail as a bad row would, so that a test can stop
- * one shard or rank after others have finished units. */
-static size_t test_hook_row(size_t column)
+/* Test hook (batch.h): that row of that dump column fails as a bad row
+ * would, so that a test can stop one shard or rank after others have
+ * finished units. */
+static size_t test_hook_row(const mdsd_batch_opts *o, size_t column)
 {
-    const char *spec = getenv("MDSD_TABLE_FAIL");
-    unsigned long long c, r;
-    if (!spec || sscanf(spec, "%llu:%llu", &c, &r) != 2 || c != column)
-        return SIZE_MAX;
-    return (size_t)r;
+    return o->test.fail && o->test.fail_column == column ? o->test.fail_row : SIZE_MAX;
 }
 
 /* A sample's key in the fold: its id, made distinct per file of a split
@@ -202,15 +198,12 @@ static int checkpoint_maybe(unit_acc *acc, unit_checkpoint *ck, mdsd_err *err)
     return rc;
 }
 
-/* Test hook (tests/test_scale.c): MDSD_TABLE_BLOCK_ROWS=K reads K rows per
- * block, so that a small dump has several blocks (and checkpoints). */
-static size_t block_rows_cap(size_t cap)
+/* Test hook (batch.h): blocks of at most test.block_rows rows, so that a
+ * small dump has several blocks (and checkpoints). */
+static size_t block_rows_cap(const mdsd_batch_opts *o, size_t cap)
 {
-    const char *spec = getenv("MDSD_TABLE_BLOCK_ROWS");
-    unsigned long long k;
-    if (spec && sscanf(spec, "%llu", &k) == 1 && k > 0 && k < cap)
-        return (size_t)k;
-    return cap;
+    size_t k = o->test.block_rows;
+    return k > 0 && k < cap ? k : cap;
 }
 
 /* Rows [begin, end) of file p of the dump (its own row numbers), into acc. */
@@ -219,7 +212,7 @@ static int run_part(unit_ctx *u, const dump_job *job, size_t p, size_t begin, si
                     unit_checkpoint *ck, mdsd_err *err)
 {
     mdsd_dump *d = job->parts[p];
-    size_t cap = block_rows_cap(mdsd_dump_block_rows(d, 1, BLOCK_BYTES));
+    size_t cap = block_rows_cap(u->o, mdsd_dump_block_rows(d, 1, BLOCK_BYTES));
     cap = cap < br->cap ? cap : br->cap;
     const plan *pl = u->pl;
     mdsd_err e;
@@ -298,10 +291,10 @@ static int unit_run(const mdsd_batch_opts *o, const plan *pl, const dump_job *jo
                     mdsd_report_row *rows_out, mdsd_err *err)
 {
     unit_ctx u = {o, pl, job->label, job->dump->V, T,
-                  mdsd_seed_mix(o->seed, job->index, t_index), test_hook_row(job->index), 0};
+                  mdsd_seed_mix(o->seed, job->index, t_index), test_hook_row(o, job->index), 0};
     size_t cap = 0;
     for (size_t p = 0; p < job->n_parts; p++) {
-        size_t c = block_rows_cap(mdsd_dump_block_rows(job->parts[p], 1, BLOCK_BYTES));
+        size_t c = block_rows_cap(o, mdsd_dump_block_rows(job->parts[p], 1, BLOCK_BYTES));
         cap = c > cap ? c : cap;
     }
     unit_acc *acc = calloc(1, sizeof *acc);
