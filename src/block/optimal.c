@@ -19,6 +19,7 @@
 #include <glpk.h>
 
 #include "block_impl.h"
+#include "glpk_solve.h"
 
 typedef mdsd_bk_memo opt_ctx; /* memo: reach vectors of the optimal plans */
 
@@ -83,14 +84,11 @@ static int solve_node(opt_ctx *x, size_t d, int tok, size_t n, const mdsd_joint 
         glp_set_obj_coef(P, col, e[i].reward);
         glp_set_mat_col(P, col, 2, ind, val);
     }
-    int old = glp_term_out(GLP_OFF);
     glp_smcp parm;
     glp_init_smcp(&parm);
     parm.msg_lev = GLP_MSG_OFF;
-    int ret = glp_simplex(P, &parm);
-    if (ret == 0 && glp_get_status(P) == GLP_OPT)
-        ret = glp_exact(P, &parm);
-    glp_term_out(old);
+    const char *stage;
+    int ret = mdsd_glpk_solve(P, &parm, MDSD_GLPK_EXACT_AFTER_OPTIMUM, 0, &stage);
     if (ret != 0 || glp_get_status(P) != GLP_OPT) {
         rc = mdsd_fail(err, MDSD_ESOLVER, "block optimal: GLPK failed on the node after token "
                        "%d at depth %zu (return %d, status %d)", tok, d, ret, glp_get_status(P));

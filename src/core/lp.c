@@ -11,6 +11,7 @@
 #include <glpk.h>
 
 #include "dist.h"
+#include "glpk_solve.h"
 #include "lp_model.h"
 
 /* How far the LP optimum may leave [0, 1] (simplex tolerances) before it is
@@ -420,34 +421,6 @@ int mdsd_lp_build_reduced(glp_prob *P, const double *p, double p_scale, size_t V
 /* ---------------------------------------------------------------------------
  * Solving */
 
-static const char *glpk_ret_name(int ret)
-{
-    switch (ret) {
-    case GLP_EBADB: return "invalid initial basis";
-    case GLP_ESING: return "singular basis matrix";
-    case GLP_ECOND: return "ill-conditioned basis matrix";
-    case GLP_EBOUND: return "invalid bounds";
-    case GLP_EFAIL: return "solver failure";
-    case GLP_EITLIM: return "iteration limit";
-    case GLP_ETMLIM: return "time limit";
-    case GLP_ENOPFS: return "no primal feasible solution";
-    case GLP_ENODFS: return "no dual feasible solution";
-    default: return "error";
-    }
-}
-
-static const char *glpk_status_name(int status)
-{
-    switch (status) {
-    case GLP_OPT: return "optimal";
-    case GLP_FEAS: return "feasible, not proven optimal";
-    case GLP_INFEAS: return "infeasible";
-    case GLP_NOFEAS: return "no feasible solution";
-    case GLP_UNBND: return "unbounded";
-    default: return "undefined";
-    }
-}
-
 /* glp_simplex, then glp_exact from its basis when exact; GLPK stays silent. */
 static int solve(glp_prob *P, const char *what, bool exact, bool best_effort, double *alpha,
                  mdsd_err *err)
@@ -461,36 +434,31 @@ static int solve(glp_prob *P, const char *what, bool exact, bool best_effort, do
      * holds the LPs to 1e-7, so ask for more. */
     parm.tol_bnd = 1e-10;
     parm.tol_dj = 1e-10;
-    const char *stage = "glp_simplex";
-    int ret = glp_simplex(P, &parm);
-    if (ret == 0 && glp_get_status(P) == GLP_OPT && exact) {
-        stage = "glp_exact";
-        /* The rational simplex can take hours on subnormal or widely scaled
-         * masses: bounded, it either fails naming the limit or (best effort)
-         * falls back to the floating-point optimum. */
-        parm.tm_lim = MDSD_LP_EXACT_SECONDS * 1000;
-        ret = glp_exact(P, &parm);
-        if (ret == GLP_ETMLIM && best_effort) {
-            parm.tm_lim = INT_MAX;
-            stage = "glp_simplex";
-            ret = glp_simplex(P, &parm);
-        } else if (ret == GLP_ETMLIM) {
-            glp_term_out(old_out);
-            return mdsd_fail(err, MDSD_ETOOBIG, "%s: GLPK's rational simplex (exact arithmetic) "
-                             "ran past %d s (masses that are subnormal or span a wide range make "
-                             "its rationals huge); solve without exact arithmetic", what,
-                             MDSD_LP_EXACT_SECONDS);
-        }
+    /* The rational simplex can take hours on subnormal or widely scaled
+     * masses: bounded, it either fails naming the limit or (best effort)
+     * falls back to the floating-point optimum. */
+    const char *stage;
+    int ret = mdsd_glpk_solve(P, &parm, exact ? MDSD_GLPK_EXACT_AFTER_OPTIMUM : MDSD_GLPK_FLOAT,
+                              MDSD_LP_EXACT_SECONDS * 1000, &stage);
+    if (ret == GLP_ETMLIM && !strcmp(stage, "glp_exact") && best_effort) {
+        stage = "glp_simplex";
+        ret = glp_simplex(P, &parm);
+    } else if (ret == GLP_ETMLIM && !strcmp(stage, "glp_exact")) {
+        glp_term_out(old_out);
+        return mdsd_fail(err, MDSD_ETOOBIG, "%s: GLPK's rational simplex (exact arithmetic) "
+                         "ran past %d s (masses that are subnormal or span a wide range make "
+                         "its rationals huge); solve without exact arithmetic", what,
+                         MDSD_LP_EXACT_SECONDS);
     }
     int status = glp_get_status(P);
     double obj = glp_get_obj_val(P);
     glp_term_out(old_out);
     if (ret)
         return mdsd_fail(err, MDSD_ESOLVER, "%s: GLPK %s failed (code %d: %s)", what, stage, ret,
-                         glpk_ret_name(ret));
+                         mdsd_glpk_ret_name(ret));
     if (status != GLP_OPT)
         return mdsd_fail(err, MDSD_ESOLVER, "%s: GLPK %s ended with status '%s'", what, stage,
-                         glpk_status_name(status));
+                         mdsd_glpk_status_name(status));
     if (!(obj >= -LP_ALPHA_SLACK && obj <= 1.0 + LP_ALPHA_SLACK))
         return mdsd_fail(err, MDSD_ESOLVER,
                          "%s: optimum %.17g is outside [0, 1] by more than %g (solver failure)",
