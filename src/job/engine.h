@@ -22,6 +22,7 @@
 #include "bound.h"
 #include "dump.h"
 #include "fold.h"
+#include "position.h"
 #include "progress.h"
 
 typedef mdsd_batch_cell cell;
@@ -35,17 +36,12 @@ typedef struct {
     const char *label;   /* dump label for messages */
     size_t V;
     double T;
-    uint64_t unit_seed;  /* seed mixed with the unit, for Monte Carlo */
+    mdsd_position_settings set; /* the job's, at T, Monte Carlo seeded by the unit */
     size_t fail_row;     /* test hook (see test_hook_row); SIZE_MAX = none */
     size_t row_offset;   /* rows of the dump's files before the one being read */
 } unit_ctx;
 
-typedef struct {
-    double *p, *q;                 /* [V] */
-    mdsd_bound_workspace *bound;   /* per-thread scratch of the alpha* solvers */
-    uint64_t pq_tag;               /* bumped with each new (p, q): lets the alpha* cells
-                                      of one position share the q/p order */
-} worker;
+typedef mdsd_position_worker worker;
 
 /* One column of the table: a dump with one of its drafters. */
 typedef struct {
@@ -135,8 +131,6 @@ int mdsd_column_open(const mdsd_batch_opts *o, size_t j, dump_job *job, mdsd_err
 void mdsd_column_close(dump_job *job);
 
 /* ---- position.c ---- */
-worker *mdsd_workers_alloc(int count, size_t V, size_t max_n, mdsd_err *err);
-void mdsd_workers_free(worker *w, int count);
 int mdsd_position_eval(const unit_ctx *u, worker *w, const float *target, const float *draft,
                        size_t row, double *alpha, double *per_draft, bool *exact, mdsd_err *err);
 void mdsd_position_stats(const double *p, const double *q, size_t V, double out[3]);

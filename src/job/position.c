@@ -1,46 +1,48 @@
-/* position.c - one row of a dump: (p, q) at the temperature, truncated, and
- * every cell of the plan: alpha* or a verifier's acceptance, exact where a
- * closed form exists, else Monte Carlo on the row's own stream (engine.h). */
+/* position.c - the per-position evaluator (position.h), and one row of a
+ * dump through it: every cell of the table job's plan (engine.h). */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dist.h"
 #include "engine.h"
 #include "montecarlo.h"
+#include "position.h"
 
-static int cell_bound(const unit_ctx *u, worker *w, const mdsd_scheme *s, double *alpha,
-                      mdsd_err *err)
+int mdsd_position_alpha(mdsd_position_worker *w, const mdsd_scheme *s, double *alpha, mdsd_err *err)
 {
     mdsd_bound_result res = {0};
     mdsd_bound_opts opts = {.pq_tag = w->pq_tag};
     int rc = mdsd_bound_alpha(w->p, s, MDSD_BOUND_AUTO, &opts, w->bound, &res, err);
     *alpha = res.alpha;
-    (void)u;
     return rc;
 }
 
 /* Monte Carlo for a verifier without an exact form at this size. */
-static int cell_simulate(const unit_ctx *u, worker *w, mdsd_verifier_kind kind,
-                         const mdsd_scheme *s, size_t row, double *alpha, double *per_draft,
-                         mdsd_err *err)
+static int simulate(const mdsd_position_settings *st, mdsd_position_worker *w,
+                    mdsd_verifier_kind kind, const mdsd_scheme *s, uint64_t position, double *rate,
+                    double *per_draft, mdsd_err *err)
 {
     mdsd_err e;
     mdsd_err_clear(&e);
-    mdsd_verifier *v = mdsd_verifier_alloc(kind, w->p, s, &u->o->verifier_opts, &e);
-    if (!v)
-        return mdsd_fail_from(err, &e, "table: verifier");
+    mdsd_verifier *v = mdsd_verifier_alloc(kind, w->p, s, st->verifier_opts, &e);
+    if (!v) {
+        char what[64];
+        snprintf(what, sizeof what, "%s: verifier", st->who);
+        return mdsd_fail_from(err, &e, what);
+    }
     mdsd_mc_opts mc;
     mdsd_mc_opts_init(&mc);
-    mc.trials = u->o->trials;
-    mc.seed = u->unit_seed;
-    mc.position = row;
+    mc.trials = st->trials;
+    mc.seed = st->seed;
+    mc.position = position;
     mc.threads = 1; /* the rows are already spread over the threads */
     mc.histogram = false;
     mdsd_mc_result res;
     int rc = mdsd_mc_run(v, &mc, &res, err);
     if (rc == MDSD_OK) {
-        *alpha = res.alpha;
+        *rate = res.alpha;
         for (size_t j = 0; j < s->n; j++)
             per_draft[j] = (double)res.per_draft[j] / (double)res.trials;
         mdsd_mc_result_free(&res);
@@ -49,34 +51,38 @@ static int cell_simulate(const unit_ctx *u, worker *w, mdsd_verifier_kind kind,
     return rc;
 }
 
-static int cell_verifier(const unit_ctx *u, worker *w, mdsd_verifier_kind kind,
-                         const mdsd_scheme *s, size_t row, double *alpha, double *per_draft,
-                         bool *exact, mdsd_err *err)
+int mdsd_position_rate(const mdsd_position_settings *st, mdsd_position_worker *w,
+                       mdsd_verifier_kind kind, const mdsd_scheme *s, uint64_t position, double *rate,
+                       double *per_draft, bool *exact, mdsd_err *err)
 {
     *exact = false;
-    if (u->o->simulate)
-        return cell_simulate(u, w, kind, s, row, alpha, per_draft, err);
-    int rc = mdsd_verifier_exact(kind, w->p, s, &u->o->verifier_opts, alpha, per_draft, err);
+    if (st->simulate)
+        return simulate(st, w, kind, s, position, rate, per_draft, err);
+    int rc = mdsd_verifier_exact(kind, w->p, s, st->verifier_opts, rate, per_draft, err);
     *exact = rc == MDSD_OK;
-    if ((rc == MDSD_EUNSUPPORTED || rc == MDSD_ETOOBIG) && u->o->trials > 0)
-        rc = cell_simulate(u, w, kind, s, row, alpha, per_draft, err);
-    else if (rc == MDSD_EUNSUPPORTED || rc == MDSD_ETOOBIG)
-        rc = mdsd_fail(err, rc, "no exact acceptance at this size; pass --trials K for Monte Carlo");
+    if ((rc == MDSD_EUNSUPPORTED || rc == MDSD_ETOOBIG) && st->trials > 0)
+        rc = simulate(st, w, kind, s, position, rate, per_draft, err);
     return rc;
-}
-
-static bool truncates(const mdsd_batch_opts *o)
-{
-    return o->top_k > 0 || (o->top_p > 0.0 && o->top_p < 1.0);
 }
 
 /* Decoding truncation (top-k, then top-p) of both models, as a decoder
  * applies it before speculative sampling. */
-static int truncate_pair(const mdsd_batch_opts *o, worker *w, size_t V, mdsd_err *err)
+int mdsd_position_pq(const mdsd_position_settings *st, mdsd_position_worker *w, const float *tf,
+                     const double *td, const float *df, const double *dd, size_t V, mdsd_err *err)
 {
-    double top_p = o->top_p > 0.0 ? o->top_p : 1.0;
-    int rc = mdsd_truncate(w->p, V, o->top_k, top_p, err);
-    return rc ? rc : mdsd_truncate(w->q, V, o->top_k, top_p, err);
+    int rc = tf ? mdsd_softmax_float(tf, V, st->T, w->p, "target", err)
+                : mdsd_softmax(td, V, st->T, w->p, "target", err);
+    if (rc == MDSD_OK)
+        rc = df ? mdsd_softmax_float(df, V, st->T, w->q, "draft", err)
+                : mdsd_softmax(dd, V, st->T, w->q, "draft", err);
+    double top_p = st->top_p > 0.0 ? st->top_p : 1.0;
+    if (rc == MDSD_OK && (st->top_k > 0 || top_p < 1.0)) {
+        rc = mdsd_truncate(w->p, V, st->top_k, top_p, err);
+        if (rc == MDSD_OK)
+            rc = mdsd_truncate(w->q, V, st->top_k, top_p, err);
+    }
+    w->pq_tag++;
+    return rc;
 }
 
 /* Evaluates every cell at one row: alpha[cells], per_draft[cells * max_n]. */
@@ -86,12 +92,7 @@ int mdsd_position_eval(const unit_ctx *u, worker *w, const float *target, const 
     if (row == u->fail_row)
         return mdsd_fail(err, MDSD_EINVAL, "%s, row %zu: failed on purpose (test hook "
                          "MDSD_TABLE_FAIL)", u->label, row);
-    int rc = mdsd_softmax_float(target, u->V, u->T, w->p, "target", err);
-    if (rc == MDSD_OK)
-        rc = mdsd_softmax_float(draft, u->V, u->T, w->q, "draft", err);
-    if (rc == MDSD_OK && truncates(u->o))
-        rc = truncate_pair(u->o, w, u->V, err);
-    w->pq_tag++;
+    int rc = mdsd_position_pq(&u->set, w, target, NULL, draft, NULL, u->V, err);
     const plan *pl = u->pl;
     for (size_t c = 0; c < pl->count && rc == MDSD_OK; c++) {
         const cell *ce = &pl->cells[c];
@@ -100,10 +101,11 @@ int mdsd_position_eval(const unit_ctx *u, worker *w, const float *target, const 
         memset(pd, 0, pl->max_n * sizeof *pd);
         exact[c] = true;
         if (ce->verifier < 0)
-            rc = cell_bound(u, w, &s, &alpha[c], err);
-        else
-            rc = cell_verifier(u, w, (mdsd_verifier_kind)ce->verifier, &s, row, &alpha[c], pd,
-                               &exact[c], err);
+            rc = mdsd_position_alpha(w, &s, &alpha[c], err);
+        else if ((rc = mdsd_position_rate(&u->set, w, (mdsd_verifier_kind)ce->verifier, &s, row,
+                                          &alpha[c], pd, &exact[c], err)) == MDSD_EUNSUPPORTED ||
+                 rc == MDSD_ETOOBIG)
+            rc = mdsd_fail(err, rc, "no exact acceptance at this size; pass --trials K for Monte Carlo");
         if (rc) {
             char what[600];
             snprintf(what, sizeof what, "%s", err->msg);
@@ -135,7 +137,7 @@ void mdsd_position_stats(const double *p, const double *q, size_t V, double out[
     out[0] = hp, out[1] = hq, out[2] = 0.5 * tv;
 }
 
-void mdsd_workers_free(worker *w, int count)
+void mdsd_position_workers_free(mdsd_position_worker *w, int count)
 {
     for (int i = 0; w && i < count; i++) {
         free(w[i].p), free(w[i].q);
@@ -144,19 +146,20 @@ void mdsd_workers_free(worker *w, int count)
     free(w);
 }
 
-worker *mdsd_workers_alloc(int count, size_t V, size_t max_n, mdsd_err *err)
+mdsd_position_worker *mdsd_position_workers_alloc(int count, size_t V, size_t max_n, const char *who,
+                                                  mdsd_err *err)
 {
-    worker *w = calloc((size_t)count, sizeof *w);
+    mdsd_position_worker *w = calloc((size_t)count, sizeof *w);
     for (int i = 0; w && i < count; i++) {
         w[i].p = malloc(V * sizeof *w[i].p);
         w[i].q = malloc(V * sizeof *w[i].q);
         w[i].bound = mdsd_bound_workspace_alloc(V, max_n, err);
         if (!w[i].p || !w[i].q || !w[i].bound) {
-            mdsd_workers_free(w, count);
+            mdsd_position_workers_free(w, count);
             w = NULL;
         }
     }
     if (!w)
-        mdsd_fail(err, MDSD_ENOMEM, "table: out of memory for V = %zu", V);
+        mdsd_fail(err, MDSD_ENOMEM, "%s: out of memory for V = %zu", who, V);
     return w;
 }

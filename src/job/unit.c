@@ -290,8 +290,10 @@ static int unit_run(const mdsd_batch_opts *o, const plan *pl, const dump_job *jo
                     size_t *n_groups, const unit_progress *from, unit_checkpoint *ck,
                     mdsd_report_row *rows_out, mdsd_err *err)
 {
-    unit_ctx u = {o, pl, job->label, job->dump->V, T,
-                  mdsd_seed_mix(o->seed, job->index, t_index), test_hook_row(o, job->index), 0};
+    mdsd_position_settings set = {T, o->top_k, o->top_p, o->trials, o->simulate,
+                                  mdsd_seed_mix(o->seed, job->index, t_index), &o->verifier_opts,
+                                  "table"};
+    unit_ctx u = {o, pl, job->label, job->dump->V, T, set, test_hook_row(o, job->index), 0};
     size_t cap = 0;
     for (size_t p = 0; p < job->n_parts; p++) {
         size_t c = block_rows_cap(o, mdsd_dump_block_rows(job->parts[p], 1, BLOCK_BYTES));
@@ -369,7 +371,7 @@ int mdsd_unit_run_column(const mdsd_batch_opts *o, const plan *pl, const dump_jo
     int threads = o->threads > 0 ? o->threads : omp_get_max_threads();
     mdsd_err e;
     mdsd_err_clear(&e);
-    worker *workers = mdsd_workers_alloc(threads, job->dump->V, pl->max_n, &e);
+    worker *workers = mdsd_position_workers_alloc(threads, job->dump->V, pl->max_n, "table", &e);
     mdsd_report_row *rows = malloc(pl->count * sizeof *rows);
     int rc = !workers ? mdsd_fail_from(err, &e, "table: workers")
              : !rows  ? mdsd_fail(err, MDSD_ENOMEM, "table: out of memory")
@@ -415,6 +417,6 @@ int mdsd_unit_run_column(const mdsd_batch_opts *o, const plan *pl, const dump_jo
             rc = mdsd_rows_push(all, rows, pl->count, err);
     }
     free(rows);
-    mdsd_workers_free(workers, threads);
+    mdsd_position_workers_free(workers, threads);
     return rc;
 }
