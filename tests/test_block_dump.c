@@ -168,7 +168,7 @@ static void write_tree_dump(const char *path, const mdsd_markov *m, const double
              pol->kind == MDSD_POLICY_SEQ ? (1u << pol->sequences) - 1u : 0u);
     }
     const char *names[1] = {"toy"};
-    mdsd_dump_spec spec = {.V = V, .dtype = MDSD_DTYPE_FLOAT32, .creator = "test",
+    mdsd_dump_spec spec = {.V = V, .dtype = MDSD_DUMP_FLOAT32, .creator = "test",
                            .generation_temperature = 1.0, .target_model = "p", .n_drafts = 1,
                            .draft_names = names};
     mdsd_dump_writer *w;

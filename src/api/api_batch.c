@@ -180,15 +180,6 @@ int mdsd_table_run(const mdsd_table_opts *t, mdsd_err *err)
 {
     if (!t)
         return mdsd_fail(err, MDSD_EINVAL, "table: no options given (NULL)");
-    mdsd_batch_opts o = {
-        .n_dumps = t->n_dumps, .dumps = t->dumps, .n_temperatures = t->n_temperatures,
-        .temperatures = t->temperatures, .n_counts = t->n_counts, .draft_counts = t->draft_counts,
-        .n_schemes = t->n_schemes, .schemes = t->schemes, .n_verifiers = t->n_verifiers,
-        .verifiers = t->verifiers, .n_draft_models = t->n_draft_models,
-        .draft_models = t->draft_models, .row_begin = t->row_begin, .row_end = t->row_end,
-        .top_k = t->top_k, .top_p = t->top_p, .trials = t->trials, .simulate = t->simulate != 0,
-        .seed = t->seed, .threads = t->threads, .verifier_opts = t->verifier_opts,
-        .output = t->output, .resume = t->resume != 0,
-    };
+    mdsd_batch_opts o = {.pub = *t};
     return mdsd_batch_run(&o, NULL, NULL, err);
 }

@@ -19,7 +19,7 @@ static int open_columns(const mdsd_batch_opts *o, dump_job *jobs, size_t n_jobs,
     *total = 0;
     for (size_t i = 0; i < n_jobs && rc == MDSD_OK; i++)
         if ((rc = mdsd_column_open(o, i, &jobs[i], err)) == MDSD_OK)
-            *total += (jobs[i].end - jobs[i].begin) * o->n_temperatures;
+            *total += (jobs[i].end - jobs[i].begin) * o->pub.n_temperatures;
     return rc;
 }
 
@@ -37,7 +37,7 @@ static int read_resume(const mdsd_batch_opts *o, const plan *pl, const dump_job 
                        mdsd_err *err)
 {
     int rc = MDSD_OK;
-    if (o->resume)
+    if (o->pub.resume)
         rc = mdsd_partial_read(partial_path, signature, pl->count, &rs->done, &rs->prog, &rs->last,
                                rs->last_key, err);
     if (rc == MDSD_OK)
@@ -137,25 +137,25 @@ int mdsd_batch_run(const mdsd_batch_opts *o, mdsd_report_row **rows_out, size_t 
     if (rc)
         return rc;
     size_t max_n = 1;
-    for (size_t k = 0; k < o->n_counts; k++)
-        max_n = o->draft_counts[k] > max_n ? o->draft_counts[k] : max_n;
+    for (size_t k = 0; k < o->pub.n_counts; k++)
+        max_n = o->pub.draft_counts[k] > max_n ? o->pub.draft_counts[k] : max_n;
     plan pl;
     if ((rc = mdsd_plan_make(o, max_n + 1, &pl, err)))
         return rc;
     char signature[8192], partial_path[4200], lock_path[4200];
     mdsd_partial_signature(o, &pl, signature, sizeof signature);
     if (o->shards && o->shard_data) { /* MPI ranks: one checkpoint each beside the CSV */
-        snprintf(partial_path, sizeof partial_path, "%s.shard-%zu-of-%zu.partial", o->output,
+        snprintf(partial_path, sizeof partial_path, "%s.shard-%zu-of-%zu.partial", o->pub.output,
                  o->shard, o->shards);
-        snprintf(lock_path, sizeof lock_path, "%s.shard-%zu-of-%zu.lock", o->output, o->shard,
+        snprintf(lock_path, sizeof lock_path, "%s.shard-%zu-of-%zu.lock", o->pub.output, o->shard,
                  o->shards);
     } else {
-        snprintf(partial_path, sizeof partial_path, "%s.partial", o->output);
-        snprintf(lock_path, sizeof lock_path, "%s.lock", o->output);
+        snprintf(partial_path, sizeof partial_path, "%s.partial", o->pub.output);
+        snprintf(lock_path, sizeof lock_path, "%s.lock", o->pub.output);
     }
     mdsd_lock lock;
     char what[4300];
-    snprintf(what, sizeof what, "'%s'", o->output);
+    snprintf(what, sizeof what, "'%s'", o->pub.output);
     if ((rc = mdsd_lock_acquire(&lock, lock_path, what, err)))
         return rc;
     rc = mdsd_partial_policy(o, partial_path, err);

@@ -14,25 +14,25 @@ static const char *base_name(const char *path)
 /* The dump's label: its base name, or the path if two dumps share a name. */
 static const char *dump_label(const mdsd_batch_opts *o, size_t i)
 {
-    for (size_t k = 0; k < o->n_dumps; k++)
-        if (k != i && !strcmp(base_name(o->dumps[k]), base_name(o->dumps[i])))
-            return o->dumps[i];
-    return base_name(o->dumps[i]);
+    for (size_t k = 0; k < o->pub.n_dumps; k++)
+        if (k != i && !strcmp(base_name(o->pub.dumps[k]), base_name(o->pub.dumps[i])))
+            return o->pub.dumps[i];
+    return base_name(o->pub.dumps[i]);
 }
 
 size_t mdsd_column_count(const mdsd_batch_opts *o)
 {
-    return o->n_dumps * (o->n_draft_models ? o->n_draft_models : 1);
+    return o->pub.n_dumps * (o->pub.n_draft_models ? o->pub.n_draft_models : 1);
 }
 
 /* Job j: dump j / drafters, drafter j % drafters. A directory is one dump
  * split across its *.h5 files (mdsd_dump_parts). */
 int mdsd_column_open(const mdsd_batch_opts *o, size_t j, dump_job *job, mdsd_err *err)
 {
-    size_t drafters = o->n_draft_models ? o->n_draft_models : 1, i = j / drafters;
+    size_t drafters = o->pub.n_draft_models ? o->pub.n_draft_models : 1, i = j / drafters;
     char **paths = NULL;
     size_t n = 0;
-    int rc = mdsd_dump_parts(o->dumps[i], &paths, &n, err);
+    int rc = mdsd_dump_parts(o->pub.dumps[i], &paths, &n, err);
     if (rc)
         return rc;
     job->parts = calloc(n, sizeof *job->parts);
@@ -40,7 +40,7 @@ int mdsd_column_open(const mdsd_batch_opts *o, size_t j, dump_job *job, mdsd_err
     job->part_row0 = calloc(n + 1, sizeof *job->part_row0);
     if (!job->parts || !job->part_draft || !job->part_row0)
         rc = mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
-    const char *model = o->n_draft_models ? o->draft_models[j % drafters] : NULL;
+    const char *model = o->pub.n_draft_models ? o->pub.draft_models[j % drafters] : NULL;
     for (size_t p = 0; p < n && rc == MDSD_OK; p++) {
         if ((rc = mdsd_dump_open(paths[p], &job->parts[p], err)))
             break;
@@ -70,11 +70,11 @@ int mdsd_column_open(const mdsd_batch_opts *o, size_t j, dump_job *job, mdsd_err
     else
         snprintf(job->label, sizeof job->label, "%s", dump_label(o, i));
     size_t N = job->part_row0[n];
-    job->begin = o->row_begin;
-    job->end = o->row_end ? o->row_end : N;
+    job->begin = o->pub.row_begin;
+    job->end = o->pub.row_end ? o->pub.row_end : N;
     if (job->begin >= job->end || job->end > N)
         return mdsd_fail(err, MDSD_EINVAL, "%s: rows %zu:%zu are outside the dump's %zu rows",
-                         o->dumps[i], job->begin, job->end, N);
+                         o->pub.dumps[i], job->begin, job->end, N);
     return MDSD_OK;
 }
 

@@ -19,17 +19,17 @@ void mdsd_partial_signature(const mdsd_batch_opts *o, const plan *pl, char *sig,
     size_t len = (size_t)snprintf(sig, size,
                                   "#mdsd-table 2 trials=%llu%s seed=%llu rows=%zu:%zu top-k=%zu top-p=%.17g "
                                   "is-top=%zu draft=",
-                                  (unsigned long long)o->trials, o->simulate ? " simulate" : "",
-                                  (unsigned long long)o->seed, o->row_begin, o->row_end, o->top_k,
-                                  o->top_p > 0.0 ? o->top_p : 1.0, o->verifier_opts.is_top);
-    for (size_t i = 0; i < o->n_draft_models && len < size; i++)
-        len += (size_t)snprintf(sig + len, size - len, "%s%s", i ? "," : "", o->draft_models[i]);
+                                  (unsigned long long)o->pub.trials, o->pub.simulate ? " simulate" : "",
+                                  (unsigned long long)o->pub.seed, o->pub.row_begin, o->pub.row_end, o->pub.top_k,
+                                  o->pub.top_p > 0.0 ? o->pub.top_p : 1.0, o->pub.verifier_opts.is_top);
+    for (size_t i = 0; i < o->pub.n_draft_models && len < size; i++)
+        len += (size_t)snprintf(sig + len, size - len, "%s%s", i ? "," : "", o->pub.draft_models[i]);
     len += (size_t)snprintf(sig + len, size - len, " cells=");
     for (size_t c = 0; c < pl->count && len < size; c++)
         len += (size_t)snprintf(sig + len, size - len, "%zu/%s/%d;", pl->cells[c].n,
                                 mdsd_scheme_name(pl->cells[c].scheme), pl->cells[c].verifier);
-    for (size_t i = 0; i < o->n_dumps && len < size; i++)
-        len += (size_t)snprintf(sig + len, size - len, " %s", o->dumps[i]);
+    for (size_t i = 0; i < o->pub.n_dumps && len < size; i++)
+        len += (size_t)snprintf(sig + len, size - len, " %s", o->pub.dumps[i]);
 }
 
 /* One unit being read back: its rows since the last marker. */
@@ -317,7 +317,7 @@ int mdsd_partial_policy(const mdsd_batch_opts *o, const char *partial_path, mdsd
             return mdsd_fail(err, MDSD_EIO, "cannot delete '%s': %s", partial_path, strerror(errno));
         return MDSD_OK;
     }
-    if (o->resume)
+    if (o->pub.resume)
         return MDSD_OK;
     return mdsd_fail(err, MDSD_EINVAL, "'%s' holds the finished units of an interrupted job on this "
                      "output: pass --resume to continue it, or --discard-partial to delete it and "
@@ -393,8 +393,8 @@ int mdsd_partial_check_done(const char *path, const mdsd_batch_opts *o, const du
         const mdsd_report_row *r = &done->rows[i];
         bool known = false;
         for (size_t j = 0; j < n_jobs && !known; j++)
-            for (size_t t = 0; t < o->n_temperatures && !known; t++)
-                known = !strcmp(jobs[j].label, r->dump) && o->temperatures[t] == r->temperature;
+            for (size_t t = 0; t < o->pub.n_temperatures && !known; t++)
+                known = !strcmp(jobs[j].label, r->dump) && o->pub.temperatures[t] == r->temperature;
         if (!known) {
             char key[600];
             mdsd_rows_unit_key(r, key, sizeof key);
@@ -417,9 +417,9 @@ int mdsd_partial_check_progress(const char *path, const mdsd_batch_opts *o, cons
         const unit_progress *u = &prog->items[i];
         const dump_job *job = NULL;
         for (size_t j = 0; j < n_jobs && !job; j++)
-            for (size_t t = 0; t < o->n_temperatures && !job; t++) {
+            for (size_t t = 0; t < o->pub.n_temperatures && !job; t++) {
                 char key[600];
-                snprintf(key, sizeof key, "%s,%.10g", jobs[j].label, o->temperatures[t]);
+                snprintf(key, sizeof key, "%s,%.10g", jobs[j].label, o->pub.temperatures[t]);
                 if (!strcmp(key, u->key))
                     job = &jobs[j];
             }

@@ -66,17 +66,17 @@ int mdsd_plan_make(const mdsd_batch_opts *o, size_t V, plan *pl, mdsd_err *err)
         uniform[v] = 1.0 / (double)V;
     int rc = MDSD_OK;
     mdsd_err why;
-    for (size_t k = 0; k < o->n_counts && rc == MDSD_OK; k++) {
-        size_t n = o->draft_counts[k];
-        for (size_t i = 0; i < o->n_schemes && rc == MDSD_OK; i++) {
-            mdsd_scheme_kind kind = o->schemes[i];
+    for (size_t k = 0; k < o->pub.n_counts && rc == MDSD_OK; k++) {
+        size_t n = o->pub.draft_counts[k];
+        for (size_t i = 0; i < o->pub.n_schemes && rc == MDSD_OK; i++) {
+            mdsd_scheme_kind kind = o->pub.schemes[i];
             if (scheme_applies(kind, n, uniform, V, &why) == MDSD_OK)
                 rc = add_bound(pl, kind, n, err);
             else
                 note(o, "skipping the %s scheme at n = %zu: %s", mdsd_scheme_name(kind), n, why.msg);
         }
-        for (size_t i = 0; i < o->n_verifiers && rc == MDSD_OK; i++) {
-            mdsd_verifier_kind v = o->verifiers[i];
+        for (size_t i = 0; i < o->pub.n_verifiers && rc == MDSD_OK; i++) {
+            mdsd_verifier_kind v = o->pub.verifiers[i];
             mdsd_scheme s = {mdsd_verifier_scheme(v), n, V, uniform, NULL};
             if (mdsd_verifier_check(v, &s, &why) != MDSD_OK) {
                 note(o, "skipping verifier %s at n = %zu: %s", mdsd_verifier_name(v), n, why.msg);
@@ -111,7 +111,7 @@ static double seconds_now(void)
  * trials). The estimate is for that verifier alone. */
 void mdsd_plan_warn_monte_carlo(const mdsd_batch_opts *o, const plan *pl, size_t V, size_t positions)
 {
-    if (!o->note || o->trials == 0 || V < 2)
+    if (!o->note || o->pub.trials == 0 || V < 2)
         return;
     double *p = malloc(V * sizeof *p), *q = malloc(V * sizeof *q);
     if (!p || !q) {
@@ -131,34 +131,34 @@ void mdsd_plan_warn_monte_carlo(const mdsd_batch_opts *o, const plan *pl, size_t
         mdsd_scheme s = {ce->scheme, ce->n, V, q, NULL};
         mdsd_err err;
         double alpha, per_draft[MDSD_REPORT_MAX_DRAFTS];
-        int rc = o->simulate ? MDSD_EUNSUPPORTED
-                             : mdsd_verifier_exact(kind, p, &s, &o->verifier_opts, &alpha, per_draft, &err);
+        int rc = o->pub.simulate ? MDSD_EUNSUPPORTED
+                             : mdsd_verifier_exact(kind, p, &s, &o->pub.verifier_opts, &alpha, per_draft, &err);
         if (rc != MDSD_EUNSUPPORTED && rc != MDSD_ETOOBIG)
             continue;
-        mdsd_verifier *v = mdsd_verifier_alloc(kind, p, &s, &o->verifier_opts, &err);
+        mdsd_verifier *v = mdsd_verifier_alloc(kind, p, &s, &o->pub.verifier_opts, &err);
         if (!v)
             continue;
         mdsd_mc_opts mc;
         mdsd_mc_opts_init(&mc);
-        mc.trials = o->trials < 64 ? o->trials : 64;
+        mc.trials = o->pub.trials < 64 ? o->pub.trials : 64;
         mc.threads = 1;
         mc.histogram = false;
         mdsd_mc_result res;
         double t0 = seconds_now();
         rc = mdsd_mc_run(v, &mc, &res, &err);
-        double per_position = (seconds_now() - t0) * (double)o->trials / (double)mc.trials;
+        double per_position = (seconds_now() - t0) * (double)o->pub.trials / (double)mc.trials;
         mdsd_verifier_free(v);
         if (rc)
             continue;
         mdsd_mc_result_free(&res);
-        int threads = o->threads > 0 ? o->threads : omp_get_max_threads();
+        int threads = o->pub.threads > 0 ? o->pub.threads : omp_get_max_threads();
         double total = per_position * (double)positions / (double)threads;
         char msg[768];
         snprintf(msg, sizeof msg, "verifier %s at n = %zu has no exact form at V = %zu and runs by Monte "
                  "Carlo, %llu trials per position: up to about %.3g s per position (%.3g rows/s per "
                  "thread, measured on a probe position where every draft is rejected), so up to about "
                  "%.2g %s for this verifier alone over the %zu positions x temperatures on %d thread%s%s",
-                 mdsd_verifier_name(kind), ce->n, V, (unsigned long long)o->trials, per_position,
+                 mdsd_verifier_name(kind), ce->n, V, (unsigned long long)o->pub.trials, per_position,
                  1.0 / per_position, total > 3600 ? total / 3600 : total > 60 ? total / 60 : total,
                  total > 3600 ? "hours" : total > 60 ? "minutes" : "seconds", positions, threads,
                  threads == 1 ? "" : "s",
@@ -170,40 +170,40 @@ void mdsd_plan_warn_monte_carlo(const mdsd_batch_opts *o, const plan *pl, size_t
 
 int mdsd_plan_check_options(const mdsd_batch_opts *o, mdsd_err *err)
 {
-    if (o->n_dumps == 0)
+    if (o->pub.n_dumps == 0)
         return mdsd_fail(err, MDSD_EINVAL, "table: no dump given");
-    if (o->n_temperatures == 0 || o->n_counts == 0)
+    if (o->pub.n_temperatures == 0 || o->pub.n_counts == 0)
         return mdsd_fail(err, MDSD_EINVAL, "table: give --temperatures and --drafts");
-    for (size_t i = 0; i < o->n_temperatures; i++)
-        if (!(o->temperatures[i] >= 0) || isinf(o->temperatures[i]))
+    for (size_t i = 0; i < o->pub.n_temperatures; i++)
+        if (!(o->pub.temperatures[i] >= 0) || isinf(o->pub.temperatures[i]))
             return mdsd_fail(err, MDSD_EINVAL, "table: temperature %g is not a finite value >= 0 "
-                             "(0 means argmax)", o->temperatures[i]);
-    for (size_t i = 0; i < o->n_counts; i++)
-        if (o->draft_counts[i] < 1)
+                             "(0 means argmax)", o->pub.temperatures[i]);
+    for (size_t i = 0; i < o->pub.n_counts; i++)
+        if (o->pub.draft_counts[i] < 1)
             return mdsd_fail(err, MDSD_EINVAL, "table: the number of drafts must be >= 1");
-    for (size_t i = 0; i < o->n_schemes; i++)
-        if (o->schemes[i] == MDSD_SCHEME_MULTI || o->schemes[i] == MDSD_SCHEME_CUSTOM)
+    for (size_t i = 0; i < o->pub.n_schemes; i++)
+        if (o->pub.schemes[i] == MDSD_SCHEME_MULTI || o->pub.schemes[i] == MDSD_SCHEME_CUSTOM)
             return mdsd_fail(err, MDSD_EUNSUPPORTED, "table: the %s scheme is not available in "
-                             "batch jobs (one drafter per dump)", mdsd_scheme_name(o->schemes[i]));
-    for (size_t i = 0; i < o->n_dumps; i++)
+                             "batch jobs (one drafter per dump)", mdsd_scheme_name(o->pub.schemes[i]));
+    for (size_t i = 0; i < o->pub.n_dumps; i++)
         for (size_t k = 0; k < i; k++)
-            if (!strcmp(o->dumps[i], o->dumps[k]))
-                return mdsd_fail(err, MDSD_EINVAL, "table: dump '%s' is given twice", o->dumps[i]);
-    for (size_t i = 0; i < o->n_draft_models; i++)
+            if (!strcmp(o->pub.dumps[i], o->pub.dumps[k]))
+                return mdsd_fail(err, MDSD_EINVAL, "table: dump '%s' is given twice", o->pub.dumps[i]);
+    for (size_t i = 0; i < o->pub.n_draft_models; i++)
         for (size_t k = 0; k < i; k++)
-            if (!strcmp(o->draft_models[i], o->draft_models[k]))
+            if (!strcmp(o->pub.draft_models[i], o->pub.draft_models[k]))
                 return mdsd_fail(err, MDSD_EINVAL, "table: drafter '%s' is given twice",
-                                 o->draft_models[i]);
-    if (!o->output)
+                                 o->pub.draft_models[i]);
+    if (!o->pub.output)
         return mdsd_fail(err, MDSD_EINVAL, "table: no output file (-o)");
-    int rc = mdsd_output_check(o->output, o->dumps, o->n_dumps, err);
+    int rc = mdsd_output_check(o->pub.output, o->pub.dumps, o->pub.n_dumps, err);
     if (rc)
         return rc;
-    if (o->resume && o->discard_partial)
+    if (o->pub.resume && o->discard_partial)
         return mdsd_fail(err, MDSD_EINVAL, "table: --resume and --discard-partial exclude each other");
-    if (o->top_p < 0.0 || o->top_p > 1.0 || isnan(o->top_p))
-        return mdsd_fail(err, MDSD_EINVAL, "table: top-p %g is not in (0, 1]", o->top_p);
-    if (o->simulate && o->trials == 0)
+    if (o->pub.top_p < 0.0 || o->pub.top_p > 1.0 || isnan(o->pub.top_p))
+        return mdsd_fail(err, MDSD_EINVAL, "table: top-p %g is not in (0, 1]", o->pub.top_p);
+    if (o->pub.simulate && o->pub.trials == 0)
         return mdsd_fail(err, MDSD_EINVAL, "table: --simulate needs --trials K");
     if (o->shards && (o->shard < 1 || o->shard > o->shards))
         return mdsd_fail(err, MDSD_EINVAL, "table: shard %zu/%zu: I must be in 1..N", o->shard,

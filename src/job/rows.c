@@ -62,7 +62,7 @@ int mdsd_batch_write_csv(const char *output, const mdsd_report_row *rows, size_t
 
 int mdsd_rows_write_output(const mdsd_batch_opts *o, const row_list *all, size_t max_n, mdsd_err *err)
 {
-    return mdsd_batch_write_csv(o->output, all->rows, all->count, max_n, o->before_publish,
+    return mdsd_batch_write_csv(o->pub.output, all->rows, all->count, max_n, o->before_publish,
                                 o->publish_ctx, err);
 }
 
@@ -73,11 +73,11 @@ int mdsd_rows_collect(const mdsd_batch_opts *o, const dump_job *jobs, size_t n_j
 {
     int rc = MDSD_OK;
     for (size_t i = 0; i < n_jobs && rc == MDSD_OK; i++)
-        for (size_t t = 0; t < o->n_temperatures && rc == MDSD_OK; t++) {
+        for (size_t t = 0; t < o->pub.n_temperatures && rc == MDSD_OK; t++) {
             const char *label = jobs[i].label;
-            const row_list *src = mdsd_rows_unit_done(done, label, o->temperatures[t]) ? done : fresh;
+            const row_list *src = mdsd_rows_unit_done(done, label, o->pub.temperatures[t]) ? done : fresh;
             for (size_t k = 0; k < src->count && rc == MDSD_OK; k++)
-                if (!strcmp(src->rows[k].dump, label) && src->rows[k].temperature == o->temperatures[t])
+                if (!strcmp(src->rows[k].dump, label) && src->rows[k].temperature == o->pub.temperatures[t])
                     rc = mdsd_rows_push(out, &src->rows[k], 1, err);
         }
     return rc;

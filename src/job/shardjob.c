@@ -71,18 +71,18 @@ static char *shard_header(const mdsd_batch_opts *o, const plan *pl, const dump_j
     fputs(MDSD_SHARD_MAGIC, f);
     fprintf(f, "shard %zu/%zu\njob %s\n", o->shard, o->shards, signature);
     fprintf(f, "seed %llu\ntrials %llu\nsimulate %d\ntop_k %zu\ntop_p %a\nis_top %zu\n"
-            "positions %zu:%zu\nmax_n %zu\n", (unsigned long long)o->seed,
-            (unsigned long long)o->trials, o->simulate ? 1 : 0, o->top_k,
-            o->top_p > 0.0 ? o->top_p : 1.0, o->verifier_opts.is_top, o->row_begin, o->row_end,
+            "positions %zu:%zu\nmax_n %zu\n", (unsigned long long)o->pub.seed,
+            (unsigned long long)o->pub.trials, o->pub.simulate ? 1 : 0, o->pub.top_k,
+            o->pub.top_p > 0.0 ? o->pub.top_p : 1.0, o->pub.verifier_opts.is_top, o->pub.row_begin, o->pub.row_end,
             pl->max_n);
     for (size_t c = 0; c < pl->count; c++)
         fprintf(f, "cell %zu %s %s\n", pl->cells[c].n, mdsd_scheme_name(pl->cells[c].scheme),
                 pl->cells[c].verifier < 0 ? "bound"
                                           : mdsd_verifier_name((mdsd_verifier_kind)pl->cells[c].verifier));
-    for (size_t t = 0; t < o->n_temperatures; t++)
-        fprintf(f, "temperature %a\n", o->temperatures[t]);
-    size_t drafters = o->n_draft_models ? o->n_draft_models : 1;
-    for (size_t i = 0; i < o->n_dumps; i++) /* every file of a split dump */
+    for (size_t t = 0; t < o->pub.n_temperatures; t++)
+        fprintf(f, "temperature %a\n", o->pub.temperatures[t]);
+    size_t drafters = o->pub.n_draft_models ? o->pub.n_draft_models : 1;
+    for (size_t i = 0; i < o->pub.n_dumps; i++) /* every file of a split dump */
         for (size_t p = 0; p < jobs[i * drafters].n_parts; p++) {
             const mdsd_dump *d = jobs[i * drafters].parts[p];
             fprintf(f, "dump %lld %lld %s\n", d->file_size, d->file_mtime_ns, d->path);
@@ -161,8 +161,8 @@ static int shard_resume(const mdsd_batch_opts *o, const char *path, const char *
     rc = mdsd_shard_units_parse(path, text + hl, size - hl, true, &units, &count, err);
     for (size_t i = 0; i < count && rc == MDSD_OK; i++) {
         const mdsd_shard_unit *u = &units[i];
-        size_t k = u->job * o->n_temperatures + u->temp;
-        if (u->job >= n_jobs || u->temp >= o->n_temperatures || u->begin != jobs[u->job].begin ||
+        size_t k = u->job * o->pub.n_temperatures + u->temp;
+        if (u->job >= n_jobs || u->temp >= o->pub.n_temperatures || u->begin != jobs[u->job].begin ||
             u->end != jobs[u->job].end)
             rc = mdsd_fail(err, MDSD_EFORMAT, "'%s': unit %s is not part of this shard; pass "
                            "--discard-partial to start over", path, u->key);
@@ -213,17 +213,17 @@ static char *shard_join(const char *header, const shard_units *su, size_t n_unit
 int mdsd_shardjob_run(const mdsd_batch_opts *o, const plan *pl, dump_job *jobs, size_t n_jobs,
                       const char *signature, const char *partial_path, mdsd_err *err)
 {
-    size_t n_units = n_jobs * o->n_temperatures, total = 0;
+    size_t n_units = n_jobs * o->pub.n_temperatures, total = 0;
     shard_units su = {calloc(n_units, sizeof *su.text), calloc(n_units, sizeof *su.len)};
     progress_list prog = {0};
     int rc = su.text && su.len ? MDSD_OK : mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
     for (size_t j = 0; j < n_jobs && rc == MDSD_OK; j++)
         if ((rc = shard_rows(o, &jobs[j], err)) == MDSD_OK)
-            total += (jobs[j].end - jobs[j].begin) * o->n_temperatures;
+            total += (jobs[j].end - jobs[j].begin) * o->pub.n_temperatures;
     char *header = rc == MDSD_OK ? shard_header(o, pl, jobs, n_jobs, signature, err) : NULL;
     if (rc == MDSD_OK && !header)
         rc = err->code;
-    if (rc == MDSD_OK && o->resume)
+    if (rc == MDSD_OK && o->pub.resume)
         rc = shard_resume(o, partial_path, header, jobs, n_jobs, &su, &prog, pl, err);
     if (rc == MDSD_OK)
         mdsd_plan_warn_monte_carlo(o, pl, jobs[0].dump->V, total);
@@ -268,7 +268,7 @@ int mdsd_shardjob_run(const mdsd_batch_opts *o, const plan *pl, dump_job *jobs, 
         agg = NULL;
     } else if (rc == MDSD_OK) {
         mdsd_outfile out;
-        if ((rc = mdsd_outfile_open(&out, o->output, err)) == MDSD_OK) {
+        if ((rc = mdsd_outfile_open(&out, o->pub.output, err)) == MDSD_OK) {
             fwrite(agg, 1, size, out.f);
             rc = mdsd_outfile_commit(&out, err);
             mdsd_outfile_abort(&out);

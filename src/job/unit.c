@@ -106,7 +106,7 @@ static int evaluate_block(const unit_ctx *u, worker *workers, const mdsd_dump_bl
                           size_t rows, block_results *br, prefetch *pf, mdsd_err *err)
 {
     size_t V = u->V, cells = u->pl->count, max_n = u->pl->max_n;
-    int threads = u->o->threads > 0 ? u->o->threads : omp_get_max_threads();
+    int threads = u->o->pub.threads > 0 ? u->o->pub.threads : omp_get_max_threads();
     pf->rc = MDSD_OK;
 #pragma omp parallel num_threads(threads)
     {
@@ -290,8 +290,8 @@ static int unit_run(const mdsd_batch_opts *o, const plan *pl, const dump_job *jo
                     size_t *n_groups, const unit_progress *from, unit_checkpoint *ck,
                     mdsd_report_row *rows_out, mdsd_err *err)
 {
-    mdsd_position_settings set = {T, o->top_k, o->top_p, o->trials, o->simulate,
-                                  mdsd_seed_mix(o->seed, job->index, t_index), &o->verifier_opts,
+    mdsd_position_settings set = {T, o->pub.top_k, o->pub.top_p, o->pub.trials, o->pub.simulate,
+                                  mdsd_seed_mix(o->pub.seed, job->index, t_index), &o->pub.verifier_opts,
                                   "table"};
     unit_ctx u = {o, pl, job->label, job->dump->V, T, set, test_hook_row(o, job->index), 0};
     size_t cap = 0;
@@ -310,7 +310,7 @@ static int unit_run(const mdsd_batch_opts *o, const plan *pl, const dump_job *jo
         if (ck && !(acc->ckpt = open_memstream(&acc->ckpt_text, &acc->ckpt_len)))
             rc = mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
     }
-    if (rc == MDSD_OK && from && (rc = resume_progress(from, pl, job, o->output, acc, &start, err)) == MDSD_OK)
+    if (rc == MDSD_OK && from && (rc = resume_progress(from, pl, job, o->pub.output, acc, &start, err)) == MDSD_OK)
         mdsd_progress_skip(progress, start - job->begin);
     /* the files that hold rows [start, end); a shard may hold none */
     for (size_t p = 0; p < job->n_parts && rc == MDSD_OK; p++) {
@@ -346,8 +346,8 @@ static int shard_unit_finish(const mdsd_batch_opts *o, const dump_job *job, size
     uint64_t hash = mdsd_fnv1a(MDSD_FNV_OFFSET, head, (size_t)hl);
     hash = mdsd_fnv1a(hash, groups, groups_len);
     int tl = snprintf(tail, sizeof tail, "#done %s,%.10g groups=%zu fnv1a=%016llx\n", job->label,
-                      o->temperatures[t], n_groups, (unsigned long long)hash);
-    size_t len = (size_t)hl + groups_len + (size_t)tl, k = job->index * o->n_temperatures + t;
+                      o->pub.temperatures[t], n_groups, (unsigned long long)hash);
+    size_t len = (size_t)hl + groups_len + (size_t)tl, k = job->index * o->pub.n_temperatures + t;
     char *text = malloc(len + 1);
     if (!text)
         return mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
@@ -368,7 +368,7 @@ int mdsd_unit_run_column(const mdsd_batch_opts *o, const plan *pl, const dump_jo
                          const row_list *done, const progress_list *prog, row_list *all, FILE *partial,
                          mdsd_progress *progress, shard_units *su, mdsd_err *err)
 {
-    int threads = o->threads > 0 ? o->threads : omp_get_max_threads();
+    int threads = o->pub.threads > 0 ? o->pub.threads : omp_get_max_threads();
     mdsd_err e;
     mdsd_err_clear(&e);
     worker *workers = mdsd_position_workers_alloc(threads, job->dump->V, pl->max_n, "table", &e);
@@ -376,9 +376,9 @@ int mdsd_unit_run_column(const mdsd_batch_opts *o, const plan *pl, const dump_jo
     int rc = !workers ? mdsd_fail_from(err, &e, "table: workers")
              : !rows  ? mdsd_fail(err, MDSD_ENOMEM, "table: out of memory")
                       : MDSD_OK;
-    for (size_t t = 0; t < o->n_temperatures && rc == MDSD_OK; t++) {
-        double T = o->temperatures[t];
-        if (su ? su->text[job->index * o->n_temperatures + t] != NULL
+    for (size_t t = 0; t < o->pub.n_temperatures && rc == MDSD_OK; t++) {
+        double T = o->pub.temperatures[t];
+        if (su ? su->text[job->index * o->pub.n_temperatures + t] != NULL
                : mdsd_rows_unit_done(done, job->label, T)) {
             mdsd_progress_skip(progress, job->end - job->begin);
             continue;
