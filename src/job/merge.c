@@ -14,19 +14,6 @@ typedef struct {
     mdsd_shard_job job;
 } table_merge;
 
-static int render(const char *path, void (*fn)(FILE *, const mdsd_report_row *, size_t,
-                                               const mdsd_report_style *),
-                  const mdsd_report_row *rows, size_t count, const mdsd_report_style *style,
-                  mdsd_err *err)
-{
-    mdsd_outfile out;
-    int rc = mdsd_outfile_open(&out, path, err);
-    if (rc)
-        return rc;
-    fn(out.f, rows, count, style);
-    return mdsd_outfile_commit(&out, err);
-}
-
 /* Before the CSV appears: the rendered tables, as `mdsd merge` renders them. */
 static int before_publish(const mdsd_report_row *rows, size_t count, void *ctx, mdsd_err *err)
 {
@@ -38,9 +25,9 @@ static int before_publish(const mdsd_report_row *rows, size_t count, void *ctx, 
     style.trials = m->job.trials;
     int rc = MDSD_OK;
     if (m->markdown)
-        rc = render(m->markdown, mdsd_report_render_markdown, rows, count, &style, err);
+        rc = mdsd_report_render_file(m->markdown, mdsd_report_render_markdown, rows, count, &style, err);
     if (rc == MDSD_OK && m->latex)
-        rc = render(m->latex, mdsd_report_render_latex, rows, count, &style, err);
+        rc = mdsd_report_render_file(m->latex, mdsd_report_render_latex, rows, count, &style, err);
     return rc;
 }
 
