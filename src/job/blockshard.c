@@ -1,7 +1,7 @@
 /* blockshard.c - one shard of the block job (mdsd block DUMP... --shard I/N,
  * and MPI ranks): each dump's trees of the shard, summarised per sample and
- * checkpointed per dump; and the merge of block shards (shard.h's text with
- * magic MDSD_BLOCK_SHARD_MAGIC) into the job's outputs (blockjob.h). */
+ * checkpointed per dump, its aggregate in shard.h's text with magic
+ * MDSD_BLOCK_SHARD_MAGIC (blockjob_impl.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "blockjob.h"
+#include "blockjob_impl.h"
 #include "checkpoint.h"
 #include "fnv.h"
 #include "outfile.h"
@@ -276,84 +276,5 @@ int mdsd_block_shard_run(mdsd_block_job *j, const mdsd_block_setup *s, mdsd_err 
         free(st.text[i]);
     free(st.text), free(st.len), free(st.done), free(st.old), free(st.header);
     mdsd_lock_release(&st.lock);
-    return rc;
-}
-
-/* The header's lines, as the shards wrote them, into the job's options
- * (pointing into copy) and its recorded signature *job. */
-static int parse_header(const mdsd_shard_file *f, char *copy, const char **dumps, mdsd_block_job *j,
-                        const char **job, mdsd_err *err)
-{
-    mdsd_block_job_opts *o = &j->pub;
-    int rc = MDSD_OK;
-    char *save = NULL;
-    for (char *line = strtok_r(copy, "\n", &save); line && rc == MDSD_OK;
-         line = strtok_r(NULL, "\n", &save)) {
-        char *v = strchr(line, ' ');
-        const char *val = v ? v + 1 : "";
-        const char *opt = !strcmp(val, "-") ? NULL : val;
-        if (v)
-            *v = '\0';
-        if (!strcmp(line, "job"))
-            *job = val;
-        else if (!strcmp(line, "verifiers"))
-            o->verifiers = opt;
-        else if (!strcmp(line, "sequences"))
-            o->sequences = opt;
-        else if (!strcmp(line, "depth"))
-            o->depths = opt;
-        else if (!strcmp(line, "cost"))
-            o->costs = opt;
-        else if (!strcmp(line, "is_top"))
-            o->is_top = (size_t)strtoull(val, NULL, 10);
-        else if (!strcmp(line, "dump"))
-            dumps[o->n_dumps++] = val;
-        else if (strcmp(line, "end") != 0)
-            rc = mdsd_fail(err, MDSD_EFORMAT, "'%s': '%.80s' is not a header line of a block shard",
-                           f->in->name, line);
-    }
-    o->dumps = dumps;
-    return rc;
-}
-
-/* mdsd merge of block shards: the job's set-up redone from the header (the
- * dumps must be here and unchanged), each dump's samples folded in shard
- * order, the outputs written as the single run writes them. */
-int mdsd_block_job_merge(const mdsd_shard_input *in, size_t n, const mdsd_block_job *how,
-                         mdsd_err *err)
-{
-    mdsd_shard_file *files = NULL;
-    size_t N = 0;
-    int rc = mdsd_shard_collect(in, n, MDSD_BLOCK_SHARD_MAGIC, &files, &N, err);
-    if (rc)
-        return rc;
-    char *copy = strndup(files[0].header, files[0].header_len);
-    const char **dumps = calloc(files[0].header_len, sizeof *dumps), *job = NULL;
-    mdsd_block_job j = *how;
-    memset(&j.pub, 0, sizeof j.pub);
-    j.pub.output = how->pub.output, j.pub.markdown = how->pub.markdown, j.pub.latex = how->pub.latex;
-    j.pub.threads = how->pub.threads;
-    if (!copy || !dumps)
-        rc = mdsd_fail(err, MDSD_ENOMEM, "out of memory");
-    else
-        rc = parse_header(&files[0], copy, dumps, &j, &job, err);
-    char opts[2048], *sig = NULL;
-    mdsd_block_options_text(&j.pub, opts, sizeof opts);
-    if (rc == MDSD_OK && (!job || j.pub.n_dumps == 0))
-        rc = mdsd_fail(err, MDSD_EFORMAT, "'%s': the header names no job or dump", files[0].in->name);
-    if (rc == MDSD_OK)
-        rc = mdsd_block_signature(opts, (char *const *)j.pub.dumps, j.pub.n_dumps, &sig, err);
-    if (rc == MDSD_OK && strcmp(sig, job) != 0)
-        rc = mdsd_fail(err, MDSD_EINVAL, "a dump of the shards changed since they read it (size or "
-                       "modification time differ): rerun the shards");
-    free(sig);
-    j.merge = files, j.merge_n = N;
-    if (rc == MDSD_OK && (rc = mdsd_block_job_run(&j, err)) != MDSD_OK && j.usage) {
-        char why[600];
-        snprintf(why, sizeof why, "%s", err->msg);
-        rc = mdsd_fail(err, MDSD_EINVAL, "the options the shards recorded are refused: %s", why);
-    }
-    mdsd_shard_files_free(files, N);
-    free(copy), free(dumps);
     return rc;
 }

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "blockjob.h"
+#include "blockjob_impl.h"
 #include "csv.h"
 #include "outfile.h"
 #include "parse.h"
