@@ -671,7 +671,7 @@ static char *slurp_file(const char *path)
  * other bytes, so the comparison can fail. */
 Test(block_dump, library_job_and_merge_write_the_cli_bytes, .timeout = 300)
 {
-    char dir[] = "/tmp/mdsd-block-api-XXXXXX", cmd[8192], *out = NULL, path[256], trees[4200];
+    char dir[] = "/tmp/mdsd-block-api-XXXXXX", cmd[16384], *out = NULL, path[256], trees[4200];
     cr_assert(mkdtemp(dir));
     cr_assert(getcwd(trees, 4096));
     strcat(trees, "/" SHIPPED); /* the dump column is the path as given */
