@@ -37,14 +37,15 @@ static int parse_setup(mdsd_block_job *j, mdsd_block_setup *s, mdsd_err *err)
     mdsd_err e;
     mdsd_err_clear(&e);
     s->n_verifiers = 0;
+    memset(s->verifiers, 0, sizeof s->verifiers);
     s->zero = 0.0, s->cost = &s->zero, s->n_cost = 1;
     if (o->verifiers) {
         char buf[512];
         snprintf(buf, sizeof buf, "%s", o->verifiers);
         for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
              tok = strtok_r(NULL, ",", &save)) {
-            if (s->n_verifiers == MDSD_VERIFIER_COUNT ||
-                mdsd_verifier_parse(tok, &s->verifiers[s->n_verifiers++], &e)) {
+            if (s->n_verifiers == MDSD_BLOCK_CASE_VERIFIERS ||
+                mdsd_block_case_parse(tok, &s->verifiers[s->n_verifiers++], &e)) {
                 j->usage = true;
                 return mdsd_fail(err, MDSD_EINVAL, "--verifiers %s: %s", o->verifiers,
                                  e.msg[0] ? e.msg : "too many");
@@ -168,7 +169,8 @@ static int take_resumed(const mdsd_block_unit *u, const char *partial_path, cons
 {
     int same = u->count == nc;
     for (size_t c = 0; same && c < nc; c++)
-        same = u->cases[c].v == cases[c].v && u->cases[c].pol.depth == cases[c].pol.depth &&
+        same = u->cases[c].v == cases[c].v && u->cases[c].block == cases[c].block &&
+               u->cases[c].pol.depth == cases[c].pol.depth &&
                u->cases[c].pol.sequences ==
                    (cases[c].pol.kind == MDSD_POLICY_SEQ ? cases[c].pol.sequences : 0);
     if (!same)

@@ -40,7 +40,7 @@ typedef struct {
 
 /* The verifiers and costs of the job, parsed. */
 typedef struct {
-    mdsd_verifier_kind verifiers[MDSD_VERIFIER_COUNT];
+    mdsd_block_case verifiers[MDSD_BLOCK_CASE_VERIFIERS]; /* .v and .block of each */
     size_t n_verifiers;   /* 0 = each dump's defaults */
     double zero;
     double *cost;         /* [n_cost]: &zero or malloc'd */
@@ -48,7 +48,7 @@ typedef struct {
 } mdsd_block_setup;
 
 /* At most this many cases per dump. */
-#define MDSD_BLOCK_MAX_CASES (MDSD_VERIFIER_COUNT * MDSD_BLOCK_MAX_DEPTH * 8)
+#define MDSD_BLOCK_MAX_CASES (MDSD_BLOCK_CASE_VERIFIERS * MDSD_BLOCK_MAX_DEPTH * 8)
 
 /* The cases of dump t (cases[MDSD_BLOCK_MAX_CASES]); a refused --depth or
  * --sequences is a usage error (j->usage). */

@@ -55,19 +55,13 @@ static size_t default_verifiers(const mdsd_policy *pol, mdsd_verifier_kind *out)
     return k;
 }
 
-/* Whether verifier v runs at every node of pol (its scheme at the root's n;
- * seq nodes further down have fewer drafts, which every iid verifier takes). */
-static int case_applies(mdsd_verifier_kind v, const mdsd_policy *pol)
+/* Whether the case's verifier runs on its policy (a token-level one: its
+ * scheme at the root's n; seq nodes further down have fewer drafts, which
+ * every iid verifier takes). */
+static int case_applies(const mdsd_block_case *c)
 {
-    size_t n = pol->kind == MDSD_POLICY_SEQ ? pol->sequences : pol->width[0];
-    double q[2] = {0.5, 0.5};
-    mdsd_scheme s = {pol->kind == MDSD_POLICY_SEQ ? MDSD_SCHEME_IID : pol->scheme, n, 2, q, NULL};
-    if (v == MDSD_VERIFIER_SD && n != 1)
-        return 0;
-    s.V = 2;
     mdsd_err e;
-    int rc = mdsd_verifier_check(v, &s, &e);
-    return rc != MDSD_EUNSUPPORTED;
+    return mdsd_block_case_check(c, &e) != MDSD_EUNSUPPORTED;
 }
 
 int mdsd_block_dump_cases(mdsd_block_job *j, const mdsd_block_setup *s, const mdsd_tree_dump *t,
@@ -100,11 +94,14 @@ int mdsd_block_dump_cases(mdsd_block_job *j, const mdsd_block_setup *s, const md
         Ks[nK++] = 0;
     }
     mdsd_verifier_kind defaults[8];
-    const mdsd_verifier_kind *vlist = s->verifiers;
+    mdsd_block_case dv[8] = {{0}};
+    const mdsd_block_case *vlist = s->verifiers;
     size_t nv = s->n_verifiers;
     if (!nv) {
         nv = default_verifiers(&t->pol, defaults);
-        vlist = defaults;
+        for (size_t k = 0; k < nv; k++)
+            dv[k].v = defaults[k];
+        vlist = dv;
     }
     size_t n = 0;
     for (size_t iv = 0; iv < nv; iv++)
@@ -114,11 +111,10 @@ int mdsd_block_dump_cases(mdsd_block_job *j, const mdsd_block_setup *s, const md
                 pol.depth = Ls[il];
                 if (pol.kind == MDSD_POLICY_SEQ)
                     pol.sequences = Ks[ik];
-                if (!case_applies(vlist[iv], &pol))
-                    continue;
-                cases[n].v = vlist[iv];
+                cases[n] = vlist[iv];
                 cases[n].pol = pol;
-                n++;
+                if (case_applies(&cases[n]))
+                    n++;
             }
     *ncases = n;
     return MDSD_OK;
@@ -157,7 +153,7 @@ static void write_csv(FILE *f, const mdsd_block_row *rows, size_t n, const doubl
                                       d > 1 ? ";%.9g" : "%.9g", rows[i].r.rate_se[d]);
         for (size_t k = 0; k < ncost; k++) {
             mdsd_csv_write_field(f, rows[i].dump);
-            fprintf(f, ",%s,%s,%s,", mdsd_verifier_name(rows[i].c.v),
+            fprintf(f, ",%s,%s,%s,", mdsd_block_case_name(&rows[i].c),
                     pol->kind == MDSD_POLICY_SEQ ? "seq" : "tree",
                     mdsd_scheme_name(pol->kind == MDSD_POLICY_SEQ ? MDSD_SCHEME_IID : pol->scheme));
             if (pol->kind == MDSD_POLICY_SEQ)
@@ -198,11 +194,11 @@ void mdsd_block_write_table(FILE *f, int latex, const mdsd_block_row *rows, size
         else
             mdsd_policy_describe(pol, desc, sizeof desc);
         if (latex)
-            fprintf(f, "%s & %s & %zu & %.4f (%.4f) & ", mdsd_verifier_name(rows[i].c.v), desc,
+            fprintf(f, "%s & %s & %zu & %.4f (%.4f) & ", mdsd_block_case_name(&rows[i].c), desc,
                     pol->depth, rows[i].r.tau, rows[i].r.se);
         else
             fprintf(f, "| %s | %s | %s | %zu | %.4f (%.4f) | ", rows[i].dump,
-                    mdsd_verifier_name(rows[i].c.v), desc, pol->depth, rows[i].r.tau,
+                    mdsd_block_case_name(&rows[i].c), desc, pol->depth, rows[i].r.tau,
                     rows[i].r.se);
         for (size_t d = 1; d <= pol->depth; d++)
             fprintf(f, d > 1 ? " %.3f" : "%.3f", rows[i].r.rate[d]);
