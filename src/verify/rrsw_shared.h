@@ -1,8 +1,8 @@
-/* verify_rrsw.h - what the rrsw verifier (verify_rrsw.c) shares with its
- * certified-interval route of exact rates (verify_rrsw_bounds.c): tokens
+/* rrsw_shared.h - what the rrsw verifier (verify_rrsw.c) shares with its
+ * exact-rate routes (verify_rrsw_exact.c): tokens
  * keyed by a double for sorting, ties by token. */
-#ifndef MDSD_VERIFY_RRSW_H
-#define MDSD_VERIFY_RRSW_H
+#ifndef MDSD_RRSW_SHARED_H
+#define MDSD_RRSW_SHARED_H
 
 #include <stddef.h>
 
