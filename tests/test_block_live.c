@@ -302,7 +302,7 @@ static void write_dump(const char *path, const mdsd_markov *m, const rows *b, si
                        const char *live)
 {
     const char *names[1] = {"toy"};
-    mdsd_dump_spec spec = {.V = m->V, .dtype = MDSD_DTYPE_FLOAT32, .creator = "test",
+    mdsd_dump_spec spec = {.V = m->V, .dtype = MDSD_DUMP_FLOAT32, .creator = "test",
                            .generation_temperature = 1.0, .target_model = "p", .n_drafts = 1,
                            .draft_names = names};
     mdsd_dump_writer *w;

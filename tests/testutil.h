@@ -10,6 +10,8 @@
 #include <hdf5.h>
 
 #include "mdsd.h"
+#include "check.h"
+#include "toy.h"
 
 /* Families of toy distributions used across the suites. */
 typedef enum {
