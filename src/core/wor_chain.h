@@ -28,7 +28,7 @@
 #define EXPONENTS 90
 #define MAX_RESTARTS 6
 /* Quadrature nodes evaluated together (vector lanes over the nodes). */
-#define NODE_CHUNK 32
+#define NODE_CHUNK 64
 
 struct mdsd_wor_chain {
     size_t cap_V, n, L;          /* L = n - 1: counts j < n matter */

@@ -1,0 +1,695 @@
+#include "wor_bucket.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "simd.h"
+#include "wor_chain.h"
+
+/* Per bucket, one vector of 8: p mass, token count, the small tokens' q
+ * mass and their sums of w^2..w^ROW_ORDER (w = q t_max). Small tokens whose
+ * series needs more orders ("medium": w >= w_row) and the big ones are
+ * listed too. */
+#define ROW 8
+#define ROW_ORDER 6
+/* Tokens per vectorised step of the pass. */
+#define CHUNK 256
+
+typedef struct {
+    uint32_t key; /* its bucket, then its number among the used ones */
+    uint32_t x;   /* token */
+} listed_token;
+
+struct mdsd_wor_buckets {
+    size_t V;
+    double *acc;           /* [(MDSD_QP_BUCKETS + 1) * ROW] per bucket (zero between calls) */
+    uint32_t *uidx;        /* [MDSD_QP_BUCKETS + 1] used-bucket number of a bucket */
+    /* the used buckets in scan order, u = 0..U-1 */
+    size_t U, N;
+    uint32_t *kid;         /* [V] bucket of u */
+    size_t *pos;           /* [V + 1] scan position where u starts (pos[U] = N) */
+    double *rows;          /* [(V + 1) * ROW] small q mass, w^2..w^ROW_ORDER before u */
+    double *inner, *slack; /* [V] q(B) / r_hi(B) and the rounding allowance of that bound */
+    size_t *nbig;          /* [V + 1] big tokens in the buckets before u */
+    size_t *nmed;          /* [V + 1] medium tokens in the buckets before u */
+    unsigned char *sorted; /* [V] bucket u's tokens are in o->order at pos[u] */
+    /* at the bucket starts and inside the sorted buckets: scan position i */
+    double *P, *S, *R;     /* [V + 1] p and q mass of the prefix, q mass of the rest */
+    listed_token *list;    /* the tokens with w >= w_row, by token */
+    size_t n_list, list_cap;
+    uint32_t *big;         /* the big tokens (q > thr) in the exact order */
+    size_t n_big, big_cap;
+    listed_token *med;     /* the medium tokens by bucket */
+    size_t n_med, med_cap;
+    double *ext;           /* [(n_med + 1) * ext_w]: their sums of w^(ROW_ORDER+1).. before each */
+    unsigned char *ext_M;  /* [n_med + 1] the largest order in those sums */
+    size_t ext_w, ext_cap, ext_M_cap;
+    size_t *stack, stack_cap;
+    double *stackQ;
+    double w_row;          /* smallest w whose series may need more than ROW_ORDER orders */
+    /* the call's inputs */
+    const double *p, *q;
+    mdsd_qp_order *o;
+    mdsd_wor_chain *c;
+};
+
+mdsd_wor_buckets *mdsd_wor_buckets_alloc(size_t V, mdsd_err *err)
+{
+    mdsd_wor_buckets *wb = calloc(1, sizeof *wb);
+    size_t cap = V + 1;
+    if (wb) {
+        wb->V = V;
+        /* rows on cache lines: one vector add each */
+        size_t acc_bytes = (MDSD_QP_BUCKETS + 1) * ROW * sizeof *wb->acc;
+        wb->acc = aligned_alloc(64, acc_bytes);
+        if (wb->acc)
+            memset(wb->acc, 0, acc_bytes);
+        wb->uidx = malloc((MDSD_QP_BUCKETS + 1) * sizeof *wb->uidx);
+        wb->kid = malloc(cap * sizeof *wb->kid);
+        wb->pos = malloc((cap + 1) * sizeof *wb->pos);
+        wb->rows = malloc((cap + 1) * ROW * sizeof *wb->rows);
+        wb->inner = malloc(cap * sizeof *wb->inner);
+        wb->slack = malloc(cap * sizeof *wb->slack);
+        wb->nbig = malloc((cap + 1) * sizeof *wb->nbig);
+        wb->nmed = malloc((cap + 1) * sizeof *wb->nmed);
+        wb->sorted = malloc(cap);
+        wb->P = malloc(cap * sizeof *wb->P);
+        wb->S = malloc(cap * sizeof *wb->S);
+        wb->R = malloc(cap * sizeof *wb->R);
+    }
+    if (!wb || !wb->acc || !wb->uidx || !wb->kid || !wb->pos || !wb->rows || !wb->inner ||
+        !wb->slack || !wb->nbig || !wb->nmed || !wb->sorted || !wb->P || !wb->S || !wb->R) {
+        mdsd_wor_buckets_free(wb);
+        mdsd_fail(err, MDSD_ENOMEM, "wor: out of memory for the buckets (V = %zu)", V);
+        return NULL;
+    }
+    return wb;
+}
+
+void mdsd_wor_buckets_free(mdsd_wor_buckets *wb)
+{
+    if (!wb)
+        return;
+    free(wb->acc), free(wb->uidx), free(wb->kid), free(wb->pos), free(wb->rows);
+    free(wb->inner), free(wb->slack), free(wb->nbig), free(wb->nmed), free(wb->sorted);
+    free(wb->P), free(wb->S), free(wb->R), free(wb->list), free(wb->big), free(wb->med);
+    free(wb->ext), free(wb->ext_M), free(wb->stack), free(wb->stackQ);
+    free(wb);
+}
+
+/* ---- set-up: the integration range ---------------------------------------- */
+
+/* Over q[0..m): the largest value, and the sum in MDSD_LANES lanes added in
+ * order (the same bits from every clone). */
+MDSD_SIMD_CLONES static void chunk_max_sum(const double *q, size_t m, double *mx, double *sum)
+{
+    double l_max[MDSD_LANES] = {0}, l_sum[MDSD_LANES] = {0};
+    size_t i = 0;
+    for (; i + MDSD_LANES <= m; i += MDSD_LANES) {
+#pragma omp simd
+        for (size_t j = 0; j < MDSD_LANES; j++) {
+            double v = q[i + j];
+            l_max[j] = v > l_max[j] ? v : l_max[j];
+            l_sum[j] += v;
+        }
+    }
+    for (size_t j = 0; i < m; i++, j++) {
+        l_max[j] = q[i] > l_max[j] ? q[i] : l_max[j];
+        l_sum[j] += q[i];
+    }
+    double a = 0.0, b = 0.0;
+    for (size_t j = 0; j < MDSD_LANES; j++) {
+        a = l_max[j] > a ? l_max[j] : a;
+        b += l_sum[j];
+    }
+    *mx = a, *sum = b;
+}
+
+/* lambda = q mass outside the L = min(n - 1, 64) largest q (as
+ * mdsd_wor_chain_set: the total less the top mass unless that is below 1e-6,
+ * then the rest summed directly). Chunks whose largest q cannot enter the
+ * top are skipped after one vector pass. */
+static double mass_outside_top(const double *q, size_t V, size_t L)
+{
+    if (L == 0)
+        return 1.0;
+    L = L < 64 ? L : 64;
+    double top[64], total = 0.0, tc = 0.0;
+    size_t at[64], have = 0;
+    for (size_t x0 = 0; x0 < V; x0 += CHUNK) {
+        size_t m = V - x0 < CHUNK ? V - x0 : CHUNK;
+        double mx, sum;
+        chunk_max_sum(q + x0, m, &mx, &sum);
+        MDSD_NEUMAIER_ADD(total, tc, sum);
+        if (!(mx > 0.0) || (have == L && !(mx > top[L - 1])))
+            continue;
+        for (size_t x = x0; x < x0 + m; x++) {
+            double v = q[x];
+            if (!(v > 0.0) || (have == L && !(v > top[L - 1])))
+                continue;
+            size_t j = have < L ? have++ : L - 1;
+            while (j > 0 && top[j - 1] < v) {
+                top[j] = top[j - 1], at[j] = at[j - 1];
+                j--;
+            }
+            top[j] = v, at[j] = x;
+        }
+    }
+    double mtop = 0.0;
+    for (size_t j = 0; j < have; j++)
+        mtop += top[j];
+    double lambda = (total + tc) - mtop;
+    if (lambda < 1e-6) { /* far below 1e-16 possibly: sum the rest directly */
+        double s = 0.0, comp = 0.0;
+        for (size_t x = 0; x < V; x++) {
+            bool is_top = false;
+            for (size_t j = 0; j < have; j++)
+                is_top |= at[j] == x;
+            if (!is_top && q[x] > 0.0)
+                MDSD_NEUMAIER_ADD(s, comp, q[x]);
+        }
+        lambda = s + comp;
+    }
+    return lambda;
+}
+
+/* ---- set-up: the buckets ------------------------------------------------------- */
+
+/* buf[i] = (p, 1, x, w^2, .., w^ROW_ORDER) with x = q for the small tokens
+ * (q <= thr), 0 for the big ones, w = x t_max. */
+MDSD_SIMD_CLONES static void chunk_rows(const double *p, const double *q, size_t m, double thr,
+                                        double t_max, double (*buf)[ROW])
+{
+#pragma omp simd
+    for (size_t i = 0; i < m; i++) {
+        double x = q[i];
+        x = x > thr ? 0.0 : x;
+        double w = x * t_max, w2 = w * w, w3 = w2 * w, w4 = w2 * w2;
+        buf[i][0] = p[i], buf[i][1] = 1.0, buf[i][2] = x, buf[i][3] = w2;
+        buf[i][4] = w3, buf[i][5] = w4, buf[i][6] = w4 * w, buf[i][7] = w4 * w2;
+    }
+}
+
+/* acc[key[i]] += buf[i], a row of ROW doubles per token (one vector add). */
+MDSD_SIMD_CLONES static void scatter_rows(double *acc, const uint32_t *key, size_t m,
+                                          const double (*buf)[ROW])
+{
+    for (size_t i = 0; i < m; i++) {
+        double *row = acc + (size_t)key[i] * ROW;
+#pragma omp simd
+        for (size_t r = 0; r < ROW; r++)
+            row[r] += buf[i][r];
+    }
+}
+
+/* One pass over the tokens: their buckets (qporder.h), each bucket's row
+ * and list of tokens (o->next from its head, as mdsd_qp_bucket_fill), and
+ * the tokens with w >= w_row listed. */
+static int fill(mdsd_wor_buckets *wb, size_t V, mdsd_err *err)
+{
+    mdsd_qp_order *o = wb->o;
+    int rc = mdsd_qp_bucket_reset(o, err);
+    if (rc)
+        return rc;
+    const double *p = wb->p, *q = wb->q;
+    double thr = wb->c->thr, t_max = wb->c->t_max, q_row = wb->w_row / t_max;
+    double buf[CHUNK][ROW];
+    uint32_t key[CHUNK], lo = MDSD_QP_BUCKETS, hi = 0;
+    mdsd_qp_bucket *b = o->bucket;
+    wb->n_list = 0;
+    for (size_t x0 = 0; x0 < V; x0 += CHUNK) {
+        size_t m = V - x0 < CHUNK ? V - x0 : CHUNK;
+        mdsd_qp_bucket_keys(p + x0, q + x0, m, key, &lo, &hi);
+        chunk_rows(p + x0, q + x0, m, thr, t_max, buf);
+        scatter_rows(wb->acc, key, m, (const double (*)[ROW])buf);
+        for (size_t i = 0; i < m; i++) {
+            uint32_t x = (uint32_t)(x0 + i);
+            mdsd_qp_bucket *B = b + key[i];
+            o->next[x] = B->head; /* B->n is set from the row */
+            B->head = x;
+            if (q[x] >= q_row) {
+                if (mdsd_wor_grow((void **)&wb->list, &wb->list_cap, wb->n_list + 1,
+                                  sizeof *wb->list))
+                    return mdsd_fail(err, MDSD_ENOMEM, "wor: out of memory");
+                wb->list[wb->n_list++] = (listed_token){key[i], x};
+            }
+        }
+    }
+    o->lo = lo, o->hi = hi;
+    double *dummy = wb->acc + (size_t)MDSD_QP_BUCKETS * ROW; /* q = 0 */
+    o->n_scan = V - (size_t)dummy[1];
+    memset(dummy, 0, ROW * sizeof *dummy);
+    for (uint32_t k = lo; k <= hi && lo <= hi; k++) {
+        const double *row = wb->acc + (size_t)k * ROW;
+        b[k].n = (uint32_t)row[1], b[k].p = row[0], b[k].q = row[2];
+    }
+    o->n_zero_p = lo == 0 ? b[0].n : 0;
+    for (size_t i = 0; i < wb->n_list; i++) { /* the big tokens' q (not in the rows) */
+        double x = q[wb->list[i].x];
+        if (x > thr)
+            b[wb->list[i].key].q += x;
+    }
+    return MDSD_OK;
+}
+
+/* The used buckets in scan order: numbers, starts, p and q mass at their
+ * starts (compensated), the bound's terms, the rows before each (the
+ * bucket rows cleared for the next call); the q mass of the rest. */
+static void number_buckets(mdsd_wor_buckets *wb)
+{
+    const mdsd_qp_order *o = wb->o;
+    size_t U = 0;
+    double P = 0.0, Pc = 0.0, S = 0.0, Sc = 0.0, qs = 0.0, qc = 0.0;
+    double *rows = wb->rows;
+    memset(rows, 0, ROW * sizeof *rows);
+    wb->pos[0] = 0;
+    wb->P[0] = wb->S[0] = 0.0;
+    for (uint32_t k = o->lo; k <= o->hi && o->lo <= o->hi; k++) {
+        const mdsd_qp_bucket *B = o->bucket + k;
+        double *row = wb->acc + (size_t)k * ROW;
+        if (!B->n)
+            continue;
+        wb->uidx[k] = (uint32_t)U;
+        wb->kid[U] = k;
+        wb->sorted[U] = 0;
+        size_t end = wb->pos[U] + B->n;
+        wb->pos[U + 1] = end;
+        MDSD_NEUMAIER_ADD(P, Pc, B->p);
+        MDSD_NEUMAIER_ADD(S, Sc, B->q);
+        wb->P[end] = P + Pc;
+        wb->S[end] = S + Sc;
+        double *prev = rows + U * ROW, *next = prev + ROW;
+        MDSD_NEUMAIER_ADD(qs, qc, row[2]);
+        next[0] = qs + qc;
+        for (size_t r = 1; r < ROW; r++) /* w^2.. at next[1..] */
+            next[r] = r <= ROW_ORDER - 1 ? prev[r] + row[r + 2] : 0.0;
+        memset(row, 0, ROW * sizeof *row);
+        /* p over any part of B >= its q / r_hi (each token has q/p <= r_hi);
+         * allowance: plain sums of B->n terms and the rounded q/p */
+        wb->inner[U] = B->q / mdsd_qp_bucket_ratio_hi(k);
+        wb->slack[U] = ((double)B->n + 4.0) * DBL_EPSILON * (B->p + wb->inner[U]);
+        U++;
+    }
+    wb->U = U;
+    wb->N = wb->pos[U];
+    double R = 0.0, Rc = 0.0;
+    wb->R[wb->N] = 0.0;
+    for (size_t u = U; u-- > 0;) {
+        MDSD_NEUMAIER_ADD(R, Rc, o->bucket[wb->kid[u]].q);
+        wb->R[wb->pos[u]] = R + Rc;
+    }
+}
+
+/* Exact order of two big tokens: bucket, then q/p decreasing, then index. */
+static bool big_before(const mdsd_wor_buckets *wb, const listed_token *x, const listed_token *y)
+{
+    if (x->key != y->key)
+        return x->key < y->key;
+    if (x->key != 0) {
+        double rx = wb->q[x->x] / wb->p[x->x], ry = wb->q[y->x] / wb->p[y->x];
+        if (rx != ry)
+            return rx > ry;
+    }
+    return x->x < y->x;
+}
+
+/* The listed tokens sorted out: the big ones in the exact order with their
+ * node tables, the medium ones by bucket with the prefix sums of their
+ * orders above ROW_ORDER; how many of each lie before every bucket. */
+static int listed(mdsd_wor_buckets *wb, mdsd_err *err)
+{
+    mdsd_wor_chain *c = wb->c;
+    size_t nb = 0, nm = 0, U = wb->U;
+    for (size_t i = 0; i < wb->n_list; i++)
+        if (wb->q[wb->list[i].x] > c->thr)
+            nb++;
+        else
+            nm++;
+    if (mdsd_wor_grow((void **)&wb->big, &wb->big_cap, nb + 1, sizeof *wb->big) ||
+        mdsd_wor_grow((void **)&wb->med, &wb->med_cap, nm + 1, sizeof *wb->med))
+        return mdsd_fail(err, MDSD_ENOMEM, "wor: out of memory");
+    /* big: insertion sort (few); medium: counting sort by bucket */
+    listed_token bigs[64], *bl = nb <= 64 ? bigs : malloc(nb * sizeof *bl);
+    if (!bl)
+        return mdsd_fail(err, MDSD_ENOMEM, "wor: out of memory");
+    memset(wb->nmed, 0, (U + 1) * sizeof *wb->nmed);
+    memset(wb->nbig, 0, (U + 1) * sizeof *wb->nbig);
+    size_t k = 0;
+    for (size_t i = 0; i < wb->n_list; i++) {
+        listed_token t = {wb->uidx[wb->list[i].key], wb->list[i].x};
+        if (wb->q[t.x] > c->thr) {
+            size_t j = k++;
+            for (; j > 0 && big_before(wb, &wb->list[i], &bl[j - 1]); j--)
+                bl[j] = bl[j - 1];
+            bl[j] = wb->list[i];
+            wb->nbig[t.key + 1]++;
+        } else
+            wb->nmed[t.key + 1]++;
+    }
+    for (size_t u = 0; u < U; u++)
+        wb->nbig[u + 1] += wb->nbig[u], wb->nmed[u + 1] += wb->nmed[u];
+    for (size_t i = 0; i < wb->n_list; i++) {
+        listed_token t = {wb->uidx[wb->list[i].key], wb->list[i].x};
+        if (!(wb->q[t.x] > c->thr))
+            wb->med[wb->nmed[t.key]++] = t; /* nmed[u] moves to the start of u + 1 */
+    }
+    for (size_t u = U; u > 0; u--)
+        wb->nmed[u] = wb->nmed[u - 1];
+    wb->nmed[0] = 0;
+    int rc = MDSD_OK;
+    for (size_t i = 0; i < nb && rc == MDSD_OK; i++) {
+        wb->big[i] = bl[i].x;
+        rc = mdsd_wor_add_big(c, i, wb->q[bl[i].x], err);
+    }
+    if (bl != bigs)
+        free(bl);
+    wb->n_big = nb, wb->n_med = nm;
+    if (rc)
+        return rc;
+    /* prefix sums of w^(ROW_ORDER+1)..w^m over the medium tokens in order */
+    unsigned Mmax = ROW_ORDER;
+    for (size_t i = 0; i < nm; i++) {
+        unsigned m = mdsd_wor_order_for(c, wb->q[wb->med[i].x] * c->t_max);
+        Mmax = m > Mmax ? m : Mmax;
+    }
+    size_t w = Mmax - ROW_ORDER + 1; /* slot 0 unused: orders ROW_ORDER+1.. at 1.. */
+    if (mdsd_wor_grow((void **)&wb->ext, &wb->ext_cap, (nm + 1) * w, sizeof *wb->ext) ||
+        mdsd_wor_grow((void **)&wb->ext_M, &wb->ext_M_cap, nm + 1, 1))
+        return mdsd_fail(err, MDSD_ENOMEM, "wor: out of memory");
+    wb->ext_w = w;
+    memset(wb->ext, 0, w * sizeof *wb->ext);
+    wb->ext_M[0] = ROW_ORDER;
+    for (size_t i = 0; i < nm; i++) {
+        const double *prev = wb->ext + i * w;
+        double *next = wb->ext + (i + 1) * w, x = wb->q[wb->med[i].x] * c->t_max, pw = x;
+        unsigned m = mdsd_wor_order_for(c, x);
+        for (unsigned o = 2; o <= ROW_ORDER; o++)
+            pw *= x;
+        for (size_t o = 0; o < w; o++)
+            next[o] = prev[o];
+        for (unsigned o = ROW_ORDER + 1; o <= m; o++) {
+            pw *= x;
+            next[o - ROW_ORDER] += pw;
+        }
+        wb->ext_M[i + 1] = (unsigned char)(m > wb->ext_M[i] ? m : wb->ext_M[i]);
+    }
+    return MDSD_OK;
+}
+
+/* ---- positions ------------------------------------------------------------ */
+
+/* The bucket holding scan position i < N. */
+static size_t bucket_at(const mdsd_wor_buckets *wb, size_t i)
+{
+    size_t lo = 0, hi = wb->U - 1; /* largest u with pos[u] <= i */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo + 1) / 2;
+        if (wb->pos[mid] <= i)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+/* Puts bucket u in the exact order and fills P, S, R inside it. */
+static void sort_bucket(mdsd_wor_buckets *wb, size_t u)
+{
+    size_t a = wb->pos[u], e = wb->pos[u + 1];
+    uint32_t *tok = wb->o->order + a;
+    mdsd_qp_bucket_sort_one(wb->o, wb->p, wb->q, wb->kid[u], tok);
+    double P = wb->P[a], Pc = 0.0, S = wb->S[a], Sc = 0.0, R = wb->R[e], Rc = 0.0;
+    for (size_t i = a + 1; i < e; i++) {
+        MDSD_NEUMAIER_ADD(P, Pc, wb->p[tok[i - a - 1]]);
+        MDSD_NEUMAIER_ADD(S, Sc, wb->q[tok[i - a - 1]]);
+        wb->P[i] = P + Pc;
+        wb->S[i] = S + Sc;
+    }
+    for (size_t i = e - 1; i > a; i--) {
+        MDSD_NEUMAIER_ADD(R, Rc, wb->q[tok[i - a]]);
+        wb->R[i] = R + Rc;
+    }
+    wb->sorted[u] = 1;
+}
+
+/* Makes scan position i usable (a bucket start, or inside a sorted bucket). */
+static void reach(mdsd_wor_buckets *wb, size_t i)
+{
+    if (i >= wb->N)
+        return;
+    size_t u = bucket_at(wb, i);
+    if (i != wb->pos[u] && !wb->sorted[u])
+        sort_bucket(wb, u);
+}
+
+/* Q(H_i) for a usable position i; *ok = 0 where the quadrature's checks fail. */
+static double Q_at(mdsd_wor_buckets *wb, size_t i, int *ok)
+{
+    mdsd_wor_chain *c = wb->c;
+    *ok = 1;
+    if (i < c->n)
+        return 0.0;
+    if (i >= wb->N)
+        return 1.0;
+    size_t u = bucket_at(wb, i), j = i - wb->pos[u], nbH = wb->nbig[u], km = wb->nmed[u];
+    double Sh[MAX_ORDER + 1] = {0}, qs = wb->rows[u * ROW];
+    for (size_t r = 2; r <= ROW_ORDER; r++)
+        Sh[r] = wb->rows[u * ROW + r - 1];
+    unsigned M = wb->ext_M[km];
+    const double *ext = wb->ext + km * wb->ext_w;
+    for (unsigned o = ROW_ORDER + 1; o <= M; o++)
+        Sh[o] = ext[o - ROW_ORDER];
+    const uint32_t *tok = wb->o->order + wb->pos[u];
+    double part = 0.0;
+    for (size_t k = 0; k < j; k++) {
+        double x = wb->q[tok[k]];
+        if (x > c->thr) {
+            nbH++;
+            continue;
+        }
+        double w = x * c->t_max;
+        unsigned m = mdsd_wor_order_for(c, w);
+        M = m > M ? m : M;
+        mdsd_wor_add_powers(Sh, w, m);
+        part += x;
+    }
+    qs += part;
+    Sh[1] = qs * c->t_max;
+    double tail, v = mdsd_wor_quad(c, Sh, M, qs, wb->R[i], nbH, &tail);
+    if (!mdsd_wor_quad_ok(v, tail)) {
+        *ok = 0;
+        return 0.0;
+    }
+    return v < 0.0 ? 0.0 : v > 1.0 ? 1.0 : v;
+}
+
+/* q mass between positions a < i (as mdsd_wor_chain_min's mass_between). */
+static inline double mass_between(const mdsd_wor_buckets *wb, size_t a, size_t i)
+{
+    return wb->R[a] <= 0.5 ? wb->R[a] - wb->R[i] : wb->S[i] - wb->S[a];
+}
+
+typedef struct {
+    double lb;     /* lower bound of p(H_i) - Q(H_i) over a < i < b */
+    size_t at;     /* where: a position, or */
+    size_t bucket; /* the inside of this unsorted bucket (at = SIZE_MAX) */
+} interval_bound;
+
+/* Lower bound over (a, b) from the chord of Q (q-convexity) and, inside an
+ * unsorted bucket, p's growth of at least q / r_hi (wor_bucket.h). */
+static interval_bound bound_between(const mdsd_wor_buckets *wb, size_t a, size_t b, double Qa,
+                                    double Qb)
+{
+    interval_bound ib = {INFINITY, a + 1, 0};
+    double span = mass_between(wb, a, b);
+    if (!(span > 0.0)) { /* masses below rounding: only Q <= Q(H_b) */
+        ib.lb = wb->P[a] - Qb;
+        ib.at = a + (b - a) / 2;
+        return ib;
+    }
+    double slope = (Qb - Qa) / span;
+    for (size_t u = bucket_at(wb, a); u < wb->U && wb->pos[u] < b; u++) {
+        size_t s = wb->pos[u], e = wb->pos[u + 1];
+        if (wb->sorted[u]) {
+            size_t i0 = s + 1 > a + 1 ? s + 1 : a + 1, i1 = e < b - 1 ? e : b - 1;
+            for (size_t i = i0; i <= i1; i++) {
+                double v = wb->P[i] - (Qa + slope * mass_between(wb, a, i));
+                if (v < ib.lb)
+                    ib.lb = v, ib.at = i;
+            }
+            continue;
+        }
+        double chord = Qa + slope * mass_between(wb, a, e);
+        if (e < b && wb->P[e] - chord < ib.lb)
+            ib.lb = wb->P[e] - chord, ib.at = e;
+        double v = wb->P[s] + wb->inner[u] - chord - wb->slack[u];
+        if (v < ib.lb)
+            ib.lb = v, ib.at = SIZE_MAX, ib.bucket = u;
+    }
+    return ib;
+}
+
+/* A usable position near x in (a, b): x itself, else the nearer start of
+ * its bucket or the next inside (a, b), else x with its bucket sorted. */
+static size_t snap(mdsd_wor_buckets *wb, size_t x, size_t a, size_t b)
+{
+    size_t u = bucket_at(wb, x), s = wb->pos[u], e = wb->pos[u + 1];
+    if (x == s || wb->sorted[u])
+        return x;
+    bool s_in = s > a, e_in = e < b;
+    if (s_in && (!e_in || x - s <= e - x))
+        return s;
+    if (e_in)
+        return e;
+    sort_bucket(wb, u);
+    return x;
+}
+
+static int push(mdsd_wor_buckets *wb, size_t *top, size_t a, size_t b, double Qa, double Qb)
+{
+    size_t cap = wb->stack_cap, qcap = wb->stack_cap;
+    if (mdsd_wor_grow((void **)&wb->stack, &cap, 2 * (*top + 1), sizeof *wb->stack) ||
+        mdsd_wor_grow((void **)&wb->stackQ, &qcap, 2 * (*top + 1), sizeof *wb->stackQ))
+        return -1;
+    wb->stack_cap = cap < qcap ? cap : qcap;
+    wb->stack[2 * *top] = a, wb->stack[2 * *top + 1] = b;
+    wb->stackQ[2 * *top] = Qa, wb->stackQ[2 * *top + 1] = Qb;
+    (*top)++;
+    return 0;
+}
+
+/* The split point of (a, b) given its bound: the bound's minimiser (an end
+ * of its bucket where it lies inside an unsorted one), moved to the middle
+ * when within an eighth of an end (as mdsd_wor_chain_min); SIZE_MAX when the
+ * bucket holding the minimiser spans (a, b) (it is sorted: bound again). */
+static size_t split_at(mdsd_wor_buckets *wb, const interval_bound *ib, size_t a, size_t b)
+{
+    size_t m = ib->at;
+    if (m == SIZE_MAX) {
+        size_t u = ib->bucket;
+        if (wb->pos[u + 1] < b)
+            m = wb->pos[u + 1];
+        else if (wb->pos[u] > a)
+            m = wb->pos[u];
+        else {
+            sort_bucket(wb, u);
+            return SIZE_MAX;
+        }
+    } else
+        m = snap(wb, m, a, b);
+    size_t span = b - a;
+    if (m - a < span / 8 || b - m < span / 8)
+        m = snap(wb, a + span / 2, a, b);
+    return m;
+}
+
+/* The branch and bound of mdsd_wor_chain_min over the usable positions. */
+static int search(mdsd_wor_buckets *wb, double tol, double *fmin, size_t *argmin,
+                  size_t *evaluations, bool *fallback, mdsd_err *err)
+{
+    size_t n = wb->c->n, N = wb->N, evals = 1, top = 0;
+    double best = 0.0; /* the empty set */
+    size_t best_i = 0;
+    int ok;
+    reach(wb, n);
+    double Qlo = Q_at(wb, n, &ok);
+    if (!ok) {
+        *fallback = true;
+        return MDSD_OK;
+    }
+    if (wb->P[n] - Qlo < best)
+        best = wb->P[n] - Qlo, best_i = n;
+    if (wb->P[N] - 1.0 < best)
+        best = wb->P[N] - 1.0, best_i = N;
+    if (push(wb, &top, n, N, Qlo, 1.0))
+        return mdsd_fail(err, MDSD_ENOMEM, "wor: out of memory");
+    while (top > 0) {
+        top--;
+        size_t a = wb->stack[2 * top], b = wb->stack[2 * top + 1];
+        double Qa = wb->stackQ[2 * top], Qb = wb->stackQ[2 * top + 1];
+        if (b - a < 2)
+            continue;
+        interval_bound ib = bound_between(wb, a, b, Qa, Qb);
+        if (ib.lb >= best - tol)
+            continue;
+        size_t m = split_at(wb, &ib, a, b);
+        if (m == SIZE_MAX) { /* its bucket is sorted now: bound again */
+            top++;
+            continue;
+        }
+        double Qm = Q_at(wb, m, &ok);
+        if (!ok) {
+            *fallback = true;
+            return MDSD_OK;
+        }
+        evals++;
+        if (wb->P[m] - Qm < best)
+            best = wb->P[m] - Qm, best_i = m;
+        size_t j = ib.at == SIZE_MAX ? wb->pos[ib.bucket] : ib.at;
+        int fail = j < m ? push(wb, &top, m, b, Qm, Qb) || push(wb, &top, a, m, Qa, Qm)
+                         : push(wb, &top, a, m, Qa, Qm) || push(wb, &top, m, b, Qm, Qb);
+        if (fail)
+            return mdsd_fail(err, MDSD_ENOMEM, "wor: out of memory");
+    }
+    *fmin = best;
+    *argmin = best_i;
+    *evaluations = evals;
+    return MDSD_OK;
+}
+
+/* H = the prefix of length i of the exact order. */
+static void prefix_subset(const mdsd_wor_buckets *wb, size_t i, size_t V, unsigned char *H)
+{
+    uint32_t k_end = i >= wb->N ? MDSD_QP_BUCKETS : wb->kid[bucket_at(wb, i)];
+    for (size_t x = 0; x < V; x++)
+        H[x] = wb->q[x] > 0.0 && mdsd_qp_bucket_of(wb->p[x], wb->q[x]) < k_end;
+    if (i < wb->N) {
+        size_t u = bucket_at(wb, i);
+        for (size_t k = wb->pos[u]; k < i; k++)
+            H[wb->o->order[k]] = 1;
+    }
+}
+
+/* Smallest w (a power of two times rho) from which a token's series may
+ * need more than ROW_ORDER orders (as w_fixed of wor_q.c for FIXED_ORDER). */
+static double row_limit(const mdsd_wor_chain *c)
+{
+    int e = 0;
+    while (e + 1 < EXPONENTS && c->order_of[e] > ROW_ORDER)
+        e++;
+    return ldexp(c->rho, -e);
+}
+
+int mdsd_wor_bucket_min(mdsd_wor_buckets *wb, mdsd_wor_chain *c, mdsd_qp_order *o,
+                        const double *p, const double *q, size_t V, double tol, double *fmin,
+                        unsigned char *H, size_t *evaluations, bool *fallback, mdsd_err *err)
+{
+    *fallback = false;
+    wb->p = p, wb->q = q, wb->o = o, wb->c = c;
+    double t_max, lambda = mass_outside_top(q, V, c->L);
+    mdsd_err quiet;
+    if (c->n < 3 || mdsd_wor_range(c, lambda, &t_max, &quiet)) { /* the full route says why */
+        *fallback = true;
+        return MDSD_OK;
+    }
+    wb->w_row = row_limit(c);
+    int rc = mdsd_wor_nodes(c, t_max, err);
+    if (rc == MDSD_OK)
+        rc = fill(wb, V, err);
+    if (rc)
+        return rc;
+    number_buckets(wb);
+    if (wb->N < c->n) {
+        *fallback = true;
+        return MDSD_OK;
+    }
+    if ((rc = listed(wb, err)))
+        return rc;
+    size_t argmin = 0;
+    rc = search(wb, tol, fmin, &argmin, evaluations, fallback, err);
+    if (rc == MDSD_OK && !*fallback && H)
+        prefix_subset(wb, argmin, V, H);
+    return rc;
+}
