@@ -335,12 +335,33 @@ int mdsd_qp_bucket_fill(mdsd_qp_order *o, const double *p, const double *q, size
 }
 
 /* Sorts one bucket's words w[0..m) (float key << 32 | token) by key, ties by
- * token: insertion sort when short, else the radix sort; returns the buffer
- * holding the result (w or tmp). */
+ * token: insertion sort when short, else a stable LSD radix sort on the key's
+ * low 17 bits (9 + 8), the only ones that vary inside a bucket (its number
+ * is the key's top 15 bits); returns the buffer holding the result (w or
+ * tmp). */
 static uint64_t *sort_bucket(uint64_t *w, uint64_t *tmp, size_t m)
 {
-    if (m > 48)
-        return radix_sort(w, tmp, m);
+    if (m > 48) {
+        uint32_t c0[512] = {0}, c1[256] = {0};
+        for (size_t i = 0; i < m; i++) {
+            c0[(w[i] >> 32) & 511]++;
+            c1[(w[i] >> 41) & 255]++;
+        }
+        uint32_t s0 = 0, s1 = 0;
+        for (size_t d = 0; d < 512; d++) {
+            uint32_t t = c0[d];
+            c0[d] = s0, s0 += t;
+        }
+        for (size_t d = 0; d < 256; d++) {
+            uint32_t t = c1[d];
+            c1[d] = s1, s1 += t;
+        }
+        for (size_t i = 0; i < m; i++)
+            tmp[c0[(w[i] >> 32) & 511]++] = w[i];
+        for (size_t i = 0; i < m; i++)
+            w[c1[(tmp[i] >> 41) & 255]++] = tmp[i];
+        return w;
+    }
     for (size_t i = 1; i < m; i++) {
         uint64_t x = w[i];
         size_t j = i;

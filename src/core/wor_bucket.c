@@ -31,12 +31,18 @@ struct mdsd_wor_buckets {
     uint32_t *kid;         /* [V] bucket of u */
     size_t *pos;           /* [V + 1] scan position where u starts (pos[U] = N) */
     double *rows;          /* [(V + 1) * ROW] small q mass, w^2..w^ROW_ORDER before u */
-    double *inner, *slack; /* [V] q(B) / r_hi(B) and the rounding allowance of that bound */
+    /* at the start of bucket u (u = U: the end): p and q mass of the prefix
+     * (compensated), q mass of the rest; Ib = Pb + q(B) / r_hi(B) less a
+     * rounding allowance, +inf once sorted (the bound of its inside) */
+    double *Pb, *Sb, *Rb, *Ib; /* [V + 1] */
+    size_t *off;           /* [V] where a sorted bucket's positions are in pP, pS, pR */
+    size_t pool;           /* pool entries in use */
+    double *pP, *pS, *pR;  /* [V] P, S, R inside the sorted buckets */
+    size_t *sorted_list;   /* [V] the sorted buckets, in the order sorted */
+    size_t n_sorted;
     size_t *nbig;          /* [V + 1] big tokens in the buckets before u */
     size_t *nmed;          /* [V + 1] medium tokens in the buckets before u */
     unsigned char *sorted; /* [V] bucket u's tokens are in o->order at pos[u] */
-    /* at the bucket starts and inside the sorted buckets: scan position i */
-    double *P, *S, *R;     /* [V + 1] p and q mass of the prefix, q mass of the rest */
     listed_token *list;    /* the tokens with w >= w_row, by token */
     size_t n_list, list_cap;
     uint32_t *big;         /* the big tokens (q > thr) in the exact order */
@@ -70,17 +76,22 @@ mdsd_wor_buckets *mdsd_wor_buckets_alloc(size_t V, mdsd_err *err)
         wb->kid = malloc(cap * sizeof *wb->kid);
         wb->pos = malloc((cap + 1) * sizeof *wb->pos);
         wb->rows = malloc((cap + 1) * ROW * sizeof *wb->rows);
-        wb->inner = malloc(cap * sizeof *wb->inner);
-        wb->slack = malloc(cap * sizeof *wb->slack);
+        wb->Pb = malloc((cap + 1) * sizeof *wb->Pb);
+        wb->Sb = malloc((cap + 1) * sizeof *wb->Sb);
+        wb->Rb = malloc((cap + 1) * sizeof *wb->Rb);
+        wb->Ib = malloc((cap + 1) * sizeof *wb->Ib);
+        wb->off = malloc(cap * sizeof *wb->off);
+        wb->pP = malloc(cap * sizeof *wb->pP);
+        wb->pS = malloc(cap * sizeof *wb->pS);
+        wb->pR = malloc(cap * sizeof *wb->pR);
+        wb->sorted_list = malloc(cap * sizeof *wb->sorted_list);
         wb->nbig = malloc((cap + 1) * sizeof *wb->nbig);
         wb->nmed = malloc((cap + 1) * sizeof *wb->nmed);
         wb->sorted = malloc(cap);
-        wb->P = malloc(cap * sizeof *wb->P);
-        wb->S = malloc(cap * sizeof *wb->S);
-        wb->R = malloc(cap * sizeof *wb->R);
     }
-    if (!wb || !wb->acc || !wb->uidx || !wb->kid || !wb->pos || !wb->rows || !wb->inner ||
-        !wb->slack || !wb->nbig || !wb->nmed || !wb->sorted || !wb->P || !wb->S || !wb->R) {
+    if (!wb || !wb->acc || !wb->uidx || !wb->kid || !wb->pos || !wb->rows || !wb->Pb || !wb->Sb ||
+        !wb->Rb || !wb->Ib || !wb->off || !wb->pP || !wb->pS || !wb->pR || !wb->sorted_list ||
+        !wb->nbig || !wb->nmed || !wb->sorted) {
         mdsd_wor_buckets_free(wb);
         mdsd_fail(err, MDSD_ENOMEM, "wor: out of memory for the buckets (V = %zu)", V);
         return NULL;
@@ -93,8 +104,10 @@ void mdsd_wor_buckets_free(mdsd_wor_buckets *wb)
     if (!wb)
         return;
     free(wb->acc), free(wb->uidx), free(wb->kid), free(wb->pos), free(wb->rows);
-    free(wb->inner), free(wb->slack), free(wb->nbig), free(wb->nmed), free(wb->sorted);
-    free(wb->P), free(wb->S), free(wb->R), free(wb->list), free(wb->big), free(wb->med);
+    free(wb->Pb), free(wb->Sb), free(wb->Rb), free(wb->Ib), free(wb->off), free(wb->pP);
+    free(wb->pS), free(wb->pR), free(wb->sorted_list), free(wb->nbig), free(wb->nmed);
+    free(wb->sorted);
+    free(wb->list), free(wb->big), free(wb->med);
     free(wb->ext), free(wb->ext_M), free(wb->stack), free(wb->stackQ);
     free(wb);
 }
@@ -265,7 +278,7 @@ static void number_buckets(mdsd_wor_buckets *wb)
     double *rows = wb->rows;
     memset(rows, 0, ROW * sizeof *rows);
     wb->pos[0] = 0;
-    wb->P[0] = wb->S[0] = 0.0;
+    wb->Pb[0] = wb->Sb[0] = 0.0;
     for (uint32_t k = o->lo; k <= o->hi && o->lo <= o->hi; k++) {
         const mdsd_qp_bucket *B = o->bucket + k;
         double *row = wb->acc + (size_t)k * ROW;
@@ -274,33 +287,40 @@ static void number_buckets(mdsd_wor_buckets *wb)
         wb->uidx[k] = (uint32_t)U;
         wb->kid[U] = k;
         wb->sorted[U] = 0;
-        size_t end = wb->pos[U] + B->n;
-        wb->pos[U + 1] = end;
+        wb->pos[U + 1] = wb->pos[U] + B->n;
+        /* p over any part of B >= its q / r_hi (each token has q/p <= r_hi);
+         * allowance: plain sums of B->n terms and the rounded q/p */
+        double inner = B->q / mdsd_qp_bucket_ratio_hi(k);
+        double slack = ((double)B->n + 4.0) * DBL_EPSILON * (B->p + inner);
+        wb->Ib[U] = (P + Pc) + inner - slack;
         MDSD_NEUMAIER_ADD(P, Pc, B->p);
         MDSD_NEUMAIER_ADD(S, Sc, B->q);
-        wb->P[end] = P + Pc;
-        wb->S[end] = S + Sc;
+        wb->Pb[U + 1] = P + Pc;
+        wb->Sb[U + 1] = S + Sc;
         double *prev = rows + U * ROW, *next = prev + ROW;
         MDSD_NEUMAIER_ADD(qs, qc, row[2]);
         next[0] = qs + qc;
         for (size_t r = 1; r < ROW; r++) /* w^2.. at next[1..] */
             next[r] = r <= ROW_ORDER - 1 ? prev[r] + row[r + 2] : 0.0;
         memset(row, 0, ROW * sizeof *row);
-        /* p over any part of B >= its q / r_hi (each token has q/p <= r_hi);
-         * allowance: plain sums of B->n terms and the rounded q/p */
-        wb->inner[U] = B->q / mdsd_qp_bucket_ratio_hi(k);
-        wb->slack[U] = ((double)B->n + 4.0) * DBL_EPSILON * (B->p + wb->inner[U]);
         U++;
     }
     wb->U = U;
     wb->N = wb->pos[U];
+    wb->n_sorted = wb->pool = 0;
+    wb->Ib[U] = INFINITY;
     double R = 0.0, Rc = 0.0;
-    wb->R[wb->N] = 0.0;
+    wb->Rb[U] = 0.0;
     for (size_t u = U; u-- > 0;) {
         MDSD_NEUMAIER_ADD(R, Rc, o->bucket[wb->kid[u]].q);
-        wb->R[wb->pos[u]] = R + Rc;
+        wb->Rb[u] = R + Rc;
     }
 }
+
+/* p and q mass of the prefix of length i (a usable position), q mass of the rest. */
+typedef struct {
+    double P, S, R;
+} masses;
 
 /* Exact order of two big tokens: bucket, then q/p decreasing, then index. */
 static bool big_before(const mdsd_wor_buckets *wb, const listed_token *x, const listed_token *y)
@@ -420,18 +440,35 @@ static void sort_bucket(mdsd_wor_buckets *wb, size_t u)
     size_t a = wb->pos[u], e = wb->pos[u + 1];
     uint32_t *tok = wb->o->order + a;
     mdsd_qp_bucket_sort_one(wb->o, wb->p, wb->q, wb->kid[u], tok);
-    double P = wb->P[a], Pc = 0.0, S = wb->S[a], Sc = 0.0, R = wb->R[e], Rc = 0.0;
+    /* positions a + 1 .. e - 1 at pool entries off .. off + e - a - 2 */
+    size_t off = wb->off[u] = wb->pool;
+    wb->pool += e - a - 1;
+    double P = wb->Pb[u], Pc = 0.0, S = wb->Sb[u], Sc = 0.0, R = wb->Rb[u + 1], Rc = 0.0;
     for (size_t i = a + 1; i < e; i++) {
         MDSD_NEUMAIER_ADD(P, Pc, wb->p[tok[i - a - 1]]);
         MDSD_NEUMAIER_ADD(S, Sc, wb->q[tok[i - a - 1]]);
-        wb->P[i] = P + Pc;
-        wb->S[i] = S + Sc;
+        wb->pP[off + i - a - 1] = P + Pc;
+        wb->pS[off + i - a - 1] = S + Sc;
     }
     for (size_t i = e - 1; i > a; i--) {
         MDSD_NEUMAIER_ADD(R, Rc, wb->q[tok[i - a]]);
-        wb->R[i] = R + Rc;
+        wb->pR[off + i - a - 1] = R + Rc;
     }
     wb->sorted[u] = 1;
+    wb->Ib[u] = INFINITY; /* its positions are bounded one by one */
+    wb->sorted_list[wb->n_sorted++] = u;
+}
+
+/* The masses at position i: a bucket start (or N), or inside a sorted bucket. */
+static masses at(const mdsd_wor_buckets *wb, size_t i)
+{
+    if (i >= wb->N)
+        return (masses){wb->Pb[wb->U], wb->Sb[wb->U], 0.0};
+    size_t u = bucket_at(wb, i);
+    if (i == wb->pos[u])
+        return (masses){wb->Pb[u], wb->Sb[u], wb->Rb[u]};
+    size_t k = wb->off[u] + (i - wb->pos[u] - 1);
+    return (masses){wb->pP[k], wb->pS[k], wb->pR[k]};
 }
 
 /* Makes scan position i usable (a bucket start, or inside a sorted bucket). */
@@ -477,7 +514,8 @@ static double Q_at(mdsd_wor_buckets *wb, size_t i, int *ok)
     }
     qs += part;
     Sh[1] = qs * c->t_max;
-    double tail, v = mdsd_wor_quad(c, Sh, M, qs, wb->R[i], nbH, &tail);
+    double r = j ? wb->pR[wb->off[u] + j - 1] : wb->Rb[u];
+    double tail, v = mdsd_wor_quad(c, Sh, M, qs, r, nbH, &tail);
     if (!mdsd_wor_quad_ok(v, tail)) {
         *ok = 0;
         return 0.0;
@@ -485,10 +523,11 @@ static double Q_at(mdsd_wor_buckets *wb, size_t i, int *ok)
     return v < 0.0 ? 0.0 : v > 1.0 ? 1.0 : v;
 }
 
-/* q mass between positions a < i (as mdsd_wor_chain_min's mass_between). */
-static inline double mass_between(const mdsd_wor_buckets *wb, size_t a, size_t i)
+/* q mass between positions a < i with masses ma, mi (as mdsd_wor_chain_min's
+ * mass_between). */
+static inline double mass_between(masses ma, masses mi)
 {
-    return wb->R[a] <= 0.5 ? wb->R[a] - wb->R[i] : wb->S[i] - wb->S[a];
+    return ma.R <= 0.5 ? ma.R - mi.R : mi.S - ma.S;
 }
 
 typedef struct {
@@ -497,36 +536,101 @@ typedef struct {
     size_t bucket; /* the inside of this unsorted bucket (at = SIZE_MAX) */
 } interval_bound;
 
+/* min over u < m of (Pe[u] - slope m_u) and (Ib[u] - slope m_u), m_u the q
+ * mass from a to the end of bucket u: from the suffix masses R (mR = 1,
+ * m_u = Ra - Re[u]) or the prefix masses S (m_u = Se[u] - Sa); branch-free
+ * over MDSD_LANES lanes (min is exact: the same value from every clone). */
+MDSD_SIMD_CLONES static double buckets_min(const double *Pe, const double *Ib, const double *Me,
+                                           size_t m, double slope, double base, double sign)
+{
+    double l[MDSD_LANES];
+    for (size_t j = 0; j < MDSD_LANES; j++)
+        l[j] = INFINITY;
+    size_t u = 0;
+    for (; u + MDSD_LANES <= m; u += MDSD_LANES) {
+#pragma omp simd
+        for (size_t j = 0; j < MDSD_LANES; j++) {
+            double ch = slope * (sign * (Me[u + j] - base)), v = Pe[u + j] < Ib[u + j] ? Pe[u + j] : Ib[u + j];
+            v -= ch;
+            l[j] = v < l[j] ? v : l[j];
+        }
+    }
+    for (size_t j = 0; u < m; u++, j++) {
+        double ch = slope * (sign * (Me[u] - base)), v = Pe[u] < Ib[u] ? Pe[u] : Ib[u];
+        v -= ch;
+        l[j] = v < l[j] ? v : l[j];
+    }
+    double r = INFINITY;
+    for (size_t j = 0; j < MDSD_LANES; j++)
+        r = l[j] < r ? l[j] : r;
+    return r;
+}
+
 /* Lower bound over (a, b) from the chord of Q (q-convexity) and, inside an
- * unsorted bucket, p's growth of at least q / r_hi (wor_bucket.h). */
+ * unsorted bucket, p's growth of at least q / r_hi (wor_bucket.h); with
+ * want_at, where it is attained. */
 static interval_bound bound_between(const mdsd_wor_buckets *wb, size_t a, size_t b, double Qa,
-                                    double Qb)
+                                    double Qb, double prune)
 {
     interval_bound ib = {INFINITY, a + 1, 0};
-    double span = mass_between(wb, a, b);
+    masses ma = at(wb, a);
+    double span = mass_between(ma, at(wb, b));
     if (!(span > 0.0)) { /* masses below rounding: only Q <= Q(H_b) */
-        ib.lb = wb->P[a] - Qb;
+        ib.lb = ma.P - Qb;
         ib.at = a + (b - a) / 2;
         return ib;
     }
     double slope = (Qb - Qa) / span;
-    for (size_t u = bucket_at(wb, a); u < wb->U && wb->pos[u] < b; u++) {
-        size_t s = wb->pos[u], e = wb->pos[u + 1];
-        if (wb->sorted[u]) {
-            size_t i0 = s + 1 > a + 1 ? s + 1 : a + 1, i1 = e < b - 1 ? e : b - 1;
-            for (size_t i = i0; i <= i1; i++) {
-                double v = wb->P[i] - (Qa + slope * mass_between(wb, a, i));
-                if (v < ib.lb)
-                    ib.lb = v, ib.at = i;
-            }
+    bool useR = ma.R <= 0.5; /* as mass_between */
+    const double *Me = useR ? wb->Rb + 1 : wb->Sb + 1; /* at the ends of the buckets */
+    double base = useR ? ma.R : ma.S, sign = useR ? -1.0 : 1.0;
+    /* whole buckets ua..ue-1 (their ends are inside (a, b)); the last one,
+     * ue, ends at b (only its inside) or holds b (then it is sorted) */
+    size_t ua = bucket_at(wb, a), ue = bucket_at(wb, b - 1);
+    double v = buckets_min(wb->Pb + 1 + ua, wb->Ib + ua, Me + ua, ue - ua, slope, base, sign) - Qa;
+    double last = wb->Ib[ue] - (Qa + slope * (sign * (Me[ue] - base)));
+    ib.lb = v < last ? v : last;
+    for (size_t k = 0; k < wb->n_sorted; k++) { /* token by token */
+        size_t u = wb->sorted_list[k], s = wb->pos[u], e = wb->pos[u + 1];
+        if (e <= a || s >= b)
             continue;
+        size_t i0 = s + 1 > a + 1 ? s + 1 : a + 1, i1 = e < b - 1 ? e : b - 1;
+        /* P - chord along the bucket's order changes by p(x) - slope q(x)
+         * per token, nondecreasing (p/q never decreases): its minimum is
+         * before the first positive step, found by bisection */
+        const uint32_t *tok = wb->o->order;
+        size_t l = i0, h = i1 + 1;
+        while (l < h) {
+            size_t mid = l + (h - l) / 2;
+            uint32_t x = tok[mid - 1];
+            if (wb->p[x] - slope * wb->q[x] > 0.0)
+                h = mid;
+            else
+                l = mid + 1;
         }
-        double chord = Qa + slope * mass_between(wb, a, e);
-        if (e < b && wb->P[e] - chord < ib.lb)
-            ib.lb = wb->P[e] - chord, ib.at = e;
-        double v = wb->P[s] + wb->inner[u] - chord - wb->slack[u];
-        if (v < ib.lb)
-            ib.lb = v, ib.at = SIZE_MAX, ib.bucket = u;
+        size_t j = l > i0 ? l - 1 : i0;
+        masses mj = at(wb, j);
+        double t = mj.P - (Qa + slope * mass_between(ma, mj));
+        if (t < ib.lb)
+            ib.lb = t, ib.at = j;
+    }
+    if (!(ib.lb < prune) || ib.lb < (v < last ? v : last)) /* pruned, or a token's */
+        return ib;
+    /* where: the first bucket attaining the minimum (same arithmetic) */
+    if (last <= v) {
+        ib.at = SIZE_MAX, ib.bucket = ue;
+        return ib;
+    }
+    for (size_t u = ua; u < ue; u++) {
+        double ch = slope * (sign * (Me[u] - base));
+        if (wb->Pb[u + 1] - ch - Qa == v) {
+            ib.at = wb->pos[u + 1];
+            return ib;
+        }
+        if (wb->Ib[u] - ch - Qa == v) {
+            ib.at = SIZE_MAX, ib.bucket = u;
+            return ib;
+        }
     }
     return ib;
 }
@@ -567,18 +671,11 @@ static int push(mdsd_wor_buckets *wb, size_t *top, size_t a, size_t b, double Qa
 static size_t split_at(mdsd_wor_buckets *wb, const interval_bound *ib, size_t a, size_t b)
 {
     size_t m = ib->at;
-    if (m == SIZE_MAX) {
-        size_t u = ib->bucket;
-        if (wb->pos[u + 1] < b)
-            m = wb->pos[u + 1];
-        else if (wb->pos[u] > a)
-            m = wb->pos[u];
-        else {
-            sort_bucket(wb, u);
-            return SIZE_MAX;
-        }
-    } else
-        m = snap(wb, m, a, b);
+    if (m == SIZE_MAX) { /* inside an unsorted bucket: sort it, bound again */
+        sort_bucket(wb, ib->bucket);
+        return SIZE_MAX;
+    }
+    m = snap(wb, m, a, b);
     size_t span = b - a;
     if (m - a < span / 8 || b - m < span / 8)
         m = snap(wb, a + span / 2, a, b);
@@ -599,10 +696,10 @@ static int search(mdsd_wor_buckets *wb, double tol, double *fmin, size_t *argmin
         *fallback = true;
         return MDSD_OK;
     }
-    if (wb->P[n] - Qlo < best)
-        best = wb->P[n] - Qlo, best_i = n;
-    if (wb->P[N] - 1.0 < best)
-        best = wb->P[N] - 1.0, best_i = N;
+    if (at(wb, n).P - Qlo < best)
+        best = at(wb, n).P - Qlo, best_i = n;
+    if (wb->Pb[wb->U] - 1.0 < best)
+        best = wb->Pb[wb->U] - 1.0, best_i = N;
     if (push(wb, &top, n, N, Qlo, 1.0))
         return mdsd_fail(err, MDSD_ENOMEM, "wor: out of memory");
     while (top > 0) {
@@ -611,7 +708,7 @@ static int search(mdsd_wor_buckets *wb, double tol, double *fmin, size_t *argmin
         double Qa = wb->stackQ[2 * top], Qb = wb->stackQ[2 * top + 1];
         if (b - a < 2)
             continue;
-        interval_bound ib = bound_between(wb, a, b, Qa, Qb);
+        interval_bound ib = bound_between(wb, a, b, Qa, Qb, best - tol);
         if (ib.lb >= best - tol)
             continue;
         size_t m = split_at(wb, &ib, a, b);
@@ -625,8 +722,9 @@ static int search(mdsd_wor_buckets *wb, double tol, double *fmin, size_t *argmin
             return MDSD_OK;
         }
         evals++;
-        if (wb->P[m] - Qm < best)
-            best = wb->P[m] - Qm, best_i = m;
+        double Pm = at(wb, m).P;
+        if (Pm - Qm < best)
+            best = Pm - Qm, best_i = m;
         size_t j = ib.at == SIZE_MAX ? wb->pos[ib.bucket] : ib.at;
         int fail = j < m ? push(wb, &top, m, b, Qm, Qb) || push(wb, &top, a, m, Qa, Qm)
                          : push(wb, &top, a, m, Qa, Qm) || push(wb, &top, m, b, Qm, Qb);
@@ -675,7 +773,7 @@ int mdsd_wor_bucket_min(mdsd_wor_buckets *wb, mdsd_wor_chain *c, mdsd_qp_order *
         return MDSD_OK;
     }
     wb->w_row = row_limit(c);
-    int rc = mdsd_wor_nodes(c, t_max, err);
+    int rc = mdsd_wor_nodes(c, t_max, true, err);
     if (rc == MDSD_OK)
         rc = fill(wb, V, err);
     if (rc)

@@ -3,6 +3,7 @@
 #ifndef MDSD_WOR_CHAIN_H
 #define MDSD_WOR_CHAIN_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -45,6 +46,7 @@ struct mdsd_wor_chain {
     double lambda;
     /* set-up for one t_max */
     double t_max, thr;
+    bool vector_exp;             /* see mdsd_wor_nodes */
     size_t K, node_cap;
     double *t, *w, *tau;         /* [K] nodes, weights, t / t_max */
     size_t nb, big_cap, table_cap;
@@ -99,8 +101,11 @@ int mdsd_wor_grow(void **ptr, size_t *cap, size_t want, size_t elem);
  * or too small for the quadrature's range. */
 int mdsd_wor_range(const mdsd_wor_chain *c, double lambda, double *t_max, mdsd_err *err);
 
-/* The quadrature nodes for t_max and thr = rho / t_max; clears the big tokens. */
-int mdsd_wor_nodes(mdsd_wor_chain *c, double t_max, mdsd_err *err);
+/* The quadrature nodes for t_max and thr = rho / t_max; clears the big
+ * tokens. vector_exp: the node tables' exponentials by mdsd_exp_nonpos
+ * (vexp.h, within an ulp or so of libm's, vectorised) instead of libm's exp
+ * and expm1, which the chain route keeps (its values stay the same bits). */
+int mdsd_wor_nodes(mdsd_wor_chain *c, double t_max, bool vector_exp, mdsd_err *err);
 
 /* Appends a big token (q > thr) at scan position pos: its e^{-q t} and
  * 1 - e^{-q t} at every node. The big tokens of a prefix must be the first

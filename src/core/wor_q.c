@@ -1,5 +1,6 @@
 #include "wor_q.h"
 #include "wor_chain.h"
+#include "vexp.h"
 
 #include "bsum.h"
 #include "simd.h"
@@ -201,8 +202,9 @@ static double mass_outside_top(const mdsd_wor_chain *c)
     return s + comp;
 }
 
-int mdsd_wor_nodes(mdsd_wor_chain *c, double t_max, mdsd_err *err)
+int mdsd_wor_nodes(mdsd_wor_chain *c, double t_max, bool vector_exp, mdsd_err *err)
 {
+    c->vector_exp = vector_exp;
     c->t_max = t_max;
     c->thr = c->rho / t_max;
     c->nb = 0;
@@ -229,6 +231,15 @@ int mdsd_wor_nodes(mdsd_wor_chain *c, double t_max, mdsd_err *err)
 }
 
 /* Appends a big token: its e^{-q t} and 1 - e^{-q t} at every node. */
+/* out[k] = e^{-a t[k]}, k < m, by mdsd_exp_nonpos (vectorised; the same
+ * bits from every clone). */
+MDSD_SIMD_CLONES static void exp_nodes(const double *t, size_t m, double a, double *out)
+{
+#pragma omp simd
+    for (size_t k = 0; k < m; k++)
+        out[k] = mdsd_exp_nonpos(-a * t[k]);
+}
+
 int mdsd_wor_add_big(mdsd_wor_chain *c, size_t pos, double x, mdsd_err *err)
 {
     size_t cap = c->big_cap, tcap = c->table_cap;
@@ -242,9 +253,16 @@ int mdsd_wor_add_big(mdsd_wor_chain *c, size_t pos, double x, mdsd_err *err)
     c->big_pos[c->nb] = pos;
     c->big_q[c->nb] = x;
     double *eb = c->ebig + c->nb * c->K, *bb = c->bbig + c->nb * c->K;
-    for (size_t i = 0; i < c->K; i++) {
-        eb[i] = exp(-x * c->t[i]);
-        bb[i] = -expm1(-x * c->t[i]);
+    if (c->vector_exp) {
+        exp_nodes(c->t, c->K, x, eb);
+        /* 1 - e^{-a} is exact to an ulp of it once e^{-a} <= e^{-1/2} */
+        for (size_t i = 0; i < c->K; i++)
+            bb[i] = x * c->t[i] >= 0.5 ? 1.0 - eb[i] : -expm1(-x * c->t[i]);
+    } else {
+        for (size_t i = 0; i < c->K; i++) {
+            eb[i] = exp(-x * c->t[i]);
+            bb[i] = -expm1(-x * c->t[i]);
+        }
     }
     c->nb++;
     return MDSD_OK;
@@ -346,7 +364,7 @@ static int scan_setup(mdsd_wor_chain *c, mdsd_err *err)
 
 static int setup(mdsd_wor_chain *c, double t_max, mdsd_err *err)
 {
-    int rc = mdsd_wor_nodes(c, t_max, err);
+    int rc = mdsd_wor_nodes(c, t_max, false, err);
     return rc ? rc : scan_setup(c, err);
 }
 
@@ -503,7 +521,10 @@ double mdsd_wor_quad(mdsd_wor_chain *c, const double *Sh, unsigned M, double qs,
     double decay = r + qs, acc = 0.0, last = 0.0, Rk[NODE_CHUNK];
     for (size_t k0 = 0; k0 < c->K; k0 += NODE_CHUNK) {
         size_t m = c->K - k0 < NODE_CHUNK ? c->K - k0 : NODE_CHUNK;
-        decay_nodes(c->t + k0, m, decay, c->pi);
+        if (c->vector_exp)
+            exp_nodes(c->t + k0, m, decay, c->pi);
+        else
+            decay_nodes(c->t + k0, m, decay, c->pi);
         quad_chunk(c, k0, m, M, nbH, c->pi, c->Pl, Rk);
         for (size_t k = 0; k < m; k++)
             acc += c->w[k0 + k] * Rk[k];
