@@ -14,6 +14,15 @@
  * listed too. */
 #define ROW 8
 #define ROW_ORDER 6
+/* Tests only (mdsd_wor_bucket_plant): the inside of the unsorted buckets
+ * left unbounded, a planted error the comparisons must catch. */
+static int plant_unbounded_inside;
+
+void mdsd_wor_bucket_plant(int unbounded_inside)
+{
+    plant_unbounded_inside = unbounded_inside;
+}
+
 /* Tokens per vectorised step of the pass. */
 #define CHUNK 256
 
@@ -292,7 +301,7 @@ static void number_buckets(mdsd_wor_buckets *wb)
          * allowance: plain sums of B->n terms and the rounded q/p */
         double inner = B->q / mdsd_qp_bucket_ratio_hi(k);
         double slack = ((double)B->n + 4.0) * DBL_EPSILON * (B->p + inner);
-        wb->Ib[U] = (P + Pc) + inner - slack;
+        wb->Ib[U] = plant_unbounded_inside ? INFINITY : (P + Pc) + inner - slack;
         MDSD_NEUMAIER_ADD(P, Pc, B->p);
         MDSD_NEUMAIER_ADD(S, Sc, B->q);
         wb->Pb[U + 1] = P + Pc;

@@ -42,4 +42,9 @@ int mdsd_wor_bucket_min(mdsd_wor_buckets *wb, mdsd_wor_chain *c, mdsd_qp_order *
                         const double *p, const double *q, size_t V, double tol, double *fmin,
                         unsigned char *H, size_t *evaluations, bool *fallback, mdsd_err *err);
 
+/* Tests only: with unbounded_inside != 0 the search skips the bound inside
+ * the unsorted buckets (wrong: a minimum inside one is missed), a planted
+ * error that tests/test_wor_bucket.c must catch; 0 restores the route. */
+void mdsd_wor_bucket_plant(int unbounded_inside);
+
 #endif
