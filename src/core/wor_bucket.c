@@ -275,7 +275,8 @@ __attribute__((target("avx512f"))) static void rows_avx512(const double *p, cons
         double x = q[i];
         x = x > thr ? 0.0 : x;
         double w = x * t_max, w2 = w * w, w3 = w2 * w, w4 = w2 * w2;
-        double r[ROW] = {p[i], 1.0, x, w2, w3, w4, w4 * w, w4 * w2}, *row = acc + (size_t)key[i] * ROW;
+        double r[ROW] = {p[i], 1.0, x, w2, w3, w4, w4 * w, w4 * w2};
+        double *row = acc + (size_t)key[i] * ROW;
         for (size_t j = 0; j < ROW; j++)
             row[j] += r[j];
     }
@@ -644,14 +645,14 @@ MDSD_SIMD_CLONES static double buckets_min(const double *Pe, const double *Ib, c
     for (; u + MDSD_LANES <= m; u += MDSD_LANES) {
 #pragma omp simd
         for (size_t j = 0; j < MDSD_LANES; j++) {
-            double ch = slope * (sign * (Me[u + j] - base)), v = Pe[u + j] < Ib[u + j] ? Pe[u + j] : Ib[u + j];
-            v -= ch;
+            double ch = slope * (sign * (Me[u + j] - base));
+            double v = (Pe[u + j] < Ib[u + j] ? Pe[u + j] : Ib[u + j]) - ch;
             l[j] = v < l[j] ? v : l[j];
         }
     }
     for (size_t j = 0; u < m; u++, j++) {
-        double ch = slope * (sign * (Me[u] - base)), v = Pe[u] < Ib[u] ? Pe[u] : Ib[u];
-        v -= ch;
+        double ch = slope * (sign * (Me[u] - base));
+        double v = (Pe[u] < Ib[u] ? Pe[u] : Ib[u]) - ch;
         l[j] = v < l[j] ? v : l[j];
     }
     double r = INFINITY;
