@@ -809,8 +809,8 @@ static int by_sort(const double *p, const mdsd_scheme *s, double tol, uint64_t t
 {
     size_t V = s->V, n = s->n;
     /* A nonzero tag announces calls for other schemes on the same p, q
-     * (the batch job: iid, wor, cps), which need the full order anyway:
-     * the sort-free route serves the untagged calls. */
+     * (the batch job: iid, wor, cps), which then share the full order: the
+     * sort-free routes serve the untagged calls. */
     bool iid = s->kind == MDSD_SCHEME_IID || (s->kind == MDSD_SCHEME_WOR && n == 1);
     if (!full_sort && tag == 0 && (iid || s->kind == MDSD_SCHEME_CPS)) {
         double fmin = 0.0;
