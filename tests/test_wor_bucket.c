@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "bound.h"
+#include "qporder.h"
 #include "testutil.h"
 #include "wor_bucket.h"
 #include "wor_q.h"
@@ -75,6 +76,47 @@ static double subset_value_quadrature(const double *p, const double *q, size_t V
     return fmax(0.0, fmin(1.0, 1.0 + (P + c) - Q));
 }
 
+/* The route called directly (mdsd_bound_alpha takes it from
+ * MDSD_WOR_BUCKET_MIN_V tokens on only): its workspaces for up to V tokens. */
+typedef struct {
+    mdsd_qp_order ord;
+    mdsd_wor_chain *chain;
+    mdsd_wor_buckets *buckets;
+} bucket_route;
+
+static void route_init(bucket_route *br, size_t V)
+{
+    mdsd_err err;
+    cr_assert_eq(mdsd_qp_order_init(&br->ord, V, &err), MDSD_OK, "%s", err.msg);
+    br->chain = mdsd_wor_chain_alloc(V, 3, &err);
+    br->buckets = mdsd_wor_buckets_alloc(V, &err);
+    cr_assert(br->chain && br->buckets, "%s", err.msg);
+}
+
+static void route_free(bucket_route *br)
+{
+    mdsd_qp_order_destroy(&br->ord);
+    mdsd_wor_chain_free(br->chain);
+    mdsd_wor_buckets_free(br->buckets);
+}
+
+/* alpha* by the route (clamped to [0, 1] as mdsd_bound_alpha does), its
+ * subset in H; returns 0 where the route falls back to the full order. */
+static int route_alpha(bucket_route *br, const double *p, const double *q, size_t V, size_t n,
+                       unsigned char *H, double *alpha)
+{
+    mdsd_err err;
+    bool fallback;
+    double f;
+    size_t evals;
+    cr_assert_eq(mdsd_wor_chain_set_drafts(br->chain, n, &err), MDSD_OK, "%s", err.msg);
+    cr_assert_eq(mdsd_wor_bucket_min(br->buckets, br->chain, &br->ord, p, q, V, 1e-14, &f, H, &evals,
+                                     &fallback, &err),
+                 MDSD_OK, "%s", err.msg);
+    *alpha = fmax(0.0, fmin(1.0, 1.0 + f));
+    return !fallback;
+}
+
 static size_t falling(size_t V, size_t n)
 {
     size_t t = 1;
@@ -89,6 +131,8 @@ Test(wor_bucket, matches_full_order_and_enumeration_on_small_instances, .timeout
     mdsd_err err;
     mdsd_bound_workspace *ws = mdsd_bound_workspace_alloc(16, 6, &err);
     cr_assert(ws);
+    bucket_route br;
+    route_init(&br, 16);
     size_t checked = 0, refused = 0, below_one = 0;
     double p[16], q[16];
     unsigned char H[16];
@@ -102,27 +146,30 @@ Test(wor_bucket, matches_full_order_and_enumeration_on_small_instances, .timeout
         if (mdsd_scheme_check(&s, NULL) != MDSD_OK || falling(V, n) > 100000)
             continue;
         mdsd_bound_opts full = {.full_sort = true};
-        mdsd_bound_result a = {.subset = H}, b = {0};
-        int ra = mdsd_bound_alpha(p, &s, MDSD_BOUND_SORT, NULL, ws, &a, &err);
+        mdsd_bound_result b = {0};
+        double a;
+        int routed = route_alpha(&br, p, q, V, n, H, &a);
         int rb = mdsd_bound_alpha(p, &s, MDSD_BOUND_SORT, &full, ws, &b, &err);
-        cr_assert_eq(ra, rb, "inst %u: bucket route rc %d, full order rc %d", inst, ra, rb);
-        if (ra != MDSD_OK) {
-            cr_assert(strstr(err.msg, "too small"), "inst %u: %s", inst, err.msg);
+        if (!routed) { /* the full route answers: here, by refusing */
+            cr_assert(rb != MDSD_OK && strstr(err.msg, "too small"), "inst %u: rc %d %s", inst,
+                      rb, rb ? err.msg : "");
             refused++;
             continue;
         }
+        cr_assert_eq(rb, MDSD_OK, "inst %u: the route answered, the full order: %s", inst,
+                     err.msg);
         double h, e = enumerated(p, &s, H, &h);
-        cr_assert(fabs(a.alpha - b.alpha) <= TOL && fabs(a.alpha - e) <= TOL &&
-                      fabs(a.alpha - h) <= TOL,
+        cr_assert(fabs(a - b.alpha) <= TOL && fabs(a - e) <= TOL && fabs(a - h) <= TOL,
                   "inst %u kind %u V=%zu n=%zu: buckets %.17g full order %.17g enumeration "
-                  "%.17g its subset %.17g", inst, inst / 2 % 4, V, n, a.alpha, b.alpha, e, h);
-        below_one += a.alpha < 1.0;
+                  "%.17g its subset %.17g", inst, inst / 2 % 4, V, n, a, b.alpha, e, h);
+        below_one += a < 1.0;
         checked++;
     }
     cr_log_info("wor without the full order, V <= 14: %zu instances (%zu below 1), %zu refused "
                 "by both routes", checked, below_one, refused);
     cr_assert(checked > 3000 && below_one > 1500 && refused * 5 < checked,
               "%zu checked, %zu below 1, %zu refused", checked, below_one, refused);
+    route_free(&br);
     mdsd_bound_workspace_free(ws);
     gsl_rng_free(r);
 }
@@ -140,30 +187,43 @@ static size_t large_instances(unsigned count, uint64_t seed, int assert_equal, s
            *q = malloc(Vmax * sizeof *q);
     unsigned char *H = malloc(Vmax);
     cr_assert(ws && z && p && q && H);
+    bucket_route br;
+    route_init(&br, Vmax);
     for (unsigned inst = 0; inst < count; inst++) {
-        size_t V = inst % 40 == 7 ? 32000 : inst % 3 == 0 ? 5000 : 20 + gsl_rng_uniform_int(r, 4980);
+        size_t V = inst % 40 == 7 ? 32000
+                   : inst % 3 == 0 ? 5000
+                                   : 20 + gsl_rng_uniform_int(r, 4980);
         size_t n = 3 + inst % 4;
         test_large_pair(r, inst / 4, V, z, p, q);
         mdsd_scheme s = {MDSD_SCHEME_WOR, n, V, q, NULL};
         if (mdsd_scheme_check(&s, NULL) != MDSD_OK)
             continue;
         mdsd_bound_opts full = {.full_sort = true};
-        mdsd_bound_result a = {.subset = H}, b = {0};
-        int ra = mdsd_bound_alpha(p, &s, MDSD_BOUND_SORT, NULL, ws, &a, &err);
+        mdsd_bound_result d = {0}, b = {0};
+        double a;
+        int routed = route_alpha(&br, p, q, V, n, H, &a);
+        int rd = mdsd_bound_alpha(p, &s, MDSD_BOUND_SORT, NULL, ws, &d, &err);
         int rb = mdsd_bound_alpha(p, &s, MDSD_BOUND_SORT, &full, ws, &b, &err);
-        cr_assert_eq(ra, rb, "large inst %u: bucket route rc %d, full order rc %d", inst, ra, rb);
-        if (ra != MDSD_OK)
+        cr_assert_eq(rd, rb, "large inst %u: default rc %d, full order rc %d", inst, rd, rb);
+        if (!routed || rb != MDSD_OK) {
+            cr_assert(!routed, "large inst %u: the route answered, the full order: %s", inst,
+                      err.msg);
             continue;
-        differ += !(fabs(a.alpha - b.alpha) <= TOL);
+        }
+        /* mdsd_bound_alpha takes the route from MDSD_WOR_BUCKET_MIN_V tokens on */
+        cr_assert(V < MDSD_WOR_BUCKET_MIN_V || d.alpha == a || !assert_equal,
+                  "large inst %u: default %.17g, the route %.17g", inst, d.alpha, a);
+        differ += !(fabs(a - b.alpha) <= TOL);
         if (assert_equal) {
             double h = subset_value_quadrature(p, q, V, n, H);
-            cr_assert(fabs(a.alpha - b.alpha) <= TOL && fabs(a.alpha - h) <= TOL,
+            cr_assert(fabs(a - b.alpha) <= TOL && fabs(a - h) <= TOL,
                       "large inst %u kind %u V=%zu n=%zu: buckets %.17g full order %.17g its "
-                      "subset %.17g", inst, inst / 4 % TEST_LARGE_PAIR_KINDS, V, n, a.alpha,
-                      b.alpha, h);
-            *below_one += a.alpha < 1.0;
+                      "subset %.17g", inst, inst / 4 % TEST_LARGE_PAIR_KINDS, V, n, a, b.alpha,
+                      h);
+            *below_one += a < 1.0;
         }
     }
+    route_free(&br);
     free(z), free(p), free(q), free(H);
     mdsd_bound_workspace_free(ws);
     gsl_rng_free(r);

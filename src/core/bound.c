@@ -829,7 +829,8 @@ static int by_sort(const double *p, const mdsd_scheme *s, double tol, uint64_t t
             return finish_alpha(1.0 + fmin, res, "sort", err);
         }
     }
-    if (!full_sort && tag == 0 && s->kind == MDSD_SCHEME_WOR && n >= 3) {
+    if (!full_sort && tag == 0 && s->kind == MDSD_SCHEME_WOR && n >= 3 &&
+        V >= MDSD_WOR_BUCKET_MIN_V) {
         bool fallback = false;
         int rc = wor_buckets(ws, p, s, tol, res, &fallback, err);
         if (rc || !fallback)

@@ -27,6 +27,11 @@
 
 typedef struct mdsd_wor_buckets mdsd_wor_buckets;
 
+/* mdsd_bound_alpha takes this route from this many tokens on: below it the
+ * full order is as fast (measured at n = 3: equal at V = 1,024 and 2,048,
+ * 1.2x faster at 4,096, 1.7x at 8,192, 2x at 32,000). */
+#define MDSD_WOR_BUCKET_MIN_V 4096
+
 /* Workspace for vocabularies up to V tokens. */
 mdsd_wor_buckets *mdsd_wor_buckets_alloc(size_t V, mdsd_err *err);
 void mdsd_wor_buckets_free(mdsd_wor_buckets *wb);
