@@ -15,6 +15,9 @@
  * listed too. */
 #define ROW 8
 #define ROW_ORDER 6
+/* Tokens per vectorised step of the pass. */
+#define CHUNK 256
+
 /* Tests only (mdsd_wor_bucket_plant): the inside of the unsorted buckets
  * left unbounded, a planted error the comparisons must catch. */
 static int plant_unbounded_inside;
@@ -23,9 +26,6 @@ void mdsd_wor_bucket_plant(int unbounded_inside)
 {
     plant_unbounded_inside = unbounded_inside;
 }
-
-/* Tokens per vectorised step of the pass. */
-#define CHUNK 256
 
 typedef struct {
     uint32_t key; /* its bucket, then its number among the used ones */
@@ -62,8 +62,7 @@ struct mdsd_wor_buckets {
     double *ext;           /* [(n_med + 1) * ext_w]: their sums of w^(ROW_ORDER+1).. before each */
     unsigned char *ext_M;  /* [n_med + 1] the largest order in those sums */
     size_t ext_w, ext_cap, ext_M_cap;
-    size_t *stack, stack_cap;
-    double *stackQ;
+    mdsd_wor_stack bb;     /* the branch and bound */
     double w_row;          /* smallest w whose series may need more than ROW_ORDER orders */
     /* the call's inputs */
     const double *p, *q;
@@ -118,7 +117,7 @@ void mdsd_wor_buckets_free(mdsd_wor_buckets *wb)
     free(wb->pS), free(wb->pR), free(wb->sorted_list), free(wb->nbig), free(wb->nmed);
     free(wb->sorted);
     free(wb->list), free(wb->big), free(wb->med);
-    free(wb->ext), free(wb->ext_M), free(wb->stack), free(wb->stackQ);
+    free(wb->ext), free(wb->ext_M), mdsd_wor_stack_free(&wb->bb);
     free(wb);
 }
 
@@ -339,8 +338,11 @@ static int fill(mdsd_wor_buckets *wb, size_t V, mdsd_err *err)
             *head = x;
             if (qc[i] >= q_row) {
                 if (mdsd_wor_grow((void **)&wb->list, &wb->list_cap, wb->n_list + 1,
-                                  sizeof *wb->list))
+                                  sizeof *wb->list)) {
+                    /* the bucket sums must be zero for the next call */
+                    memset(wb->acc, 0, (MDSD_QP_BUCKETS + 1) * ROW * sizeof *wb->acc);
                     return mdsd_fail(err, MDSD_ENOMEM, "wor: out of memory");
+                }
                 wb->list[wb->n_list++] = (listed_token){key[i], x};
             }
         }
@@ -746,19 +748,6 @@ static size_t snap(mdsd_wor_buckets *wb, size_t x, size_t a, size_t b)
     return x;
 }
 
-static int push(mdsd_wor_buckets *wb, size_t *top, size_t a, size_t b, double Qa, double Qb)
-{
-    size_t cap = wb->stack_cap, qcap = wb->stack_cap;
-    if (mdsd_wor_grow((void **)&wb->stack, &cap, 2 * (*top + 1), sizeof *wb->stack) ||
-        mdsd_wor_grow((void **)&wb->stackQ, &qcap, 2 * (*top + 1), sizeof *wb->stackQ))
-        return -1;
-    wb->stack_cap = cap < qcap ? cap : qcap;
-    wb->stack[2 * *top] = a, wb->stack[2 * *top + 1] = b;
-    wb->stackQ[2 * *top] = Qa, wb->stackQ[2 * *top + 1] = Qb;
-    (*top)++;
-    return 0;
-}
-
 /* The split point of (a, b) given its bound: the bound's minimiser (an end
  * of its bucket where it lies inside an unsorted one), moved to the middle
  * when within an eighth of an end (as mdsd_wor_chain_min); SIZE_MAX when the
@@ -781,7 +770,9 @@ static size_t split_at(mdsd_wor_buckets *wb, const interval_bound *ib, size_t a,
 static int search(mdsd_wor_buckets *wb, double tol, double *fmin, size_t *argmin,
                   size_t *evaluations, bool *fallback, mdsd_err *err)
 {
-    size_t n = wb->c->n, N = wb->N, evals = 1, top = 0;
+    size_t n = wb->c->n, N = wb->N, evals = 1;
+    mdsd_wor_stack *st = &wb->bb;
+    st->top = 0;
     double best = 0.0; /* the empty set */
     size_t best_i = 0;
     int ok;
@@ -795,12 +786,11 @@ static int search(mdsd_wor_buckets *wb, double tol, double *fmin, size_t *argmin
         best = at(wb, n).P - Qlo, best_i = n;
     if (wb->Pb[wb->U] - 1.0 < best)
         best = wb->Pb[wb->U] - 1.0, best_i = N;
-    if (push(wb, &top, n, N, Qlo, 1.0))
+    if (mdsd_wor_stack_push(st, n, N, Qlo, 1.0))
         return mdsd_fail(err, MDSD_ENOMEM, "wor: out of memory");
-    while (top > 0) {
-        top--;
-        size_t a = wb->stack[2 * top], b = wb->stack[2 * top + 1];
-        double Qa = wb->stackQ[2 * top], Qb = wb->stackQ[2 * top + 1];
+    size_t a, b;
+    double Qa, Qb;
+    while (mdsd_wor_stack_pop(st, &a, &b, &Qa, &Qb)) {
         if (b - a < 2)
             continue;
         interval_bound ib = bound_between(wb, a, b, Qa, Qb, best - tol);
@@ -808,7 +798,8 @@ static int search(mdsd_wor_buckets *wb, double tol, double *fmin, size_t *argmin
             continue;
         size_t m = split_at(wb, &ib, a, b);
         if (m == SIZE_MAX) { /* its bucket is sorted now: bound again */
-            top++;
+            if (mdsd_wor_stack_push(st, a, b, Qa, Qb))
+                return mdsd_fail(err, MDSD_ENOMEM, "wor: out of memory");
             continue;
         }
         double Qm = Q_at(wb, m, &ok);
@@ -821,8 +812,10 @@ static int search(mdsd_wor_buckets *wb, double tol, double *fmin, size_t *argmin
         if (Pm - Qm < best)
             best = Pm - Qm, best_i = m;
         size_t j = ib.at == SIZE_MAX ? wb->pos[ib.bucket] : ib.at;
-        int fail = j < m ? push(wb, &top, m, b, Qm, Qb) || push(wb, &top, a, m, Qa, Qm)
-                         : push(wb, &top, a, m, Qa, Qm) || push(wb, &top, m, b, Qm, Qb);
+        int fail = j < m ? mdsd_wor_stack_push(st, m, b, Qm, Qb) ||
+                               mdsd_wor_stack_push(st, a, m, Qa, Qm)
+                         : mdsd_wor_stack_push(st, a, m, Qa, Qm) ||
+                               mdsd_wor_stack_push(st, m, b, Qm, Qb);
         if (fail)
             return mdsd_fail(err, MDSD_ENOMEM, "wor: out of memory");
     }

@@ -31,6 +31,14 @@
 /* Quadrature nodes evaluated together (vector lanes over the nodes). */
 #define NODE_CHUNK 64
 
+/* The branch and bound's open intervals (a, b) of prefix lengths, with Q at
+ * both ends (the chain's and the buckets' searches). */
+typedef struct {
+    size_t *ab; /* [2 cap] */
+    double *Q;  /* [2 cap] */
+    size_t cap, top;
+} mdsd_wor_stack;
+
 struct mdsd_wor_chain {
     size_t cap_V, n, L;          /* L = n - 1: counts j < n matter */
     size_t n_cap;                /* n the small tables are sized for */
@@ -61,9 +69,7 @@ struct mdsd_wor_chain {
     double gl_x[GL_POINTS], gl_w[GL_POINTS]; /* Gauss-Legendre on [0, 1] */
     /* evaluation scratch */
     double *Shat, *coef, *pi, *Pl;
-    /* branch and bound stack */
-    size_t *stack, stack_cap;
-    double *stackQ;
+    mdsd_wor_stack bb;           /* branch and bound */
 };
 
 /* ---- shared with wor_bucket.c ---------------------------------------- */
@@ -95,6 +101,23 @@ static inline void mdsd_wor_add_powers(double *acc, double w, unsigned m)
 
 /* Grows *ptr to hold want elements (doubling); -1 when out of memory. */
 int mdsd_wor_grow(void **ptr, size_t *cap, size_t want, size_t elem);
+
+/* Pushes (a, b, Q(a), Q(b)); -1 when out of memory. */
+int mdsd_wor_stack_push(mdsd_wor_stack *s, size_t a, size_t b, double Qa, double Qb);
+
+/* Pops the last interval pushed; 0 when there is none. */
+static inline int mdsd_wor_stack_pop(mdsd_wor_stack *s, size_t *a, size_t *b, double *Qa,
+                                     double *Qb)
+{
+    if (s->top == 0)
+        return 0;
+    s->top--;
+    *a = s->ab[2 * s->top], *b = s->ab[2 * s->top + 1];
+    *Qa = s->Q[2 * s->top], *Qb = s->Q[2 * s->top + 1];
+    return 1;
+}
+
+void mdsd_wor_stack_free(mdsd_wor_stack *s);
 
 /* t_max = max(4, RANGE / lambda) for lambda = the q mass outside the n - 1
  * largest tokens; refuses (naming the problem) where lambda is not positive

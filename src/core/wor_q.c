@@ -151,7 +151,7 @@ void mdsd_wor_chain_free(mdsd_wor_chain *c)
     free(c->big_pos), free(c->big_q), free(c->ebig), free(c->bbig);
     free(c->blk), free(c->blk_qs), free(c->blk_M), free(c->a);
     free(c->Shat), free(c->coef), free(c->pi), free(c->Pl);
-    free(c->stack), free(c->stackQ);
+    mdsd_wor_stack_free(&c->bb);
     free(c);
 }
 
@@ -594,21 +594,23 @@ int mdsd_wor_chain_Q(mdsd_wor_chain *c, size_t i, double *Q, mdsd_err *err)
 
 /* ---- branch and bound over prefixes ------------------------------------ */
 
-static int push(mdsd_wor_chain *c, size_t *top, size_t a, size_t b, double Qa, double Qb)
+int mdsd_wor_stack_push(mdsd_wor_stack *s, size_t a, size_t b, double Qa, double Qb)
 {
-    size_t cap = c->stack_cap;
-    if (mdsd_wor_grow((void **)&c->stack, &cap, 2 * (*top + 1), sizeof *c->stack))
+    size_t cap = s->cap, qcap = s->cap;
+    if (mdsd_wor_grow((void **)&s->ab, &cap, 2 * (s->top + 1), sizeof *s->ab) ||
+        mdsd_wor_grow((void **)&s->Q, &qcap, 2 * (s->top + 1), sizeof *s->Q))
         return -1;
-    size_t qcap = c->stack_cap;
-    if (mdsd_wor_grow((void **)&c->stackQ, &qcap, 2 * (*top + 1), sizeof *c->stackQ))
-        return -1;
-    c->stack_cap = cap < qcap ? cap : qcap;
-    c->stack[2 * *top] = a;
-    c->stack[2 * *top + 1] = b;
-    c->stackQ[2 * *top] = Qa;
-    c->stackQ[2 * *top + 1] = Qb;
-    (*top)++;
+    s->cap = cap < qcap ? cap : qcap;
+    s->ab[2 * s->top] = a, s->ab[2 * s->top + 1] = b;
+    s->Q[2 * s->top] = Qa, s->Q[2 * s->top + 1] = Qb;
+    s->top++;
     return 0;
+}
+
+void mdsd_wor_stack_free(mdsd_wor_stack *s)
+{
+    free(s->ab), free(s->Q);
+    s->ab = NULL, s->Q = NULL, s->cap = s->top = 0;
 }
 
 /* q mass of the tokens at chain positions a..b-1, from whichever of the
@@ -644,13 +646,13 @@ int mdsd_wor_chain_min(mdsd_wor_chain *c, const double *p, double tol, double *f
         best = P[lo] - Qlo, best_i = lo;
     if (P[hi] - Qhi < best)
         best = P[hi] - Qhi, best_i = hi;
-    size_t top = 0;
-    if (push(c, &top, lo, hi, Qlo, Qhi))
+    mdsd_wor_stack *st = &c->bb;
+    st->top = 0;
+    if (mdsd_wor_stack_push(st, lo, hi, Qlo, Qhi))
         return mdsd_fail(err, MDSD_ENOMEM, "wor: out of memory");
-    while (top > 0) {
-        top--;
-        size_t a = c->stack[2 * top], b = c->stack[2 * top + 1];
-        double Qa = c->stackQ[2 * top], Qb = c->stackQ[2 * top + 1];
+    size_t a, b;
+    double Qa, Qb;
+    while (mdsd_wor_stack_pop(st, &a, &b, &Qa, &Qb)) {
         if (b - a < 2)
             continue;
         /* Lower bound of P - Q inside (a, b): Q <= the chord in the q-mass
@@ -690,8 +692,10 @@ int mdsd_wor_chain_min(mdsd_wor_chain *c, const double *p, double tol, double *f
             if (P[m] - Qm < best)
                 best = P[m] - Qm, best_i = m;
             /* Explore the side holding the bound's minimiser first. */
-            int ok = j < m ? !push(c, &top, m, b, Qm, Qb) && !push(c, &top, a, m, Qa, Qm)
-                           : !push(c, &top, a, m, Qa, Qm) && !push(c, &top, m, b, Qm, Qb);
+            int ok = j < m ? !mdsd_wor_stack_push(st, m, b, Qm, Qb) &&
+                                 !mdsd_wor_stack_push(st, a, m, Qa, Qm)
+                           : !mdsd_wor_stack_push(st, a, m, Qa, Qm) &&
+                                 !mdsd_wor_stack_push(st, m, b, Qm, Qb);
             if (!ok)
                 return mdsd_fail(err, MDSD_ENOMEM, "wor: out of memory");
         }
