@@ -15,10 +15,11 @@
  * Exact rates, two routes. The .exact op: the same scalar recursion summed
  * over the sequences of rejected tokens, with the children of small q
  * bounded by their moments, giving an interval [lo, hi] proven to hold alpha
- * with hi - lo <= 1e-9 (alpha = its midpoint; verify_rrsw_exact.c).
- * mdsd_rrsw_exact_paths: every draw path with the definition above
- * transcribed literally (explicit p_j, q_j arrays), |supp q|^n paths: the
- * independent slow route the tests compare with. */
+ * with hi - lo <= 1e-9 (alpha = its midpoint; verify_rrsw_exact.c, "exact
+ * rates by the scalar recursion"); 150-165 positions/s/core at V = 32,000, n = 3.
+ * mdsd_rrsw_exact_paths (verify_rrsw_exact.c too): every draw path with the
+ * definition above transcribed literally (explicit p_j, q_j arrays),
+ * |supp q|^n paths: the independent slow route the tests compare with. */
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
@@ -29,7 +30,7 @@
 #include "dist.h"
 #include "verifier.h"
 #include "verify_common.h"
-#include "verify_rrsw.h"
+#include "rrsw_shared.h"
 
 typedef struct {
     size_t n, V;
@@ -61,22 +62,6 @@ static void rrsw_release(void *state)
     free(st->q_rank);
     free(st->A);
     free(st);
-}
-
-int mdsd_rrsw_by_ratio_desc(const void *a, const void *b)
-{
-    const keyed *x = a, *y = b;
-    if (x->ratio != y->ratio)
-        return x->ratio > y->ratio ? -1 : 1;
-    return x->token - y->token;
-}
-
-int mdsd_rrsw_by_q_ascending(const void *a, const void *b)
-{
-    const keyed *x = a, *y = b;
-    if (x->ratio != y->ratio)
-        return x->ratio < y->ratio ? -1 : 1;
-    return x->token - y->token;
 }
 
 /* The sampling path keeps p/q and the scalar c in long double: with a
@@ -117,7 +102,7 @@ static int rank_by_q(rrsw_state *st, const double *q, mdsd_err *err)
     }
     for (size_t x = 0; x < V; x++)
         k[x] = (keyed){q[x], (int)x};
-    qsort(k, V, sizeof *k, mdsd_rrsw_by_q_ascending);
+    qsort(k, V, sizeof *k, by_q_ascending);
     st->A[0] = 0.0L;
     for (size_t r = 0; r < V; r++) {
         st->q_rank[k[r].token] = (int)r;
@@ -127,32 +112,10 @@ static int rank_by_q(rrsw_state *st, const double *q, mdsd_err *err)
     return MDSD_OK;
 }
 
-/* q mass of the tokens not among drawn[0..count), from the ranks of the
- * tokens in q ascending and the prefix masses A along them. */
-double mdsd_rrsw_mass_left_ranked(const int *q_rank, const long double *A, size_t V,
-                                  const int *drawn, size_t count)
-{
-    int rank[MDSD_LAW_MAX_DRAFTS];
-    for (size_t i = 0; i < count; i++) { /* insertion sort: count <= n is small */
-        int r = q_rank[drawn[i]];
-        size_t k = i;
-        for (; k > 0 && rank[k - 1] > r; k--)
-            rank[k] = rank[k - 1];
-        rank[k] = r;
-    }
-    long double left = 0.0L;
-    size_t from = 0;
-    for (size_t i = 0; i < count; i++) {
-        left += A[rank[i]] - A[from];
-        from = (size_t)rank[i] + 1;
-    }
-    left += A[V] - A[from];
-    return left > 0.0L ? (double)left : 0.0;
-}
 
 static double mass_left(const rrsw_state *st, const int *drawn, size_t count)
 {
-    return mdsd_rrsw_mass_left_ranked(st->q_rank, st->A, st->V, drawn, count);
+    return mass_left_ranked(st->q_rank, st->A, st->V, drawn, count);
 }
 
 static int rrsw_prepare(const double *p, const mdsd_scheme *s, const mdsd_verifier_opts *opts,
@@ -188,7 +151,7 @@ static int rrsw_prepare(const double *p, const mdsd_scheme *s, const mdsd_verifi
      * tokens and those whose ratio passed DBL_MAX are mixed, is ordered by
      * the long-double ratio (q = 0 first). Outside that run the long-double
      * ratio stored is the double one, so the order stays monotone. */
-    qsort(k, st->m, sizeof *k, mdsd_rrsw_by_ratio_desc);
+    qsort(k, st->m, sizeof *k, by_ratio_desc);
     size_t inf_run = 0;
     while (inf_run < st->m && isinf(k[inf_run].ratio))
         inf_run++;
@@ -214,6 +177,7 @@ static int rrsw_prepare(const double *p, const mdsd_scheme *s, const mdsd_verifi
     free(k);
     return rank_by_q(st, s->q, err);
 }
+
 
 /* Number of tokens (along order) with p > c q, i.e. ratio > c. */
 static size_t positive_count(const rrsw_state *st, long double c)
@@ -284,62 +248,6 @@ static int rrsw_verify(const void *state, const int *drafts, gsl_rng *rng, int *
     return sample_residual(st, c, K, rng);
 }
 
-/* ---- exact rates by enumerating draw paths ------------------------------ */
-
-typedef struct {
-    size_t n, V;
-    const double *q;
-    double *pj;              /* [n * V]: row j = p_j along the current path */
-    double *qj;              /* [V] scratch: q_j */
-    unsigned char *removed;  /* [V] tokens drawn (and rejected) on the current path */
-    double *per_draft;
-} rrsw_paths;
-
-/* q_j = q off the removed tokens, renormalised by R = 1 - q(removed). */
-static void draft_row(const rrsw_paths *w, double R, double *qj)
-{
-    for (size_t v = 0; v < w->V; v++)
-        qj[v] = w->removed[v] ? 0.0 : w->q[v] / R;
-}
-
-/* q mass off the removed tokens, summed directly (no 1 - q(removed)). */
-static double remaining(const rrsw_paths *w)
-{
-    double s = 0.0, c = 0.0;
-    for (size_t v = 0; v < w->V; v++) {
-        if (w->removed[v])
-            continue;
-        MDSD_KAHAN_ADD(s, c, w->q[v]);
-    }
-    return s;
-}
-
-/* Node at depth j (0-based) reached with probability prob. */
-static void walk(rrsw_paths *w, size_t j, double prob)
-{
-    size_t V = w->V;
-    double R = remaining(w);
-    const double *pj = w->pj + j * V;
-    int last = j + 1 == w->n;
-    draft_row(w, R, w->qj);
-    if (!last)
-        mdsd_vc_residual(pj, w->qj, V, w->pj + (j + 1) * V); /* p_{j+1}: the same for every x_j */
-    double acc = 0.0;
-    for (size_t x = 0; x < V; x++) {
-        if (w->removed[x] || w->q[x] <= 0.0)
-            continue;
-        double qx = w->q[x] / R;
-        double a = pj[x] >= qx ? 1.0 : pj[x] / qx;
-        acc += qx * a;
-        if (last || a >= 1.0)
-            continue;
-        w->removed[x] = 1;
-        walk(w, j + 1, prob * qx * (1.0 - a));
-        w->removed[x] = 0;
-    }
-    w->per_draft[j] += prob * acc;
-}
-
 /* The law of rrsw_verify given the drafts: the same tests with their pass
  * probabilities, then the residual (p - c q)+ over the first K of the order
  * (or order[0] where K = 0). */
@@ -383,32 +291,6 @@ static void rrsw_law(const void *state, const int *drafts, double *py)
     }
 }
 
-int mdsd_rrsw_exact_paths(const double *p, const mdsd_scheme *s, const mdsd_verifier_opts *opts,
-                          double *alpha, double *per_draft, mdsd_err *err)
-{
-    size_t n = s->n, V = s->V;
-    double paths = pow((double)mdsd_support_size(s->q, V), (double)n);
-    if (paths > opts->max_paths)
-        return mdsd_fail(err, MDSD_ETOOBIG,
-                         "rrsw: exact rates enumerate %.3g draw paths (|supp q|^n with n = %zu), "
-                         "above the limit of %.3g; estimate by Monte Carlo instead (--trials)",
-                         paths, n, opts->max_paths);
-    rrsw_paths w = {n, V, s->q, NULL, NULL, NULL, per_draft};
-    w.pj = mdsd_vc_malloc(n * V * sizeof *w.pj, "rrsw", err);
-    w.qj = mdsd_vc_malloc(V * sizeof *w.qj, "rrsw", err);
-    w.removed = calloc(V, 1);
-    int rc = MDSD_OK;
-    if (!w.pj || !w.qj || !w.removed) {
-        rc = mdsd_fail(err, MDSD_ENOMEM, "rrsw: out of memory");
-    } else {
-        memcpy(w.pj, p, V * sizeof *p);
-        memset(per_draft, 0, n * sizeof *per_draft);
-        walk(&w, 0, 1.0);
-        *alpha = mdsd_sum(per_draft, n);
-    }
-    free(w.pj), free(w.qj), free(w.removed);
-    return rc;
-}
 
 static int rrsw_exact(const double *p, const mdsd_scheme *s, const mdsd_verifier_opts *opts,
                       double *alpha, double *per_draft, mdsd_err *err)

@@ -1,19 +1,120 @@
-/* verify_rrsw_exact.c - rrsw's exact rate (Jeon et al.'s recursive SD
- * without replacement, MATH.md §3.4) as a certified interval: the scalar
- * recursion of verify_rrsw.c summed over the sequences of rejected tokens,
- * the children of small q bounded by their moments. */
+/* verify_rrsw_exact.c - exact acceptance rates of rrsw (verify_rrsw.c, Jeon
+ * et al.; MATH.md §3.4), two routes: every draw path with the definition
+ * transcribed literally (mdsd_rrsw_exact_paths, |supp q|^n paths: the
+ * independent slow route the tests compare with, and the fallback where c
+ * overflows), and the scalar recursion summed over the sequences of rejected
+ * tokens: an interval [lo, hi] proven to hold alpha, hi - lo <= 1e-9
+ * (mdsd_rrsw_exact_bounds; the .exact op's route). */
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "simd.h"
 #include "dist.h"
 #include "verifier.h"
 #include "verify_common.h"
-#include "verify_rrsw.h"
+#include "rrsw_shared.h"
 
-/* The scalar recursion: a certified interval.
+/* ---- exact rates by enumerating draw paths ------------------------------ */
+
+typedef struct {
+    size_t n, V;
+    const double *q;
+    double *pj;              /* [n * V]: row j = p_j along the current path */
+    double *qj;              /* [V] scratch: q_j */
+    unsigned char *removed;  /* [V] tokens drawn (and rejected) on the current path */
+    double *per_draft;
+} rrsw_paths;
+
+/* q_j = q off the removed tokens, renormalised by R = 1 - q(removed). */
+static void draft_row(const rrsw_paths *w, double R, double *qj)
+{
+    for (size_t v = 0; v < w->V; v++)
+        qj[v] = w->removed[v] ? 0.0 : w->q[v] / R;
+}
+
+/* q mass off the removed tokens, summed directly (no 1 - q(removed)). */
+static double remaining(const rrsw_paths *w)
+{
+    double s = 0.0, c = 0.0;
+    for (size_t v = 0; v < w->V; v++) {
+        if (w->removed[v])
+            continue;
+        MDSD_KAHAN_ADD(s, c, w->q[v]);
+    }
+    return s;
+}
+
+/* Node at depth j (0-based) reached with probability prob. */
+static void walk(rrsw_paths *w, size_t j, double prob)
+{
+    size_t V = w->V;
+    double R = remaining(w);
+    const double *pj = w->pj + j * V;
+    int last = j + 1 == w->n;
+    draft_row(w, R, w->qj);
+    if (!last)
+        mdsd_vc_residual(pj, w->qj, V, w->pj + (j + 1) * V); /* p_{j+1}: the same for every x_j */
+    double acc = 0.0;
+    for (size_t x = 0; x < V; x++) {
+        if (w->removed[x] || w->q[x] <= 0.0)
+            continue;
+        double qx = w->q[x] / R;
+        double a = pj[x] >= qx ? 1.0 : pj[x] / qx;
+        acc += qx * a;
+        if (last || a >= 1.0)
+            continue;
+        w->removed[x] = 1;
+        walk(w, j + 1, prob * qx * (1.0 - a));
+        w->removed[x] = 0;
+    }
+    w->per_draft[j] += prob * acc;
+}
+
+int mdsd_rrsw_exact_paths(const double *p, const mdsd_scheme *s, const mdsd_verifier_opts *opts,
+                          double *alpha, double *per_draft, mdsd_err *err)
+{
+    size_t n = s->n, V = s->V;
+    double paths = pow((double)mdsd_support_size(s->q, V), (double)n);
+    if (paths > opts->max_paths)
+        return mdsd_fail(err, MDSD_ETOOBIG,
+                         "rrsw: exact rates enumerate %.3g draw paths (|supp q|^n with n = %zu), "
+                         "above the limit of %.3g; estimate by Monte Carlo instead (--trials)",
+                         paths, n, opts->max_paths);
+    rrsw_paths w = {n, V, s->q, NULL, NULL, NULL, per_draft};
+    w.pj = mdsd_vc_malloc(n * V * sizeof *w.pj, "rrsw", err);
+    w.qj = mdsd_vc_malloc(V * sizeof *w.qj, "rrsw", err);
+    w.removed = calloc(V, 1);
+    int rc = MDSD_OK;
+    if (!w.pj || !w.qj || !w.removed) {
+        rc = mdsd_fail(err, MDSD_ENOMEM, "rrsw: out of memory");
+    } else {
+        memcpy(w.pj, p, V * sizeof *p);
+        memset(per_draft, 0, n * sizeof *per_draft);
+        walk(&w, 0, 1.0);
+        *alpha = mdsd_sum(per_draft, n);
+    }
+    free(w.pj), free(w.qj), free(w.removed);
+    return rc;
+}
+
+/* Number of entries of ratio[0..m) (decreasing) above c. */
+static size_t count_above(const double *ratio, size_t m, double c)
+{
+    size_t lo = 0, hi = m;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ratio[mid] > c)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* ---- exact rates by the scalar recursion: a certified interval -----------
  *
  * A path rejects x_1, .., x_{j} (distinct) at steps 1..j and reaches step
  * j + 1 in the state (c, Z, R) of the header; D = {x_1..x_j}. Given it:
@@ -170,8 +271,7 @@ static void sort_by_key(radix_work *wk, const double *dkey, int desc, size_t V)
             for (size_t k = 0; k < len; k++)
                 run[k] = (keyed){dkey[tok[i + k]], tok[i + k]};
             if (len > 32)
-                qsort(run, len, sizeof *run,
-                      desc ? mdsd_rrsw_by_ratio_desc : mdsd_rrsw_by_q_ascending);
+                qsort(run, len, sizeof *run, desc ? by_ratio_desc : by_q_ascending);
             else /* insertion sort: stable, and the tokens came in ascending order */
                 for (size_t k = 1; k < len; k++) {
                     keyed v = run[k];
@@ -268,20 +368,6 @@ static int tables_build(rrsw_tables *t, const double *p, const double *q, size_t
     }
     free(wk.key), free(wk.tok), free(wk.count), free(wk.run), free(dkey);
     return MDSD_OK;
-}
-
-/* Number of entries of ratio[0..m) (decreasing) above c. */
-static size_t count_above(const double *ratio, size_t m, double c)
-{
-    size_t lo = 0, hi = m;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (ratio[mid] > c)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
 }
 
 static size_t above(const rrsw_tables *t, double c)
@@ -534,7 +620,7 @@ static void last_rejection(rrsw_bounds *b, size_t j, double c, double Z, double 
         double Rx = R - qx;
         if (!(qx <= half)) {
             b->drawn[j] = t->by_q[rank];
-            Rx = mdsd_rrsw_mass_left_ranked(t->q_rank, t->A, V, b->drawn, j + 1);
+            Rx = mass_left_ranked(t->q_rank, t->A, V, b->drawn, j + 1);
         }
         leaves += 1.0;
         E0 += r, E1 += r * qx, E2 += r * qx * qx;
@@ -629,9 +715,7 @@ static void earlier_rejection(rrsw_bounds *b, size_t j, double c, double Z, doub
             continue;
         b->drawn[j] = x;
         double qx = t->rq[rank]; /* R - q(x) is exact to 3 ulps where q(x) <= R/2 */
-        double Rx = qx <= R / 2.0
-                        ? R - qx
-                        : mdsd_rrsw_mass_left_ranked(t->q_rank, t->A, V, b->drawn, j + 1);
+        double Rx = qx <= R / 2.0 ? R - qx : mass_left_ranked(t->q_rank, t->A, V, b->drawn, j + 1);
         b->visits += 1.0;
         E0 += r;
         if (!(Rx > 0.0)) {
@@ -776,3 +860,4 @@ int mdsd_rrsw_exact_bounds(const double *p, const mdsd_scheme *s, const mdsd_ver
     tables_free(&t);
     return rc;
 }
+
