@@ -665,6 +665,48 @@ Test(block_dump, papers_block_claims_hold_in_results)
     mdsd_csv_free(t);
 }
 
+/* papers/block/results/verifiers_toys.csv (README "Block verifiers"): no
+ * verifier above optimal-block, the token-level ones not above optimal-token;
+ * at K = 1 bv (and traversal, gbv, which are bv there) reach optimal-block
+ * (Sun et al.'s optimality); Sun et al.'s example: token-level 19/9, bv 20/9. */
+Test(block_dump, papers_block_verifier_table_holds)
+{
+    mdsd_csv *t;
+    mdsd_err err;
+    cr_assert_eq(mdsd_csv_read("papers/block/results/verifiers_toys.csv", &t, &err), MDSD_OK,
+                 "%s", err.msg);
+    int c_toy = mdsd_csv_col(t, "toy"), c_pol = mdsd_csv_col(t, "policy"),
+        c_v = mdsd_csv_col(t, "verifier"), c_tau = mdsd_csv_col(t, "block_efficiency"),
+        c_gt = mdsd_csv_col(t, "gap_token"), c_gb = mdsd_csv_col(t, "gap_block");
+    cr_assert(c_toy >= 0 && c_pol >= 0 && c_v >= 0 && c_tau >= 0 && c_gt >= 0 && c_gb >= 0);
+    int sun = 0, k1 = 0;
+    for (size_t r = 0; r < t->n_rows; r++) {
+        const char *v = mdsd_csv_cell(t, r, c_v), *pol = mdsd_csv_cell(t, r, c_pol);
+        double tau, gt, gb;
+        cr_assert_eq(mdsd_csv_number(t, r, c_tau, &tau, NULL), MDSD_OK);
+        cr_assert_eq(mdsd_csv_number(t, r, c_gt, &gt, NULL), MDSD_OK);
+        cr_assert_eq(mdsd_csv_number(t, r, c_gb, &gb, NULL), MDSD_OK);
+        int block = !strcmp(v, "bv") || !strcmp(v, "gbv") || !strcmp(v, "traversal") ||
+                    !strcmp(v, "optimal-block");
+        cr_assert(gb >= -1e-7, "%s above optimal-block (row %zu)", v, r);
+        cr_assert(block || gt >= -1e-7, "token-level %s above optimal-token (row %zu)", v, r);
+        if (block && !strncmp(pol, "seq-K1-", 7)) {
+            cr_assert(fabs(gb) <= 1e-7, "%s at K = 1: gap %g to optimal-block (row %zu)", v, gb, r);
+            k1++;
+        }
+        if (!strcmp(mdsd_csv_cell(t, r, c_toy), "sun") && !strcmp(pol, "seq-K1-L2")) {
+            sun += !strcmp(v, "sd") || !strcmp(v, "bv");
+            if (!strcmp(v, "sd"))
+                cr_assert(fabs(tau - 19.0 / 9.0) <= 1e-12, "sd %.15g", tau);
+            if (!strcmp(v, "bv"))
+                cr_assert(fabs(tau - 20.0 / 9.0) <= 1e-12, "bv %.15g", tau);
+        }
+    }
+    cr_assert_eq(sun, 2);
+    cr_assert(k1 >= 20, "%d K = 1 block rows", k1);
+    mdsd_csv_free(t);
+}
+
 /* ---- the job from C (mdsd/block.h) --------------------------------------- */
 
 static char *slurp_file(const char *path)
