@@ -74,6 +74,7 @@ awk -F, 'NR == 1 { print "| toy | policy | verifier | E[tau] | optimal E[tau] | 
 #    differences paired by tree from the job's per-sample lines (verifiers.py).
 note "block verifiers: toys"
 /usr/bin/python3 papers/block/verifiers.py toys "$MDSD" "$OUT"
+/usr/bin/python3 papers/block/verifiers.py scan "$MDSD" "$OUT"
 note "block verifiers: the KJV large tree dump (about 10 minutes of CPU)"
 make --no-print-directory tree-dump-large
 "$MDSD" block build/kjv-trees-large --verifiers sd,rrs,kseq,is,bv,gbv,traversal --is-top 32 \

@@ -6,6 +6,9 @@
         Sun et al.'s binary example) beside optimal-token (the best token-level verifier) and
         optimal-block (the best lossless verifier that sees the whole draft: an LP), from
         `mdsd block --markov ... --exact --json`: OUT_DIR/verifiers_toys.csv and .md.
+    verifiers.py scan MDSD OUT_DIR
+        100 random Markov toys (fixed seed): gbv against bv, kseq and optimal-token at seq
+        K = 2, 3, L = 3, exact: OUT_DIR/gbv_scan.csv.
     verifiers.py kjv MDSD PART OUT_DIR
         PART is `mdsd block DUMP --shard 1/1 -o PART` over the KJV tree dump: its sample lines
         carry each case's mean and count of E[tau | tree] per sample, so differences between
@@ -101,6 +104,44 @@ def toys(mdsd, out_dir):
         for r in rows:
             f.write(f"| {r['toy']} | {r['policy']} | {r['verifier']} | {r['block_efficiency']:.6f} | "
                     f"{g(r['gap_token'])} | {g(r['gap_block'])} |\n")
+
+
+def scan(mdsd, out_dir, n_toys=100, seed=24):
+    """Random Markov toys (rows Dirichlet(a), a = 1 or 0.3, V = 3 or 4, from a fixed seed):
+    exact E[tau] of bv (seq K = 1, L = 3), and of gbv, kseq and optimal-token at K = 2, 3:
+    OUT_DIR/gbv_scan.csv, the gain of gbv over bv per toy."""
+    import numpy as np
+    import tempfile
+    rng = np.random.default_rng(seed)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(n_toys):
+            V, a = int(rng.choice([3, 4])), float(rng.choice([1.0, 0.3]))
+            P, Q = rng.dirichlet([a] * V, V), rng.dirichlet([a] * V, V)
+            path = os.path.join(tmp, f"scan{i}.txt")
+            with open(path, "w") as f:
+                f.write(f"{V}\n")
+                for M in (P, Q):
+                    for r in M:
+                        f.write(" ".join(repr(float(x)) for x in r / r.sum()) + "\n")
+                    f.write("\n" if M is P else "")
+            def tau(args, v):
+                cmd = [mdsd, "block", "--markov", path, *args.split(), "-v", v, "--exact", "--json"]
+                out = subprocess.run(cmd, capture_output=True, text=True)
+                if out.returncode != 0:
+                    sys.exit(f"verifiers.py: {' '.join(cmd)}: {out.stderr.strip()}")
+                return json.loads(out.stdout)["block_efficiency"]
+            bv = tau("--sequences 1 --depth 3", "bv")
+            for K in (2, 3):
+                args = f"--sequences {K} --depth 3"
+                g, k, o = tau(args, "gbv"), tau(args, "kseq"), tau(args, "optimal-token")
+                rows.append({"toy": i, "V": V, "dirichlet": a, "sequences": K, "depth": 3, "bv": bv,
+                             "gbv": g, "kseq": k, "optimal_token": o, "gbv_over_bv": g / bv - 1.0})
+    with open(os.path.join(out_dir, "gbv_scan.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, list(rows[0]), lineterminator="\n")
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: (f"{x:.17g}" if isinstance(x, float) else x) for k, x in r.items()})
 
 
 # ---- the KJV pair ---------------------------------------------------------------------------
@@ -249,6 +290,8 @@ def kjv(mdsd, part, out_dir):
 def main():
     if len(sys.argv) == 4 and sys.argv[1] == "toys":
         toys(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) == 4 and sys.argv[1] == "scan":
+        scan(sys.argv[2], sys.argv[3])
     elif len(sys.argv) == 5 and sys.argv[1] == "kjv":
         kjv(sys.argv[2], sys.argv[3], sys.argv[4])
     else:
