@@ -239,6 +239,10 @@ def kjv(mdsd, part, out_dir):
             pairs.append(("traversal vs rrs (Weng et al.)", ("traversal", K, L), ("rrs", K, L), False))
             pairs.append(("traversal vs kseq", ("traversal", K, L), ("kseq", K, L), False))
             pairs.append(("traversal vs gbv", ("traversal", K, L), ("gbv", K, L), False))
+            # the best token-level verifier measured (kseq) stands in for optimal-token,
+            # which cannot be computed at V = 2,048
+            pairs.append(("rrs vs kseq", ("rrs", K, L), ("kseq", K, L), False))
+            pairs.append(("is vs kseq", ("is", K, L), ("kseq", K, L), False))
     outrows = []
     for claim, a, b, ratio in pairs:
         if a not in val or b not in val:
