@@ -280,3 +280,14 @@ Test(truncate, boundary_ties_and_refusals)
     cr_assert_eq(mdsd_truncate(nan_p, 2, 1, 1.0, NULL), MDSD_EINVAL);
     cr_assert_eq(mdsd_truncate(zero, 2, 0, 0.5, NULL), MDSD_EINVAL);
 }
+
+/* tests/python/test_top_p.py: the same cuts bit for bit against exact rationals
+ * (Python's sort and Fractions), and the package's top_p checked as --top-p. */
+Test(truncate, python_package_against_exact_rationals, .timeout = 600)
+{
+    char *out;
+    int rc = test_run_shell("PYTHONPATH=src/python:tests/python /usr/bin/python3 -m unittest test_top_p", &out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert(strstr(out, "\nOK\n"), "no plain OK line:\n%s", out);
+    free(out);
+}
