@@ -142,6 +142,28 @@ class PackageTopP(unittest.TestCase):
         for good in (np.float32(0.5), np.float64(1.0), 1, 0.25):
             mdsd.batch(t, t, top_p=good)
 
+    def test_truncate_is_the_library_cut_and_checks_its_arguments(self):
+        rng = np.random.default_rng(3)
+        for _ in range(200):
+            p = distribution(rng, int(rng.integers(6)), int(rng.integers(1, 30)))
+            k, P = int(rng.integers(0, 5)), float(rng.uniform(0.05, 1.0))
+            before = p.copy()
+            valid = mdsd.truncate(p)  # validated (renormalised), not cut
+            got = mdsd.truncate(p, top_k=np.int64(k), top_p=P)
+            np.testing.assert_array_equal(p, before)  # the input is not touched
+            self.assertEqual(got.tobytes(), np.array(ref_truncate(valid, k, P)).tobytes())
+        for bad in (-1, 2.5, True, "3", None):
+            with self.assertRaises(mdsd.MdsdError, msg=repr(bad)) as cm:
+                mdsd.truncate([0.5, 0.5], top_k=bad)
+            self.assertIn("top_k", str(cm.exception))
+        for bad, words in self.BAD:
+            with self.assertRaises(mdsd.MdsdError, msg=repr(bad)) as cm:
+                mdsd.truncate([0.5, 0.5], top_p=bad)
+            self.assertIn(words, str(cm.exception))
+        for bad in ([0.5, 0.7], [0.5, math.nan], [-0.5, 1.5]):
+            with self.assertRaises(mdsd.MdsdError, msg=repr(bad)):
+                mdsd.truncate(bad, top_p=0.5)
+
     def test_batch_is_the_per_position_pipeline(self):
         rng = np.random.default_rng(11)
         N, V = 30, 24

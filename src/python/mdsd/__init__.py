@@ -26,7 +26,7 @@ from ._lib import lib
 __all__ = ["MdsdError", "version", "Rng", "SCHEMES", "METHODS", "VERIFIERS", "alpha_star",
            "alpha_star_result", "verifier_rate", "Verifier", "Sampler", "sample_drafts",
            "monte_carlo", "batch", "table", "block", "merge", "softmax", "DumpReader", "DumpWriter", "validate_dump",
-           "lp_export"]
+           "lp_export", "truncate"]
 
 SCHEMES = ("iid", "wor", "greedy", "hub", "cps", "multi", "custom")
 METHODS = ("auto", "lp-full", "lp-reduced", "brute", "sort", "k2", "maxflow")
@@ -328,6 +328,21 @@ def softmax(logits, temperature=1.0):
     err = _lib.Err()
     _raise(lib.mdsd_softmax(la.ctypes.data, la.shape[0], float(temperature), out.ctypes.data,
                             b"logits", ctypes.byref(err)), err)
+    return out
+
+
+def truncate(p, top_k=0, top_p=1.0):
+    """Decoding truncation of a distribution as `--top-k`/`--top-p` apply it (MATH.md §0.3):
+    the top_k most likely tokens (0 = all) renormalised, then the smallest most-likely set of
+    mass >= top_p (in (0, 1], 1 = all) renormalised; p is validated first as the CLI does.
+    Returns a new array."""
+    top_p = _top_p(top_p)
+    if isinstance(top_k, (bool, np.bool_)) or not isinstance(top_k, numbers.Integral) or top_k < 0:
+        raise MdsdError(1, f"top_k: '{top_k}' is not a non-negative integer")
+    out = np.array(_f64(p, "p", 1), dtype=np.float64)
+    err = _lib.Err()
+    _raise(lib.mdsd_probs_validate(out.ctypes.data, out.shape[0], b"p", ctypes.byref(err)), err)
+    _raise(lib.mdsd_truncate(out.ctypes.data, out.shape[0], int(top_k), top_p, ctypes.byref(err)), err)
     return out
 
 
