@@ -238,6 +238,52 @@ Test(truncate, truncate_matches_an_exact_slow_reference)
     gsl_rng_free(r);
 }
 
+/* A tiny P keeps exactly one token, the most likely (lower index among equals),
+ * with probability exactly 1, even when every mass is subnormal-sized or the
+ * masses are; with top-k too. P = 1 (k = 0) is the identity; P one ulp below 1
+ * keeps what the exact reference keeps. */
+Test(truncate, tiny_p_keeps_the_argmax_and_one_is_the_identity)
+{
+    const double tiny[] = {0x1p-1074, 0x1p-1060, DBL_MIN, 1e-300, 1e-17, 0x1p-60};
+    gsl_rng *r = mdsd_rng_alloc(31);
+    int subnormal_masses = 0;
+    for (int t = 0; t < 3000; t++) {
+        size_t V = 1 + gsl_rng_uniform_int(r, 16);
+        double p[16], got[16], keep[16];
+        hard_distribution(r, t % 7, V, p);
+        cr_assert_eq(mdsd_probs_validate(p, V, "p", NULL), MDSD_OK);
+        size_t best = 0;
+        for (size_t i = 1; i < V; i++)
+            best = p[i] > p[best] ? i : best;
+        size_t positives = 0;
+        for (size_t i = 0; i < V; i++) {
+            positives += p[i] > 0.0;
+            subnormal_masses += p[i] > 0.0 && p[i] < DBL_MIN;
+        }
+        for (size_t j = 0; j < sizeof tiny / sizeof *tiny; j++) {
+            size_t k = t % 2 ? 1 + gsl_rng_uniform_int(r, V) : 0;
+            memcpy(got, p, V * sizeof *p);
+            cr_assert_eq(mdsd_truncate(got, V, k, tiny[j], NULL), MDSD_OK);
+            for (size_t i = 0; i < V; i++)
+                cr_assert_eq(got[i], i == best ? 1.0 : 0.0, "instance %d, P = %a, k = %zu, token %zu: %a", t,
+                             tiny[j], k, i, got[i]);
+        }
+        memcpy(got, p, V * sizeof *p);
+        cr_assert_eq(mdsd_truncate(got, V, 0, 1.0, NULL), MDSD_OK);
+        cr_assert_eq(memcmp(got, p, V * sizeof *p), 0, "instance %d: P = 1 changed p", t);
+        /* one ulp below 1: the reference decides how many */
+        size_t order[16];
+        rank_by_selection(p, V, order);
+        memcpy(keep, p, V * sizeof *p);
+        cr_assert_eq(mdsd_truncate(keep, V, 0, 1.0 - 0x1p-53, NULL), MDSD_OK);
+        size_t m = ref_cut(p, V, order, V, 1.0 - 0x1p-53, got);
+        assert_same(keep, got, V, "P = 1 - 2^-53", t);
+        cr_assert(m >= 1 && m <= positives);
+    }
+    cr_assert_gt(subnormal_masses, 100, "only %d subnormal masses drawn", subnormal_masses);
+    gsl_rng_free(r);
+}
+
 Test(truncate, boundary_ties_and_refusals)
 {
     /* a prefix of mass exactly P stops there; ties at the cut keep the lower index */
