@@ -12,6 +12,7 @@ import ctypes
 import json
 import math
 import os
+import re
 import subprocess
 import tempfile
 import unittest
@@ -195,6 +196,63 @@ class PackageTopP(unittest.TestCase):
             with open(a) as f:
                 rows = list(csv.DictReader(f))
             self.assertEqual({r["method"] for r in rows}, {"bound", "rrs"})
+
+
+class SameAsTheCli(unittest.TestCase):
+    """mdsd.truncate(mdsd.softmax(l, T), k, P) against `mdsd dist --logits ... --json` (the
+    CLI's softmax, validation and cut), and the refusals in the CLI's words."""
+
+    def cli(self, *args):
+        return subprocess.run([mdsd_bin(), "dist", *map(str, args)], capture_output=True, text=True,
+                              cwd=ROOT, timeout=60)
+
+    def test_the_values_are_the_cli_values(self):
+        rng = np.random.default_rng(29)
+        cuts = 0
+        for t in range(48):
+            V = int(rng.integers(2, 40))
+            T = [1.0, 0.7, 0.05][t % 3]
+            scale = [2.0, 40.0][t % 2]  # wide gaps at T = 0.05: subnormal masses
+            lp, lq = rng.normal(0, scale, V), rng.normal(0, scale, V)
+            if t % 4 == 3:  # ties: repeated logits
+                lp, lq = np.round(lp / scale) * scale, np.round(lq / scale) * scale
+            k = int(rng.integers(0, V + 1)) if t % 2 else 0
+            p = mdsd.softmax(lp, T)
+            P = [float(rng.uniform(0.05, 0.999)), 1e-300, 1.0,
+                 pick_P(rng, mdsd.truncate(p, top_k=k))][t % 4]
+            out = self.cli("--logits", "-p", ",".join(map(repr, lp.tolist())), "-q",
+                           ",".join(map(repr, lq.tolist())), "-T", repr(T), "--top-k", k,
+                           "--top-p", repr(P), "--json")
+            self.assertEqual(out.returncode, 0, out.stderr)
+            js = json.loads(out.stdout)
+            for name, logits in (("p", lp), ("q", lq)):
+                got = mdsd.truncate(mdsd.softmax(logits, T), top_k=k, top_p=P)
+                want = np.array(js[name], dtype=float)
+                self.assertEqual(list(got > 0), list(want > 0), f"instance {t}, {name}: kept sets")
+                self.assertLessEqual(float(np.max(np.abs(got - want))), 1e-12, f"instance {t}, {name}")
+                cuts += int(np.count_nonzero(got)) < int(np.count_nonzero(mdsd.softmax(logits, T)))
+        self.assertGreater(cuts, 40)  # the cut is exercised, not only P = 1
+
+    def test_refusals_are_in_the_cli_words(self):
+        words = re.compile(r"^(?:mdsd dist: --top-p|top_p): (.*?) (is not .*)$", re.M)
+        for arg in ("0", "-0", "-0.1", "1.5", "1.0000001", "inf", "nan", "abc", "0.5x"):
+            out = self.cli("-p", "0.5,0.5", "--top-p", arg)
+            self.assertEqual(out.returncode, 2, arg)
+            cli = words.search(out.stderr)
+            self.assertIsNotNone(cli, out.stderr)
+            try:
+                value = float(arg)
+            except ValueError:
+                value = arg
+            for call in (lambda: mdsd.truncate([0.5, 0.5], top_p=value),
+                         lambda: mdsd.batch(np.zeros((1, 2)), np.zeros((1, 2)), top_p=value)):
+                with self.assertRaises(mdsd.MdsdError, msg=arg) as cm:
+                    call()
+                py = words.search(str(cm.exception))
+                self.assertIsNotNone(py, str(cm.exception))
+                self.assertEqual(py.group(2), cli.group(2), arg)
+                if arg in ("1.5", "inf", "nan", "abc", "0.5x", "-0.1"):
+                    self.assertEqual(py.group(1), cli.group(1), arg)
 
 
 if __name__ == "__main__":
