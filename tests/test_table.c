@@ -159,19 +159,24 @@ Test(table, cells_equal_the_per_position_results_averaged)
     }
 }
 
-Test(table, top_k_truncates_both_models_before_every_method)
+/* `mdsd table` on a fresh dump NAME.h5 (seed 11) with OPTIONS; the cells of its CSV. */
+static size_t table_on_seed_11(const char *name, const char *options, csv_cell *cells, size_t max)
 {
     char dump[128], out[128], args[512];
-    snprintf(dump, sizeof dump, "%s/a.h5", dir);
-    snprintf(out, sizeof out, "%s/r.csv", dir);
+    snprintf(dump, sizeof dump, "%s/%s.h5", dir, name);
+    snprintf(out, sizeof out, "%s/%s.csv", dir, name);
     write_dump(dump, 11, -1);
-    snprintf(args, sizeof args, "table %s -o %s -t 1 -d 2 -s iid,greedy -v rrs,greedy --top-k 4",
-             dump, out);
+    snprintf(args, sizeof args, "table %s -o %s %s", dump, out, options);
     char *log;
     cr_assert_eq(test_run_mdsd(args, 1, &log), 0, "%s", log);
     free(log);
+    return read_csv(out, cells, max);
+}
+
+Test(table, top_k_truncates_both_models_before_every_method)
+{
     csv_cell cells[16];
-    size_t k = read_csv(out, cells, 16);
+    size_t k = table_on_seed_11("a", "-t 1 -d 2 -s iid,greedy -v rrs,greedy --top-k 4", cells, 16);
     cr_assert_eq(k, 4);
     for (size_t i = 0; i < k; i++) {
         double want = reference_mean_top_k(cells[i].T, cells[i].n, cells[i].scheme, cells[i].method, 4);
@@ -190,16 +195,11 @@ Test(table, top_p_truncates_both_models_before_every_method)
     size_t ks[] = {0, 6};
     double ps[] = {0.8, 0.7};
     for (int c = 0; c < 2; c++) {
-        char dump[128], out[128], args[512];
-        snprintf(dump, sizeof dump, "%s/p%d.h5", dir, c);
-        snprintf(out, sizeof out, "%s/p%d.csv", dir, c);
-        write_dump(dump, 11, -1);
-        snprintf(args, sizeof args, "table %s -o %s -t 1 -d 2 -s iid -v rrs,kseq %s", dump, out, cuts[c]);
-        char *log;
-        cr_assert_eq(test_run_mdsd(args, 1, &log), 0, "%s", log);
-        free(log);
+        char name[16], options[128];
+        snprintf(name, sizeof name, "p%d", c);
+        snprintf(options, sizeof options, "-t 1 -d 2 -s iid -v rrs,kseq %s", cuts[c]);
         csv_cell cells[16];
-        size_t k = read_csv(out, cells, 16);
+        size_t k = table_on_seed_11(name, options, cells, 16);
         cr_assert_eq(k, 3);
         for (size_t i = 0; i < k; i++) {
             double want = reference_mean_truncated(cells[i].T, cells[i].n, cells[i].scheme,
