@@ -49,8 +49,9 @@ typedef struct {
 /* path + ".provenance.json" into buf. */
 void mdsd_provenance_path(const char *path, char *buf, size_t size);
 
-/* Writes the sidecar of p->output atomically; for the table job it reads
- * every dump once for its SHA-256 (coreutils' sha256sum). */
+/* Writes the sidecar of p->output atomically; for the table and block jobs
+ * it takes every dump's SHA-256 (hash.h: computed in process once, and
+ * cached beside the dump, FILE.mdsd-sha256). */
 int mdsd_provenance_write(const mdsd_provenance *p, mdsd_err *err);
 
 /* The sidecar of results file `path` as malloc'd text, or NULL (and
