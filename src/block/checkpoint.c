@@ -60,6 +60,33 @@ int mdsd_block_signature(const char *options, char *const *dumps, size_t n_dumps
     return MDSD_OK;
 }
 
+void mdsd_block_paths(const mdsd_block_files *f, mdsd_pathset *s)
+{
+    for (size_t i = 0; i < f->n_dumps; i++)
+        mdsd_pathset_dump(s, f->dumps[i]);
+    for (size_t i = 0; i < f->n_merged; i++)
+        mdsd_pathset_input(s, f->merged[i], "a shard");
+    const char *const shard[] = {".partial", ".lock", NULL}, *const none[] = {NULL};
+    const char *const with_provenance[] = {".partial", ".lock", ".provenance.json", NULL};
+    const char *const *family = f->shards ? shard
+                                : f->n_merged ? (f->provenance ? mdsd_suffixes_provenance : none)
+                                : f->provenance ? with_provenance : shard;
+    if (f->shards && f->rank) {
+        char name[4200];
+        mdsd_pathset_output(s, f->output, "-o");
+        for (size_t k = 0; k < 2; k++) {
+            snprintf(name, sizeof name, "%s.shard-%zu-of-%zu%s", f->output, f->shard, f->shards, shard[k]);
+            mdsd_pathset_output(s, name, "the %s of rank %zu of -o %s", k ? "lock file" : "checkpoint",
+                                f->shard - 1, f->output);
+        }
+    } else {
+        mdsd_pathset_output_family(s, f->output, "-o", family);
+    }
+    mdsd_pathset_output(s, f->markdown, "--markdown");
+    mdsd_pathset_output(s, f->latex, "--latex");
+    mdsd_pathset_stdout(s);
+}
+
 void mdsd_block_units_free(mdsd_block_unit *units, size_t n_dumps)
 {
     for (size_t i = 0; units && i < n_dumps; i++) {

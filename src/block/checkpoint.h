@@ -22,8 +22,29 @@
 
 #include <stdio.h>
 
+#include <stdbool.h>
+
 #include "err.h"
+#include "pathset.h"
 #include "treedump.h"
+
+/* The files of a block job over tree dumps, for the output-safety check
+ * (pathset.h): the dumps (each file of a split one) and the shards merged
+ * (names[n_merge]); the CSV -o with its checkpoint, lock file and
+ * provenance (provenance: a tool writes it; shard > 0: the aggregate of
+ * --shard with its checkpoint and lock, rank: an MPI rank's checkpoint
+ * OUTPUT.shard-I-of-N.partial; merge: no checkpoint), --markdown and
+ * --latex, standard output. */
+typedef struct {
+    char *const *dumps;
+    size_t n_dumps;
+    const char *const *merged;
+    size_t n_merged;
+    const char *output, *markdown, *latex;
+    size_t shard, shards;
+    bool rank, provenance;
+} mdsd_block_files;
+void mdsd_block_paths(const mdsd_block_files *f, mdsd_pathset *s);
 
 /* One finished dump read back: its cases' results in case order. */
 typedef struct {

@@ -183,9 +183,40 @@ static int load_one(const cli_dist_opts *o, const char *spec, const char *what, 
     return rc;
 }
 
+/* ---- the command's files (pathset.h) -------------------------------------- */
+
+static mdsd_pathset command_paths;
+static bool command_paths_ready;
+
+mdsd_pathset *cli_paths(void)
+{
+    if (!command_paths_ready) {
+        mdsd_pathset_init(&command_paths);
+        mdsd_pathset_stdout(&command_paths);
+        command_paths_ready = true;
+    }
+    return &command_paths;
+}
+
+int cli_check_paths(const char *input, const char *role, mdsd_err *err)
+{
+    if (input)
+        mdsd_pathset_input(cli_paths(), input, "%s", role);
+    return mdsd_pathset_check(cli_paths(), err);
+}
+
 int cli_load_pq(const cli_dist_opts *o, bool need_p, bool need_q, cli_pq *pq, mdsd_err *err)
 {
     memset(pq, 0, sizeof *pq);
+    /* vectors read from @FILE: checked against every output, stdout included */
+    if (o->target_spec && o->target_spec[0] == '@')
+        mdsd_pathset_input(cli_paths(), o->target_spec + 1, "the target's values (-p)");
+    for (size_t j = 0; j < o->n_draft_specs; j++)
+        if (o->draft_spec[j] && o->draft_spec[j][0] == '@')
+            mdsd_pathset_input(cli_paths(), o->draft_spec[j] + 1, "a draft's values (-q)");
+    int checked = cli_check_paths(NULL, NULL, err);
+    if (checked)
+        return checked;
     if (need_p && !o->target_spec)
         return mdsd_fail(err, MDSD_EINVAL, "missing -p/--target");
     if (need_q && o->n_draft_specs == 0)
@@ -232,7 +263,8 @@ int cli_build_scheme(const char *scheme, size_t n, const char *custom_path, cons
     if (s->kind == MDSD_SCHEME_CUSTOM) {
         if (!custom_path)
             return mdsd_fail(err, MDSD_EINVAL, "the custom scheme needs --custom FILE");
-        if ((rc = mdsd_joint_read(custom_path, custom, err)))
+        if ((rc = cli_check_paths(custom_path, "the custom scheme (--custom)", err)) ||
+            (rc = mdsd_joint_read(custom_path, custom, err)))
             return rc;
         size_t V = pq->V;
         for (size_t t = 0; t < custom->count * custom->n && !pq->V; t++)

@@ -354,6 +354,8 @@ static int run(const block_opts *o, mdsd_err *err)
                            cost[i]);
     mdsd_markov m = {0};
     if (rc == MDSD_OK)
+        rc = cli_check_paths(o->markov, "the Markov pair (--markov)", err);
+    if (rc == MDSD_OK)
         rc = mdsd_markov_read(o->markov, &m, err);
     mdsd_block_opts bo;
     mdsd_block_opts_init(&bo);
@@ -870,15 +872,18 @@ static int run_dumps(const block_opts *o)
         return cli_usage_error("block", "--resume and --discard-partial need -o CSV");
     if (o->resume && o->discard_partial)
         return cli_usage_error("block", "--resume and --discard-partial: give one");
-    /* Every output is checked before any work: not a directory, not an input. */
-    const char *outs[3] = {o->output, o->markdown, o->latex};
-    for (int k = 0; k < 3 && rc == MDSD_OK; k++) {
-        if (outs[k])
-            rc = mdsd_output_check(outs[k], (const char *const *)o->dumps, o->n_dumps, &err);
-        for (int l = 0; l < k && rc == MDSD_OK; l++)
-            if (outs[k] && outs[l] && !strcmp(outs[k], outs[l]))
-                rc = mdsd_fail(&err, MDSD_EINVAL, "%s names two outputs of the same job", outs[k]);
-    }
+    /* Every file the job writes is checked before any work (pathset.h). */
+    const char **merged = calloc(o->merge_n + 1, sizeof *merged);
+    for (size_t k = 0; merged && k < o->merge_n; k++)
+        merged[k] = o->merge[k].in->name;
+    mdsd_block_files files = {o->dumps, o->n_dumps, merged, o->merge_n, o->output, o->markdown,
+                              o->latex, o->shard, o->shards, o->shard_data != NULL, o->tool != NULL};
+    mdsd_pathset paths;
+    mdsd_pathset_init(&paths);
+    mdsd_block_paths(&files, &paths);
+    rc = merged ? mdsd_pathset_check(&paths, &err) : mdsd_fail(&err, MDSD_ENOMEM, "out of memory");
+    mdsd_pathset_free(&paths);
+    free(merged);
     if (o->shards) {
         if (rc == MDSD_OK && (o->markdown || o->latex) && !o->shard_data)
             return cli_usage_error("block", "--shard writes partial aggregates: render the tables "

@@ -841,8 +841,23 @@ int cmd_plot(int argc, char **argv)
         return cli_usage_error("plot", "--kind: '%s' is not vs-temperature, vs-drafts, per-draft or gap", o.kind);
     mdsd_err err;
     mdsd_err_clear(&err);
-    /* the figure must not replace the CSV it is drawn from, nor a directory */
-    if (mdsd_output_check(o.output, &o.csv, 1, &err))
+    /* the figure and its provenance must not replace the CSV it is drawn
+     * from, its provenance, the gnuplot scripts, nor a directory */
+    char script[4096], side[4200], styles[4200];
+    if (find_script(o.scripts, k->name, script, sizeof script, &err))
+        return cli_report("plot", &err);
+    mdsd_provenance_path(o.csv, side, sizeof side);
+    const char *slash = strrchr(script, '/'); /* styles.gp lives beside the script */
+    if (slash)
+        snprintf(styles, sizeof styles, "%.*s/styles.gp", (int)(slash - script), script);
+    else
+        snprintf(styles, sizeof styles, "styles.gp");
+    mdsd_pathset_input(cli_paths(), o.csv, "the results CSV");
+    mdsd_pathset_input(cli_paths(), side, "the provenance of %s", o.csv);
+    mdsd_pathset_input(cli_paths(), script, "the gnuplot script");
+    mdsd_pathset_input(cli_paths(), styles, "the gnuplot styles");
+    mdsd_pathset_output_family(cli_paths(), o.output, "-o", mdsd_suffixes_provenance);
+    if (cli_check_paths(NULL, NULL, &err))
         return cli_report("plot", &err);
     mdsd_cleanup_signals("mdsd plot", NULL);
     int rc = plot(&o, k, &err);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "pathset.h"
 #include "provenance.h"
 
 static const char usage_text[] =
@@ -263,6 +264,8 @@ static int parse_args(int argc, char **argv, report_opts *o)
         return -1;
     }
     o->csv = argv[optind];
+    if (o->output && !strcmp(o->output, "-"))
+        o->output = NULL; /* standard output, as without -o */
     return 0;
 }
 
@@ -287,8 +290,19 @@ int cmd_report(int argc, char **argv)
     mdsd_err_clear(&err);
     mdsd_report_row *rows = NULL;
     size_t count = 0;
-    char *prov = NULL, note[4400];
-    int rc = mdsd_provenance_read(o.csv, &prov, &err);
+    char *prov = NULL, note[4400], side[4200];
+    mdsd_provenance_path(o.csv, side, sizeof side);
+    mdsd_pathset paths;
+    mdsd_pathset_init(&paths);
+    mdsd_pathset_input(&paths, o.csv, "the results CSV");
+    mdsd_pathset_input(&paths, side, "the provenance of %s", o.csv);
+    mdsd_pathset_output_family(&paths, o.output, "-o", mdsd_suffixes_provenance);
+    if (!o.output)
+        mdsd_pathset_stdout(&paths);
+    int rc = mdsd_pathset_check(&paths, &err);
+    mdsd_pathset_free(&paths);
+    if (rc == MDSD_OK)
+        rc = mdsd_provenance_read(o.csv, &prov, &err);
     if (rc == MDSD_OK)
         rc = read_rows(&o, &rows, &count, &err);
     if (rc == MDSD_OK) {
@@ -299,8 +313,6 @@ int cmd_report(int argc, char **argv)
         style.label_prefix = o.label_prefix;
         style.is_top = o.is_top_given ? o.is_top : (size_t)mdsd_provenance_integer(prov, "is_top", 0);
         style.trials = mdsd_provenance_integer(prov, "trials", 0);
-        char side[4200];
-        mdsd_provenance_path(o.csv, side, sizeof side);
         snprintf(note, sizeof note, "rendered by mdsd report %s from %s; how it was made: %s", MDSD_VERSION,
                  o.csv, prov ? side : "no provenance file");
         style.provenance = note;

@@ -334,25 +334,21 @@ static void note_kept_units(const mdsd_batch_opts *b, const mdsd_err *err)
     }
 }
 
-/* Every output path is checked before any work: not a directory, not a dump
- * given as input, and no two outputs the same file. */
+/* Every file the job writes (pathset.h), the rendered tables with the job's
+ * own, is checked before any work. */
 static int check_render_paths(const table_opts *t, mdsd_err *err)
 {
-    const mdsd_batch_opts *b = &t->batch;
-    const char *files[2] = {t->want_markdown ? t->markdown : "-", t->want_latex ? t->latex : "-"};
-    const char *names[2] = {"--markdown", "--latex"};
-    for (int i = 0; i < 2; i++) {
-        if (!strcmp(files[i], "-"))
-            continue;
-        int rc = mdsd_output_check(files[i], b->dumps, b->n_dumps, err);
-        if (rc)
-            return rc;
-        const char *other = i == 0 ? files[1] : NULL;
-        if (!strcmp(files[i], b->output) || (other && !strcmp(files[i], other)))
-            return mdsd_fail(err, MDSD_EINVAL, "%s=%s names another output of the same job", names[i],
-                             files[i]);
-    }
-    return MDSD_OK;
+    mdsd_pathset paths;
+    mdsd_pathset_init(&paths);
+    mdsd_batch_paths(&t->batch, &paths);
+    if (t->want_markdown)
+        mdsd_pathset_output(&paths, t->markdown, "--markdown");
+    if (t->want_latex)
+        mdsd_pathset_output(&paths, t->latex, "--latex");
+    mdsd_pathset_stdout(&paths);
+    int rc = mdsd_pathset_check(&paths, err);
+    mdsd_pathset_free(&paths);
+    return rc;
 }
 
 #ifdef MDSD_MPI

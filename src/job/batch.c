@@ -1423,6 +1423,29 @@ static const char *dump_label(const mdsd_batch_opts *o, size_t i)
     return base_name(o->dumps[i]);
 }
 
+void mdsd_batch_paths(const mdsd_batch_opts *o, mdsd_pathset *s)
+{
+    for (size_t i = 0; i < o->n_dumps; i++)
+        mdsd_pathset_dump(s, o->dumps[i]);
+    if (o->shards && o->shard_data) { /* an MPI rank: its checkpoint beside the CSV */
+        mdsd_pathset_output_family(s, o->output, "-o", mdsd_suffixes_provenance);
+        const char *const rank[] = {".partial", ".lock"};
+        for (size_t k = 0; k < 2; k++) {
+            char name[4200];
+            snprintf(name, sizeof name, "%s.shard-%zu-of-%zu%s", o->output, o->shard, o->shards, rank[k]);
+            mdsd_pathset_output(s, name, "the %s of rank %zu of -o %s", k ? "lock file" : "checkpoint",
+                                o->shard - 1, o->output);
+        }
+    } else if (o->shards) { /* --shard I/N: the aggregate, no provenance */
+        const char *const shard[] = {".partial", ".lock", NULL};
+        mdsd_pathset_output_family(s, o->output, "-o", shard);
+    } else {
+        mdsd_pathset_output_family(s, o->output, "-o", mdsd_suffixes_job);
+    }
+    const char *const partial[] = {".partial", NULL};
+    mdsd_pathset_output_family(s, o->per_position, "--per-position", partial);
+}
+
 static int check_options(const mdsd_batch_opts *o, mdsd_err *err)
 {
     if (o->n_dumps == 0)
@@ -1442,8 +1465,9 @@ static int check_options(const mdsd_batch_opts *o, mdsd_err *err)
                              "batch jobs (one drafter per dump)", mdsd_scheme_name(o->schemes[i]));
     for (size_t i = 0; i < o->n_dumps; i++)
         for (size_t k = 0; k < i; k++)
-            if (!strcmp(o->dumps[i], o->dumps[k]))
-                return mdsd_fail(err, MDSD_EINVAL, "table: dump '%s' is given twice", o->dumps[i]);
+            if (!strcmp(o->dumps[i], o->dumps[k]) || mdsd_path_same(o->dumps[i], o->dumps[k]))
+                return mdsd_fail(err, MDSD_EINVAL, "table: dump '%s' is given twice (as '%s' and '%s')",
+                                 o->dumps[i], o->dumps[k], o->dumps[i]);
     for (size_t i = 0; i < o->n_draft_models; i++)
         for (size_t k = 0; k < i; k++)
             if (!strcmp(o->draft_models[i], o->draft_models[k]))
@@ -1451,7 +1475,11 @@ static int check_options(const mdsd_batch_opts *o, mdsd_err *err)
                                  o->draft_models[i]);
     if (!o->output)
         return mdsd_fail(err, MDSD_EINVAL, "table: no output file (-o)");
-    int rc = mdsd_output_check(o->output, o->dumps, o->n_dumps, err);
+    mdsd_pathset paths;
+    mdsd_pathset_init(&paths);
+    mdsd_batch_paths(o, &paths);
+    int rc = mdsd_pathset_check(&paths, err);
+    mdsd_pathset_free(&paths);
     if (rc)
         return rc;
     if (o->resume && o->discard_partial)

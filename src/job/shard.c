@@ -402,6 +402,22 @@ static int fold_units(shard_file *by, size_t N, const merge_header *h, const mds
     return rc;
 }
 
+/* The output-safety check (pathset.h) once the dumps are known. */
+static int merge_paths(const mdsd_merge_opts *m, const mdsd_shard_job *job, mdsd_err *err)
+{
+    mdsd_pathset s;
+    mdsd_pathset_init(&s);
+    for (size_t i = 0; i < m->n_inputs; i++)
+        mdsd_pathset_input(&s, m->inputs[i].name, "a shard");
+    for (size_t i = 0; i < job->n_dumps; i++)
+        mdsd_pathset_dump(&s, job->dumps[i]);
+    mdsd_pathset_output_family(&s, m->output, "-o", mdsd_suffixes_provenance);
+    mdsd_pathset_add_all(&s, m->paths);
+    int rc = mdsd_pathset_check(&s, err);
+    mdsd_pathset_free(&s);
+    return rc;
+}
+
 int mdsd_batch_merge(const mdsd_merge_opts *m, mdsd_report_row **rows_out, size_t *count_out,
                      mdsd_err *err)
 {
@@ -420,6 +436,8 @@ int mdsd_batch_merge(const mdsd_merge_opts *m, mdsd_report_row **rows_out, size_
         rc = parse_header(&ordered[0], &h, job, err);
     if (rc == MDSD_OK)
         rc = check_dumps(&h, job, err);
+    if (rc == MDSD_OK)
+        rc = merge_paths(m, job, err);
     size_t count = h.n_columns * h.n_temps * h.plan.count;
     mdsd_report_row *rows = rc == MDSD_OK ? calloc(count, sizeof *rows) : NULL;
     if (rc == MDSD_OK && !rows)

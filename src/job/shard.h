@@ -36,6 +36,7 @@
 #include <stdint.h>
 
 #include "err.h"
+#include "pathset.h"
 #include "report.h"
 
 #define MDSD_SHARD_MAGIC "#mdsd-table-shard 1\n"
@@ -70,6 +71,10 @@ typedef struct {
     mdsd_shard_job *job;
     int (*before_publish)(const mdsd_report_row *rows, size_t count, void *ctx, mdsd_err *err);
     void *publish_ctx;
+    /* the caller's other files (rendered tables), checked (pathset.h) with
+     * the shards, the dumps they name and the CSV with its provenance
+     * before anything is written; NULL = none */
+    const mdsd_pathset *paths;
 } mdsd_merge_opts;
 
 /* Checks that the inputs are shards 1..N of one job, each once, whose dumps
