@@ -1,6 +1,8 @@
 #include "cli.h"
+#include "parse.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -57,19 +59,27 @@ int cli_parse_double(const char *arg, const char *opt, const char *cmd, double *
 
 int cli_parse_u64(const char *arg, const char *opt, const char *cmd, unsigned long long *out)
 {
-    char *end;
-    errno = 0;
-    if (arg[0] == '-') {
+    unsigned long long x;
+    if (mdsd_parse_uint(arg, ULLONG_MAX, &x, NULL) == 0) {
+        *out = x;
+        return 0;
+    }
+    const char *digits = arg + (arg[0] == '+' || arg[0] == '-');
+    if (arg[0] == '-')
         cli_usage_error(cmd, "%s: '%s' must be a non-negative integer", opt, arg);
-        return -1;
-    }
-    unsigned long long x = strtoull(arg, &end, 10);
-    if (end == arg || *end != '\0' || errno == ERANGE) {
+    else if (*digits && strspn(digits, "0123456789") == strlen(digits))
+        cli_usage_error(cmd, "%s: '%s' is out of range (at most %llu)", opt, arg, ULLONG_MAX);
+    else
         cli_usage_error(cmd, "%s: '%s' is not a non-negative integer", opt, arg);
-        return -1;
-    }
-    *out = x;
-    return 0;
+    return -1;
+}
+
+int cli_parse_shard(const char *arg, const char *cmd, size_t *shard, size_t *shards)
+{
+    if (mdsd_parse_shard(arg, shard, shards) == 0)
+        return 0;
+    cli_usage_error(cmd, "--shard: '%s' is not I/N with 1 <= I <= N (decimal integers)", arg);
+    return -1;
 }
 
 int cli_parse_size(const char *arg, const char *opt, const char *cmd, size_t *out)

@@ -145,6 +145,27 @@ static int row_keys(const columns *c, size_t r, double *T, double *n, mdsd_err *
     return rc;
 }
 
+/* Every entry of a selection list names something in the CSV: a typo
+ * (--method RRS) is an error, not a figure without that series. */
+static int check_list(const mdsd_csv *t, int col, const char *list, const char *opt, bool one,
+                      mdsd_err *err)
+{
+    if (!list || (!one && !strcmp(list, "all")))
+        return MDSD_OK;
+    for (const char *p = list; *p;) {
+        size_t l = one ? strlen(p) : strcspn(p, ",");
+        bool found = false;
+        for (size_t r = 0; r < t->n_rows && !found; r++) {
+            const char *cell = mdsd_csv_cell(t, r, col);
+            found = strlen(cell) == l && !strncmp(cell, p, l);
+        }
+        if (!found)
+            return mdsd_fail(err, MDSD_EINVAL, "%s: '%.*s' matches no row of %s", opt, (int)l, p, t->path);
+        p += l + (p[l] == ',');
+    }
+    return MDSD_OK;
+}
+
 /* Marks the rows the figure uses in keep[]; fills in the fixed values. */
 static int select_rows(const columns *c, const plot_kind *k, plot_opts *o, unsigned char *keep,
                        mdsd_err *err)
@@ -153,6 +174,13 @@ static int select_rows(const columns *c, const plot_kind *k, plot_opts *o, unsig
     const char *fixed_dump = o->dump;
     double fixed_T = o->temperature, fixed_n = o->n >= 0 ? (double)o->n : NAN;
     int several_dump = 0, several_T = 0, several_n = 0;
+    int checked = check_list(t, c->c_scheme, o->scheme, "--scheme", false, err);
+    if (!checked)
+        checked = check_list(t, c->c_method, o->method, "--method", false, err);
+    if (!checked)
+        checked = check_list(t, c->c_dump, o->dump, o->overlay ? "--dumps" : "--dump", !o->overlay, err);
+    if (checked)
+        return checked;
     for (size_t r = 0; r < t->n_rows; r++) {
         double T, n;
         int rc = row_keys(c, r, &T, &n, err);

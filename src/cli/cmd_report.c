@@ -96,6 +96,10 @@ static int split(const char *arg, const char *opt, name_list *l)
             return cli_usage_error("report", "%s: more than %d entries", opt, MAX_ITEMS);
         l->items[l->count++] = tok;
     }
+    for (size_t i = 0; i < l->count; i++)
+        for (size_t k = 0; k < i; k++)
+            if (!strcmp(l->items[i], l->items[k]))
+                return cli_usage_error("report", "%s: '%s' is given twice", opt, l->items[i]);
     return l->count ? 0 : cli_usage_error("report", "%s: empty list", opt);
 }
 
@@ -127,6 +131,10 @@ static int check_numbers(const name_list *l, const char *opt)
         double x = strtod(l->items[i], &end);
         if (end == l->items[i] || *end || !isfinite(x))
             return cli_usage_error("report", "%s: '%s' is not a number", opt, l->items[i]);
+        for (size_t k = 0; k < i; k++) /* one value twice: only its first entry would match */
+            if (fabs(strtod(l->items[k], NULL) - x) <= 1e-9 * (1 + fabs(x)))
+                return cli_usage_error("report", "%s: '%s' and '%s' are the same value", opt,
+                                       l->items[k], l->items[i]);
     }
     return 0;
 }
@@ -157,7 +165,8 @@ static int read_rows(const report_opts *o, mdsd_report_row **rows_out, size_t *c
     size_t count = 0, cap = 0, lineno = 0, line_cap = 0;
     ranked_row *rr = NULL;
     int rc = MDSD_OK;
-    bool header = false;
+    bool header = false, seen[5][MAX_ITEMS] = {{false}};
+    const name_list *lists[5] = {&o->temperatures, &o->drafts, &o->schemes, &o->methods, &o->dumps};
     ssize_t len;
     while (rc == MDSD_OK && (len = getline(&line, &line_cap, f)) >= 0) {
         lineno++;
@@ -185,6 +194,9 @@ static int read_rows(const report_opts *o, mdsd_report_row **rows_out, size_t *c
                        rank_name(&o->schemes, r.scheme),
                        strcmp(r.method, "bound") ? rank_name(&o->methods, r.method) : -2,
                        rank_name(&o->dumps, r.dump)};
+        for (int k = 0; k < 5; k++) /* which entries name something in the file */
+            if (key[k] >= 0 && lists[k]->count)
+                seen[k][key[k]] = true;
         if (key[0] < 0 || key[1] < 0 || key[2] < 0 || key[3] == -1 || key[4] < 0)
             continue;
         if (count == cap) {
@@ -203,6 +215,14 @@ static int read_rows(const report_opts *o, mdsd_report_row **rows_out, size_t *c
     fclose(f);
     if (rc == MDSD_OK && !header)
         rc = mdsd_fail(err, MDSD_EFORMAT, "%s: empty file (no header)", o->csv);
+    /* an entry that names nothing (a typo: -m RRS) is an error, not a table without it */
+    static const char *const opts[5] = {"--temperatures", "--drafts", "--schemes", "--methods", "--dumps"};
+    for (int k = 0; k < 5 && rc == MDSD_OK; k++)
+        for (size_t i = 0; i < lists[k]->count && rc == MDSD_OK; i++)
+            if (!seen[k][i])
+                rc = mdsd_fail(err, MDSD_EINVAL, "%s: '%s' matches no row of %s%s", opts[k],
+                               lists[k]->items[i], o->csv,
+                               k == 3 ? " (methods are verifier names; the alpha* rows always stay)" : "");
     if (rc == MDSD_OK && count == 0)
         rc = mdsd_fail(err, MDSD_EINVAL, "%s: no rows left after the selection", o->csv);
     mdsd_report_row *rows = rc == MDSD_OK ? malloc(count * sizeof *rows) : NULL;

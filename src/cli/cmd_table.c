@@ -1,6 +1,7 @@
 /* mdsd table: the batch job over logit dumps (batch.h), with the results as
  * a tidy CSV and, on request, Markdown / LaTeX tables (report.h). */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "parse.h"
 #include "outfile.h"
 #include "batch.h"
 #include "provenance.h"
@@ -162,10 +164,12 @@ static int parse_draft_models(const char *spec, table_opts *t)
 static int parse_positions(const char *spec, mdsd_batch_opts *b)
 {
     unsigned long long a = 0, e = 0;
-    int used = 0;
-    if (sscanf(spec, "%llu:%n", &a, &used) != 1 || used == 0)
-        return cli_usage_error("table", "--positions: '%s' is not a:b", spec);
-    if (spec[used] && (sscanf(spec + used, "%llu", &e) != 1 || e <= a))
+    const char *colon;
+    if (mdsd_parse_uint(spec, SIZE_MAX, &a, &colon) || *colon != ':' ||
+        (colon[1] && mdsd_parse_uint(colon + 1, SIZE_MAX, &e, NULL)))
+        return cli_usage_error("table", "--positions: '%s' is not a:b (decimal integers; b may be "
+                               "left out)", spec);
+    if (colon[1] && e <= a)
         return cli_usage_error("table", "--positions: '%s' needs a < b", spec);
     b->row_begin = (size_t)a;
     b->row_end = (size_t)e;
@@ -231,14 +235,7 @@ static int parse_option(int opt, const char *arg, table_opts *t)
         if (b->checkpoint_seconds == 0)
             b->checkpoint_seconds = -1; /* after every block */
         return 0;
-    case OPT_SHARD: {
-        unsigned long long i, n;
-        int used = 0;
-        if (sscanf(arg, "%llu/%llu%n", &i, &n, &used) != 2 || arg[used] || n < 1 || i < 1 || i > n)
-            return cli_usage_error("table", "--shard: '%s' is not I/N with 1 <= I <= N", arg);
-        b->shard = (size_t)i, b->shards = (size_t)n;
-        return 0;
-    }
+    case OPT_SHARD: return cli_parse_shard(arg, "table", &b->shard, &b->shards) ? CLI_EXIT_USAGE : 0;
     default: return cli_usage_error("table", "unrecognised option");
     }
 }

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,4 +160,35 @@ int mdsd_parse_range(const char *spec, const char *what, double **out, size_t *l
     *out = v;
     *len = count;
     return MDSD_OK;
+}
+
+int mdsd_parse_uint(const char *s, unsigned long long max, unsigned long long *out, const char **end)
+{
+    const char *c = s;
+    unsigned long long x = 0;
+    if (*c < '0' || *c > '9')
+        return -1;
+    for (; *c >= '0' && *c <= '9'; c++) {
+        unsigned d = (unsigned)(*c - '0');
+        if (d > max || x > (max - d) / 10)
+            return -1; /* above max (or would overflow) */
+        x = 10 * x + d;
+    }
+    if (end)
+        *end = c;
+    else if (*c)
+        return -1;
+    *out = x;
+    return 0;
+}
+
+int mdsd_parse_shard(const char *s, size_t *shard, size_t *shards)
+{
+    unsigned long long i, n;
+    const char *slash;
+    if (mdsd_parse_uint(s, SIZE_MAX, &i, &slash) || *slash != '/' ||
+        mdsd_parse_uint(slash + 1, SIZE_MAX, &n, NULL) || i < 1 || i > n)
+        return -1;
+    *shard = (size_t)i, *shards = (size_t)n;
+    return 0;
 }

@@ -18,4 +18,13 @@ int mdsd_parse_vector(const char *spec, const char *what, double **out, size_t *
 int mdsd_parse_range(const char *spec, const char *what, double **out, size_t *len,
                      mdsd_err *err);
 
+/* A non-negative decimal integer no larger than max: digits only (no sign,
+ * space, or anything strtoull would skip or wrap), no overflow. With end,
+ * parsing stops at the first non-digit and *end points there; without, the
+ * whole string must be the number. 0, or -1 when it is not one. */
+int mdsd_parse_uint(const char *s, unsigned long long max, unsigned long long *out, const char **end);
+
+/* A shard "I/N": two such integers, 1 <= I <= N. 0, or -1. */
+int mdsd_parse_shard(const char *s, size_t *shard, size_t *shards);
+
 #endif

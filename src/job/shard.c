@@ -1,6 +1,7 @@
 /* shard.c - the table job's partial aggregates read back: a shard's
  * checkpoint (resume) and mdsd merge (shard.h). */
 #include "shard.h"
+#include "parse.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -166,17 +167,21 @@ static int split_header(const mdsd_shard_input *in, const char *magic, shard_fil
 {
     size_t ml = strlen(magic);
     const char *t = in->text, *end = in->text + in->size;
-    int used = 0;
     if (in->size < ml || memcmp(t, magic, ml) != 0)
         return mdsd_fail(err, MDSD_EFORMAT, "'%s' is not a partial aggregate of %s --shard "
                          "(no '%.*s' line)", in->name,
                          strcmp(magic, MDSD_SHARD_MAGIC) ? "mdsd block" : "mdsd table", (int)ml - 1, magic);
     t += ml;
-    if (sscanf(t, "shard %zu/%zu%n", &sf->shard, &sf->shards, &used) != 2 || t[used] != '\n' ||
-        sf->shards == 0 || sf->shard < 1 || sf->shard > sf->shards)
+    /* strict digits: no sign, space or wrap-around (parse.h) */
+    char spec[64];
+    size_t len = strncmp(t, "shard ", 6) ? 0 : strcspn(t + 6, "\n");
+    if (len > 0 && len < sizeof spec && t + 6 + len < end)
+        memcpy(spec, t + 6, len), spec[len] = '\0';
+    if (len == 0 || len >= sizeof spec || t + 6 + len >= end ||
+        mdsd_parse_shard(spec, &sf->shard, &sf->shards))
         return mdsd_fail(err, MDSD_EFORMAT, "'%s', line 2: not a 'shard I/N' line with 1 <= I <= N",
                          in->name);
-    sf->header = t + used + 1;
+    sf->header = t + 6 + len + 1;
     const char *stop = strstr(sf->header, "\nend\n");
     if (!stop || stop >= end)
         return mdsd_fail(err, MDSD_EFORMAT, "'%s': the header has no 'end' line (the file is cut "
