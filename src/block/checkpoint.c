@@ -11,10 +11,11 @@
 #include <unistd.h>
 
 #include "fnv.h"
+#include "hash.h"
 #include "outfile.h"
 #include "verifier.h"
 
-#define MAGIC "#mdsd-block-partial 1 "
+#define MAGIC "#mdsd-block-partial 2 "
 #define FIX "pass --discard-partial to delete it and start over"
 
 int mdsd_block_signature(const char *options, char *const *dumps, size_t n_dumps, char **out,
@@ -27,7 +28,8 @@ int mdsd_block_signature(const char *options, char *const *dumps, size_t n_dumps
         return mdsd_fail(err, MDSD_ENOMEM, "block: out of memory");
     fprintf(m, "%s", options);
     /* A directory (a split dump) is recorded as its files, each with its
-     * size and time: a file changed, added or removed changes the signature. */
+     * content's SHA-256 (hash.h): a file changed, added or removed changes
+     * the signature, whatever its size and times. */
     int rc = MDSD_OK;
     for (size_t i = 0; i < n_dumps && rc == MDSD_OK; i++) {
         char **files = NULL;
@@ -35,15 +37,12 @@ int mdsd_block_signature(const char *options, char *const *dumps, size_t n_dumps
         if ((rc = mdsd_dump_parts(dumps[i], &files, &n, err)))
             break;
         for (size_t k = 0; k < n && rc == MDSD_OK; k++) {
-            struct stat st;
-            if (stat(files[k], &st) != 0) {
-                rc = mdsd_fail(err, MDSD_EIO, "cannot stat '%s': %s", files[k], strerror(errno));
+            char hex[MDSD_SHA256_HEX];
+            if ((rc = mdsd_file_sha256(files[k], hex, false, err)))
                 break;
-            }
             /* The path is the last field of the line: no character of it is
              * special, and newlines (which would end the line) are escaped. */
-            fprintf(m, " [%jd %jd.%09ld ", (intmax_t)st.st_size, (intmax_t)st.st_mtim.tv_sec,
-                    st.st_mtim.tv_nsec);
+            fprintf(m, " [%s ", hex);
             for (const char *c = files[k]; *c; c++)
                 fprintf(m, *c == '\n' || *c == '\\' || *c == ']' ? "\\%03o" : "%c", *c);
             fputc(']', m);

@@ -5,15 +5,16 @@
  * over its trees. After each dump the job appends the unit to OUTPUT.partial
  * and syncs it:
  *
- *     #mdsd-block-partial 1 <signature>          (first line: the job)
+ *     #mdsd-block-partial 2 <signature>          (first line: the job)
  *     r <verifier> <depth> <sequences> <trees> <samples> <tau> <se>
  *       <rate_1..L> <rate_se_1..L> <reach_1..L>   (one line per case)
  *     #done <dump index> rows=K fnv1a=H           (H over the r lines)
  *
  * with every double as a C99 hex float (%a), so resumed rows are the same
  * bits as computed ones. The signature holds the job's options and each
- * dump's path, size and modification time: a partial file of another job,
- * or of a dump that changed since, is refused. A unit whose rows are
+ * dump's path and SHA-256 (each file of a split one; hash.h): a partial
+ * file of another job, or of a dump whose content changed since, is
+ * refused. A unit whose rows are
  * missing, extra, reordered or altered is refused, naming it; lines after
  * the last marker are the unit that was being written when the job stopped
  * and are dropped. */

@@ -19,6 +19,8 @@
 #include "progress.h"
 #include "treedump.h"
 #include "fnv.h"
+#include "hash.h"
+#include "parse.h"
 #include "shard.h"
 
 static const char usage_text[] =
@@ -634,8 +636,11 @@ static char *shard_header(const block_opts *o, mdsd_err *err)
             MDSD_BLOCK_SHARD_MAGIC, o->shard, o->shards, sig, o->verifiers ? o->verifiers : "-",
             o->sequences_spec ? o->sequences_spec : "-", o->depth_spec ? o->depth_spec : "-",
             o->is_top, o->cost ? o->cost : "-");
-    for (size_t i = 0; i < o->n_dumps; i++)
-        fprintf(f, "dump %s\n", o->dumps[i]);
+    for (size_t i = 0; i < o->n_dumps; i++) { /* one line each (parse.h) */
+        fputs("dump ", f);
+        mdsd_fputs_escaped(o->dumps[i], f);
+        fputc('\n', f);
+    }
     fputs("end\n", f);
     fclose(f);
     free(sig);
@@ -658,7 +663,9 @@ static int shard_unit(size_t i, const char *path, size_t tb, size_t te, const ch
         fwrite(lines, 1, lines_len, f);
     fflush(f);
     uint64_t hash = mdsd_fnv1a(MDSD_FNV_OFFSET, buf, n);
-    fprintf(f, "#done %s groups=%zu fnv1a=%016llx\n", path, n_lines, (unsigned long long)hash);
+    fputs("#done ", f);
+    mdsd_fputs_escaped(path, f); /* one line (parse.h) */
+    fprintf(f, " groups=%zu fnv1a=%016llx\n", n_lines, (unsigned long long)hash);
     fclose(f);
     *text = buf;
     *len = n;
@@ -817,6 +824,8 @@ static int run_shard(const block_opts *o, const mdsd_verifier_kind *vlist, size_
     bool kept = false;
     for (size_t i = 0; i < o->n_dumps && text; i++)
         kept = kept || text[i];
+    for (size_t i = 0; rc == MDSD_OK && !*usage && i < o->n_dumps; i++)
+        mdsd_dump_sha256_keep(o->dumps[i]); /* the next shard's hash is a look-up */
     if (partial && ((rc == MDSD_OK && !*usage && !o->keep_partial) || (rc != MDSD_OK && !kept)))
         unlink(partial_path);
     else if (partial && rc != MDSD_OK && !o->shard_data)
@@ -1098,8 +1107,8 @@ int cli_block_merge(const mdsd_shard_input *in, size_t n, const char *output, co
             o.cost = opt;
         else if (!strcmp(line, "is_top"))
             o.is_top = (size_t)strtoull(val, NULL, 10);
-        else if (!strcmp(line, "dump"))
-            dumps[o.n_dumps++] = (char *)val;
+        else if (!strcmp(line, "dump") && v && mdsd_unescape(v + 1) == 0)
+            dumps[o.n_dumps++] = v + 1;
         else if (strcmp(line, "end") != 0)
             rc = mdsd_fail(err, MDSD_EFORMAT, "'%s': '%.80s' is not a header line of a block shard",
                            files[0].in->name, line);
@@ -1112,8 +1121,8 @@ int cli_block_merge(const mdsd_shard_input *in, size_t n, const char *output, co
     if (rc == MDSD_OK)
         rc = mdsd_block_signature(opts, o.dumps, o.n_dumps, &sig, err);
     if (rc == MDSD_OK && strcmp(sig, job) != 0)
-        rc = mdsd_fail(err, MDSD_EINVAL, "a dump of the shards changed since they read it (size or "
-                       "modification time differ): rerun the shards");
+        rc = mdsd_fail(err, MDSD_EINVAL, "a dump of the shards changed since they read it (its "
+                       "content, SHA-256, differs): rerun the shards");
     free(sig);
     o.merge = files, o.merge_n = N;
     o.shard_err = err;

@@ -13,6 +13,7 @@
 
 #include <nettle/sha2.h>
 
+#include "dump.h"
 #include "outfile.h"
 #include "pathset.h"
 
@@ -156,6 +157,45 @@ static void cache_write(const char *path, const file_key *k, const char hex[MDSD
 
 /* ---- hashing -------------------------------------------------------------- */
 
+static void to_hex(const uint8_t digest[SHA256_DIGEST_SIZE], char hex[MDSD_SHA256_HEX])
+{
+    for (size_t i = 0; i < SHA256_DIGEST_SIZE; i++)
+        snprintf(hex + 2 * i, 3, "%02x", digest[i]);
+}
+
+void mdsd_sha256_text(const void *bytes, size_t len, char hex[MDSD_SHA256_HEX])
+{
+    uint8_t digest[SHA256_DIGEST_SIZE];
+    struct sha256_ctx ctx;
+    sha256_init(&ctx);
+    sha256_update(&ctx, len, bytes);
+    sha256_digest(&ctx, sizeof digest, digest);
+    to_hex(digest, hex);
+}
+
+int mdsd_dump_sha256(const char *path, char hex[MDSD_SHA256_HEX], mdsd_err *err)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+        return mdsd_file_sha256(path, hex, false, err);
+    char **parts = NULL;
+    size_t n = 0;
+    int rc = mdsd_dump_parts(path, &parts, &n, err);
+    char *all = rc == MDSD_OK ? malloc(n * 64 + 1) : NULL;
+    if (rc == MDSD_OK && !all)
+        rc = mdsd_fail(err, MDSD_ENOMEM, "out of memory");
+    for (size_t k = 0; k < n && rc == MDSD_OK; k++) {
+        char part[MDSD_SHA256_HEX];
+        if ((rc = mdsd_file_sha256(parts[k], part, false, err)) == MDSD_OK)
+            memcpy(all + 64 * k, part, 64);
+    }
+    if (rc == MDSD_OK)
+        mdsd_sha256_text(all, 64 * n, hex);
+    free(all);
+    mdsd_dump_parts_free(parts, n);
+    return rc;
+}
+
 static int hash_fd(int fd, const char *path, char hex[MDSD_SHA256_HEX], mdsd_err *err)
 {
     enum { CHUNK = 1 << 20 };
@@ -181,8 +221,7 @@ static int hash_fd(int fd, const char *path, char hex[MDSD_SHA256_HEX], mdsd_err
     if (rc)
         return rc;
     sha256_digest(&ctx, sizeof digest, digest);
-    for (size_t i = 0; i < sizeof digest; i++)
-        snprintf(hex + 2 * i, 3, "%02x", digest[i]);
+    to_hex(digest, hex);
     return MDSD_OK;
 }
 
@@ -223,4 +262,20 @@ int mdsd_file_sha256(const char *path, char hex[MDSD_SHA256_HEX], bool keep, mds
     if (rc == MDSD_OK && keep && use_cache)
         cache_write(path, &k, hex);
     return rc;
+}
+
+void mdsd_dump_sha256_keep(const char *path)
+{
+    char **parts = NULL;
+    size_t n = 0;
+    if (mdsd_dump_list_parts(path, &parts, &n, NULL) != MDSD_OK)
+        return;
+    for (size_t k = 0; k < n; k++) {
+        struct stat st;
+        char hex[MDSD_SHA256_HEX];
+        file_key key;
+        if (stat(parts[k], &st) == 0 && (key = key_of(&st), memo_find(&key, hex)))
+            cache_write(parts[k], &key, hex);
+    }
+    mdsd_dump_parts_free(parts, n);
 }

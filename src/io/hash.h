@@ -16,6 +16,7 @@
 #define MDSD_HASH_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "err.h"
 
@@ -25,6 +26,19 @@
  * beside the file (see above). A file that changes while it is read is an
  * error naming it. */
 int mdsd_file_sha256(const char *path, char hex[MDSD_SHA256_HEX], bool keep, mdsd_err *err);
+
+/* The SHA-256 of bytes in memory, in hex. */
+void mdsd_sha256_text(const void *bytes, size_t len, char hex[MDSD_SHA256_HEX]);
+
+/* A dump's content identity for checkpoints: the SHA-256 of its file, or
+ * of a split dump (a directory, dump.h) the SHA-256 of its files' digests
+ * in order. */
+int mdsd_dump_sha256(const char *path, char hex[MDSD_SHA256_HEX], mdsd_err *err);
+
+/* After a job that succeeded: the cache beside each file of the dump at
+ * `path` whose digest this process knows (a job that writes no provenance:
+ * shards). Failures are silent. */
+void mdsd_dump_sha256_keep(const char *path);
 
 /* path + ".mdsd-sha256" into buf. */
 void mdsd_hash_cache_path(const char *path, char *buf, size_t size);

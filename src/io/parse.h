@@ -6,6 +6,7 @@
 #define MDSD_PARSE_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "err.h"
 
@@ -26,5 +27,14 @@ int mdsd_parse_uint(const char *s, unsigned long long max, unsigned long long *o
 
 /* A shard "I/N": two such integers, 1 <= I <= N. 0, or -1. */
 int mdsd_parse_shard(const char *s, size_t *shard, size_t *shards);
+
+/* A name (a path, a dump label) kept on one line of a text file (shard
+ * headers, checkpoints): control characters and backslashes written as \ooo
+ * (octal), into buf (mdsd_escape: truncated to size, the return value is the
+ * length needed) or f; mdsd_unescape turns it back in place (-1: a
+ * malformed escape). */
+size_t mdsd_escape(const char *s, char *buf, size_t size);
+void mdsd_fputs_escaped(const char *s, FILE *f);
+int mdsd_unescape(char *s);
 
 #endif

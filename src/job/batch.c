@@ -18,8 +18,10 @@
 #include "dist.h"
 #include "dump.h"
 #include "fnv.h"
+#include "hash.h"
 #include "montecarlo.h"
 #include "outfile.h"
+#include "parse.h"
 #include "progress.h"
 #include "rng.h"
 #include "shard.h"
@@ -1013,10 +1015,15 @@ static int row_list_push(row_list *l, const mdsd_report_row *r, size_t k, mdsd_e
 
 /* The first line of the .partial file: resuming is refused unless the job is
  * the same one. Version 2: units carry their row count and hash. */
-static void job_signature(const mdsd_batch_opts *o, const plan *pl, char *sig, size_t size)
+/* The job a checkpoint belongs to: options, cells, and each dump's path
+ * (newlines and backslashes escaped: one line) and content (its SHA-256,
+ * hash.h), so that a dump replaced or edited since is refused on resume
+ * whatever its size and times. */
+static int job_signature(const mdsd_batch_opts *o, const plan *pl, char *sig, size_t size,
+                         mdsd_err *err)
 {
     size_t len = (size_t)snprintf(sig, size,
-                                  "#mdsd-table 2 trials=%llu%s seed=%llu rows=%zu:%zu top-k=%zu top-p=%.17g "
+                                  "#mdsd-table 3 trials=%llu%s seed=%llu rows=%zu:%zu top-k=%zu top-p=%.17g "
                                   "is-top=%zu draft=",
                                   (unsigned long long)o->trials, o->simulate ? " simulate" : "",
                                   (unsigned long long)o->seed, o->row_begin, o->row_end, o->top_k,
@@ -1027,8 +1034,19 @@ static void job_signature(const mdsd_batch_opts *o, const plan *pl, char *sig, s
     for (size_t c = 0; c < pl->count && len < size; c++)
         len += (size_t)snprintf(sig + len, size - len, "%zu/%s/%d;", pl->cells[c].n,
                                 mdsd_scheme_name(pl->cells[c].scheme), pl->cells[c].verifier);
-    for (size_t i = 0; i < o->n_dumps && len < size; i++)
-        len += (size_t)snprintf(sig + len, size - len, " %s", o->dumps[i]);
+    for (size_t i = 0; i < o->n_dumps && len < size; i++) {
+        char hex[MDSD_SHA256_HEX];
+        int rc = mdsd_dump_sha256(o->dumps[i], hex, err);
+        if (rc)
+            return rc;
+        len += (size_t)snprintf(sig + len, size - len, " sha256=%s ", hex);
+        for (const char *c = o->dumps[i]; *c && len < size; c++)
+            len += (size_t)snprintf(sig + len, size - len, *c == '\n' || *c == '\\' ? "\\%03o" : "%c", *c);
+    }
+    if (len >= size)
+        return mdsd_fail(err, MDSD_ETOOBIG, "table: the dump names are too long together for the "
+                         "checkpoint (%zu bytes at most)", size - 1);
+    return MDSD_OK;
 }
 
 static bool unit_done(const row_list *done, const char *label, double T)
@@ -1542,10 +1560,14 @@ static int open_job(const mdsd_batch_opts *o, size_t j, dump_job *job, mdsd_err 
     job->dump = job->parts[0];
     job->draft = job->part_draft[0];
     job->index = j;
+    /* the label is one line of the CSV, the checkpoint and a shard: a
+     * newline or backslash in a file name is written \ooo (parse.h) */
+    char raw[sizeof job->label];
     if (drafters > 1)
-        snprintf(job->label, sizeof job->label, "%s:%s", dump_label(o, i), model);
+        snprintf(raw, sizeof raw, "%s:%s", dump_label(o, i), model);
     else
-        snprintf(job->label, sizeof job->label, "%s", dump_label(o, i));
+        snprintf(raw, sizeof raw, "%s", dump_label(o, i));
+    mdsd_escape(raw, job->label, sizeof job->label);
     size_t N = job->part_row0[n];
     job->begin = o->row_begin;
     job->end = o->row_end ? o->row_end : N;
@@ -1833,7 +1855,9 @@ static char *shard_header(const mdsd_batch_opts *o, const plan *pl, const dump_j
     for (size_t i = 0; i < o->n_dumps; i++) /* every file of a split dump */
         for (size_t p = 0; p < jobs[i * drafters].n_parts; p++) {
             const mdsd_dump *d = jobs[i * drafters].parts[p];
-            fprintf(f, "dump %lld %lld %s\n", d->file_size, d->file_mtime_ns, d->path);
+            fprintf(f, "dump %lld %lld ", d->file_size, d->file_mtime_ns);
+            mdsd_fputs_escaped(d->path, f);
+            fputc('\n', f);
         }
     for (size_t j = 0; j < n_jobs; j++)
         fprintf(f, "column %s\n", jobs[j].label);
@@ -2023,6 +2047,8 @@ static int run_shard(const mdsd_batch_opts *o, const plan *pl, dump_job *jobs, s
     }
     if (rc == MDSD_OK && !o->keep_partial)
         unlink(partial_path);
+    for (size_t i = 0; rc == MDSD_OK && i < o->n_dumps; i++)
+        mdsd_dump_sha256_keep(o->dumps[i]); /* the next shard's hash is a look-up */
     free(agg);
     free(header);
     progress_free(&prog);
@@ -2049,8 +2075,9 @@ int mdsd_batch_run(const mdsd_batch_opts *o, mdsd_report_row **rows_out, size_t 
     plan pl;
     if ((rc = make_plan(o, max_n + 1, &pl, err)))
         return rc;
-    char signature[8192], partial_path[4200], lock_path[4200];
-    job_signature(o, &pl, signature, sizeof signature);
+    char signature[16384], partial_path[4200], lock_path[4200];
+    if ((rc = job_signature(o, &pl, signature, sizeof signature, err)))
+        return rc;
     if (o->shards && o->shard_data) { /* MPI ranks: one checkpoint each beside the CSV */
         snprintf(partial_path, sizeof partial_path, "%s.shard-%zu-of-%zu.partial", o->output,
                  o->shard, o->shards);

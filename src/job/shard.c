@@ -316,6 +316,8 @@ static int parse_header(const shard_file *sf, merge_header *h, mdsd_shard_job *j
                           &used) == 2 && used > 0) {
             if (!(job->dumps[job->n_dumps++] = strdup(line + used)))
                 rc = mdsd_fail(err, MDSD_ENOMEM, "out of memory");
+            else if (mdsd_unescape(job->dumps[job->n_dumps - 1]))
+                ok = 0; /* the path is written escaped (parse.h) */
         } else if (!strncmp(line, "column ", 7)) {
             snprintf(h->columns[h->n_columns++], sizeof h->columns[0], "%s", line + 7);
         } else {
