@@ -56,18 +56,20 @@ void mdsd_hash_cache_path(const char *path, char *buf, size_t size)
 typedef struct {
     file_key key;
     char hex[MDSD_SHA256_HEX];
+    bool computed; /* by this process (not read from a cache file) */
 } memo_entry;
 
 static pthread_mutex_t memo_lock = PTHREAD_MUTEX_INITIALIZER;
 static memo_entry *memo;
 static size_t memo_n, memo_cap;
 
-static bool memo_find(const file_key *k, char hex[MDSD_SHA256_HEX])
+/* computed_only: only digests this process computed (MDSD_REHASH). */
+static bool memo_find(const file_key *k, bool computed_only, char hex[MDSD_SHA256_HEX])
 {
     bool found = false;
     pthread_mutex_lock(&memo_lock);
     for (size_t i = 0; i < memo_n && !found; i++)
-        if (same_key(&memo[i].key, k)) {
+        if (same_key(&memo[i].key, k) && (memo[i].computed || !computed_only)) {
             memcpy(hex, memo[i].hex, MDSD_SHA256_HEX);
             found = true;
         }
@@ -75,12 +77,18 @@ static bool memo_find(const file_key *k, char hex[MDSD_SHA256_HEX])
     return found;
 }
 
-static void memo_add(const file_key *k, const char hex[MDSD_SHA256_HEX])
+static void memo_add(const file_key *k, const char hex[MDSD_SHA256_HEX], bool computed)
 {
-    char seen[MDSD_SHA256_HEX];
-    if (memo_find(k, seen))
-        return;
     pthread_mutex_lock(&memo_lock);
+    for (size_t i = 0; i < memo_n; i++)
+        if (same_key(&memo[i].key, k)) { /* a computed digest replaces a cached one */
+            if (computed && !memo[i].computed) {
+                memcpy(memo[i].hex, hex, MDSD_SHA256_HEX);
+                memo[i].computed = true;
+            }
+            pthread_mutex_unlock(&memo_lock);
+            return;
+        }
     if (memo_n == memo_cap) {
         size_t cap = memo_cap ? 2 * memo_cap : 16;
         memo_entry *grown = realloc(memo, cap * sizeof *grown);
@@ -90,6 +98,7 @@ static void memo_add(const file_key *k, const char hex[MDSD_SHA256_HEX])
     if (memo_n < memo_cap) {
         memo[memo_n].key = *k;
         memcpy(memo[memo_n].hex, hex, MDSD_SHA256_HEX);
+        memo[memo_n].computed = computed;
         memo_n++;
     }
     pthread_mutex_unlock(&memo_lock);
@@ -240,13 +249,12 @@ int mdsd_file_sha256(const char *path, char hex[MDSD_SHA256_HEX], bool keep, mds
     char cache[4200];
     mdsd_hash_cache_path(path, cache, sizeof cache);
     int rc = MDSD_OK;
-    /* the process's memory holds only digests it computed or read this run:
-     * MDSD_REHASH skips the cache file, not them */
-    if (memo_find(&k, hex)) {
+    /* the process's memory: MDSD_REHASH trusts only the digests it computed */
+    if (memo_find(&k, rehash, hex)) {
         /* known */
     } else if (!rehash && use_cache && cache_read(cache, &cached, hex) == 1 && hex[0] &&
                same_key(&cached, &k)) {
-        memo_add(&k, hex);
+        memo_add(&k, hex, false);
     } else {
         rc = hash_fd(fd, path, hex, err);
         if (rc == MDSD_OK) {
@@ -256,7 +264,7 @@ int mdsd_file_sha256(const char *path, char hex[MDSD_SHA256_HEX], bool keep, mds
                                "a stable file", path);
         }
         if (rc == MDSD_OK)
-            memo_add(&k, hex);
+            memo_add(&k, hex, true);
     }
     close(fd);
     if (rc == MDSD_OK && keep && use_cache)
@@ -274,7 +282,7 @@ void mdsd_dump_sha256_keep(const char *path)
         struct stat st;
         char hex[MDSD_SHA256_HEX];
         file_key key;
-        if (stat(parts[k], &st) == 0 && (key = key_of(&st), memo_find(&key, hex)))
+        if (stat(parts[k], &st) == 0 && (key = key_of(&st), memo_find(&key, false, hex)))
             cache_write(parts[k], &key, hex);
     }
     mdsd_dump_parts_free(parts, n);

@@ -1015,12 +1015,13 @@ static int row_list_push(row_list *l, const mdsd_report_row *r, size_t k, mdsd_e
 
 /* The first line of the .partial file: resuming is refused unless the job is
  * the same one. Version 2: units carry their row count and hash. */
-/* The job a checkpoint belongs to: options, cells, and each dump's path
- * (newlines and backslashes escaped: one line) and content (its SHA-256,
- * hash.h), so that a dump replaced or edited since is refused on resume
- * whatever its size and times. */
+/* The job a checkpoint belongs to: options, cells and each dump's path
+ * (newlines and backslashes escaped: one line), then " sha256=H1,H2,..."
+ * (each dump's content, hash.h) from offset *base_len on. A shard's header
+ * must match it whole; a resumed .partial may differ in the digests of
+ * dumps none of whose units it holds (read_partial, check_done_units). */
 static int job_signature(const mdsd_batch_opts *o, const plan *pl, char *sig, size_t size,
-                         mdsd_err *err)
+                         size_t *base_len, mdsd_err *err)
 {
     size_t len = (size_t)snprintf(sig, size,
                                   "#mdsd-table 3 trials=%llu%s seed=%llu rows=%zu:%zu top-k=%zu top-p=%.17g "
@@ -1035,18 +1036,38 @@ static int job_signature(const mdsd_batch_opts *o, const plan *pl, char *sig, si
         len += (size_t)snprintf(sig + len, size - len, "%zu/%s/%d;", pl->cells[c].n,
                                 mdsd_scheme_name(pl->cells[c].scheme), pl->cells[c].verifier);
     for (size_t i = 0; i < o->n_dumps && len < size; i++) {
+        len += (size_t)snprintf(sig + len, size - len, " ");
+        len += mdsd_escape(o->dumps[i], sig + len, len < size ? size - len : 0);
+    }
+    *base_len = len;
+    for (size_t i = 0; i < o->n_dumps && len < size; i++) {
         char hex[MDSD_SHA256_HEX];
         int rc = mdsd_dump_sha256(o->dumps[i], hex, err);
         if (rc)
             return rc;
-        len += (size_t)snprintf(sig + len, size - len, " sha256=%s ", hex);
-        for (const char *c = o->dumps[i]; *c && len < size; c++)
-            len += (size_t)snprintf(sig + len, size - len, *c == '\n' || *c == '\\' ? "\\%03o" : "%c", *c);
+        len += (size_t)snprintf(sig + len, size - len, "%s%s", i ? "," : " sha256=", hex);
     }
     if (len >= size)
         return mdsd_fail(err, MDSD_ETOOBIG, "table: the dump names are too long together for the "
                          "checkpoint (%zu bytes at most)", size - 1);
     return MDSD_OK;
+}
+
+/* The .partial's first line against this job's signature: the same job,
+ * with changed[i] set for each dump whose content differs since. */
+static bool same_job(const char *line, const char *signature, size_t base_len, size_t n_dumps,
+                     bool *changed)
+{
+    size_t sl = strlen(signature), ll = strcspn(line, "\n");
+    if (ll != sl || strncmp(line, signature, base_len + 8) != 0) /* base and " sha256=" */
+        return false;
+    for (size_t i = 0; i < n_dumps; i++) {
+        const char *a = line + base_len + 8 + 65 * i, *b = signature + base_len + 8 + 65 * i;
+        if (strspn(a, "0123456789abcdef") < 64 || (i + 1 < n_dumps && a[64] != ','))
+            return false;
+        changed[i] = memcmp(a, b, 64) != 0;
+    }
+    return true;
 }
 
 static bool unit_done(const row_list *done, const char *label, double T)
@@ -1173,8 +1194,9 @@ static void progress_free(progress_list *prog)
 
 /* last (out): the "#perpos" record before the file's last marker (unset if
  * it had none), last_key: that marker's unit. */
-static int read_partial(const char *path, const char *signature, size_t cells, row_list *done,
-                        progress_list *prog, perpos_mark *last, char last_key[600], mdsd_err *err)
+static int read_partial(const char *path, const char *signature, size_t base_len, size_t n_dumps,
+                        bool *changed, size_t cells, row_list *done, progress_list *prog,
+                        perpos_mark *last, char last_key[600], mdsd_err *err)
 {
     perpos_mark seen = {false, 0, 0};
     FILE *f = fopen(path, "r");
@@ -1185,11 +1207,10 @@ static int read_partial(const char *path, const char *signature, size_t cells, r
     size_t cap = 0, lineno = 1;
     ssize_t len = getline(&line, &cap, f);
     int rc = MDSD_OK;
-    if (len < 0 || strncmp(line, signature, strlen(signature)) != 0 ||
-        (line[strlen(signature)] != '\n' && line[strlen(signature)] != '\0'))
-        rc = mdsd_fail(err, MDSD_EINVAL, "'%s' was made by a different table job (or another mdsd "
-                       "version); pass --discard-partial to delete it and start over, or run the "
-                       "job that made it", path);
+    if (len < 0 || !same_job(line, signature, base_len, n_dumps, changed))
+        rc = mdsd_fail(err, MDSD_EINVAL, "'%s' was made by a different table job (other options or "
+                       "dumps, a dump whose content changed since, or another mdsd version); pass "
+                       "--discard-partial to delete it and start over, or run the job that made it", path);
     partial_unit u = {{0}, MDSD_FNV_OFFSET};
     /* A bad line is fatal only if a marker follows it: after the last marker
      * it is the tail of a unit that was being written when the job stopped,
@@ -1586,21 +1607,36 @@ static void close_job(dump_job *job)
 }
 
 /* Every resumed unit must be one this job makes. */
+/* A unit kept from a dump whose content changed since is refused. */
+static int check_unchanged(const char *path, const mdsd_batch_opts *o, size_t j, const bool *changed,
+                           const char *key, mdsd_err *err)
+{
+    size_t i = j / (o->n_draft_models ? o->n_draft_models : 1);
+    if (!changed || !changed[i])
+        return MDSD_OK;
+    return mdsd_fail(err, MDSD_EINVAL, "'%s': unit %s was computed from '%s', whose content has "
+                     "changed since (its SHA-256 differs); pass --discard-partial to start over",
+                     path, key, o->dumps[i]);
+}
+
 static int check_done_units(const char *path, const mdsd_batch_opts *o, const dump_job *jobs,
-                            size_t n_jobs, const row_list *done, mdsd_err *err)
+                            size_t n_jobs, const row_list *done, const bool *changed, mdsd_err *err)
 {
     for (size_t i = 0; i < done->count; i++) {
         const mdsd_report_row *r = &done->rows[i];
+        size_t j = 0;
         bool known = false;
-        for (size_t j = 0; j < n_jobs && !known; j++)
+        for (; j < n_jobs && !known; j++)
             for (size_t t = 0; t < o->n_temperatures && !known; t++)
                 known = !strcmp(jobs[j].label, r->dump) && o->temperatures[t] == r->temperature;
-        if (!known) {
-            char key[600];
-            unit_key(r, key, sizeof key);
+        char key[600];
+        unit_key(r, key, sizeof key);
+        if (!known)
             return mdsd_fail(err, MDSD_EFORMAT, "'%s': unit %s is not part of this job; pass "
                              "--discard-partial to start over", path, key);
-        }
+        int rc = check_unchanged(path, o, j - 1, changed, key, err);
+        if (rc)
+            return rc;
     }
     return MDSD_OK;
 }
@@ -1609,7 +1645,8 @@ static int check_done_units(const char *path, const mdsd_batch_opts *o, const du
  * units, hold whole summaries of its cells and cover its rows up to the
  * recorded next row: checked before the partial file is rewritten. */
 static int check_progress(const char *path, const mdsd_batch_opts *o, const dump_job *jobs,
-                          size_t n_jobs, const progress_list *prog, const plan *pl, mdsd_err *err)
+                          size_t n_jobs, const progress_list *prog, const plan *pl, const bool *changed,
+                          mdsd_err *err)
 {
     mdsd_batch_group *g = malloc(sizeof *g);
     int rc = g ? MDSD_OK : mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
@@ -1628,6 +1665,8 @@ static int check_progress(const char *path, const mdsd_batch_opts *o, const dump
                            "job; pass --discard-partial to start over", path, u->key);
             break;
         }
+        if ((rc = check_unchanged(path, o, (size_t)(job - jobs), changed, u->key, err)))
+            break;
         size_t rows = 0;
         for (const char *s = u->text; rc == MDSD_OK && s < u->text + u->len; s += strcspn(s, "\n") + 1)
             if (mdsd_batch_group_parse(s, pl, g) != MDSD_OK)
@@ -1954,7 +1993,7 @@ static int shard_resume(const mdsd_batch_opts *o, const char *path, const char *
     for (size_t i = 0; i < count && rc == MDSD_OK; i++)
         progress_drop(prog, units[i].key);
     if (rc == MDSD_OK)
-        rc = check_progress(path, o, jobs, n_jobs, prog, pl, err);
+        rc = check_progress(path, o, jobs, n_jobs, prog, pl, NULL, err);
     free(units);
     free(text);
     return rc;
@@ -2076,7 +2115,8 @@ int mdsd_batch_run(const mdsd_batch_opts *o, mdsd_report_row **rows_out, size_t 
     if ((rc = make_plan(o, max_n + 1, &pl, err)))
         return rc;
     char signature[16384], partial_path[4200], lock_path[4200];
-    if ((rc = job_signature(o, &pl, signature, sizeof signature, err)))
+    size_t base_len;
+    if ((rc = job_signature(o, &pl, signature, sizeof signature, &base_len, err)))
         return rc;
     if (o->shards && o->shard_data) { /* MPI ranks: one checkpoint each beside the CSV */
         snprintf(partial_path, sizeof partial_path, "%s.shard-%zu-of-%zu.partial", o->output,
@@ -2098,7 +2138,8 @@ int mdsd_batch_run(const mdsd_batch_opts *o, mdsd_report_row **rows_out, size_t 
     progress_list prog = {0};
     size_t n_jobs = job_count(o);
     dump_job *jobs = calloc(n_jobs, sizeof *jobs);
-    if (!jobs && rc == MDSD_OK)
+    bool *changed = calloc(o->n_dumps, sizeof *changed); /* since the .partial was made */
+    if ((!jobs || !changed) && rc == MDSD_OK)
         rc = mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
     size_t total = 0;
     for (size_t i = 0; i < n_jobs && rc == MDSD_OK; i++)
@@ -2109,7 +2150,7 @@ int mdsd_batch_run(const mdsd_batch_opts *o, mdsd_report_row **rows_out, size_t 
             rc = run_shard(o, &pl, jobs, n_jobs, signature, partial_path, err);
         for (size_t i = 0; jobs && i < n_jobs; i++)
             close_job(&jobs[i]);
-        free(jobs);
+        free(jobs), free(changed);
         mdsd_lock_release(&lock);
         if (rows_out)
             *rows_out = NULL, *count_out = 0;
@@ -2118,11 +2159,12 @@ int mdsd_batch_run(const mdsd_batch_opts *o, mdsd_report_row **rows_out, size_t 
     perpos_mark last = {false, 0, 0};
     char last_key[600] = "";
     if (rc == MDSD_OK && o->resume)
-        rc = read_partial(partial_path, signature, pl.count, &done, &prog, &last, last_key, err);
+        rc = read_partial(partial_path, signature, base_len, o->n_dumps, changed, pl.count, &done,
+                          &prog, &last, last_key, err);
     if (rc == MDSD_OK)
-        rc = check_done_units(partial_path, o, jobs, n_jobs, &done, err);
+        rc = check_done_units(partial_path, o, jobs, n_jobs, &done, changed, err);
     if (rc == MDSD_OK)
-        rc = check_progress(partial_path, o, jobs, n_jobs, &prog, &pl, err);
+        rc = check_progress(partial_path, o, jobs, n_jobs, &prog, &pl, changed, err);
     bool resumed = done.count > 0 || prog.count > 0;
     if (rc == MDSD_OK && o->per_position && resumed && !last.set)
         rc = mdsd_fail(err, MDSD_EFORMAT, "'%s' records no per-position rows (its job ran without "
@@ -2180,7 +2222,7 @@ int mdsd_batch_run(const mdsd_batch_opts *o, mdsd_report_row **rows_out, size_t 
         unlink(partial_path);
     for (size_t i = 0; jobs && i < n_jobs; i++)
         close_job(&jobs[i]);
-    free(jobs);
+    free(jobs), free(changed);
     free(done.rows), free(fresh.rows);
     progress_free(&prog);
     mdsd_lock_release(&lock);
