@@ -368,7 +368,7 @@ static int mpi_merge(void *ctx, const mdsd_shard_input *in, size_t n, mdsd_err *
     table_opts *t = ctx;
     mdsd_report_row *rows = NULL;
     size_t count = 0;
-    mdsd_merge_opts m = {n, in, t->batch.output, NULL, render_files, t};
+    mdsd_merge_opts m = {n, in, t->batch.output, NULL, render_files, t, NULL};
     int rc = mdsd_batch_merge(&m, &rows, &count, err);
     if (rc == MDSD_OK)
         rc = publish_renders(t, rows, count, err);

@@ -2115,9 +2115,7 @@ int mdsd_batch_run(const mdsd_batch_opts *o, mdsd_report_row **rows_out, size_t 
     if ((rc = make_plan(o, max_n + 1, &pl, err)))
         return rc;
     char signature[16384], partial_path[4200], lock_path[4200];
-    size_t base_len;
-    if ((rc = job_signature(o, &pl, signature, sizeof signature, &base_len, err)))
-        return rc;
+    size_t base_len = 0;
     if (o->shards && o->shard_data) { /* MPI ranks: one checkpoint each beside the CSV */
         snprintf(partial_path, sizeof partial_path, "%s.shard-%zu-of-%zu.partial", o->output,
                  o->shard, o->shards);
@@ -2133,6 +2131,8 @@ int mdsd_batch_run(const mdsd_batch_opts *o, mdsd_report_row **rows_out, size_t 
     if ((rc = mdsd_lock_acquire(&lock, lock_path, what, err)))
         return rc;
     rc = partial_policy(o, partial_path, err);
+    if (rc == MDSD_OK) /* after --discard-partial has done what it was asked */
+        rc = job_signature(o, &pl, signature, sizeof signature, &base_len, err);
 
     row_list done = {0}, fresh = {0}, all = {0};
     progress_list prog = {0};
