@@ -331,3 +331,29 @@ Test(safety, dump_names_with_newline_and_backslash, .timeout = 300)
     free(out);
     shell_ok("rm -rf %s", d);
 }
+
+/* --resume of a job over a temperature range: the kept rows' temperatures
+ * came back through the CSV's %.10g (0.3, not the range's 0.30000000000000004)
+ * and every finished unit was "not part of this job" (before: the resume
+ * always failed). */
+Test(safety, resume_over_a_temperature_range, .timeout = 120)
+{
+    char *d = temp_dir(), *out = NULL, cwd[4096];
+    cr_assert_not_null(getcwd(cwd, sizeof cwd)); /* make test runs in the repository */
+    setenv("REPO", cwd, 1);
+    setenv("MDSD_SAFETY_DIR", d, 1);
+    setenv("MDSD", test_mdsd_bin(), 1);
+    int rc = test_run_shell(
+        "cd \"$MDSD_SAFETY_DIR\" && "
+        "$MDSD toy --family zipf --vocab 64 --positions 40 --samples 4 --seed 1 -o a.h5 >/dev/null && "
+        "cp a.h5 b.h5 && cp a.h5 keep.h5 && "
+        "/usr/bin/python3 $REPO/tests/corpus/tools/h5edit.py b.h5 set /target/logits 6,1 nan && "
+        "{ $MDSD table a.h5 b.h5 -o r.csv -t 0.1:1:0.1 -d 2 -v rrs 2>/dev/null; test $? = 1; } && "
+        "test $(grep -c '^#done a.h5' r.csv.partial) = 10 && mv keep.h5 b.h5 && "
+        "$MDSD table a.h5 b.h5 -o r.csv -t 0.1:1:0.1 -d 2 -v rrs --resume && "
+        "$MDSD table a.h5 b.h5 -o one.csv -t 0.1:1:0.1 -d 2 -v rrs && cmp one.csv r.csv",
+        &out);
+    cr_assert_eq(rc, 0, "%s", out);
+    free(out);
+    shell_ok("rm -rf %s", d);
+}

@@ -502,18 +502,19 @@ static void write_table(FILE *f, int latex, const dump_row *rows, size_t n, cons
 
 typedef void (*table_writer)(FILE *, const dump_row *, size_t, const double *, size_t);
 
+/* Written and synced to a temporary file; published with the job's other
+ * outputs once all are finished. */
 static int write_file(const char *path, int kind, const dump_row *rows, size_t n,
-                      const double *cost, size_t ncost, mdsd_err *err)
+                      const double *cost, size_t ncost, mdsd_outfile *of, mdsd_err *err)
 {
-    mdsd_outfile of;
-    int rc = mdsd_outfile_open(&of, path, err);
+    int rc = mdsd_outfile_open(of, path, err);
     if (rc)
         return rc;
     if (kind == 0)
-        write_csv(of.f, rows, n, cost, ncost);
+        write_csv(of->f, rows, n, cost, ncost);
     else
-        write_table(of.f, kind == 2, rows, n, cost, ncost);
-    return mdsd_outfile_commit(&of, err);
+        write_table(of->f, kind == 2, rows, n, cost, ncost);
+    return mdsd_outfile_finish(of, err);
 }
 
 /* The default verifiers of a dump's policy (n: drafts at the root). */
@@ -1030,18 +1031,24 @@ static int run_dumps(const block_opts *o)
     }
     if (partial)
         fclose(partial);
+    /* every output finished, then all published: a failure leaves none */
+    mdsd_outfile outs[4];
+    memset(outs, 0, sizeof outs);
+    const char *dest[3] = {o->output, o->markdown, o->latex};
+    for (int k = 0; k < 3; k++)
+        if (rc == MDSD_OK && !usage && dest[k])
+            rc = write_file(dest[k], k, rows, n, cost, ncost, &outs[k], &err);
     if (rc == MDSD_OK && !usage && o->output && o->tool) {
         mdsd_provenance pv = {.tool = o->tool, .argc = cli_argc(), .argv = cli_argv(), .output = o->output,
                               .is_block = true, .is_top = o->is_top, .n_dumps = o->n_dumps,
                               .dumps = (const char *const *)o->dumps};
-        rc = mdsd_provenance_write(&pv, &err);
+        rc = mdsd_provenance_prepare(&pv, &outs[3], &err);
     }
-    if (rc == MDSD_OK && !usage && o->output)
-        rc = write_file(o->output, 0, rows, n, cost, ncost, &err);
-    if (rc == MDSD_OK && !usage && o->markdown)
-        rc = write_file(o->markdown, 1, rows, n, cost, ncost, &err);
-    if (rc == MDSD_OK && !usage && o->latex)
-        rc = write_file(o->latex, 2, rows, n, cost, ncost, &err);
+    for (int k = 3; k >= 0; k--) {
+        if (rc == MDSD_OK && outs[k].tmp[0])
+            rc = mdsd_outfile_publish(&outs[k], &err);
+        mdsd_outfile_abort(&outs[k]);
+    }
     if (rc == MDSD_OK && !usage && !o->output && !o->markdown && !o->latex)
         write_table(stdout, 0, rows, n, cost, ncost);
     size_t kept = 0;

@@ -2,6 +2,7 @@
  * gnuplot scripts in plots/. This file selects and reshapes the rows (one
  * data block per scheme/method series) and runs gnuplot on a temporary output
  * name, renaming it into place only when gnuplot succeeded. */
+#define _GNU_SOURCE /* memmem */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -603,6 +604,32 @@ static char *style_vars(const char *script, const series_list *ms, const series_
     return v;
 }
 
+/* gnuplot exits 0 when it could not write the whole figure (a full disk):
+ * a PNG must end with its IEND chunk, a PDF with %%EOF, an SVG with </svg>
+ * (other formats, --terminal's: not empty). */
+static bool figure_complete(const char *path, const char *output)
+{
+    const char *dot = strrchr(output, '.'), *ext = dot ? dot + 1 : "";
+    FILE *f = fopen(path, "rb");
+    char tail[1025];
+    long size = f && fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    size_t got = 0;
+    if (size > 0 && fseek(f, size > 1024 ? size - 1024 : 0, SEEK_SET) == 0)
+        got = fread(tail, 1, sizeof tail - 1, f);
+    if (f)
+        fclose(f);
+    if (got == 0)
+        return false;
+    tail[got] = '\0';
+    if (!strcmp(ext, "png"))
+        return got >= 12 && !memcmp(tail + got - 12, "\0\0\0\0IEND\xae\x42\x60\x82", 12);
+    if (!strcmp(ext, "pdf"))
+        return memmem(tail, got, "%%EOF", 5) != NULL;
+    if (!strcmp(ext, "svg"))
+        return memmem(tail, got, "</svg>", 6) != NULL;
+    return true;
+}
+
 static int draw(const plot_kind *k, const plot_opts *o, const series_list *ms, const point *mp,
                 size_t mn, const series_list *bs, const point *bp, size_t bn, temp_files *tf,
                 mdsd_err *err)
@@ -667,6 +694,26 @@ static int draw(const plot_kind *k, const plot_opts *o, const series_list *ms, c
             return mdsd_fail(err, MDSD_EIO, "cannot run gnuplot (install the Debian package gnuplot-nox)");
         return mdsd_fail(err, MDSD_EIO, "gnuplot failed on %s (exit %d)%s%s", script, status,
                          why[0] ? ": " : "", why);
+    }
+    if (!figure_complete(tmp, o->output)) {
+        unlink(tmp);
+        mdsd_cleanup_unregister(tmp);
+        return mdsd_fail(err, MDSD_EIO, "cannot write '%s': gnuplot's figure came out incomplete (a full "
+                         "disk?)", o->output);
+    }
+    /* the sidecar first, finished and in place before the figure is: a
+     * failure leaves the old figure with its old sidecar */
+    mdsd_outfile side;
+    mdsd_provenance pv = {.tool = "mdsd plot", .argc = cli_argc(), .argv = cli_argv(), .output = o->output,
+                          .source = o->csv};
+    rc = mdsd_provenance_prepare(&pv, &side, err);
+    if (rc == MDSD_OK)
+        rc = mdsd_outfile_publish(&side, err);
+    mdsd_outfile_abort(&side);
+    if (rc) {
+        unlink(tmp);
+        mdsd_cleanup_unregister(tmp);
+        return rc;
     }
     return mdsd_publish(tmp, o->output, err);
 }
@@ -889,10 +936,5 @@ int cmd_plot(int argc, char **argv)
         return cli_report("plot", &err);
     mdsd_cleanup_signals("mdsd plot", NULL);
     int rc = plot(&o, k, &err);
-    if (rc == MDSD_OK) {
-        mdsd_provenance pv = {.tool = "mdsd plot", .argc = cli_argc(), .argv = cli_argv(), .output = o.output,
-                              .source = o.csv};
-        rc = mdsd_provenance_write(&pv, &err);
-    }
     return rc ? cli_report("plot", &err) : CLI_EXIT_OK;
 }

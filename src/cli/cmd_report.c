@@ -336,14 +336,27 @@ int cmd_report(int argc, char **argv)
         snprintf(note, sizeof note, "rendered by mdsd report %s from %s; how it was made: %s", MDSD_VERSION,
                  o.csv, prov ? side : "no provenance file");
         style.provenance = note;
-        rc = cli_render_report(o.output ? o.output : "-",
-                               o.latex ? mdsd_report_render_latex : mdsd_report_render_markdown, rows, count,
-                               &style, &err);
-    }
-    if (rc == MDSD_OK && o.output) {
-        mdsd_provenance pv = {.tool = "mdsd report", .argc = cli_argc(), .argv = cli_argv(), .output = o.output,
-                              .source = o.csv};
-        rc = mdsd_provenance_write(&pv, &err);
+        cli_report_renderer fn = o.latex ? mdsd_report_render_latex : mdsd_report_render_markdown;
+        if (!o.output) {
+            rc = cli_render_report("-", fn, rows, count, &style, &err);
+        } else { /* the table and its sidecar both finished, then both published */
+            mdsd_outfile out, side;
+            memset(&side, 0, sizeof side);
+            mdsd_provenance pv = {.tool = "mdsd report", .argc = cli_argc(), .argv = cli_argv(),
+                                  .output = o.output, .source = o.csv};
+            if ((rc = mdsd_outfile_open(&out, o.output, &err)) == MDSD_OK) {
+                fn(out.f, rows, count, &style);
+                rc = mdsd_outfile_finish(&out, &err);
+            }
+            if (rc == MDSD_OK)
+                rc = mdsd_provenance_prepare(&pv, &side, &err);
+            if (rc == MDSD_OK)
+                rc = mdsd_outfile_publish(&side, &err);
+            if (rc == MDSD_OK)
+                rc = mdsd_outfile_publish(&out, &err);
+            mdsd_outfile_abort(&side);
+            mdsd_outfile_abort(&out);
+        }
     }
     free(prov);
     free(rows);

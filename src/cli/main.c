@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <hdf5.h>
+
 #include "cli.h"
 
 #ifndef MDSD_VERSION
@@ -99,6 +101,9 @@ static int run(int argc, char **argv, const char **cmd)
 
 int main(int argc, char **argv)
 {
+    /* HDF5's own clean-up at exit crashes on a file whose close failed (a
+     * full disk while a dump is written): the process's end reclaims it */
+    H5dont_atexit();
     const char *cmd = NULL;
     int code = run(argc, argv, &cmd);
     return close_streams(cmd, code);

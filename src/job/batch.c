@@ -1619,16 +1619,28 @@ static int check_unchanged(const char *path, const mdsd_batch_opts *o, size_t j,
                      path, key, o->dumps[i]);
 }
 
+/* A kept row's temperature went through the CSV's %.10g: it is the job's
+ * temperature that prints the same (0.1:1:0.1 makes 0.30000000000000004). */
+static bool same_temperature(double job_T, double row_T)
+{
+    char a[64], b[64];
+    snprintf(a, sizeof a, "%.10g", job_T);
+    snprintf(b, sizeof b, "%.10g", row_T);
+    return job_T == row_T || !strcmp(a, b);
+}
+
 static int check_done_units(const char *path, const mdsd_batch_opts *o, const dump_job *jobs,
-                            size_t n_jobs, const row_list *done, const bool *changed, mdsd_err *err)
+                            size_t n_jobs, row_list *done, const bool *changed, mdsd_err *err)
 {
     for (size_t i = 0; i < done->count; i++) {
-        const mdsd_report_row *r = &done->rows[i];
+        mdsd_report_row *r = &done->rows[i];
         size_t j = 0;
         bool known = false;
         for (; j < n_jobs && !known; j++)
             for (size_t t = 0; t < o->n_temperatures && !known; t++)
-                known = !strcmp(jobs[j].label, r->dump) && o->temperatures[t] == r->temperature;
+                if ((known = !strcmp(jobs[j].label, r->dump) &&
+                             same_temperature(o->temperatures[t], r->temperature)))
+                    r->temperature = o->temperatures[t]; /* the job's own value from here on */
         char key[600];
         unit_key(r, key, sizeof key);
         if (!known)

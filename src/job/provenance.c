@@ -81,9 +81,20 @@ static int write_dump_keys(mdsd_json *j, const mdsd_provenance *p, mdsd_err *err
 
 int mdsd_provenance_write(const mdsd_provenance *p, mdsd_err *err)
 {
+    mdsd_outfile out;
+    int rc = mdsd_provenance_prepare(p, &out, err);
+    if (rc == MDSD_OK)
+        rc = mdsd_outfile_publish(&out, err);
+    mdsd_outfile_abort(&out);
+    return rc;
+}
+
+int mdsd_provenance_prepare(const mdsd_provenance *p, mdsd_outfile *outp, mdsd_err *err)
+{
     char path[4200];
     mdsd_provenance_path(p->output, path, sizeof path);
     char *source = NULL;
+    memset(outp, 0, sizeof *outp);
     int rc = p->source ? mdsd_provenance_read(p->source, &source, err) : MDSD_OK;
     if (rc)
         return rc;
@@ -131,7 +142,9 @@ int mdsd_provenance_write(const mdsd_provenance *p, mdsd_err *err)
         mdsd_outfile_abort(&out);
         return rc;
     }
-    return mdsd_outfile_commit(&out, err);
+    rc = mdsd_outfile_finish(&out, err);
+    *outp = out;
+    return rc;
 }
 
 int mdsd_provenance_read(const char *path, char **json, mdsd_err *err)

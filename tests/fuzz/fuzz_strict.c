@@ -23,17 +23,16 @@
 #include "hash.h"
 #include "parse.h"
 
-/* The value of a digit string, or -1 above max (exact, by long division). */
+/* The value of a digit string, or -1 above max (exact: 128-bit arithmetic). */
 static int reference_uint(const char *s, size_t len, unsigned long long max, unsigned long long *out)
 {
-    unsigned long long v = 0;
+    unsigned __int128 v = 0;
     for (size_t i = 0; i < len; i++) {
-        unsigned d = (unsigned)(s[i] - '0');
-        if (v > max / 10 || 10 * v > max - d)
+        v = 10 * v + (unsigned)(s[i] - '0');
+        if (v > max)
             return -1;
-        v = 10 * v + d;
     }
-    *out = v;
+    *out = (unsigned long long)v;
     return 0;
 }
 
