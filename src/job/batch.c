@@ -1462,6 +1462,8 @@ static const char *dump_label(const mdsd_batch_opts *o, size_t i)
     return base_name(o->dumps[i]);
 }
 
+static bool same_temperature(double job_T, double row_T);
+
 void mdsd_batch_paths(const mdsd_batch_opts *o, mdsd_pathset *s)
 {
     for (size_t i = 0; i < o->n_dumps; i++)
@@ -1507,6 +1509,28 @@ static int check_options(const mdsd_batch_opts *o, mdsd_err *err)
             if (!strcmp(o->dumps[i], o->dumps[k]) || mdsd_path_same(o->dumps[i], o->dumps[k]))
                 return mdsd_fail(err, MDSD_EINVAL, "table: dump '%s' is given twice (as '%s' and '%s')",
                                  o->dumps[i], o->dumps[k], o->dumps[i]);
+    /* a setting given twice would make its rows twice (and, for two
+     * temperatures that print alike, two units under one name) */
+    for (size_t i = 0; i < o->n_temperatures; i++)
+        for (size_t k = 0; k < i; k++)
+            if (same_temperature(o->temperatures[k], o->temperatures[i]))
+                return mdsd_fail(err, MDSD_EINVAL, "table: temperature %.10g is given twice%s",
+                                 o->temperatures[i], o->temperatures[k] == o->temperatures[i] ? ""
+                                 : " (two values the results CSV, at 10 digits, cannot tell apart)");
+    for (size_t i = 0; i < o->n_counts; i++)
+        for (size_t k = 0; k < i; k++)
+            if (o->draft_counts[i] == o->draft_counts[k])
+                return mdsd_fail(err, MDSD_EINVAL, "table: n = %zu is given twice", o->draft_counts[i]);
+    for (size_t i = 0; i < o->n_schemes; i++)
+        for (size_t k = 0; k < i; k++)
+            if (o->schemes[i] == o->schemes[k])
+                return mdsd_fail(err, MDSD_EINVAL, "table: scheme %s is given twice",
+                                 mdsd_scheme_name(o->schemes[i]));
+    for (size_t i = 0; i < o->n_verifiers; i++)
+        for (size_t k = 0; k < i; k++)
+            if (o->verifiers[i] == o->verifiers[k])
+                return mdsd_fail(err, MDSD_EINVAL, "table: verifier %s is given twice",
+                                 mdsd_verifier_name(o->verifiers[i]));
     for (size_t i = 0; i < o->n_draft_models; i++)
         for (size_t k = 0; k < i; k++)
             if (!strcmp(o->draft_models[i], o->draft_models[k]))
