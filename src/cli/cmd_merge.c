@@ -100,8 +100,10 @@ int cmd_merge(int argc, char **argv)
     mdsd_pathset renders, paths;
     mdsd_pathset_init(&renders);
     mdsd_pathset_init(&paths);
-    mdsd_pathset_output(&renders, o.markdown, "--markdown");
-    mdsd_pathset_output(&renders, o.latex, "--latex");
+    if (o.markdown && strcmp(o.markdown, "-") != 0) /* "-": standard output */
+        mdsd_pathset_output(&renders, o.markdown, "--markdown");
+    if (o.latex && strcmp(o.latex, "-") != 0)
+        mdsd_pathset_output(&renders, o.latex, "--latex");
     mdsd_pathset_stdout(&renders);
     for (size_t i = 0; i < n; i++)
         mdsd_pathset_input(&paths, argv[optind + (int)i], "a shard");

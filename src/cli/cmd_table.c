@@ -338,9 +338,9 @@ static int check_render_paths(const table_opts *t, mdsd_err *err)
     mdsd_pathset paths;
     mdsd_pathset_init(&paths);
     mdsd_batch_paths(&t->batch, &paths);
-    if (t->want_markdown)
+    if (t->want_markdown && strcmp(t->markdown, "-") != 0) /* "-": standard output */
         mdsd_pathset_output(&paths, t->markdown, "--markdown");
-    if (t->want_latex)
+    if (t->want_latex && strcmp(t->latex, "-") != 0)
         mdsd_pathset_output(&paths, t->latex, "--latex");
     mdsd_pathset_stdout(&paths);
     int rc = mdsd_pathset_check(&paths, err);

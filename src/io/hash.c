@@ -236,7 +236,8 @@ static int hash_fd(int fd, const char *path, char hex[MDSD_SHA256_HEX], mdsd_err
 
 int mdsd_file_sha256(const char *path, char hex[MDSD_SHA256_HEX], bool keep, mdsd_err *err)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO is refused below instead of waited on */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0)
         return mdsd_fail(err, MDSD_EIO, "cannot read '%s' for its SHA-256: %s", path, strerror(errno));
     struct stat before, after;

@@ -40,7 +40,7 @@ void mdsd_pathset_free(mdsd_pathset *s)
 
 static void add(mdsd_pathset *s, const char *path, bool output, const char *fmt, va_list ap)
 {
-    if (!path || (output && !strcmp(path, "-")))
+    if (!path)
         return;
     if (s->count == s->cap) {
         size_t cap = s->cap ? 2 * s->cap : 16;
@@ -119,7 +119,7 @@ static const char *suffix_word(const char *suffix)
 void mdsd_pathset_output_family(mdsd_pathset *s, const char *path, const char *what,
                                 const char *const *suffixes)
 {
-    if (!path || !strcmp(path, "-"))
+    if (!path)
         return;
     mdsd_pathset_output(s, path, "%s", what);
     for (size_t k = 0; suffixes && suffixes[k]; k++) {
@@ -302,10 +302,17 @@ static int check_stdout(const mdsd_pathset *s, const identity *ids, mdsd_err *er
     if (!s->stdout_output || fstat(STDOUT_FILENO, &st) != 0 || !S_ISREG(st.st_mode))
         return MDSD_OK;
     identity out = {true, st.st_dev, st.st_ino, NULL};
-    for (size_t i = 0; i < s->count; i++)
-        if (!s->items[i].output && same_identity(&out, &ids[i]))
+    for (size_t i = 0; i < s->count; i++) {
+        if (!same_identity(&out, &ids[i]))
+            continue;
+        if (!s->items[i].output)
             return mdsd_fail(err, MDSD_EINVAL, "standard output is the input '%s' (%s): refusing to "
                              "write into an input", s->items[i].path, s->items[i].role);
+        /* the output replaces the file by a rename: what goes to standard
+         * output would be lost with the old one */
+        return mdsd_fail(err, MDSD_EINVAL, "standard output is the output '%s' (%s): one would "
+                         "overwrite the other", s->items[i].path, s->items[i].role);
+    }
     return MDSD_OK;
 }
 

@@ -42,7 +42,8 @@ void mdsd_pathset_input(mdsd_pathset *s, const char *path, const char *role, ...
 /* A dump: a file, or a directory whose *.h5 files are read as one dump;
  * an output that would become one of its files is refused too. */
 void mdsd_pathset_dump(mdsd_pathset *s, const char *path);
-/* A file the command writes. NULL or "-" (standard output) is skipped. */
+/* A file the command writes (NULL: none; standard output is
+ * mdsd_pathset_stdout's, a "-" meaning it is the caller's to leave out). */
 void mdsd_pathset_output(mdsd_pathset *s, const char *path, const char *role, ...)
     __attribute__((format(printf, 3, 4)));
 /* An output written atomically beside others of a job: `path` itself (role
@@ -52,7 +53,7 @@ void mdsd_pathset_output(mdsd_pathset *s, const char *path, const char *role, ..
 void mdsd_pathset_output_family(mdsd_pathset *s, const char *path, const char *what,
                                 const char *const *suffixes);
 /* The command writes its standard output: refused when that is a regular
- * file the command reads (`mdsd info d.h5 >> d.h5`). */
+ * file the command reads (`mdsd info d.h5 >> d.h5`) or writes. */
 void mdsd_pathset_stdout(mdsd_pathset *s);
 
 /* Adds every file of `more` to s. */
