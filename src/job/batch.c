@@ -1013,9 +1013,8 @@ static int row_list_push(row_list *l, const mdsd_report_row *r, size_t k, mdsd_e
     return MDSD_OK;
 }
 
-/* The first line of the .partial file: resuming is refused unless the job is
- * the same one. Version 2: units carry their row count and hash. */
-/* The job a checkpoint belongs to: options, cells and each dump's path
+/* The first line of the .partial file (version 3): the job a checkpoint
+ * belongs to: options, cells and each dump's path
  * (newlines and backslashes escaped: one line), then " sha256=H1,H2,..."
  * (each dump's content, hash.h) from offset *base_len on. A shard's header
  * must match it whole; a resumed .partial may differ in the digests of
@@ -1630,7 +1629,6 @@ static void close_job(dump_job *job)
     job->parts = NULL, job->dump = NULL;
 }
 
-/* Every resumed unit must be one this job makes. */
 /* A unit kept from a dump whose content changed since is refused. */
 static int check_unchanged(const char *path, const mdsd_batch_opts *o, size_t j, const bool *changed,
                            const char *key, mdsd_err *err)
@@ -1653,6 +1651,7 @@ static bool same_temperature(double job_T, double row_T)
     return job_T == row_T || !strcmp(a, b);
 }
 
+/* Every resumed unit must be one this job makes, from an unchanged dump. */
 static int check_done_units(const char *path, const mdsd_batch_opts *o, const dump_job *jobs,
                             size_t n_jobs, row_list *done, const bool *changed, mdsd_err *err)
 {
