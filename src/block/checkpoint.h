@@ -37,7 +37,7 @@
  * OUTPUT.shard-I-of-N.partial; merge: no checkpoint), --markdown and
  * --latex, standard output. */
 typedef struct {
-    char *const *dumps;
+    const char *const *dumps;
     size_t n_dumps;
     const char *const *merged;
     size_t n_merged;

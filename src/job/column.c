@@ -1,0 +1,92 @@
+/* column.c - a column of the table job: a dump (one file, or a directory
+ * of files read as one) with one of its drafters, and its rows (engine.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+#include "parse.h"
+
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+/* The dump's label: its base name, or the path if two dumps share a name. */
+static const char *dump_label(const mdsd_batch_opts *o, size_t i)
+{
+    for (size_t k = 0; k < o->pub.n_dumps; k++)
+        if (k != i && !strcmp(base_name(o->pub.dumps[k]), base_name(o->pub.dumps[i])))
+            return o->pub.dumps[i];
+    return base_name(o->pub.dumps[i]);
+}
+
+size_t mdsd_column_count(const mdsd_batch_opts *o)
+{
+    return o->pub.n_dumps * (o->pub.n_draft_models ? o->pub.n_draft_models : 1);
+}
+
+/* Job j: dump j / drafters, drafter j % drafters. A directory is one dump
+ * split across its *.h5 files (mdsd_dump_parts). */
+int mdsd_column_open(const mdsd_batch_opts *o, size_t j, dump_job *job, mdsd_err *err)
+{
+    size_t drafters = o->pub.n_draft_models ? o->pub.n_draft_models : 1, i = j / drafters;
+    char **paths = NULL;
+    size_t n = 0;
+    int rc = mdsd_dump_parts(o->pub.dumps[i], &paths, &n, err);
+    if (rc)
+        return rc;
+    job->parts = calloc(n, sizeof *job->parts);
+    job->part_draft = calloc(n, sizeof *job->part_draft);
+    job->part_row0 = calloc(n + 1, sizeof *job->part_row0);
+    if (!job->parts || !job->part_draft || !job->part_row0)
+        rc = mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
+    const char *model = o->pub.n_draft_models ? o->pub.draft_models[j % drafters] : NULL;
+    for (size_t p = 0; p < n && rc == MDSD_OK; p++) {
+        if ((rc = mdsd_dump_open(paths[p], &job->parts[p], err)))
+            break;
+        job->n_parts = p + 1;
+        mdsd_dump *d = job->parts[p];
+        /* refused as `mdsd info --validate` refuses it: the clustered standard
+         * errors count a sample's rows as one run */
+        if ((rc = mdsd_dump_check_samples(d, err)))
+            break;
+        /* without --draft-model: the first file's first drafter, by name */
+        const char *name = model ? model : job->parts[0]->drafts[0].name;
+        job->part_draft[p] = mdsd_dump_find_draft(d, name);
+        if (job->part_draft[p] < 0)
+            rc = mdsd_fail(err, MDSD_EINVAL, "%s: no drafter named '%s' under /drafts", paths[p], name);
+        else if (p > 0)
+            rc = mdsd_dump_check_part(job->parts[0], d, job->part_draft[0], job->part_draft[p], err);
+        job->part_row0[p + 1] = job->part_row0[p] + d->N;
+    }
+    mdsd_dump_parts_free(paths, n);
+    if (rc)
+        return rc;
+    job->dump = job->parts[0];
+    job->draft = job->part_draft[0];
+    job->index = j;
+    /* the label is one line of the CSV, the checkpoint and a shard: a
+     * newline or backslash in a file name is written \ooo (parse.h) */
+    char raw[sizeof job->label];
+    if (drafters > 1)
+        snprintf(raw, sizeof raw, "%s:%s", dump_label(o, i), model);
+    else
+        snprintf(raw, sizeof raw, "%s", dump_label(o, i));
+    mdsd_escape(raw, job->label, sizeof job->label);
+    size_t N = job->part_row0[n];
+    job->begin = o->pub.row_begin;
+    job->end = o->pub.row_end ? o->pub.row_end : N;
+    if (job->begin >= job->end || job->end > N)
+        return mdsd_fail(err, MDSD_EINVAL, "%s: rows %zu:%zu are outside the dump's %zu rows",
+                         o->pub.dumps[i], job->begin, job->end, N);
+    return MDSD_OK;
+}
+
+void mdsd_column_close(dump_job *job)
+{
+    for (size_t p = 0; job->parts && p < job->n_parts; p++)
+        mdsd_dump_close(job->parts[p]);
+    free(job->parts), free(job->part_draft), free(job->part_row0);
+    job->parts = NULL, job->dump = NULL;
+}
