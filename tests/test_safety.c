@@ -357,3 +357,30 @@ Test(safety, resume_over_a_temperature_range, .timeout = 120)
     free(out);
     shell_ok("rm -rf %s", d);
 }
+
+/* mdsd merge of table shards identifies each dump by its path as written
+ * and its content: a dump named with a leading space beside one without
+ * (before: the header's path lost its space, the merge read 'a.h5' and
+ * refused, or took that other file were its size and time the same), and a
+ * touch after the shards is no change (before: size and time were compared,
+ * so a changed file with its time put back merged the old numbers under the
+ * new content's SHA-256; corpus shard/dump-changed-same-size-and-time). */
+Test(safety, merge_identifies_dumps_by_exact_path_and_content, .timeout = 120)
+{
+    char *d = temp_dir(), *out = NULL;
+    setenv("MDSD_SAFETY_DIR", d, 1);
+    setenv("MDSD", test_mdsd_bin(), 1);
+    int rc = test_run_shell(
+        "cd \"$MDSD_SAFETY_DIR\" && "
+        "$MDSD toy --family zipf --vocab 64 --positions 40 --samples 6 --seed 1 -o ' a.h5' >/dev/null && "
+        "$MDSD toy --family zipf --vocab 64 --positions 40 --samples 6 --seed 2 -o a.h5 >/dev/null && "
+        "$MDSD table ' a.h5' -o one.csv -d 2 -t 0.5 && "
+        "for i in 1 2 3; do $MDSD table ' a.h5' -o p$i.agg -d 2 -t 0.5 --shard $i/3 || exit 1; done && "
+        "touch -r ' a.h5' a.h5 && touch ' a.h5' && "
+        "$MDSD merge -o m.csv p3.agg p1.agg p2.agg && cmp one.csv m.csv && "
+        "grep -q '\"path\":\" a.h5\"' m.csv.provenance.json",
+        &out);
+    cr_assert_eq(rc, 0, "%s", out);
+    free(out);
+    shell_ok("rm -rf %s", d);
+}

@@ -12,14 +12,15 @@
  * temperature, row), never by shard or rank.
  *
  * The aggregate file (text):
- *   #mdsd-table-shard 1
+ *   #mdsd-table-shard 2
  *   shard I/N
  *   job SIGNATURE                  (options and cells, as the .partial's)
  *   seed S / trials K / simulate 0|1 / top_k K / top_p P / is_top S /
  *   positions A:B / max_n M        (one a line, "key value")
  *   cell N SCHEME METHOD           (one per result row of a unit)
  *   temperature T                  (C99 hex float, one per temperature)
- *   dump SIZE MTIME_NS PATH        (each dump as the shard saw it)
+ *   dump SIZE MTIME_NS SHA256 PATH (each file of each dump as the shard saw
+ *                                  it; a merge checks size and content)
  *   column LABEL                   (each dump column)
  *   end
  * then per (column, temperature) unit, in job order:
@@ -39,7 +40,7 @@
 #include "pathset.h"
 #include "report.h"
 
-#define MDSD_SHARD_MAGIC "#mdsd-table-shard 1\n"
+#define MDSD_SHARD_MAGIC "#mdsd-table-shard 2\n"
 
 /* One aggregate: a file's name (for messages) and its text. */
 typedef struct {

@@ -87,7 +87,13 @@ static char *shard_header(const mdsd_batch_opts *o, const plan *pl, const dump_j
     for (size_t i = 0; i < o->pub.n_dumps; i++) /* every file of a split dump */
         for (size_t p = 0; p < jobs[i * drafters].n_parts; p++) {
             const mdsd_dump *d = jobs[i * drafters].parts[p];
-            fprintf(f, "dump %lld %lld ", d->file_size, d->file_mtime_ns);
+            char hex[MDSD_SHA256_HEX]; /* known already: the signature hashed it */
+            if (mdsd_file_sha256(d->path, hex, false, err) != MDSD_OK) {
+                fclose(f);
+                free(text);
+                return NULL;
+            }
+            fprintf(f, "dump %lld %lld %s ", d->file_size, d->file_mtime_ns, hex);
             mdsd_fputs_escaped(d->path, f); /* one line (parse.h) */
             fputc('\n', f);
         }
