@@ -382,5 +382,44 @@ class StrictIntegers(unittest.TestCase):
         self.assertEqual(mdsd.Rng(2**64 - 1).uniform(), mdsd.Rng(2**64 - 1).uniform())
 
 
+class StrictNames(unittest.TestCase):
+    """File names and text handed to C as the OS spells them: a NUL byte cut the name short
+    in C (table(["d.h5\\0x"], "r.csv\\0d.h5") read d.h5 and wrote r.csv), a bytes path
+    became "b'x.lp'" (str(b"x.lp")); a NaN max_paths disabled the rrsw guard (the CLI's
+    --max-paths refuses it)."""
+
+    def test_nul_bytes_refused(self):
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "r.csv")
+            for fn in (lambda: mdsd.table(["x.h5\0y"], out),
+                       lambda: mdsd.table(["x.h5"], out + "\0x.h5"),
+                       lambda: mdsd.block([b"t.h5\0"], out),
+                       lambda: mdsd.merge(["s1\0", "s2"], out),
+                       lambda: mdsd.lp_export(out + "\0.lp", [0.5, 0.5], [0.5, 0.5], 2),
+                       lambda: mdsd.DumpReader("x.h5\0"),
+                       lambda: mdsd.validate_dump("x.h5\0"),
+                       lambda: mdsd.DumpWriter(out + "\0.h5", 4, ["d"]),
+                       lambda: mdsd.DumpWriter(out + ".h5", 4, ["d\0e"])):
+                with self.assertRaises(mdsd.MdsdError) as cm:
+                    fn()
+                self.assertIn("contains a NUL byte", str(cm.exception))
+            self.assertEqual(os.listdir(d), [])
+
+    def test_bytes_and_pathlike_names(self):
+        import pathlib
+        with tempfile.TemporaryDirectory() as d:
+            for name in (os.fsencode(os.path.join(d, "a.lp")), pathlib.Path(d) / "b.lp"):
+                mdsd.lp_export(name, [0.5, 0.5], [0.9, 0.1], 2)
+            self.assertEqual(sorted(os.listdir(d)), ["a.lp", "b.lp"])
+
+    def test_max_paths_nan_refused(self):
+        for bad in (float("nan"), -1.0, 0.5):
+            with self.assertRaises(mdsd.MdsdError) as cm:
+                mdsd.verifier_rate("rrsw", [0.5, 0.5], [0.9, 0.1], 2, max_paths=bad)
+            self.assertIn("max_paths", str(cm.exception))
+        self.assertEqual(mdsd.verifier_rate("rrsw", [0.5, 0.5], [0.9, 0.1], 2, max_paths=1e7)[0],
+                         mdsd.verifier_rate("rrsw", [0.5, 0.5], [0.9, 0.1], 2)[0])
+
+
 if __name__ == "__main__":
     unittest.main()

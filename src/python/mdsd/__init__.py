@@ -128,6 +128,16 @@ def _int_array(x, what, lo, hi, dtype):
     return np.ascontiguousarray(a.astype(dtype) if a.size else a, dtype=dtype)
 
 
+def _cstr(x, what):
+    """Text or a file name (str, bytes, os.PathLike) as the C string the library takes:
+    a name as the OS spells it (os.fsencode, never str(b'...')), refused when it holds a
+    NUL byte, which would cut it short in C (Python's open() refuses it too)."""
+    b = os.fsencode(x) if isinstance(x, (str, bytes, os.PathLike)) else str(x).encode()
+    if b"\0" in b:
+        raise MdsdError(1, f"{what}: {x!r} contains a NUL byte")
+    return b
+
+
 def _f64(x, what, ndim=None):
     a = np.ascontiguousarray(x, dtype=np.float64)  # no copy when already contiguous float64
     if ndim is not None and a.ndim != ndim:
@@ -230,7 +240,10 @@ def alpha_star(p, q=None, n=None, scheme="iid", method="auto", joint=None):
 
 
 def _vopts(is_top=0, max_paths=0.0, max_tuples=0):
-    return _lib.VerifierOpts(_uint(is_top, "is_top"), float(max_paths), _uint(max_tuples, "max_tuples"))
+    mp = float(max_paths)
+    if mp != 0.0 and not (math.isfinite(mp) and mp >= 1.0):  # 0: the default; as --max-paths
+        raise MdsdError(1, f"max_paths: {max_paths} is not a number >= 1")
+    return _lib.VerifierOpts(_uint(is_top, "is_top"), mp, _uint(max_tuples, "max_tuples"))
 
 
 def verifier_rate(verifier, p, q=None, n=None, scheme=None, joint=None, **opts):
@@ -438,7 +451,7 @@ def table(dumps, output, temperatures=(1.0,), draft_counts=(2,), schemes=("iid",
     o = _lib.TableOpts()
     lib.mdsd_table_opts_init(ctypes.byref(o))
     from .dump import _strings
-    dl, ml = _strings(dumps), _strings(draft_models)
+    dl, ml = _strings(dumps, "dump"), _strings(draft_models, "draft_models")
     temps = np.ascontiguousarray(temperatures, dtype=np.float64)
     counts = _int_array(draft_counts, "draft_counts", 0, _U64_MAX, np.uintp)
     sch = np.array([_enum(SCHEMES, s, "scheme") for s in schemes], dtype=np.intc)
@@ -456,7 +469,7 @@ def table(dumps, output, temperatures=(1.0,), draft_counts=(2,), schemes=("iid",
     o.simulate, o.seed = 1 if simulate else 0, _uint(seed, "seed")
     o.threads = _uint(threads, "threads", _INT_MAX)
     o.verifier_opts = _vopts(**opts)
-    o.output, o.resume = os.fsencode(output), 1 if resume else 0
+    o.output, o.resume = _cstr(output, "output"), 1 if resume else 0
     err = _lib.Err()
     _raise(lib.mdsd_table_run(ctypes.byref(o), ctypes.byref(err)), err)
 
@@ -467,11 +480,11 @@ def _list(values):
         return None
     if not isinstance(values, (str, bytes)):
         values = ",".join(str(v) for v in values)
-    return values.encode() if isinstance(values, str) else values
+    return _cstr(values, "list")
 
 
-def _path(p):
-    return None if p is None else os.fsencode(p)
+def _path(p, what="file name"):
+    return None if p is None else _cstr(p, what)
 
 
 def block(dumps, output, verifiers=None, sequences=None, depths=None, costs=None, is_top=0,
@@ -482,7 +495,7 @@ def block(dumps, output, verifiers=None, sequences=None, depths=None, costs=None
     None = the CLI's defaults. Resumable from OUTPUT.partial (resume=True)."""
     dumps = [dumps] if isinstance(dumps, (str, bytes, os.PathLike)) else list(dumps)
     from .dump import _strings
-    dl = _strings(dumps)
+    dl = _strings(dumps, "dump")
     o = _lib.BlockJobOpts()
     lib.mdsd_block_job_opts_init(ctypes.byref(o))
     o.n_dumps, o.dumps = len(dumps), ctypes.cast(dl, ctypes.POINTER(ctypes.c_char_p))
@@ -501,7 +514,7 @@ def merge(shards, output, markdown=None, latex=None):
     bytes as one process writes; optionally the Markdown and LaTeX tables."""
     shards = [shards] if isinstance(shards, (str, bytes, os.PathLike)) else list(shards)
     from .dump import _strings
-    sl = _strings(shards)
+    sl = _strings(shards, "shard")
     err = _lib.Err()
     _raise(lib.mdsd_merge(ctypes.cast(sl, ctypes.POINTER(ctypes.c_char_p)), len(shards),
                           _path(output), _path(markdown), _path(latex), ctypes.byref(err)), err)
@@ -513,7 +526,7 @@ def lp_export(path, p, q=None, n=None, scheme="iid", reduced=False, joint=None):
     sa = _SchemeArgs(q, n, scheme, V=pa.shape[0], joint=joint)
     err = _lib.Err()
     _raise(lib.mdsd_lp_export(pa.ctypes.data, ctypes.byref(sa.s), 1 if reduced else 0,
-                              str(path).encode(), ctypes.byref(err)), err)
+                              _cstr(path, "path"), ctypes.byref(err)), err)
 
 
 from .dump import DumpReader, DumpWriter, validate_dump  # noqa: E402

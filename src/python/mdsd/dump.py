@@ -7,7 +7,7 @@ import os
 
 import numpy as np
 
-from . import _INT_MAX, MdsdError, _int_array, _lib, _raise, _uint
+from . import _INT_MAX, MdsdError, _cstr, _int_array, _lib, _raise, _uint
 from ._lib import lib
 
 DTYPES = ("float32", "float16", "bfloat16")
@@ -23,7 +23,7 @@ class DumpReader:
     def __init__(self, path):
         self.path = str(path)
         err = _lib.Err()
-        self._h = lib.mdsd_dump_reader_open(self.path.encode(), ctypes.byref(err))
+        self._h = lib.mdsd_dump_reader_open(_cstr(path, "dump"), ctypes.byref(err))
         if not self._h:
             _raise(err.code or 2, err)
         info = _lib.DumpInfo()
@@ -92,13 +92,13 @@ def validate_dump(path):
     """Checks a dump's structure and every row (the validator of `mdsd info --validate`);
     raises MdsdError naming the file, dataset, row and value."""
     err = _lib.Err()
-    _raise(lib.mdsd_dump_validate_file(str(path).encode(), ctypes.byref(err)), err)
+    _raise(lib.mdsd_dump_validate_file(_cstr(path, "dump"), ctypes.byref(err)), err)
 
 
-def _strings(values):
+def _strings(values, what="name"):
     arr = (ctypes.c_char_p * max(1, len(values)))()
     for i, v in enumerate(values):
-        arr[i] = os.fsencode(v) if isinstance(v, (bytes, os.PathLike)) else str(v).encode()
+        arr[i] = _cstr(v, what)
     return arr
 
 
@@ -128,11 +128,11 @@ class DumpWriter:
             raise MdsdError(1, f"{self.path}: unknown logits dtype '{dtype}' "
                             f"(one of {', '.join(DTYPES)})")
         lay.chunk_rows, lay.gzip = _uint(chunk_rows, "chunk_rows"), _uint(gzip, "gzip", _INT_MAX)
-        lay.creator, lay.dataset, lay.tokenizer = (str(creator).encode(), str(dataset).encode(),
-                                                   str(tokenizer).encode())
+        lay.creator, lay.dataset, lay.tokenizer = (_cstr(creator, "creator"), _cstr(dataset, "dataset"),
+                                                   _cstr(tokenizer, "tokenizer"))
         gt = float(generation_temperature) if generation_temperature is not None else math.nan
         lay.generation_temperature = gt
-        lay.target_model = str(target_model).encode()
+        lay.target_model = _cstr(target_model, "target_model")
         lay.target_vocab_size = _uint(target_vocab_size, "target_vocab_size", 2**63 - 1)
         lay.n_drafts = self.n_drafts
         lay.draft_names = ctypes.cast(names, ctypes.POINTER(ctypes.c_char_p))
@@ -142,7 +142,7 @@ class DumpWriter:
         lay.extra_names = ctypes.cast(en, ctypes.POINTER(ctypes.c_char_p))
         lay.extra_values = ctypes.cast(ev, ctypes.POINTER(ctypes.c_char_p))
         err = _lib.Err()
-        self._h = lib.mdsd_dump_writer_new(self.path.encode(), ctypes.byref(lay),
+        self._h = lib.mdsd_dump_writer_new(_cstr(path, "path"), ctypes.byref(lay),
                                            ctypes.byref(err))
         if not self._h:
             _raise(err.code or 2, err)
