@@ -92,6 +92,13 @@ static int check_outputs(const mdsd_block_job *j, mdsd_err *err)
     int rc = mdsd_pathset_check(&paths, err);
     mdsd_pathset_free(&paths);
     free(merged);
+    /* a dump given twice (by name or as the same file) would make its rows
+     * twice, as mdsd table refuses */
+    for (size_t i = 0; rc == MDSD_OK && i < o->n_dumps; i++)
+        for (size_t k = 0; rc == MDSD_OK && k < i; k++)
+            if (!strcmp(o->dumps[i], o->dumps[k]) || mdsd_path_same(o->dumps[i], o->dumps[k]))
+                rc = mdsd_fail(err, MDSD_EINVAL, "block: dump '%s' is given twice (as '%s' and '%s')",
+                               o->dumps[i], o->dumps[k], o->dumps[i]);
     return rc;
 }
 
