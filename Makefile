@@ -16,7 +16,7 @@ VERSION := 0.1.0
 
 # Debian packages the build, the tests and the jobs need.
 DEBIAN_PACKAGES := build-essential pkg-config libglpk-dev glpk-utils libgsl-dev \
-                   libhdf5-dev hdf5-tools gnuplot-nox libcriterion-dev
+                   libhdf5-dev hdf5-tools gnuplot-nox libcriterion-dev nettle-dev
 # The model runner (src/mdsd_runner, run by src/bin/mdsd-runner) and its default corpus;
 # the tests run it under Debian's /usr/bin/python3. python3-torch (PyTorch 1.13, CPU; about
 # 140 MB to download, 580 MB installed, a minute) lets `make test` run the hf backend's real
@@ -40,8 +40,9 @@ test: DEBIAN_PACKAGES += $(MPI_PACKAGES)
 CC := gcc
 # HDF5 and GSL ship pkg-config files (HDF5's Debian build lives under
 # hdf5/serial, whose .pc adds the right -I and -L). GLPK ships none, so it is
-# named directly; its header is in /usr/include.
-PKGS := gsl hdf5-serial
+# named directly; its header is in /usr/include. GNU Nettle (nettle-dev): the
+# dumps' SHA-256 for provenance and checkpoints (src/io/hash.c).
+PKGS := gsl hdf5-serial nettle
 # Recursive (=) so that pkg-config runs after `deps` has installed it.
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS = $(shell pkg-config --libs $(PKGS)) -lglpk $(MVEC_LIBS) -lm

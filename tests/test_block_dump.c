@@ -488,7 +488,24 @@ Test(block_dump, job_resumes_and_refuses_damaged_partial_files, .timeout = 120)
     expect_refusal(dir, "sed -i 's/^#done 0 /#done 7 /' out.csv.partial", "--resume",
                    "the job has 2 dumps");
     expect_refusal(dir, "true", "--resume --depth 1", "different block job");
-    expect_refusal(dir, "touch -d '2001-01-01' a.h5", "--resume", "different block job");
+    /* dumps are identified by content (SHA-256): one byte changed, size and
+     * modification time kept, is refused; a touch alone is not a change */
+    expect_refusal(dir, "cp a.h5 keep.h5 && touch -r a.h5 stamp && printf X | dd of=a.h5 bs=1 "
+                   "seek=60000 conv=notrunc 2>/dev/null && touch -r stamp a.h5",
+                   "--resume", "different block job");
+    snprintf(cmd, sizeof cmd, "cd %s && mv keep.h5 a.h5 && rm -f out.csv.partial stamp", dir);
+    cr_assert_eq(test_run_shell(cmd, &out), 0, "%s", out);
+    free(out);
+    stop_after_first(dir);
+    snprintf(cmd, sizeof cmd, "cd %s && touch -d '2001-01-01' a.h5", dir);
+    cr_assert_eq(test_run_shell(cmd, &out), 0, "%s", out);
+    free(out);
+    out = block_job(dir, "--resume --threads 1", "", &rc);
+    cr_assert_eq(rc, 0, "a touched dump (same content) resumes: %s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "cd %s && cmp out.csv ref.csv", dir);
+    cr_assert_eq(test_run_shell(cmd, &out), 0, "resumed CSV differs: %s", out);
+    free(out);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     cr_assert_eq(test_run_shell(cmd, &out), 0);
     free(out);

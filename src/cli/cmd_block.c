@@ -215,17 +215,10 @@ static int parse_args(int argc, char **argv, block_opts *o)
         case OPT_SIMULATE: o->simulate = true; break;
         case OPT_RESUME: o->resume = true; break;
         case OPT_DISCARD_PARTIAL: o->discard_partial = true; break;
-        case OPT_SHARD: {
-            unsigned long long i, n;
-            int used = 0;
-            if (sscanf(optarg, "%llu/%llu%n", &i, &n, &used) != 2 || optarg[used] || n < 1 || i < 1 ||
-                i > n) {
-                cli_usage_error("block", "--shard: '%s' is not I/N with 1 <= I <= N", optarg);
+        case OPT_SHARD:
+            if (cli_parse_shard(optarg, "block", &o->shard, &o->shards))
                 return -1;
-            }
-            o->shard = (size_t)i, o->shards = (size_t)n;
             break;
-        }
         case OPT_OPTIMAL: o->optimal = true; break;
         case OPT_FORCE: o->force = true; break;
         case OPT_COST: o->cost = optarg; break;
@@ -399,6 +392,8 @@ static int run(const block_opts *o, mdsd_err *err)
             rc = mdsd_fail(err, MDSD_EINVAL, "--cost: value %zu is %g, not a cost >= 0", i + 1,
                            cost[i]);
     mdsd_markov m = {0};
+    if (rc == MDSD_OK)
+        rc = cli_check_paths(o->markov, "the Markov pair (--markov)", err);
     if (rc == MDSD_OK)
         rc = mdsd_markov_read(o->markov, &m, err);
     mdsd_block_opts bo;

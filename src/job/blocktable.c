@@ -25,6 +25,12 @@ static int parse_sizes(mdsd_block_job *j, const char *spec, const char *opt, siz
     for (size_t i = 0; !bad && i < len; i++) {
         bad = !(v[i] >= (double)lo && v[i] <= (double)hi && v[i] == floor(v[i]));
         out[i] = bad ? 0 : (size_t)v[i];
+        for (size_t k = 0; !bad && k < i; k++)
+            if (out[k] == out[i]) { /* its rows would appear twice */
+                free(v);
+                j->usage = true;
+                return mdsd_fail(err, MDSD_EINVAL, "%s %s: %zu is given twice", opt, spec, out[i]);
+            }
     }
     free(v);
     if (bad) {
@@ -123,6 +129,13 @@ int mdsd_block_dump_cases(mdsd_block_job *j, const mdsd_block_setup *s, const md
                     n++;
             }
     *ncases = n;
+    if (n == 0) { /* the selection matches nothing here: not an empty table */
+        j->usage = true;
+        return mdsd_fail(err, MDSD_EINVAL, "%s: no case left: the verifiers %s apply to none of its "
+                         "policies with --sequences %s --depth %s", t->path,
+                         o->verifiers ? o->verifiers : "(default)", o->sequences ? o->sequences : "(all)",
+                         o->depths ? o->depths : "(all)");
+    }
     return MDSD_OK;
 }
 
@@ -221,15 +234,14 @@ void mdsd_block_write_table(FILE *f, int latex, const mdsd_block_row *rows, size
 }
 
 int mdsd_block_write_file(const char *path, int kind, const mdsd_block_row *rows, size_t n,
-                          const double *cost, size_t ncost, mdsd_err *err)
+                          const double *cost, size_t ncost, mdsd_outfile *of, mdsd_err *err)
 {
-    mdsd_outfile of;
-    int rc = mdsd_outfile_open(&of, path, err);
+    int rc = mdsd_outfile_open(of, path, err);
     if (rc)
         return rc;
     if (kind == 0)
-        write_csv(of.f, rows, n, cost, ncost);
+        write_csv(of->f, rows, n, cost, ncost);
     else
-        mdsd_block_write_table(of.f, kind == 2, rows, n, cost, ncost);
-    return mdsd_outfile_commit(&of, err);
+        mdsd_block_write_table(of->f, kind == 2, rows, n, cost, ncost);
+    return mdsd_outfile_finish(of, err);
 }
