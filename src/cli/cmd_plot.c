@@ -49,7 +49,9 @@ static const char usage_text[] =
     "                        (default: outside; below for --size column)\n"
     "      --terminal TERM   gnuplot terminal (default from the extension)\n"
     "      --scripts DIR     where KIND.gp lives (default: $MDSD_PLOTS, plots/\n"
-    "                        beside the mdsd binary or its repository, ./plots)\n"
+    "                        beside the mdsd binary, PREFIX/share/mdsd/plots of\n"
+    "                        an installed PREFIX/bin/mdsd, the repository's plots/,\n"
+    "                        ./plots)\n"
     "  -h, --help            this help\n\n"
     "A column the figure holds fixed (dump and n for vs-temperature, dump and T\n"
     "for vs-drafts, all three for per-draft, dump and n for gap) that has several\n"
@@ -447,7 +449,8 @@ static int file_exists(const char *path)
 }
 
 /* plots/KIND.gp: --scripts, $MDSD_PLOTS, beside the binary (./mdsd in the
- * repository, or build/<flavour>/mdsd two levels down), ./plots. */
+ * repository), PREFIX/share/mdsd/plots of an installed PREFIX/bin/mdsd (make
+ * install), two levels up (build/<flavour>/mdsd), ./plots. */
 static int find_script(const char *dir_opt, const char *kind, char *path, size_t size, mdsd_err *err)
 {
     char exe[4096] = "";
@@ -457,13 +460,15 @@ static int find_script(const char *dir_opt, const char *kind, char *path, size_t
     if (slash)
         *slash = '\0';
     const char *env = getenv("MDSD_PLOTS");
-    const char *fmt[] = {"%s/%s.gp", "%s/%s.gp", "%s/plots/%s.gp", "%s/../../plots/%s.gp", "%s/%s.gp"};
-    const char *dirs[] = {dir_opt, env, exe[0] ? exe : NULL, exe[0] ? exe : NULL, "plots"};
+    const char *fmt[] = {"%s/%s.gp", "%s/%s.gp", "%s/plots/%s.gp", "%s/../share/mdsd/plots/%s.gp",
+                         "%s/../../plots/%s.gp", "%s/%s.gp"};
+    const char *self = exe[0] ? exe : NULL;
+    const char *dirs[] = {dir_opt, env, self, self, self, "plots"};
     if (dir_opt) {
         snprintf(path, size, "%s/%s.gp", dir_opt, kind);
         return file_exists(path) ? MDSD_OK : mdsd_fail(err, MDSD_EIO, "no gnuplot script %s", path);
     }
-    for (size_t i = 1; i < 5; i++) {
+    for (size_t i = 1; i < sizeof dirs / sizeof *dirs; i++) {
         if (!dirs[i] || !dirs[i][0])
             continue;
         snprintf(path, size, fmt[i], dirs[i], kind);

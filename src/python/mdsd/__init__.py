@@ -22,7 +22,7 @@ import numpy as np
 from . import _lib
 from ._lib import lib
 
-__all__ = ["MdsdError", "version", "Rng", "SCHEMES", "METHODS", "VERIFIERS", "alpha_star",
+__all__ = ["MdsdError", "version", "__version__", "Rng", "SCHEMES", "METHODS", "VERIFIERS", "alpha_star",
            "alpha_star_result", "verifier_rate", "Verifier", "Sampler", "sample_drafts",
            "monte_carlo", "batch", "table", "softmax", "DumpReader", "DumpWriter", "validate_dump",
            "lp_export"]
@@ -60,6 +60,11 @@ def _check(rc, err):
 def version():
     """The C library's version string."""
     return lib.mdsd_version().decode()
+
+
+# The package is the library's bindings: one version, the Makefile's VERSION (compiled into
+# the library, and the wheel's version through setup.py).
+__version__ = version()
 
 
 def _enum(names, name, what):

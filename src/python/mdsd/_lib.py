@@ -86,12 +86,14 @@ def _candidates():
     if env:
         return [env]
     here = os.path.dirname(os.path.abspath(__file__))
+    # a wheel (pip install .): the library inside the package
+    bundled = [os.path.join(here, SONAME)]
     try:  # an installed package: the library make install put beside it
         from ._install import LIBDIR
         installed = [os.path.join(LIBDIR, SONAME)]
     except ImportError:
         installed = []
-    return installed + [
+    return bundled + installed + [
         # installed: PREFIX/lib/python3/dist-packages/mdsd -> PREFIX/lib
         os.path.join(here, "..", "..", "..", SONAME),
         # source tree: src/python/mdsd -> build/release
