@@ -3,7 +3,8 @@
  * package, and the README's Python example runs from it in a clean environment; a
  * default `make install` (staged with DESTDIR) puts the package where Debian's
  * /usr/bin/python3 looks and the plot scripts where the installed `mdsd plot` finds
- * them. Release build only (the sanitizer build's library needs its runtime). */
+ * them (release build only: the sanitizer build's library needs its runtime); and the
+ * package's input types and error words (tests/python/test_mdsd_inputs.py). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,5 +141,16 @@ Test(package, other_prefix_says_where_the_package_went, .timeout = 120)
     cr_assert(strstr(out, "Python package: /opt/mdsd-elsewhere/lib/python3/dist-packages/mdsd "
                           "(not on the path of /usr/bin/python3: add it to PYTHONPATH)"),
               "%s", out);
+    free(out);
+}
+
+/* What the package takes and says (tests/python/test_mdsd_inputs.py): logits of every
+ * floating type, numpy or torch; the progress callback; Python's words in errors. The
+ * release library (MDSD_LIBRARY), in the sanitizer build too. */
+Test(package, python_inputs_and_words, .timeout = 300)
+{
+    char *out = shell_ok("PYTHONPATH=src/python:tests/python /usr/bin/python3 -m unittest "
+                         "test_mdsd_inputs 2>&1");
+    cr_assert(strstr(out, "\nOK\n"), "no plain OK line:\n%s", out);
     free(out);
 }

@@ -14,7 +14,9 @@ released during each call); errors raise MdsdError carrying the library's messag
 """
 
 import ctypes
+import math
 import os
+import re
 from collections import namedtuple
 
 import numpy as np
@@ -46,10 +48,40 @@ class MdsdError(Exception):
         self.code_name = _CODES.get(code, str(code))
 
 
+# The library's messages name the command line's options; a Python caller gets the
+# keyword or function that does the same instead (tests/python/test_mdsd_words.py).
+_TRIALS = "mdsd.monte_carlo, or trials=K in mdsd.batch and mdsd.table"
+_PYTHON_WORDS = [(re.compile(a), b) for a, b in (
+    (r"pass --logits if these are logits", "pass mdsd.softmax(logits) if these are logits"),
+    (r"try mdsd bound --method sort \(([^)]*)\), maxflow or lp-reduced",
+     r"try method='sort' (\1), 'maxflow' or 'lp-reduced'"),
+    (r"try mdsd bound --method sort \(([^)]*)\) or maxflow", r"try method='sort' (\1) or 'maxflow'"),
+    (r"--method sort \(([^)]*)\) or maxflow", r"method='sort' (\1) or 'maxflow'"),
+    (r"--method brute or lp-reduced", "method='brute' or 'lp-reduced'"),
+    (r", or pass --force to solve it anyway", " (the command line's `mdsd bound --force` solves "
+     "it anyway)"),
+    (r"\(--is-top S, ", "(is_top=S, "),
+    (r"\(--max-paths\)", "(max_paths=)"),
+    (r"exceed --max-paths", "exceed max_paths="),
+    (r"\(--trials\)", f"({_TRIALS})"),
+    (r"pass --trials K for Monte Carlo", "pass trials=K for Monte Carlo"),
+    (r"give --temperatures and --drafts", "give temperatures= and draft_counts="),
+    (r"--simulate needs --trials K", "simulate=True needs trials=K"),
+    (r"no output file \(-o\)", "no output file (output=)"),
+    (r"pass --discard-partial to start over", "delete that file to start over"),
+)]
+
+
+def _python_words(msg):
+    for pattern, repl in _PYTHON_WORDS:
+        msg = pattern.sub(repl, msg)
+    return msg
+
+
 def _raise(rc, err):
     if rc:
         msg = err.msg.decode("utf-8", "replace") or lib.mdsd_strerror(rc).decode()
-        raise MdsdError(rc, msg)
+        raise MdsdError(rc, _python_words(msg))
 
 
 def _check(rc, err):
@@ -337,22 +369,63 @@ def softmax(logits, temperature=1.0):
 
 Batch = namedtuple("Batch", "alpha_star rate per_draft exact")
 
+_LOGIT_TYPES = "float16, bfloat16, float32 or float64"
+
+
+def _from_torch(x, what):
+    """A torch tensor (any device) as numpy: bf16 and fp16 widened to float32 (exact)."""
+    import torch  # only when given a tensor: torch is optional
+    x = x.detach()
+    if x.is_complex() or x.dtype == torch.bool:
+        raise TypeError(f"{what}: logits must be {_LOGIT_TYPES}, not the tensor type {x.dtype}")
+    if x.device.type != "cpu":
+        x = x.cpu()
+    if x.dtype in (torch.bfloat16, torch.float16):
+        x = x.float()
+    return x.numpy()
+
+
+def _logit_rows(x, what):
+    """Logits as numpy: float32 for 16- and 32-bit floating inputs (the widening is exact,
+    and float32 is how `mdsd table` reads a dump's float16 / bfloat16 / float32 rows),
+    float64 for float64 and integers; numpy arrays (bfloat16 from ml_dtypes too), torch
+    tensors or nested lists. Anything else is a TypeError naming the argument."""
+    if type(x).__module__.split(".")[0] == "torch" and hasattr(x, "detach"):
+        x = _from_torch(x, what)
+    a = np.asarray(x)
+    if a.dtype.name == "bfloat16" or a.dtype == np.float16:
+        return a.astype(np.float32)
+    if a.dtype in (np.float32, np.float64):
+        return a
+    if a.dtype.kind in "iu":
+        return a.astype(np.float64)
+    raise TypeError(f"{what}: logits must be {_LOGIT_TYPES} (numpy or torch), not {a.dtype}")
+
 
 def batch(target_logits, draft_logits, temperature=1.0, n=2, scheme="iid", verifier=None,
-          top_k=0, top_p=1.0, trials=0, simulate=False, seed=1, row0=0, threads=0, **opts):
-    """Per-position evaluation of logit rows [N, V] (float32 or float64, not copied when
-    C-contiguous): softmax at `temperature`, top-k / top-p truncation of both models,
-    alpha* of the scheme and, with `verifier`, its acceptance (exact where a closed form
-    exists, else Monte Carlo with `trials`). The pipeline of `mdsd table`: a dump's rows
-    give the same per-position numbers. Returns Batch(alpha_star [N], rate [N] or None,
-    per_draft [N, n] or None, exact [N] bool or None)."""
-    t = np.asarray(target_logits)
-    d = np.asarray(draft_logits)
+          top_k=0, top_p=1.0, trials=0, simulate=False, seed=1, row0=0, threads=0,
+          progress=None, **opts):
+    """Per-position evaluation of logit rows [N, V]: softmax at `temperature`, top-k /
+    top-p truncation of both models, alpha* of the scheme and, with `verifier`, its
+    acceptance (exact where a closed form exists, else Monte Carlo with `trials`). The
+    pipeline of `mdsd table`: a dump's rows give the same per-position numbers.
+    Logits: numpy arrays or torch tensors (any device) of float16, bfloat16, float32 or
+    float64. 16- and 32-bit inputs are evaluated in float32, as `mdsd table` reads a dump
+    (C-contiguous float32 is not copied); float64 if either input is float64.
+    progress: a callable progress(done_rows, N), called as blocks of rows finish (the
+    results do not depend on it: random streams are keyed by row0 + row).
+    Returns Batch(alpha_star [N], rate [N] or None, per_draft [N, n] or None, exact [N]
+    bool or None)."""
+    t = _logit_rows(target_logits, "target_logits")
+    d = _logit_rows(draft_logits, "draft_logits")
     dtype = np.float32 if t.dtype == np.float32 and d.dtype == np.float32 else np.float64
     t = np.ascontiguousarray(t, dtype=dtype)
     d = np.ascontiguousarray(d, dtype=dtype)
     if t.ndim != 2 or t.shape != d.shape:
-        raise MdsdError(1, f"batch: target {t.shape} and draft {d.shape} must both be [N, V]")
+        raise MdsdError(1, f"batch: target_logits {t.shape} and draft_logits {d.shape} must "
+                        "both be [N, V]")
+    if progress is not None and not callable(progress):
+        raise TypeError(f"batch: progress must be callable (done_rows, N), not {progress!r}")
     N, V = t.shape
     o = _lib.BatchEvalOpts()
     lib.mdsd_batch_eval_opts_init(ctypes.byref(o))
@@ -366,12 +439,23 @@ def batch(target_logits, draft_logits, temperature=1.0, n=2, scheme="iid", verif
     rate = per = exact = None
     if verifier is not None:
         rate, per, exact = np.empty(N), np.empty((N, int(n))), np.empty(N, dtype=np.uint8)
-    err = _lib.Err()
     fn = lib.mdsd_batch_eval if dtype == np.float32 else lib.mdsd_batch_eval_double
-    rc = fn(t.ctypes.data, d.ctypes.data, N, V, ctypes.byref(o), alpha.ctypes.data,
-            None if rate is None else rate.ctypes.data, None if per is None else per.ctypes.data,
-            None if exact is None else exact.ctypes.data, ctypes.byref(err))
-    _raise(rc, err)
+    # With a progress callback, blocks of about 1% of the rows (at least 64) each
+    # (row0 advances with them, so the rows' random streams stay where they were).
+    step = max(N, 1) if progress is None else max(64, math.ceil(N / 100))
+    first_row = o.row0
+    for b in range(0, max(N, 1), step):
+        m = min(step, N - b)
+        o.row0 = first_row + b
+        err = _lib.Err()
+
+        def at(a, width=1):
+            return None if a is None else a.ctypes.data + b * width * a.itemsize
+        rc = fn(at(t, V), at(d, V), m, V, ctypes.byref(o), at(alpha), at(rate),
+                at(per, int(n)), at(exact), ctypes.byref(err))
+        _raise(rc, err)
+        if progress is not None:
+            progress(b + m, N)
     return Batch(alpha, rate, per, None if exact is None else exact.astype(bool))
 
 
