@@ -16,9 +16,9 @@ static const char usage_text[] =
     "each scheme's alpha*, columns dumps) without recomputing.\n\n"
     "  -o, --output FILE       write here (atomically; default standard output)\n"
     "      --markdown          Markdown (default)\n"
-    "      --latex             LaTeX (booktabs); every label escaped, a \\label per\n"
+    "      --latex             LaTeX (booktabs, graphicx); every label escaped, a \\label per\n"
     "                          table, marks for Monte-Carlo and --is-top cells\n"
-    "      --standalone        LaTeX: a whole document (article + booktabs)\n"
+    "      --standalone        LaTeX: a whole document (article, booktabs, graphicx)\n"
     "      --layout L          per-setting, combined (T x n as row groups) or both\n"
     "                          (default)\n"
     "      --label-prefix P    LaTeX labels P-T<T>-n<n> and P-all (default tab:mdsd)\n"
@@ -291,6 +291,8 @@ int cmd_report(int argc, char **argv)
     int rc = mdsd_provenance_read(o.csv, &prov, &err);
     if (rc == MDSD_OK)
         rc = read_rows(&o, &rows, &count, &err);
+    if (rc == MDSD_OK)
+        mdsd_report_note_one_sample(stderr, "mdsd report", rows, count);
     if (rc == MDSD_OK) {
         mdsd_report_style style;
         mdsd_report_style_init(&style);

@@ -1474,6 +1474,24 @@ static size_t job_count(const mdsd_batch_opts *o)
     return o->n_dumps * (o->n_draft_models ? o->n_draft_models : 1);
 }
 
+/* Without --draft-model a dump of several drafters is read with its first by name:
+ * said on the note channel, with the others and how to choose. */
+static void note_default_drafter(const mdsd_batch_opts *o, const char *path, const char *label,
+                                 const mdsd_dump *d)
+{
+    if (!o->note)
+        return;
+    char msg[1024];
+    size_t len = (size_t)snprintf(msg, sizeof msg, "%s has %zu drafters (", path, d->n_drafts);
+    for (size_t k = 0; k < d->n_drafts && len < sizeof msg; k++)
+        len += (size_t)snprintf(msg + len, sizeof msg - len, "%s%s", k ? ", " : "", d->drafts[k].name);
+    if (len < sizeof msg)
+        snprintf(msg + len, sizeof msg - len, "); using %s, the first by name (column %s:%s); "
+                 "--draft-model NAME picks one, --draft-model A,B compares them",
+                 d->drafts[0].name, label, d->drafts[0].name);
+    o->note(msg, o->note_ctx);
+}
+
 /* Job j: dump j / drafters, drafter j % drafters. A directory is one dump
  * split across its *.h5 files (mdsd_dump_parts). */
 static int open_job(const mdsd_batch_opts *o, size_t j, dump_job *job, mdsd_err *err)
@@ -1514,10 +1532,14 @@ static int open_job(const mdsd_batch_opts *o, size_t j, dump_job *job, mdsd_err 
     job->dump = job->parts[0];
     job->draft = job->part_draft[0];
     job->index = j;
-    if (drafters > 1)
-        snprintf(job->label, sizeof job->label, "%s:%s", dump_label(o, i), model);
+    /* The column names the drafter wherever the dump has a choice of them. */
+    const mdsd_dump *d0 = job->parts[0];
+    if (drafters > 1 || d0->n_drafts > 1)
+        snprintf(job->label, sizeof job->label, "%s:%s", dump_label(o, i), d0->drafts[job->draft].name);
     else
         snprintf(job->label, sizeof job->label, "%s", dump_label(o, i));
+    if (!model && d0->n_drafts > 1)
+        note_default_drafter(o, o->dumps[i], dump_label(o, i), d0);
     size_t N = job->part_row0[n];
     job->begin = o->row_begin;
     job->end = o->row_end ? o->row_end : N;
