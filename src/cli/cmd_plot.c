@@ -362,15 +362,18 @@ static int terminal_available(const char *name, const char *log)
 
 /* The terminal for the output's extension, with fallbacks. */
 /* Paper-size presets: terminal size and font for vector (inches) and
- * raster/SVG (pixels) output. */
+ * raster/SVG (pixels) output, and the marker scale (styles.gp's pointscale) of
+ * the vector one: pdfcairo's point unit is large against a figure of a few
+ * inches, and full-size markers would hide the error bars. */
 typedef struct {
     const char *name, *inches, *pixels, *font_pt, *font_px;
+    double pdf_pointscale;
 } size_preset;
 
 static const size_preset presets[] = {
-    {"screen", "6in,4in", "900,600", ",10", ",12"},
-    {"column", "3.4in,2.6in", "1020,780", ",7", ",17"},
-    {"full", "7in,3in", "1400,600", ",9", ",15"},
+    {"screen", "6in,4in", "900,600", ",10", ",12", 0.6},
+    {"column", "3.4in,2.6in", "1020,780", ",7", ",17", 0.4},
+    {"full", "7in,3in", "1400,600", ",9", ",15", 0.5},
 };
 
 static const size_preset *find_preset(const char *name)
@@ -528,13 +531,36 @@ static int make_temp(char *path, size_t size, const char *what, mdsd_err *err)
     return MDSD_OK;
 }
 
+/* "; othermethods='W1 W2 ..'": the distinct words of `methods` in order, so that
+ * styles.gp gives each method outside its table a style of its own. */
+static size_t other_methods(char *v, size_t cap, const char *methods)
+{
+    char copy[65536], *save = NULL;
+    snprintf(copy, sizeof copy, "%s", methods);
+    const char *seen[256];
+    size_t n = 0, len = (size_t)snprintf(v, cap, "; othermethods='");
+    for (char *w = strtok_r(copy, " ", &save); w && n < 256; w = strtok_r(NULL, " ", &save)) {
+        size_t k = 0;
+        while (k < n && strcmp(seen[k], w))
+            k++;
+        if (k == n && len < cap) {
+            len += (size_t)snprintf(v + len, cap - len, "%s%s", n ? " " : "", w);
+            seen[n++] = w;
+        }
+    }
+    if (len < cap)
+        len += (size_t)snprintf(v + len, cap - len, "'");
+    return len < cap ? len : cap;
+}
+
 /* The style variables the scripts read: stylefile (plots/styles.gp beside
  * the script), seriesmethods / boundschemes (one word per block, the key of
  * the style table), seriesdumps / bounddumps (1-based dump of each block when
- * overlaid, else 1), overlay, keyspec. */
+ * overlaid, else 1), othermethods (their distinct methods), overlay, keyspec,
+ * pointscale (markers: smaller for the PDF presets). */
 static char *style_vars(const char *script, const series_list *ms, const series_list *bs, const plot_opts *o)
 {
-    size_t cap = 1024 + strlen(script) + 600 * (ms->n + bs->n);
+    size_t cap = 1024 + strlen(script) + 900 * (ms->n + bs->n);
     char *v = malloc(cap);
     if (!v)
         return NULL;
@@ -548,8 +574,12 @@ static char *style_vars(const char *script, const series_list *ms, const series_
     char style_path[4200];
     snprintf(style_path, sizeof style_path, "%s/styles.gp", dir);
     gp_string(q_style, sizeof q_style, style_path);
-    size_t len = (size_t)snprintf(v, cap, "stylefile=%s; overlay=%d; keyspec='%s'", q_style, o->overlay ? 1 : 0,
-                                  legend_spec(o->legend, o->size));
+    const char *dot = strrchr(o->output, '.');
+    bool vector = (o->terminal && !strncmp(o->terminal, "pdf", 3)) ||
+                  (!o->terminal && dot && !strcmp(dot, ".pdf"));
+    size_t len = (size_t)snprintf(v, cap, "stylefile=%s; overlay=%d; keyspec='%s'; pointscale=%g", q_style,
+                                  o->overlay ? 1 : 0, legend_spec(o->legend, o->size),
+                                  vector ? find_preset(o->size)->pdf_pointscale : 1.0);
     /* distinct dumps in order of first appearance over both lists */
     const char *dumps[64];
     size_t nd = 0;
@@ -575,6 +605,8 @@ static char *style_vars(const char *script, const series_list *ms, const series_
                 break;
         }
         len += (size_t)snprintf(v + len, cap - len, "; %s='%s'; %s='%s'", names[l][0], words[0], names[l][1], words[1]);
+        if (l == 0)
+            len += other_methods(v + len, cap - len, words[0]);
     }
     (void)len;
     return v;
