@@ -408,7 +408,7 @@ Test(block, optimal_dominates_every_verifier)
                 mdsd_block_result ex, opt;
                 if (mdsd_block_exact(&m, &pol, combos[c].v, NULL, &ex, NULL) != MDSD_OK)
                     continue; /* a scheme the sparse rows cannot draw */
-                cr_assert_eq(mdsd_block_optimal(&m, &pol, NULL, &opt, NULL), MDSD_OK);
+                cr_assert_eq(mdsd_block_optimal_token(&m, &pol, NULL, &opt, NULL), MDSD_OK);
                 cr_assert(ex.tau <= opt.tau + 1e-9, "%s: %.17g above the optimum %.17g",
                           mdsd_verifier_name(combos[c].v), ex.tau, opt.tau);
             }
@@ -417,7 +417,7 @@ Test(block, optimal_dominates_every_verifier)
         for (size_t n = 1; n <= 3; n++) {
             mdsd_policy pol = seq_policy(n, 1);
             mdsd_block_result opt;
-            cr_assert_eq(mdsd_block_optimal(&m, &pol, NULL, &opt, NULL), MDSD_OK);
+            cr_assert_eq(mdsd_block_optimal_token(&m, &pol, NULL, &opt, NULL), MDSD_OK);
             mdsd_scheme s = {MDSD_SCHEME_IID, n, V, m.q, NULL};
             double star = test_alpha_star(m.p, &s);
             cr_assert(fabs(opt.tau - 1.0 - star) <= 1e-9, "n=%zu: %.17g vs 1 + %.17g", n,

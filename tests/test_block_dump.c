@@ -14,6 +14,7 @@
 #include <hdf5.h>
 
 #include "block.h"
+#include "blockv.h"
 #include "testutil.h"
 #include "treedump.h"
 
@@ -230,7 +231,7 @@ static mdsd_block_dump_result eval_one(const char *path, mdsd_verifier_kind v,
     mdsd_tree_dump *t;
     mdsd_err err;
     cr_assert_eq(mdsd_tree_dump_open(path, &t, &err), MDSD_OK, "%s", err.msg);
-    mdsd_block_case c = {v, *pol};
+    mdsd_block_case c = {v, *pol, 0};
     mdsd_block_dump_result res;
     cr_assert_eq(mdsd_tree_dump_eval(t, &c, 1, NULL, threads, NULL, NULL, &res, &err), MDSD_OK,
                  "%s", err.msg);
@@ -287,6 +288,52 @@ Test(block_dump, markov_tree_dump_agrees_with_exact)
     mdsd_markov_free(&m);
 }
 
+/* The block verifiers on tree dumps of a Markov pair (mdsd_blockv_dump_tree)
+ * against their exact route, within 5 standard errors; sub-policies too. */
+Test(block_dump, block_verifiers_on_markov_tree_dumps)
+{
+    mdsd_markov m;
+    toy_markov(&m, 3, 15303);
+    char path[] = "/tmp/mdsd-test-trees-XXXXXX";
+    int fd = mkstemp(path);
+    close(fd);
+    mdsd_policy seqp = {MDSD_POLICY_SEQ, 3, 3, {0}, MDSD_SCHEME_IID};
+    mdsd_policy worp = {MDSD_POLICY_TREE, 3, 0, {2, 2, 2}, MDSD_SCHEME_WOR};
+    struct {
+        const mdsd_policy *dump;
+        mdsd_policy pol;
+        const char *v;
+    } cases[5] = {{&seqp, {MDSD_POLICY_SEQ, 3, 1, {0}, MDSD_SCHEME_IID}, "bv"},
+                  {&seqp, {MDSD_POLICY_SEQ, 3, 3, {0}, MDSD_SCHEME_IID}, "gbv"},
+                  {&seqp, {MDSD_POLICY_SEQ, 2, 2, {0}, MDSD_SCHEME_IID}, "traversal"},
+                  {&worp, {MDSD_POLICY_TREE, 3, 0, {2, 2, 2}, MDSD_SCHEME_WOR}, "traversal"},
+                  {&worp, {MDSD_POLICY_TREE, 2, 0, {2, 1}, MDSD_SCHEME_WOR}, "traversal"}};
+    const mdsd_policy *written = NULL;
+    for (size_t c = 0; c < 5; c++) {
+        if (cases[c].dump != written)
+            write_tree_dump(path, &m, m.q, cases[c].dump, 4000, 15500 + c);
+        written = cases[c].dump;
+        mdsd_block_case bc = {MDSD_VERIFIER_SD, cases[c].pol, 0};
+        mdsd_err err;
+        cr_assert_eq(mdsd_block_case_parse(cases[c].v, &bc, &err), MDSD_OK, "%s", err.msg);
+        mdsd_blockv_kind k;
+        cr_assert_eq(mdsd_blockv_parse(cases[c].v, &k, NULL), MDSD_OK);
+        mdsd_block_result ex;
+        cr_assert_eq(mdsd_blockv_exact(&m, &cases[c].pol, mdsd_blockv(k), NULL, &ex, &err), MDSD_OK,
+                     "%s", err.msg);
+        mdsd_tree_dump *t;
+        cr_assert_eq(mdsd_tree_dump_open(path, &t, &err), MDSD_OK, "%s", err.msg);
+        mdsd_block_dump_result r;
+        cr_assert_eq(mdsd_tree_dump_eval(t, &bc, 1, NULL, 0, NULL, NULL, &r, &err), MDSD_OK, "%s",
+                     err.msg);
+        mdsd_tree_dump_close(t);
+        cr_assert(fabs(r.tau - ex.tau) <= 5 * r.se, "%s case %zu: dump %.6f +- %.2g, exact %.6f",
+                  cases[c].v, c, r.tau, r.se, ex.tau);
+    }
+    unlink(path);
+    mdsd_markov_free(&m);
+}
+
 /* Depth 1 on the shipped dump: the mean of 1 + P(accept | the root's drafts)
  * against 1 + the flat exact alpha at the same contexts (its expectation). */
 Test(block_dump, depth_one_matches_flat_alpha_on_shipped_dump)
@@ -316,7 +363,7 @@ Test(block_dump, depth_one_matches_flat_alpha_on_shipped_dump)
             mdsd_policy pol = t->pol;
             pol.depth = 1;
             pol.sequences = K;
-            mdsd_block_case c = {kinds[k], pol};
+            mdsd_block_case c = {kinds[k], pol, 0};
             mdsd_block_dump_result r;
             cr_assert_eq(mdsd_tree_dump_eval(t, &c, 1, NULL, 0, NULL, NULL, &r, &err), 0);
             cr_assert(fabs(r.tau - flat) <= 5 * r.se + 1e-12, "%s K=%zu: %.6f +- %.2g vs flat %.6f",
@@ -331,7 +378,7 @@ Test(block_dump, thread_count_invariant)
 {
     mdsd_tree_dump *t;
     cr_assert_eq(mdsd_tree_dump_open(SHIPPED, &t, NULL), MDSD_OK);
-    mdsd_block_case c[2] = {{MDSD_VERIFIER_KSEQ, t->pol}, {MDSD_VERIFIER_RRS, t->pol}};
+    mdsd_block_case c[2] = {{MDSD_VERIFIER_KSEQ, t->pol, 0}, {MDSD_VERIFIER_RRS, t->pol, 0}};
     mdsd_block_dump_result a[2], b[2];
     cr_assert_eq(mdsd_tree_dump_eval(t, c, 2, NULL, 1, NULL, NULL, a, NULL), MDSD_OK);
     cr_assert_eq(mdsd_tree_dump_eval(t, c, 2, NULL, 3, NULL, NULL, b, NULL), MDSD_OK);
@@ -349,7 +396,7 @@ Test(block_dump, per_depth_stderr_matches_per_tree_recomputation)
     mdsd_tree_dump *t;
     mdsd_err err;
     cr_assert_eq(mdsd_tree_dump_open(SHIPPED, &t, &err), MDSD_OK, "%s", err.msg);
-    mdsd_block_case c = {MDSD_VERIFIER_KSEQ, t->pol};
+    mdsd_block_case c = {MDSD_VERIFIER_KSEQ, t->pol, 0};
     size_t L = t->pol.depth, n = t->n_trees;
     mdsd_block_dump_result all;
     cr_assert_eq(mdsd_tree_dump_eval(t, &c, 1, NULL, 0, NULL, NULL, &all, &err), 0, "%s", err.msg);
@@ -385,7 +432,7 @@ Test(block_dump, per_depth_stderr_matches_per_tree_recomputation)
     }
     mdsd_policy one = t->pol;
     one.depth = 1;
-    mdsd_block_case c1 = {MDSD_VERIFIER_KSEQ, one};
+    mdsd_block_case c1 = {MDSD_VERIFIER_KSEQ, one, 0};
     cr_assert_eq(mdsd_tree_dump_eval(t, &c1, 1, NULL, 0, NULL, NULL, &all, &err), 0);
     cr_assert(fabs(all.rate_se[1] - all.se) <= 1e-12 * all.se, "%.17g vs %.17g", all.rate_se[1],
               all.se);

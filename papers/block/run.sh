@@ -50,7 +50,7 @@ for toy in papers/block/toys/toy*.txt; do
     for v in ${verifiers//,/ }; do
       json=$("$MDSD" block --markov "$toy" ${args//|/ } -v "$v" --exact --optimal --json)
       printf '%s,%s,%s,%s,%s,%s\n' "$name" "$label" "$v" "$(jnum block_efficiency <<<"$json")" \
-        "$(jnum optimal_block_efficiency <<<"$json")" "$(jnum gap <<<"$json")" >> "$OUT/toys.csv"
+        "$(jnum optimal_token_block_efficiency <<<"$json")" "$(jnum gap_to_optimal_token <<<"$json")" >> "$OUT/toys.csv"
     done
   done <<'POLICIES'
 seq-K2-L3 --sequences|2|--depth|3 rrs,kseq,is,otm

@@ -26,8 +26,10 @@
  *              exactly on each (an unbiased estimate with its s.e.);
  *   simulate   T plain speculative steps calling mdsd_verifier_verify: the
  *              slow, independent reference of the tests.
- * And the optimum over all token-level verifiers (mdsd_block_optimal):
- * backward induction with one OTM LP per node (GLPK). */
+ * And the optimum over all token-level verifiers (mdsd_block_optimal_token):
+ * backward induction with one OTM LP per node (GLPK); the optimum over every
+ * lossless verifier that sees the whole draft (mdsd_block_optimal_block, an
+ * LP); and the block verifiers of blockv.h (bv, gbv, traversal). */
 #ifndef MDSD_BLOCK_H
 #define MDSD_BLOCK_H
 
@@ -94,6 +96,8 @@ typedef struct {
     uint64_t seed;
     int threads;        /* 0 = OpenMP default; the result does not depend on it */
     mdsd_verifier_opts vopts;
+    double max_seconds; /* optimal-block: the LP cost guard (lp.h); 0 = MDSD_LP_MAX_SECONDS,
+                         * INFINITY = none (--force) */
 } mdsd_block_opts;
 
 void mdsd_block_opts_init(mdsd_block_opts *o); /* trials 10^4, seed 1, threads 0 */
@@ -120,7 +124,22 @@ int mdsd_block_simulate(const mdsd_markov *m, const mdsd_policy *pol, mdsd_verif
  * accepted tokens of child y with its surviving drafts (GLPK, rational
  * simplex). reach/rate are those of the optimal plan found (the optimum
  * need not be unique; tau is). */
-int mdsd_block_optimal(const mdsd_markov *m, const mdsd_policy *pol, const mdsd_block_opts *o,
-                       mdsd_block_result *res, mdsd_err *err);
+int mdsd_block_optimal_token(const mdsd_markov *m, const mdsd_policy *pol,
+                             const mdsd_block_opts *o, mdsd_block_result *res, mdsd_err *err);
+
+/* otm-tiebreak (MATH.md §5.4): the token-level verifier that, at every node,
+ * takes among the couplings reaching alpha* (the OTM LP's optimal face) one
+ * of largest 1 + value of the accepted child, its own values below
+ * (backward induction, GLPK's rational simplex twice per node). */
+int mdsd_block_otm_tiebreak(const mdsd_markov *m, const mdsd_policy *pol,
+                            const mdsd_block_opts *o, mdsd_block_result *res, mdsd_err *err);
+
+/* optimal-block (MATH.md §5.8): the largest E[tau] of any lossless verifier
+ * that sees the whole draft (its sequences or tree) - an LP over the joint
+ * law of the draft and the step's output (GLPK, rational simplex), refused
+ * past the LP cost guard (o->max_seconds) and the enumeration guard
+ * (o->vopts.max_tuples). reach/rate are those of the optimum found. */
+int mdsd_block_optimal_block(const mdsd_markov *m, const mdsd_policy *pol,
+                             const mdsd_block_opts *o, mdsd_block_result *res, mdsd_err *err);
 
 #endif

@@ -74,7 +74,7 @@ void mdsd_block_units_free(mdsd_block_unit *units, size_t n_dumps)
 static void format_line(FILE *f, const mdsd_block_case *c, const mdsd_block_dump_result *r)
 {
     size_t L = c->pol.depth;
-    fprintf(f, "r %s %zu %zu %zu %zu %a %a", mdsd_verifier_name(c->v), L,
+    fprintf(f, "r %s %zu %zu %zu %zu %a %a", mdsd_block_case_name(c), L,
             c->pol.kind == MDSD_POLICY_SEQ ? c->pol.sequences : 0, r->trees, r->samples, r->tau,
             r->se);
     for (size_t d = 1; d <= L; d++)
@@ -95,7 +95,7 @@ static int parse_line(const char *line, mdsd_block_case *c, mdsd_block_dump_resu
     memset(r, 0, sizeof *r);
     if (sscanf(line, "r %63s %zu %zu %zu %zu %la %la%n", name, &L, &K, &r->trees, &r->samples,
                &r->tau, &r->se, &at) != 7 ||
-        L < 1 || L > MDSD_BLOCK_MAX_DEPTH || mdsd_verifier_parse(name, &c->v, NULL) != MDSD_OK)
+        L < 1 || L > MDSD_BLOCK_MAX_DEPTH || mdsd_block_case_parse(name, c, NULL) != MDSD_OK)
         return -1;
     c->pol.depth = L;
     c->pol.sequences = K;

@@ -11,7 +11,15 @@
  * sum_x s(y, x) <= p(y) and sum_y s(y, x) <= D(x): rewards are non-negative,
  * so any such s completes to a coupling of no smaller value, and every
  * coupling restricts to one. Solved by GLPK's simplex, then its rational
- * simplex from that basis. */
+ * simplex from that basis.
+ *
+ * otm-tiebreak (MATH.md §5.4): the same backward induction, each node first
+ * maximising the acceptance sum_x,y s(y, x) (alpha*), then, over that LP's
+ * optimal face, the reward above with its own child values. The face is
+ * fixed exactly by complementary slackness with the rational dual of the
+ * first solve: a column of non-zero reduced cost is fixed at 0, a row of
+ * non-zero dual at its bound (every optimal solution satisfies both, and
+ * every feasible point that does is optimal). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +30,8 @@
 
 typedef mdsd_bk_memo opt_ctx; /* memo: reach vectors of the optimal plans */
 
-static int opt_node(opt_ctx *x, size_t d, int tok, size_t m, const double **out, mdsd_err *err);
+static int node_of(opt_ctx *x, size_t d, int tok, size_t m, int tiebreak, const double **out,
+                   mdsd_err *err);
 
 /* One entry s(y, x) of the LP: tuple t, its first draft index j holding y. */
 typedef struct {
@@ -31,8 +40,37 @@ typedef struct {
     const double *child; /* reach vector of the child (NULL at the last depth) */
 } entry;
 
-static int solve_node(opt_ctx *x, size_t d, int tok, size_t n, const mdsd_joint *D, double *R,
-                      mdsd_err *err)
+/* Simplex, then the rational simplex from its basis; non-zero on failure. */
+static int simplex(glp_prob *P)
+{
+    int old = glp_term_out(GLP_OFF);
+    glp_smcp parm;
+    glp_init_smcp(&parm);
+    parm.msg_lev = GLP_MSG_OFF;
+    int ret = glp_simplex(P, &parm);
+    if (ret == 0 && glp_get_status(P) == GLP_OPT)
+        ret = glp_exact(P, &parm);
+    glp_term_out(old);
+    return ret != 0 ? ret : glp_get_status(P) != GLP_OPT;
+}
+
+/* The tie-break's second stage: the first stage's optimal face, then the
+ * rewards as objective. */
+static int second_stage(glp_prob *P, const double *reward, size_t ne)
+{
+    for (int i = 1; i <= glp_get_num_rows(P); i++)
+        if (glp_get_row_dual(P, i) != 0.0)
+            glp_set_row_bnds(P, i, GLP_FX, glp_get_row_ub(P, i), glp_get_row_ub(P, i));
+    for (size_t j = 0; j < ne; j++) {
+        if (glp_get_col_dual(P, (int)j + 1) != 0.0)
+            glp_set_col_bnds(P, (int)j + 1, GLP_FX, 0.0, 0.0);
+        glp_set_obj_coef(P, (int)j + 1, reward[j]);
+    }
+    return simplex(P);
+}
+
+static int solve_node(opt_ctx *x, size_t d, int tok, size_t n, const mdsd_joint *D, int tiebreak,
+                      double *R, mdsd_err *err)
 {
     mdsd_bk *c = x->c;
     size_t V = c->m->V, left = c->pol.depth - d;
@@ -55,7 +93,7 @@ static int solve_node(opt_ctx *x, size_t d, int tok, size_t n, const mdsd_joint 
                 continue;
             entry en = {t, j, 1.0, NULL};
             if (left > 1) {
-                if ((rc = opt_node(x, d + 1, tu[j], count, &en.child, err)) != MDSD_OK)
+                if ((rc = node_of(x, d + 1, tu[j], count, tiebreak, &en.child, err)) != MDSD_OK)
                     break;
                 for (size_t k = 0; k + 1 < left; k++)
                     en.reward += en.child[k];
@@ -80,18 +118,17 @@ static int solve_node(opt_ctx *x, size_t d, int tok, size_t n, const mdsd_joint 
         int ind[3] = {0, y + 1, (int)(V + e[i].t) + 1};
         double val[3] = {0, 1.0, 1.0};
         glp_set_col_bnds(P, col, GLP_LO, 0.0, 0.0);
-        glp_set_obj_coef(P, col, e[i].reward);
+        glp_set_obj_coef(P, col, tiebreak ? 1.0 : e[i].reward);
         glp_set_mat_col(P, col, 2, ind, val);
     }
-    int old = glp_term_out(GLP_OFF);
-    glp_smcp parm;
-    glp_init_smcp(&parm);
-    parm.msg_lev = GLP_MSG_OFF;
-    int ret = glp_simplex(P, &parm);
-    if (ret == 0 && glp_get_status(P) == GLP_OPT)
-        ret = glp_exact(P, &parm);
-    glp_term_out(old);
-    if (ret != 0 || glp_get_status(P) != GLP_OPT) {
+    int ret = simplex(P);
+    double *reward = tiebreak && ret == 0 ? malloc(ne * sizeof *reward) : NULL;
+    for (size_t i = 0; reward && i < ne; i++)
+        reward[i] = e[i].reward;
+    if (tiebreak && ret == 0)
+        ret = reward ? second_stage(P, reward, ne) : -1;
+    free(reward);
+    if (ret != 0) {
         rc = mdsd_fail(err, MDSD_ESOLVER, "block optimal: GLPK failed on the node after token "
                        "%d at depth %zu (return %d, status %d)", tok, d, ret, glp_get_status(P));
     } else {
@@ -109,7 +146,8 @@ static int solve_node(opt_ctx *x, size_t d, int tok, size_t n, const mdsd_joint 
     return rc;
 }
 
-static int opt_node(opt_ctx *x, size_t d, int tok, size_t m, const double **out, mdsd_err *err)
+static int node_of(opt_ctx *x, size_t d, int tok, size_t m, int tiebreak, const double **out,
+                   mdsd_err *err)
 {
     mdsd_bk *c = x->c;
     size_t V = c->m->V;
@@ -134,7 +172,7 @@ static int opt_node(opt_ctx *x, size_t d, int tok, size_t m, const double **out,
         rc = mdsd_scheme_joint(&s, c->o.vopts.max_tuples ? c->o.vopts.max_tuples
                                                          : MDSD_JOINT_MAX_TUPLES, &D, err);
     if (rc == MDSD_OK)
-        rc = solve_node(x, d, tok, n, &D, R, err);
+        rc = solve_node(x, d, tok, n, &D, tiebreak, R, err);
     mdsd_joint_free(&D);
     if (rc != MDSD_OK) {
         free(R);
@@ -145,8 +183,25 @@ static int opt_node(opt_ctx *x, size_t d, int tok, size_t m, const double **out,
     return MDSD_OK;
 }
 
-int mdsd_block_optimal(const mdsd_markov *m, const mdsd_policy *pol, const mdsd_block_opts *o,
-                       mdsd_block_result *res, mdsd_err *err)
+static int opt_node(opt_ctx *x, size_t d, int tok, size_t m, const double **out, mdsd_err *err)
+{
+    return node_of(x, d, tok, m, 0, out, err);
+}
+
+static int tiebreak_node(opt_ctx *x, size_t d, int tok, size_t m, const double **out,
+                         mdsd_err *err)
+{
+    return node_of(x, d, tok, m, 1, out, err);
+}
+
+int mdsd_block_optimal_token(const mdsd_markov *m, const mdsd_policy *pol,
+                             const mdsd_block_opts *o, mdsd_block_result *res, mdsd_err *err)
 {
     return mdsd_bk_solve(m, pol, MDSD_VERIFIER_OTM, o, opt_node, res, err);
+}
+
+int mdsd_block_otm_tiebreak(const mdsd_markov *m, const mdsd_policy *pol,
+                            const mdsd_block_opts *o, mdsd_block_result *res, mdsd_err *err)
+{
+    return mdsd_bk_solve(m, pol, MDSD_VERIFIER_OTM, o, tiebreak_node, res, err);
 }

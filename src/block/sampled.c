@@ -15,6 +15,7 @@
 #include <omp.h>
 
 #include "block_impl.h"
+#include "blockv.h"
 #include "rng.h"
 
 typedef struct {
@@ -49,6 +50,9 @@ typedef struct {
     mdsd_bk *c;
     gsl_rng *rng;
     int seq[MDSD_BLOCK_MAX_DRAFTS][MDSD_BLOCK_MAX_DEPTH]; /* seq: the K sequences */
+    const mdsd_blockv_ops *bv;                            /* block verifier routes */
+    mdsd_dtree tree;                                      /* their draft */
+    double *stop;                                         /* [tree.n] */
 } walker;
 
 /* seq: the sequences idx[0..m) share the node (depth d, last token tok);
@@ -117,12 +121,12 @@ static int tree_node(walker *w, size_t d, int tok, double *R, mdsd_err *err)
     return rc;
 }
 
-/* Draws the K sequences of a seq draft. */
-static int draw_sequences(walker *w, mdsd_err *err)
+/* Draws the K sequences of a seq draft after token root. */
+static int draw_sequences(walker *w, int root, mdsd_err *err)
 {
     const mdsd_policy *pol = &w->c->pol;
     for (size_t k = 0; k < pol->sequences; k++) {
-        int tok = 0;
+        int tok = root;
         for (size_t d = 0; d < pol->depth; d++) {
             const mdsd_sampler *sm;
             int rc = mdsd_bk_sampler(w->c, tok, 1, &sm, err);
@@ -141,7 +145,7 @@ static int integrated_trial(walker *w, double *R, mdsd_err *err)
     memset(R, 0, pol->depth * sizeof *R);
     if (pol->kind == MDSD_POLICY_TREE)
         return tree_node(w, 0, 0, R, err);
-    int rc = draw_sequences(w, err);
+    int rc = draw_sequences(w, 0, err);
     if (rc)
         return rc;
     size_t idx[MDSD_BLOCK_MAX_DRAFTS];
@@ -159,7 +163,7 @@ static int simulated_trial(walker *w, double *R, mdsd_err *err)
     size_t idx[MDSD_BLOCK_MAX_DRAFTS], m = pol->sequences;
     int rc = MDSD_OK;
     if (pol->kind == MDSD_POLICY_SEQ) {
-        if ((rc = draw_sequences(w, err)))
+        if ((rc = draw_sequences(w, 0, err)))
             return rc;
         for (size_t k = 0; k < m; k++)
             idx[k] = k;
@@ -196,13 +200,90 @@ static int simulated_trial(walker *w, double *R, mdsd_err *err)
     return MDSD_OK;
 }
 
+/* ---- block verifiers: the draft as a whole -------------------------------- */
+
+/* tree: the node's tuple, then every distinct child's subtree in draft
+ * order: the draws of tree_node, so the same trees for every verifier. */
+static int draw_tree(walker *w, int u, mdsd_err *err)
+{
+    mdsd_dtree *t = &w->tree;
+    const mdsd_markov *m = w->c->m;
+    size_t d = (size_t)t->depth[u], n = w->c->pol.width[d], V = m->V;
+    int x[MDSD_BLOCK_MAX_DRAFTS];
+    const mdsd_sampler *sm;
+    int rc = mdsd_bk_sampler(w->c, t->token[u], n, &sm, err);
+    if (rc)
+        return rc;
+    mdsd_sampler_draw(sm, w->rng, x);
+    size_t n0 = t->n;
+    for (size_t j = 0; j < n; j++)
+        if (mdsd_dtree_draft(t, u, x[j], 0, m->p + (size_t)x[j] * V, m->q + (size_t)x[j] * V) < 0)
+            return mdsd_fail(err, MDSD_ENOMEM, "block: out of memory");
+    for (size_t c = n0, n1 = t->n; c < n1 && rc == MDSD_OK; c++)
+        if (d + 1 < w->c->pol.depth)
+            rc = draw_tree(w, (int)c, err);
+    return rc;
+}
+
+/* The draft of the policy after token root into w->tree. */
+static int draw_draft(walker *w, int root, mdsd_err *err)
+{
+    mdsd_dtree *t = &w->tree;
+    const mdsd_markov *m = w->c->m;
+    const mdsd_policy *pol = &w->c->pol;
+    size_t V = m->V;
+    mdsd_dtree_root(t, root, m->p + (size_t)root * V, m->q + (size_t)root * V);
+    if (t->n != 1)
+        return mdsd_fail(err, MDSD_ENOMEM, "block: out of memory");
+    if (pol->kind == MDSD_POLICY_TREE)
+        return draw_tree(w, 0, err);
+    int rc = draw_sequences(w, root, err), at[MDSD_BLOCK_MAX_DRAFTS] = {0};
+    for (size_t d = 0; rc == MDSD_OK && d < pol->depth; d++)
+        for (size_t k = 0; k < pol->sequences && rc == MDSD_OK; k++) {
+            int x = w->seq[k][d];
+            if ((at[k] = mdsd_dtree_draft(t, at[k], x, k, m->p + (size_t)x * V,
+                                          m->q + (size_t)x * V)) < 0)
+                rc = mdsd_fail(err, MDSD_ENOMEM, "block: out of memory");
+        }
+    return rc;
+}
+
+static int blockv_integrated_trial(walker *w, double *R, mdsd_err *err)
+{
+    const mdsd_policy *pol = &w->c->pol;
+    memset(R, 0, pol->depth * sizeof *R);
+    int rc = draw_draft(w, 0, err);
+    if (rc == MDSD_OK) {
+        free(w->stop);
+        if (!(w->stop = malloc(w->tree.n * sizeof *w->stop)))
+            return mdsd_fail(err, MDSD_ENOMEM, "block: out of memory");
+        rc = w->bv->law(&w->tree, w->stop, NULL, err);
+    }
+    for (size_t u = 0; rc == MDSD_OK && u < w->tree.n; u++)
+        for (int d = 0; d < w->tree.depth[u]; d++)
+            R[d] += w->stop[u];
+    return rc;
+}
+
+static int blockv_simulated_trial(walker *w, double *R, mdsd_err *err)
+{
+    memset(R, 0, w->c->pol.depth * sizeof *R);
+    int node = 0, next;
+    int rc = draw_draft(w, 0, err);
+    if (rc == MDSD_OK)
+        rc = w->bv->step(&w->tree, w->rng, &node, &next, err);
+    for (int d = 0; rc == MDSD_OK && d < w->tree.depth[node]; d++)
+        R[d] = 1.0;
+    return rc;
+}
+
 /* ---- the trial loop ------------------------------------------------------ */
 
 typedef int (*trial_fn)(walker *w, double *R, mdsd_err *err);
 
 static int run_trials(const mdsd_markov *m, const mdsd_policy *pol, mdsd_verifier_kind v,
-                      const mdsd_block_opts *o, const char *stream, trial_fn trial,
-                      mdsd_block_result *res, mdsd_err *err)
+                      const mdsd_blockv_ops *bv, const mdsd_block_opts *o, const char *stream,
+                      trial_fn trial, mdsd_block_result *res, mdsd_err *err)
 {
     mdsd_bk c;
     int rc = mdsd_bk_init(&c, m, pol, v, o, err);
@@ -229,6 +310,11 @@ static int run_trials(const mdsd_markov *m, const mdsd_policy *pol, mdsd_verifie
     {
         walker *w = calloc(1, sizeof *w);
         gsl_rng *rng = mdsd_rng_alloc(0);
+        if (w) {
+            w->bv = bv;
+            mdsd_dtree_init(&w->tree, m->V, pol->depth,
+                            pol->kind == MDSD_POLICY_SEQ ? pol->sequences : 0, NULL);
+        }
 #pragma omp for schedule(dynamic, 1)
         for (uint64_t b = 0; b < nblocks; b++) {
             long long failed_now;
@@ -265,6 +351,10 @@ static int run_trials(const mdsd_markov *m, const mdsd_policy *pol, mdsd_verifie
                 }
             }
         }
+        if (w) {
+            mdsd_dtree_free(&w->tree);
+            free(w->stop);
+        }
         free(w);
         if (rng)
             gsl_rng_free(rng);
@@ -291,11 +381,69 @@ static int run_trials(const mdsd_markov *m, const mdsd_policy *pol, mdsd_verifie
 int mdsd_block_sampled(const mdsd_markov *m, const mdsd_policy *pol, mdsd_verifier_kind v,
                        const mdsd_block_opts *o, mdsd_block_result *res, mdsd_err *err)
 {
-    return run_trials(m, pol, v, o, "block-trees", integrated_trial, res, err);
+    return run_trials(m, pol, v, NULL, o, "block-trees", integrated_trial, res, err);
 }
 
 int mdsd_block_simulate(const mdsd_markov *m, const mdsd_policy *pol, mdsd_verifier_kind v,
                         const mdsd_block_opts *o, mdsd_block_result *res, mdsd_err *err)
 {
-    return run_trials(m, pol, v, o, "block-simulate", simulated_trial, res, err);
+    return run_trials(m, pol, v, NULL, o, "block-simulate", simulated_trial, res, err);
+}
+
+static int blockv_usable(const mdsd_policy *pol, const mdsd_blockv_ops *v, mdsd_err *err)
+{
+    int rc = mdsd_policy_check(pol, err);
+    return rc ? rc : v->check(pol, err);
+}
+
+int mdsd_blockv_sampled(const mdsd_markov *m, const mdsd_policy *pol, const mdsd_blockv_ops *v,
+                        const mdsd_block_opts *o, mdsd_block_result *res, mdsd_err *err)
+{
+    int rc = blockv_usable(pol, v, err);
+    return rc ? rc : run_trials(m, pol, MDSD_VERIFIER_SD, v, o, "block-trees",
+                                blockv_integrated_trial, res, err);
+}
+
+int mdsd_blockv_simulate(const mdsd_markov *m, const mdsd_policy *pol, const mdsd_blockv_ops *v,
+                         const mdsd_block_opts *o, mdsd_block_result *res, mdsd_err *err)
+{
+    int rc = blockv_usable(pol, v, err);
+    return rc ? rc : run_trials(m, pol, MDSD_VERIFIER_SD, v, o, "block-simulate",
+                                blockv_simulated_trial, res, err);
+}
+
+int mdsd_block_live(const mdsd_markov *m, const mdsd_policy *pol, const mdsd_blockv_ops *v,
+                    uint64_t steps, uint64_t seed, uint64_t *counts, mdsd_err *err)
+{
+    mdsd_bk c;
+    int rc = blockv_usable(pol, v, err);
+    if (rc == MDSD_OK)
+        rc = mdsd_bk_init(&c, m, pol, MDSD_VERIFIER_SD, NULL, err);
+    if (rc)
+        return rc;
+    walker w = {&c, mdsd_rng_alloc(mdsd_seed_mix(seed, 0, mdsd_seed_name("block-live"))), {{0}}, v,
+                {0}, NULL};
+    mdsd_dtree_init(&w.tree, m->V, pol->depth, pol->kind == MDSD_POLICY_SEQ ? pol->sequences : 0,
+                    NULL);
+    int ctx = 0, path[MDSD_BLOCK_MAX_DEPTH];
+    if (!w.rng)
+        rc = mdsd_fail(err, MDSD_ENOMEM, "block: out of memory");
+    for (uint64_t i = 0; rc == MDSD_OK && i < steps; i++) {
+        int node = 0, next = -1;
+        if ((rc = draw_draft(&w, ctx, err)) == MDSD_OK)
+            rc = v->step(&w.tree, w.rng, &node, &next, err);
+        if (rc == MDSD_OK && (next < 0 || (size_t)next >= m->V))
+            rc = mdsd_fail(err, MDSD_EINVAL, "block live: %s gave no next token", v->name);
+        if (rc != MDSD_OK)
+            break;
+        mdsd_dtree_path(&w.tree, node, path);
+        int first = w.tree.depth[node] > 0 ? path[0] : next;
+        counts[(size_t)ctx * m->V + (size_t)first]++;
+        ctx = next;
+    }
+    mdsd_dtree_free(&w.tree);
+    if (w.rng)
+        gsl_rng_free(w.rng);
+    mdsd_bk_free(&c);
+    return rc;
 }

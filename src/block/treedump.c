@@ -12,6 +12,7 @@
 #include <hdf5.h>
 #include <omp.h>
 
+#include "blockv.h"
 #include "cluster.h"
 #include "dist.h"
 
@@ -690,6 +691,8 @@ int mdsd_tree_dump_eval_part(mdsd_tree_dump *t, const mdsd_block_case *cases, si
 {
     for (size_t c = 0; c < ncases; c++) {
         int rc = mdsd_tree_dump_check_case(t, &cases[c].pol, err);
+        if (rc == MDSD_OK && cases[c].block)
+            rc = mdsd_block_case_check(&cases[c], err);
         if (rc)
             return rc;
     }
@@ -736,7 +739,10 @@ int mdsd_tree_dump_eval_part(mdsd_tree_dump *t, const mdsd_block_case *cases, si
             mdsd_err e = {0, ""};
             unsigned all = cases[c].pol.kind == MDSD_POLICY_SEQ
                                ? (1u << cases[c].pol.sequences) - 1u : 0u;
-            int jrc = eval_node(&tv, &cases[c], t->root[i], 0, all, R, &e);
+            int jrc = cases[c].block
+                          ? mdsd_blockv_dump_tree(t, i, mdsd_blockv((mdsd_blockv_kind)(cases[c].block - 1)),
+                                                  &cases[c].pol, tv.p, tv.q, R, &e)
+                          : eval_node(&tv, &cases[c], t->root[i], 0, all, R, &e);
             double *out = val + job * (L + 1);
             out[0] = 1.0;
             for (size_t d = 0; d < cases[c].pol.depth; d++)

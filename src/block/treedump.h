@@ -61,9 +61,21 @@ void mdsd_tree_dump_close(mdsd_tree_dump *t);
 
 /* One evaluation: a verifier on a sub-policy of the dump's. */
 typedef struct {
-    mdsd_verifier_kind v;
+    mdsd_verifier_kind v;     /* the token-level verifier at every node (block = 0) */
     mdsd_policy pol;
+    int block;                /* 0, or 1 + a block verifier (mdsd_blockv_kind, blockv.h) */
 } mdsd_block_case;
+
+/* Verifiers a case list can name: the token-level ones and the block ones. */
+#define MDSD_BLOCK_CASE_VERIFIERS (MDSD_VERIFIER_COUNT + 3)
+
+/* The case's verifier name ("rrs", "bv", ...); parses one into c->v and
+ * c->block (MDSD_EINVAL listing the names), leaving c->pol. */
+const char *mdsd_block_case_name(const mdsd_block_case *c);
+int mdsd_block_case_parse(const char *name, mdsd_block_case *c, mdsd_err *err);
+/* Whether the case's verifier is defined for its policy (its scheme at the
+ * root's drafts; MDSD_EUNSUPPORTED with the reason if not). */
+int mdsd_block_case_check(const mdsd_block_case *c, mdsd_err *err);
 
 /* Whether pol is a sub-policy the dump answers (see above); err says why not. */
 int mdsd_tree_dump_check_case(const mdsd_tree_dump *t, const mdsd_policy *pol, mdsd_err *err);

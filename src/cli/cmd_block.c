@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "block.h"
+#include "blockv.h"
 #include "checkpoint.h"
 #include "cli.h"
 #include "provenance.h"
@@ -24,7 +25,7 @@
 static const char usage_text[] =
     "Usage: mdsd block --markov FILE (--sequences K --depth L | --tree W1,W2,...\n"
     "                  [--scheme S]) --verifier V [--exact] [--trials T --seed S]\n"
-    "                  [--simulate] [--optimal] [--cost C1,C2,...] [--json]\n"
+    "                  [--simulate] [--optimal] [--force] [--cost C1,C2,...] [--json]\n"
     "       mdsd block DUMP... [--verifiers V1,V2] [--sequences K1,K2,...]\n"
     "                  [--depth L1,L2,...] [--cost C1,...] [-o CSV] [--markdown FILE]\n"
     "                  [--latex FILE] [--threads N]\n"
@@ -32,8 +33,9 @@ static const char usage_text[] =
     "bonus token), of token-level recursive verification: at each node the\n"
     "verifier sees the drafts' tokens there and outputs y ~ p(.|node); a drafted y\n"
     "is accepted and verification goes on at that child with the drafts through\n"
-    "it; otherwise the step ends. Per-depth rate d = P(depth d accepted | depth\n"
-    "d-1 accepted).\n\n"
+    "it; otherwise the step ends. Or of a block verifier, which sees the whole\n"
+    "draft and accepts a drafted prefix and one next token jointly. Per-depth rate\n"
+    "d = P(depth d accepted | depth d-1 accepted).\n\n"
     "  --markov FILE      Markov toy pair: a line 'V', the target's V x V\n"
     "                     transition rows, a blank line, the draft's rows;\n"
     "                     the context is token 0\n"
@@ -42,10 +44,16 @@ static const char usage_text[] =
     "  --tree W1,...,WL   tree policy: a node at depth d-1 draws W_d children\n"
     "  --scheme S         the tree's per-node scheme: iid (default), wor, greedy,\n"
     "                     hub (W = 2); equal tokens are one child\n"
-    "  -v, --verifier V   sd, rrs, rrsw, kseq, spechub, greedy, is, otm, or\n"
-    "                     'optimal' (same as --optimal alone); the verifier must\n"
-    "                     accept the node's scheme (seq: iid with the surviving\n"
-    "                     drafts; tree: S with W_d)\n"
+    "  -v, --verifier V   token-level: sd, rrs, rrsw, kseq, spechub, greedy, is,\n"
+    "                     otm (each must accept the node's scheme: seq: iid with\n"
+    "                     the surviving drafts; tree: S with W_d); block: bv\n"
+    "                     (Sun et al., seq K = 1), gbv (Thomas & Pal, seq),\n"
+    "                     traversal (Weng et al., seq, iid and wor trees);\n"
+    "                     optima (--exact only): optimal-token (the best\n"
+    "                     token-level verifier), otm-tiebreak (alpha* at every\n"
+    "                     node, ties broken by the children's values),\n"
+    "                     optimal-block (the best lossless verifier that sees the\n"
+    "                     whole draft: an LP over draft outcomes; toy sizes)\n"
     "  --exact            enumerate every draft outcome (the default without\n"
     "                     --trials)\n"
     "  --trials T         sample T draft trees and integrate the verifier's own\n"
@@ -55,9 +63,10 @@ static const char usage_text[] =
     "  --threads N        OpenMP threads (default: all)\n"
     "  --simulate         with --trials: plain speculative steps instead (the\n"
     "                     verifier's randomness sampled too; a slower reference)\n"
-    "  --optimal          also the largest E[tau] of any token-level verifier\n"
-    "                     (backward induction, one OTM LP per node, GLPK) and the\n"
-    "                     gap to it\n"
+    "  --optimal          also optimal-token: the largest E[tau] of any token-level\n"
+    "                     verifier (backward induction, one OTM LP per node, GLPK)\n"
+    "                     and the gap to it (optimal-block: -v optimal-block)\n"
+    "  --force            optimal-block: solve an LP above the cost guard anyway\n"
     "  --cost C1,...      draft-step cost c relative to a target call: speed-up\n"
     "                     E[tau] / (1 + c L) (L draft steps, each drafting a whole\n"
     "                     level at once; Leviathan et al. / SpecTr)\n"
@@ -72,7 +81,8 @@ static const char usage_text[] =
     "one dataset: samples of different files are distinct; every file must match\n"
     "the first (vocabulary, models, tokenizer, tree attributes).\n"
     "  --verifiers LIST   default: sd (one draft), rrs, kseq on seq and iid trees;\n"
-    "                     rrsw on wor, greedy on greedy, spechub on hub trees\n"
+    "                     rrsw on wor, greedy on greedy, spechub on hub trees; the\n"
+    "                     block verifiers bv, gbv, traversal where defined\n"
     "  --sequences LIST   seq dumps: K' values (default 1,2,4,.. up to K, and K)\n"
     "  --depth LIST       L' values (default 1..L)\n"
     "  -o, --output CSV   tidy CSV (one row per case and cost), written atomically;\n"
@@ -100,8 +110,8 @@ static const char usage_text[] =
     "(tree), tree_size (draft tokens), V, route (exact, sampled, simulated),\n"
     "block_efficiency, stderr (0 exact), trials, seed, reach ([L+1],\n"
     "P(at least d accepted)), per_depth ([L], the rates), with --optimal:\n"
-    "optimal_block_efficiency, gap (optimal - block_efficiency); with --cost:\n"
-    "speedup [{cost, speedup}].\n";
+    "optimal_token_block_efficiency, gap_to_optimal_token (optimal-token -\n"
+    "block_efficiency); with --cost: speedup [{cost, speedup}].\n";
 
 enum {
     OPT_MARKOV = CLI_OPT_COMMAND,
@@ -121,7 +131,8 @@ enum {
     OPT_IS_TOP,
     OPT_RESUME,
     OPT_DISCARD_PARTIAL,
-    OPT_SHARD
+    OPT_SHARD,
+    OPT_FORCE
 };
 
 typedef struct {
@@ -130,7 +141,7 @@ typedef struct {
     size_t sequences, depth, threads, is_top;
     char **dumps;
     size_t n_dumps;
-    bool exact, simulate, optimal, json, help, resume, discard_partial;
+    bool exact, simulate, optimal, force, json, help, resume, discard_partial;
     unsigned long long trials, seed;
     /* scale-out (shard.h): shard I of N (0: the whole job), its aggregate
      * to -o, or to *shard_data (MPI ranks: checkpoint OUTPUT.shard-I-of-N.partial,
@@ -160,6 +171,7 @@ static int parse_args(int argc, char **argv, block_opts *o)
         {"threads", required_argument, NULL, OPT_THREADS},
         {"simulate", no_argument, NULL, OPT_SIMULATE},
         {"optimal", no_argument, NULL, OPT_OPTIMAL},
+        {"force", no_argument, NULL, OPT_FORCE},
         {"cost", required_argument, NULL, OPT_COST},
         {"verifiers", required_argument, NULL, OPT_VERIFIERS},
         {"output", required_argument, NULL, 'o'},
@@ -205,6 +217,7 @@ static int parse_args(int argc, char **argv, block_opts *o)
             break;
         }
         case OPT_OPTIMAL: o->optimal = true; break;
+        case OPT_FORCE: o->force = true; break;
         case OPT_COST: o->cost = optarg; break;
         case CLI_OPT_JSON: o->json = true; break;
         case 'h': o->help = true; break;
@@ -285,8 +298,8 @@ static void print_json(const block_opts *o, const mdsd_policy *pol, size_t V, co
     mdsd_json_key(&j, "per_depth");
     mdsd_json_number_array(&j, r->rate + 1, pol->depth);
     if (opt) {
-        mdsd_json_kv_number(&j, "optimal_block_efficiency", opt->tau);
-        mdsd_json_kv_number(&j, "gap", opt->tau - r->tau);
+        mdsd_json_kv_number(&j, "optimal_token_block_efficiency", opt->tau);
+        mdsd_json_kv_number(&j, "gap_to_optimal_token", opt->tau - r->tau);
     }
     if (ncost) {
         mdsd_json_key(&j, "speedup");
@@ -341,9 +354,18 @@ static int run(const block_opts *o, mdsd_err *err)
         pol.sequences = o->sequences;
         pol.depth = o->depth;
     }
-    bool only_optimal = !strcmp(o->verifier, "optimal");
+    /* the verifier: token-level, a block verifier, or one of the optima */
+    const char *vn = o->verifier;
+    int opt_token = !strcmp(vn, "optimal-token"), tiebreak = !strcmp(vn, "otm-tiebreak");
+    int opt_block = !strcmp(vn, "optimal-block");
     mdsd_verifier_kind kind = MDSD_VERIFIER_OTM;
-    int rc = only_optimal ? MDSD_OK : mdsd_verifier_parse(o->verifier, &kind, err);
+    mdsd_blockv_kind bkind = MDSD_BLOCKV_COUNT;
+    int rc = MDSD_OK;
+    if (!opt_token && !tiebreak && !opt_block && mdsd_blockv_parse(vn, &bkind, NULL) != MDSD_OK &&
+        mdsd_verifier_parse(vn, &kind, err) != MDSD_OK)
+        rc = mdsd_fail(err, MDSD_EINVAL, "%s; or a block verifier (bv, gbv, traversal), or "
+                       "optimal-token, otm-tiebreak, optimal-block", err->msg);
+    const mdsd_blockv_ops *bv = mdsd_blockv(bkind);
     double *cost = NULL;
     size_t ncost = 0;
     if (rc == MDSD_OK && o->cost)
@@ -360,21 +382,30 @@ static int run(const block_opts *o, mdsd_err *err)
     bo.trials = o->trials;
     bo.seed = o->seed;
     bo.threads = (int)o->threads;
+    bo.max_seconds = o->force ? INFINITY : 0.0;
     mdsd_block_result r = {0}, opt = {0};
-    const char *route = "exact";
-    if (rc == MDSD_OK && (o->optimal || only_optimal))
-        rc = mdsd_block_optimal(&m, &pol, &bo, &opt, err);
-    if (rc == MDSD_OK && only_optimal) {
-        r = opt;
-    } else if (rc == MDSD_OK && o->trials > 0) {
-        route = o->simulate ? "simulated" : "sampled";
+    const char *route = o->trials > 0 ? (o->simulate ? "simulated" : "sampled") : "exact";
+    if (rc == MDSD_OK && o->optimal)
+        rc = mdsd_block_optimal_token(&m, &pol, &bo, &opt, err);
+    if (rc != MDSD_OK || (opt_token && o->optimal))
+        r = opt; /* nothing to do, or done */
+    else if (opt_token)
+        rc = mdsd_block_optimal_token(&m, &pol, &bo, &r, err);
+    else if (tiebreak)
+        rc = mdsd_block_otm_tiebreak(&m, &pol, &bo, &r, err);
+    else if (opt_block)
+        rc = mdsd_block_optimal_block(&m, &pol, &bo, &r, err);
+    else if (bv && o->trials > 0)
+        rc = (o->simulate ? mdsd_blockv_simulate : mdsd_blockv_sampled)(&m, &pol, bv, &bo, &r, err);
+    else if (bv)
+        rc = mdsd_blockv_exact(&m, &pol, bv, &bo, &r, err);
+    else if (o->trials > 0)
         rc = (o->simulate ? mdsd_block_simulate : mdsd_block_sampled)(&m, &pol, kind, &bo, &r, err);
-    } else if (rc == MDSD_OK) {
+    else
         rc = mdsd_block_exact(&m, &pol, kind, &bo, &r, err);
-    }
     if (rc == MDSD_OK) {
-        const char *vname = only_optimal ? "optimal" : mdsd_verifier_name(kind);
-        const mdsd_block_result *po = o->optimal && !only_optimal ? &opt : NULL;
+        const char *vname = bv || opt_token || tiebreak || opt_block ? vn : mdsd_verifier_name(kind);
+        const mdsd_block_result *po = o->optimal ? &opt : NULL;
         if (o->json)
             print_json(o, &pol, m.V, vname, route, &r, po, cost, ncost);
         else
@@ -445,7 +476,7 @@ static void write_csv(FILE *f, const dump_row *rows, size_t n, const double *cos
                                       d > 1 ? ";%.9g" : "%.9g", rows[i].r.rate_se[d]);
         for (size_t k = 0; k < ncost; k++) {
             mdsd_csv_write_field(f, rows[i].dump);
-            fprintf(f, ",%s,%s,%s,", mdsd_verifier_name(rows[i].c.v),
+            fprintf(f, ",%s,%s,%s,", mdsd_block_case_name(&rows[i].c),
                     pol->kind == MDSD_POLICY_SEQ ? "seq" : "tree",
                     mdsd_scheme_name(pol->kind == MDSD_POLICY_SEQ ? MDSD_SCHEME_IID : pol->scheme));
             if (pol->kind == MDSD_POLICY_SEQ)
@@ -486,11 +517,11 @@ static void write_table(FILE *f, int latex, const dump_row *rows, size_t n, cons
         else
             mdsd_policy_describe(pol, desc, sizeof desc);
         if (latex)
-            fprintf(f, "%s & %s & %zu & %.4f (%.4f) & ", mdsd_verifier_name(rows[i].c.v), desc,
+            fprintf(f, "%s & %s & %zu & %.4f (%.4f) & ", mdsd_block_case_name(&rows[i].c), desc,
                     pol->depth, rows[i].r.tau, rows[i].r.se);
         else
             fprintf(f, "| %s | %s | %s | %zu | %.4f (%.4f) | ", rows[i].dump,
-                    mdsd_verifier_name(rows[i].c.v), desc, pol->depth, rows[i].r.tau,
+                    mdsd_block_case_name(&rows[i].c), desc, pol->depth, rows[i].r.tau,
                     rows[i].r.se);
         for (size_t d = 1; d <= pol->depth; d++)
             fprintf(f, d > 1 ? " %.3f" : "%.3f", rows[i].r.rate[d]);
@@ -538,23 +569,17 @@ static size_t default_verifiers(const mdsd_policy *pol, mdsd_verifier_kind *out)
     return k;
 }
 
-/* Whether verifier v runs at every node of pol (its scheme at the root's n;
- * seq nodes further down have fewer drafts, which every iid verifier takes). */
-static int case_applies(mdsd_verifier_kind v, const mdsd_policy *pol)
+/* Whether the case's verifier runs on its policy (a token-level one: its
+ * scheme at the root's n; seq nodes further down have fewer drafts, which
+ * every iid verifier takes). */
+static int case_applies(const mdsd_block_case *c)
 {
-    size_t n = pol->kind == MDSD_POLICY_SEQ ? pol->sequences : pol->width[0];
-    double q[2] = {0.5, 0.5};
-    mdsd_scheme s = {pol->kind == MDSD_POLICY_SEQ ? MDSD_SCHEME_IID : pol->scheme, n, 2, q, NULL};
-    if (v == MDSD_VERIFIER_SD && n != 1)
-        return 0;
-    s.V = 2;
     mdsd_err e;
-    int rc = mdsd_verifier_check(v, &s, &e);
-    return rc != MDSD_EUNSUPPORTED;
+    return mdsd_block_case_check(c, &e) != MDSD_EUNSUPPORTED;
 }
 
 static int dump_cases(const block_opts *o, const mdsd_tree_dump *t, mdsd_block_case *cases,
-                      size_t *ncases, const mdsd_verifier_kind *vlist, size_t nv)
+                      size_t *ncases, const mdsd_block_case *vlist, size_t nv)
 {
     size_t Ls[MDSD_BLOCK_MAX_DEPTH], nL = 0, Ks[MDSD_BLOCK_MAX_DEPTH], nK = 0;
     if (o->depth_spec) {
@@ -581,9 +606,12 @@ static int dump_cases(const block_opts *o, const mdsd_tree_dump *t, mdsd_block_c
         Ks[nK++] = 0;
     }
     mdsd_verifier_kind defaults[8];
+    mdsd_block_case dv[8] = {{0}};
     if (!nv) {
         nv = default_verifiers(&t->pol, defaults);
-        vlist = defaults;
+        for (size_t k = 0; k < nv; k++)
+            dv[k].v = defaults[k];
+        vlist = dv;
     }
     size_t n = 0;
     for (size_t iv = 0; iv < nv; iv++)
@@ -593,11 +621,10 @@ static int dump_cases(const block_opts *o, const mdsd_tree_dump *t, mdsd_block_c
                 pol.depth = Ls[il];
                 if (pol.kind == MDSD_POLICY_SEQ)
                     pol.sequences = Ks[ik];
-                if (!case_applies(vlist[iv], &pol))
-                    continue;
-                cases[n].v = vlist[iv];
+                cases[n] = vlist[iv];
                 cases[n].pol = pol;
-                n++;
+                if (case_applies(&cases[n]))
+                    n++;
             }
     *ncases = n;
     return 0;
@@ -693,7 +720,7 @@ static char *join_units(const char *header, char **text, const size_t *len, size
 
 /* mdsd block DUMP... --shard I/N -o FILE (and MPI ranks): each dump's trees
  * of the shard, summarised per sample; checkpointed per dump. */
-static int run_shard(const block_opts *o, const mdsd_verifier_kind *vlist, size_t nv, int *usage,
+static int run_shard(const block_opts *o, const mdsd_block_case *vlist, size_t nv, int *usage,
                      mdsd_err *err)
 {
     char partial_path[4300], lock_path[4300], what[4300];
@@ -769,7 +796,7 @@ static int run_shard(const block_opts *o, const mdsd_verifier_kind *vlist, size_
             break;
         size_t tb, te;
         mdsd_tree_dump_shard_trees(t, o->shard, o->shards, &tb, &te);
-        mdsd_block_case cases[MDSD_VERIFIER_COUNT * MDSD_BLOCK_MAX_DEPTH * 8];
+        mdsd_block_case cases[MDSD_BLOCK_CASE_VERIFIERS * MDSD_BLOCK_MAX_DEPTH * 8];
         size_t nc = 0;
         if (dump_cases(o, t, cases, &nc, vlist, nv)) {
             *usage = 1;
@@ -842,14 +869,14 @@ static int run_dumps(const block_opts *o)
         o->simulate || o->optimal || o->json)
         return cli_usage_error("block", "with tree dumps: --verifiers, --sequences, --depth, "
                                "--cost, -o, --markdown, --latex, --threads only");
-    mdsd_verifier_kind vlist[MDSD_VERIFIER_COUNT];
+    mdsd_block_case vlist[MDSD_BLOCK_CASE_VERIFIERS] = {{0}};
     size_t nv = 0;
     if (o->verifiers) {
         char buf[512];
         snprintf(buf, sizeof buf, "%s", o->verifiers);
         for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
              tok = strtok_r(NULL, ",", &save)) {
-            if (nv == MDSD_VERIFIER_COUNT || mdsd_verifier_parse(tok, &vlist[nv++], &err))
+            if (nv == MDSD_BLOCK_CASE_VERIFIERS || mdsd_block_case_parse(tok, &vlist[nv++], &err))
                 return cli_usage_error("block", "--verifiers %s: %s", o->verifiers,
                                        err.msg[0] ? err.msg : "too many");
         }
@@ -947,7 +974,7 @@ static int run_dumps(const block_opts *o)
         mdsd_tree_dump *t;
         if ((rc = mdsd_tree_dump_open(o->dumps[i], &t, &err)))
             break;
-        mdsd_block_case cases[MDSD_VERIFIER_COUNT * MDSD_BLOCK_MAX_DEPTH * 8];
+        mdsd_block_case cases[MDSD_BLOCK_CASE_VERIFIERS * MDSD_BLOCK_MAX_DEPTH * 8];
         size_t nc = 0;
         if (dump_cases(o, t, cases, &nc, vlist, nv)) {
             usage = 1;
@@ -988,6 +1015,7 @@ static int run_dumps(const block_opts *o)
                 int same = units[i].count == nc;
                 for (size_t c = 0; same && c < nc; c++)
                     same = units[i].cases[c].v == cases[c].v &&
+                           units[i].cases[c].block == cases[c].block &&
                            units[i].cases[c].pol.depth == cases[c].pol.depth &&
                            units[i].cases[c].pol.sequences ==
                                (cases[c].pol.kind == MDSD_POLICY_SEQ ? cases[c].pol.sequences : 0);
@@ -1175,6 +1203,13 @@ int cmd_block(int argc, char **argv)
         return cli_usage_error("block", "--resume and --discard-partial are for tree dumps");
     if (!o.verifier)
         return cli_usage_error("block", "missing --verifier");
+    if (!strcmp(o.verifier, "optimal"))
+        return cli_usage_error("block", "-v optimal names no class: give -v optimal-token (the "
+                               "best token-level verifier) or -v optimal-block (the best lossless "
+                               "verifier that sees the whole draft)");
+    if ((!strcmp(o.verifier, "optimal-token") || !strcmp(o.verifier, "otm-tiebreak") ||
+         !strcmp(o.verifier, "optimal-block")) && o.trials)
+        return cli_usage_error("block", "-v %s is computed exactly: drop --trials", o.verifier);
     if (o.tree && (o.sequences || o.depth))
         return cli_usage_error("block", "--tree excludes --sequences and --depth");
     if (!o.tree && (!o.sequences || !o.depth))
