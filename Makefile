@@ -358,8 +358,10 @@ papers: all
 	PYTHONPATH=src/python MDSD_LIBRARY=$(CURDIR)/build/release/$(SONAME) /usr/bin/python3 papers/spechub/theorems.py
 	papers/khisti/run.sh
 	PYTHONPATH=src/python MDSD_LIBRARY=$(CURDIR)/build/release/$(SONAME) /usr/bin/python3 papers/khisti/remark4.py 1000
+	PYTHONPATH=src/python MDSD_LIBRARY=$(CURDIR)/build/release/$(SONAME) /usr/bin/python3 papers/khisti/remark4_stability.py 1000 10
 	PYTHONPATH=src/python MDSD_LIBRARY=$(CURDIR)/build/release/$(SONAME) /usr/bin/python3 papers/khisti/binary.py
 	papers/hu/run.sh
 	papers/hu/cps_vs_wor_positions.sh
+	PYTHONPATH=src/python MDSD_LIBRARY=$(CURDIR)/build/release/$(SONAME) /usr/bin/python3 papers/hu/wor_search.py --restarts 30 --steps 30 --exact-max-V 9 -o - 2>/dev/null
 	papers/block/run.sh
 	/usr/bin/python3 papers/check_numbers.py

@@ -201,3 +201,90 @@ Test(report, markdown_and_latex_tables)
     cr_assert(strstr(buf, "\\begin{tabular}{llcc}") && strstr(buf, "$\\alpha^*$"), "%s", buf);
     free(buf);
 }
+
+/* ---- paired differences (mdsd report --paired) ---------------------------- */
+
+/* Random per-position tables (two groups, clusters of random sizes, one
+ * column pair): the library's difference and s.e. against the two-pass CR1
+ * reference on the stored differences. */
+Test(report, paired_differences_match_a_two_pass_reference)
+{
+    gsl_rng *r = mdsd_rng_alloc(29);
+    for (int trial = 0; trial < 20; trial++) {
+        size_t N[2] = {30 + gsl_rng_uniform_int(r, 200), 30 + gsl_rng_uniform_int(r, 200)};
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&text, &len);
+        fputs("dump,temperature,row,sample,position,rate_x_n2,rate_y_n2\n", f);
+        double *d[2];
+        long long *id[2];
+        for (int g = 0; g < 2; g++) {
+            d[g] = malloc(N[g] * sizeof *d[g]);
+            id[g] = malloc(N[g] * sizeof *id[g]);
+            long long s = 0;
+            for (size_t i = 0; i < N[g]; i++) {
+                if (i > 0 && gsl_rng_uniform(r) < 0.1)
+                    s += 1 + (long long)gsl_rng_uniform_int(r, 3);
+                double x = gsl_rng_uniform(r), y = 0.5 * x + 0.5 * gsl_rng_uniform(r);
+                /* the values as written, so the reference sees what the reader sees */
+                char xs[32], ys[32];
+                snprintf(xs, sizeof xs, "%.17g", x);
+                snprintf(ys, sizeof ys, "%.17g", y);
+                d[g][i] = strtod(xs, NULL) - strtod(ys, NULL);
+                id[g][i] = s;
+                fprintf(f, "t.h5,%s,%zu,%lld,%zu,%s,%s\n", g ? "0.3" : "0.7", i, s, i, xs, ys);
+            }
+        }
+        fclose(f);
+        FILE *in = fmemopen(text, len, "rb");
+        mdsd_csv *t = NULL;
+        cr_assert_eq(mdsd_csv_read_stream(in, "mem.csv", &t, NULL), MDSD_OK);
+        fclose(in);
+        int ca = mdsd_csv_col(t, "rate_x_n2"), cb = mdsd_csv_col(t, "rate_y_n2");
+        mdsd_report_paired_row *rows = NULL;
+        size_t count = 0;
+        cr_assert_eq(mdsd_report_paired(t, &ca, &cb, 1, &rows, &count, NULL), MDSD_OK);
+        cr_assert_eq(count, 2);
+        for (int g = 0; g < 2; g++) {
+            double mean = 0;
+            for (size_t i = 0; i < N[g]; i++)
+                mean += d[g][i] / (double)N[g];
+            double se = cr1_reference(d[g], id[g], N[g]);
+            cr_assert_float_eq(rows[g].diff, mean, 1e-13, "group %d: %.17g vs %.17g", g, rows[g].diff, mean);
+            cr_assert(fabs(rows[g].se - se) <= 1e-12 * se, "group %d: s.e. %.17g vs %.17g", g, rows[g].se, se);
+            cr_assert_eq(rows[g].positions, N[g]);
+            cr_assert_eq(rows[g].temperature, g ? 0.3 : 0.7);
+            free(d[g]), free(id[g]);
+        }
+        free(rows);
+        mdsd_csv_free(t);
+        free(text);
+    }
+    gsl_rng_free(r);
+}
+
+/* End to end: `mdsd report --paired` on the per-position file of a table job
+ * reproduces the results CSV's gap and gap_stderr (computed by the job's own
+ * accumulators) for verifier - alpha* of its scheme. */
+Test(report, paired_cli_reproduces_the_gap_column)
+{
+    char *out = NULL, cmd[2048];
+    const char *m = test_mdsd_bin();
+    snprintf(cmd, sizeof cmd,
+             "d=$(mktemp -d) && cd $d && %s toy --family zipf --vocab 64 --positions 60 --samples 6 "
+             "--seed 4 -o t.h5 >/dev/null 2>&1 && %s table t.h5 -t 0.7,1 -d 2,3 -s iid,wor -v rrs,rrsw "
+             "-o r.csv --per-position p.csv >/dev/null 2>&1 && %s report p.csv --paired "
+             "rate_rrs:alpha_star_iid,rate_rrsw:alpha_star_wor --csv -o q.csv && "
+             "awk -F, 'NR > 1 && $8 != \"\" { g[$1 \",\" $2 \",\" $3 \",\" $5] = $8 \" \" $9 } "
+             "END { while ((getline l < \"q.csv\") > 0) { split(l, f, \",\"); if (f[3] == \"a\") continue; "
+             "n = substr(f[3], match(f[3], /_n[0-9]+$/) + 2); v = f[3]; sub(/^rate_/, \"\", v); "
+             "sub(/_n[0-9]+$/, \"\", v); split(g[f[1] \",\" f[2] \",\" n \",\" v], e, \" \"); "
+             "dd = f[5] - e[1]; ds = f[6] - e[2]; if (dd < 0) dd = -dd; if (ds < 0) ds = -ds; "
+             "if (e[2] == \"\" || dd > 1e-9 || ds > 1e-9 * e[2] + 1e-12) { print \"MISMATCH\", l, e[1], e[2]; bad = 1 } "
+             "k++ } print k, \"pairs\"; exit bad }' r.csv; rc=$?; rm -rf $d; exit $rc",
+             m, m, m);
+    int rc = test_run_shell(cmd, &out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert(strstr(out, "8 pairs"), "%s", out); /* 2 T x 2 n x 2 pairs */
+    free(out);
+}

@@ -2,7 +2,8 @@
 # SpecHub (Sun et al., EMNLP 2024) with the toolkit: the section 3.2/4 example (Fig. 5, 6),
 # Algorithm 3 as printed, Table 4 (App. D toy pairs) under the stated construction and
 # under Gaussian logits, and Tables 1-3 / Fig. 9 analogues on the shipped dump.
-# Writes papers/spechub/{example.md, table4.csv, table4.md, dump.csv, dump.md, fig9.png}.
+# Writes papers/spechub/{example.md, table4.csv, table4.md, dump.csv, dump.md, paired.csv,
+# paired.md, fig9.png}.
 cd "$(dirname "$0")/../.."
 . papers/lib.sh
 OUT=papers/spechub
@@ -97,11 +98,18 @@ done
 # JF68m / JF160m drafting Llama-2-7B.
 note "spechub: per-draft acceptance on data/kjv-ngram.h5"
 "$MDSD" table data/kjv-ngram.h5 --draft-model kn2,kn3 -o $TMP/d2.csv -t 0.05,0.3,0.6,1.0 -d 2 \
-  -s iid,wor,hub -v rrs,rrsw,spechub --trials 1000 --seed 1 2> /dev/null
+  -s iid,wor,hub -v rrs,rrsw,spechub --trials 1000 --seed 1 --per-position $TMP/d2-positions.csv 2> /dev/null
 "$MDSD" table data/kjv-ngram.h5 --draft-model kn2,kn3 -o $TMP/d10.csv -t 1.0 -d 10 \
   -s iid,wor -v rrs,rrsw --trials 200 --seed 1 2> /dev/null
 csv_cat $OUT/dump.csv $TMP/d2.csv $TMP/d10.csv   # rectangular: per_draft_1..10
 /usr/bin/python3 $OUT/dump_tables.py $OUT/dump.csv > $OUT/dump.md
+# the orderings the README states, paired over the same positions (s.e. clustered by sample)
+"$MDSD" report $TMP/d2-positions.csv --paired rate_spechub:rate_rrsw,rate_rrsw:rate_rrs,rate_spechub:rate_rrs \
+  --csv -o $TMP/paired.csv
+mv $TMP/paired.csv $OUT/paired.csv
+{ echo "# Paired differences on the shipped dump, n = 2 (papers/spechub/run.sh)"; echo
+  "$MDSD" report $TMP/d2-positions.csv --paired rate_spechub:rate_rrsw,rate_rrsw:rate_rrs,rate_spechub:rate_rrs \
+    | sed 1,2d; } > $OUT/paired.md
 awk -F, 'NR > 1 && $2 == 1 && $3 == 10 && $1 ~ /kn2/ && ($5 == "rrs" || $5 == "rrsw") {
            for (j = 1; j <= 10; j++) v[$5, j] = $(13 + j) }
          NR > 1 && $2 == 1 && $3 == 2 && $1 ~ /kn2/ && $5 == "spechub" { s1 = $14; s2 = $15 }

@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "cli.h"
+#include "csv.h"
+#include "outfile.h"
 #include "provenance.h"
 
 static const char usage_text[] =
@@ -30,13 +32,22 @@ static const char usage_text[] =
     "      --dumps LIST        keep these dump columns, in this order\n"
     "      --is-top S          mark is cells as truncated (default: from the\n"
     "                          provenance file, else none)\n"
+    "      --paired LIST       read RESULTS.csv as the per-position CSV of `mdsd\n"
+    "                          table --per-position` instead, and give for each\n"
+    "                          A:B of LIST the paired difference A - B over the\n"
+    "                          same positions (s.e. clustered by sample) per dump\n"
+    "                          and temperature; A, B are column names, or stems\n"
+    "                          without _n<N> (rate_rrsw:rate_rrs,\n"
+    "                          alpha_star_wor:alpha_star_iid) for every n present\n"
+    "      --csv               with --paired: CSV (dump,temperature,a,b,difference,\n"
+    "                          stderr,z,significance,positions,samples)\n"
     "  -h, --help              this help\n\n"
     "The --is-top and trials of the job come from RESULTS.csv.provenance.json when\n"
     "it exists; the output starts with a comment line naming it, and with -o a\n"
     "FILE.provenance.json is written that embeds it.\n";
 
 enum { OPT_MARKDOWN = CLI_OPT_COMMAND, OPT_LATEX, OPT_STANDALONE, OPT_LAYOUT, OPT_LABEL, OPT_DUMPS,
-       OPT_IS_TOP };
+       OPT_IS_TOP, OPT_PAIRED, OPT_CSV };
 
 #define MAX_ITEMS 64
 
@@ -47,8 +58,8 @@ typedef struct {
 } name_list;
 
 typedef struct {
-    const char *csv, *output, *label_prefix;
-    bool latex, standalone, is_top_given;
+    const char *csv, *output, *label_prefix, *paired;
+    bool latex, standalone, is_top_given, csv_out, layout_given;
     size_t is_top;
     mdsd_report_layout layout;
     name_list temperatures, drafts, schemes, methods, dumps;
@@ -218,6 +229,105 @@ static int read_rows(const report_opts *o, mdsd_report_row **rows_out, size_t *c
     return rc;
 }
 
+/* --paired LIST: A:B,C:D,... with non-empty names. */
+static int check_pairs(const char *list)
+{
+    const char *p = list;
+    do {
+        size_t len = strcspn(p, ","), colon = strcspn(p, ":");
+        if (len == 0 || colon == 0 || colon >= len - 1 || memchr(p + colon + 1, ':', len - colon - 1))
+            return cli_usage_error("report", "--paired: '%.*s' is not A:B (two column names)", (int)len, p);
+        p += len;
+    } while (*p++ == ',');
+    return 0;
+}
+
+/* Columns of pair A:B: both names as given, else every N with columns A_n<N>
+ * and B_n<N>, in the file's column order. */
+static int resolve_pair(const mdsd_csv *t, const char *a, const char *b, int *ca, int *cb, size_t *n,
+                        size_t cap, mdsd_err *err)
+{
+    int ia = mdsd_csv_col(t, a), ib = mdsd_csv_col(t, b);
+    size_t before = *n;
+    if (ia >= 0 && ib >= 0 && *n < cap) {
+        ca[*n] = ia, cb[(*n)++] = ib;
+        return MDSD_OK;
+    }
+    size_t la = strlen(a);
+    for (size_t c = 0; c < t->n_cols && *n < cap; c++) {
+        const char *h = t->header[c], *suffix = h + la;
+        if (strncmp(h, a, la) || strncmp(suffix, "_n", 2) || !suffix[2] ||
+            strspn(suffix + 2, "0123456789") != strlen(suffix + 2))
+            continue;
+        char name[512];
+        snprintf(name, sizeof name, "%s%s", b, suffix);
+        if ((ib = mdsd_csv_col(t, name)) >= 0)
+            ca[*n] = (int)c, cb[(*n)++] = ib;
+    }
+    if (*n == before)
+        return mdsd_fail(err, MDSD_EINVAL, "%s: no columns %s and %s (nor %s_n<N> and %s_n<N> for one N)",
+                         t->path, a, b, a, b);
+    return MDSD_OK;
+}
+
+/* mdsd report --paired: paired differences from a per-position CSV. */
+static int run_paired(const report_opts *o, const char *provenance_note, mdsd_err *err)
+{
+    mdsd_csv *t = NULL;
+    int rc = mdsd_csv_read(o->csv, &t, err);
+    if (rc != MDSD_OK)
+        return rc;
+    size_t cap = 4 * t->n_cols + 1, n = 0;
+    int *ca = malloc(cap * sizeof *ca), *cb = malloc(cap * sizeof *cb);
+    char *list = strdup(o->paired);
+    if (!ca || !cb || !list)
+        rc = mdsd_fail(err, MDSD_ENOMEM, "out of memory");
+    char *save = NULL;
+    for (char *tok = rc ? NULL : strtok_r(list, ",", &save); tok && rc == MDSD_OK; tok = strtok_r(NULL, ",", &save)) {
+        char *colon = strchr(tok, ':');
+        *colon = '\0';
+        rc = resolve_pair(t, tok, colon + 1, ca, cb, &n, cap, err);
+    }
+    mdsd_report_paired_row *rows = NULL;
+    size_t count = 0;
+    if (rc == MDSD_OK)
+        rc = mdsd_report_paired(t, ca, cb, n, &rows, &count, err);
+    if (rc == MDSD_OK) {
+        mdsd_outfile out = {0};
+        FILE *f = stdout;
+        if (o->output && (rc = mdsd_outfile_open(&out, o->output, err)) == MDSD_OK)
+            f = out.f;
+        if (rc == MDSD_OK) {
+            if (o->csv_out)
+                mdsd_report_paired_csv(f, rows, count);
+            else
+                mdsd_report_paired_markdown(f, rows, count, provenance_note);
+            rc = o->output ? mdsd_outfile_commit(&out, err)
+                 : fflush(stdout) == 0 ? MDSD_OK : mdsd_fail(err, MDSD_EIO, "error writing the table");
+        }
+    }
+    free(rows);
+    free(list);
+    free(ca);
+    free(cb);
+    mdsd_csv_free(t);
+    return rc;
+}
+
+/* Before any work: neither the output nor its provenance file may be the
+ * input or the input's provenance file. */
+static int check_output(const report_opts *o, mdsd_err *err)
+{
+    if (!o->output)
+        return MDSD_OK;
+    char in_prov[4200], out_prov[4200];
+    mdsd_provenance_path(o->csv, in_prov, sizeof in_prov);
+    mdsd_provenance_path(o->output, out_prov, sizeof out_prov);
+    const char *inputs[] = {o->csv, in_prov};
+    int rc = mdsd_output_check(o->output, inputs, 2, err);
+    return rc ? rc : mdsd_output_check(out_prov, inputs, 2, err);
+}
+
 static int parse_args(int argc, char **argv, report_opts *o)
 {
     static const struct option longopts[] = {
@@ -227,6 +337,7 @@ static int parse_args(int argc, char **argv, report_opts *o)
         {"temperatures", required_argument, NULL, 't'}, {"drafts", required_argument, NULL, 'd'},
         {"schemes", required_argument, NULL, 's'},      {"methods", required_argument, NULL, 'm'},
         {"dumps", required_argument, NULL, OPT_DUMPS},  {"is-top", required_argument, NULL, OPT_IS_TOP},
+        {"paired", required_argument, NULL, OPT_PAIRED}, {"csv", no_argument, NULL, OPT_CSV},
         {"help", no_argument, NULL, 'h'},               {0, 0, 0, 0}};
     int opt;
     while ((opt = getopt_long(argc, argv, "o:t:d:s:m:h", longopts, NULL)) != -1) {
@@ -236,7 +347,10 @@ static int parse_args(int argc, char **argv, report_opts *o)
         case OPT_MARKDOWN: o->latex = false; break;
         case OPT_LATEX: o->latex = true; break;
         case OPT_STANDALONE: o->standalone = true; break;
-        case OPT_LAYOUT: bad = cli_parse_layout(optarg, "report", &o->layout); break;
+        case OPT_LAYOUT:
+            bad = cli_parse_layout(optarg, "report", &o->layout);
+            o->layout_given = true;
+            break;
         case OPT_LABEL: o->label_prefix = optarg; break;
         case 't': bad = split(optarg, "--temperatures", &o->temperatures) ||
                         check_numbers(&o->temperatures, "--temperatures"); break;
@@ -248,6 +362,8 @@ static int parse_args(int argc, char **argv, report_opts *o)
             bad = cli_parse_size(optarg, "--is-top", "report", &o->is_top);
             o->is_top_given = true;
             break;
+        case OPT_PAIRED: o->paired = optarg; bad = check_pairs(optarg); break;
+        case OPT_CSV: o->csv_out = true; break;
         case 'h': fputs(usage_text, stdout); return 1;
         default: cli_usage_error("report", "unrecognised option"); return -1;
         }
@@ -260,6 +376,16 @@ static int parse_args(int argc, char **argv, report_opts *o)
     }
     if (o->standalone && !o->latex) {
         cli_usage_error("report", "--standalone needs --latex");
+        return -1;
+    }
+    if (o->csv_out && !o->paired) {
+        cli_usage_error("report", "--csv needs --paired");
+        return -1;
+    }
+    if (o->paired && (o->latex || o->layout_given || o->label_prefix || o->is_top_given ||
+                      o->temperatures.count || o->drafts.count || o->schemes.count ||
+                      o->methods.count || o->dumps.count)) {
+        cli_usage_error("report", "--paired takes only -o, --markdown and --csv");
         return -1;
     }
     o->csv = argv[optind];
@@ -288,12 +414,20 @@ int cmd_report(int argc, char **argv)
     mdsd_report_row *rows = NULL;
     size_t count = 0;
     char *prov = NULL, note[4400];
-    int rc = mdsd_provenance_read(o.csv, &prov, &err);
+    int rc = check_output(&o, &err);
     if (rc == MDSD_OK)
+        rc = mdsd_provenance_read(o.csv, &prov, &err);
+    if (rc == MDSD_OK && o.paired) {
+        char side[4200];
+        mdsd_provenance_path(o.csv, side, sizeof side);
+        snprintf(note, sizeof note, "paired differences by mdsd report %s from %s; how it was made: %s",
+                 MDSD_VERSION, o.csv, prov ? side : "no provenance file");
+        rc = run_paired(&o, note, &err);
+    } else if (rc == MDSD_OK)
         rc = read_rows(&o, &rows, &count, &err);
-    if (rc == MDSD_OK)
+    if (rc == MDSD_OK && !o.paired)
         mdsd_report_note_one_sample(stderr, "mdsd report", rows, count);
-    if (rc == MDSD_OK) {
+    if (rc == MDSD_OK && !o.paired) {
         mdsd_report_style style;
         mdsd_report_style_init(&style);
         style.layout = o.layout;

@@ -33,9 +33,9 @@
  * The scan minimises p(H_i) - Q(H_i) by branch and bound over prefixes: on
  * [a, b] with Q(H_a), Q(H_b) known, Q(H_i) <= the chord in the q-mass
  * coordinate (Q is q-convex along any chain - Hu's Theorem 5 structure,
- * checked for the sequential Q in exact rational arithmetic on random
- * instances, and the same property that makes sort-and-scan valid for wor;
- * Hu et al. prove it for their generating function only). Along the q/p
+ * proved for the sequential Q in MATH.md §2.4, and the same property that
+ * makes sort-and-scan valid for wor; Hu et al. prove it for their generating
+ * function only). Along the q/p
  * order p(H_i) is convex in the same coordinate, so the bound's minimum over
  * the interval is found by bisection. An interval whose bound cannot beat the
  * best value found (minus tol) is dropped; otherwise Q is evaluated inside it

@@ -7,6 +7,7 @@
 
 #include <gsl/gsl_cdf.h>
 
+#include "cluster.h"
 #include "csv.h"
 
 /* Gaps this small are solver tolerance, not a difference: alpha* and the
@@ -548,4 +549,172 @@ void mdsd_report_latex(FILE *out, const mdsd_report_row *rows, size_t count)
     mdsd_report_style s;
     mdsd_report_style_init(&s);
     render(out, rows, count, STYLE_LATEX, &s);
+}
+
+/* ---- paired differences ----------------------------------------------------- */
+
+typedef struct {
+    const mdsd_csv *t;
+    const int *ca, *cb;
+    size_t pairs;
+    mdsd_cluster_stats *acc;  /* [pairs] the open group's differences */
+    mdsd_report_paired_row *rows;
+    size_t count, cap;
+} paired_job;
+
+/* Closes the open group (dump, T): one row per pair. */
+static int paired_flush(paired_job *j, const char *dump, double T, mdsd_err *err)
+{
+    if (j->count + j->pairs > j->cap) {
+        size_t cap = 2 * j->cap + j->pairs;
+        mdsd_report_paired_row *g = realloc(j->rows, cap * sizeof *g);
+        if (!g)
+            return mdsd_fail(err, MDSD_ENOMEM, "out of memory");
+        j->rows = g, j->cap = cap;
+    }
+    for (size_t k = 0; k < j->pairs; k++)
+        j->rows[j->count++] = (mdsd_report_paired_row){
+            dump, T, j->t->header[j->ca[k]], j->t->header[j->cb[k]], mdsd_cluster_mean(&j->acc[k]),
+            mdsd_cluster_stderr(&j->acc[k]), (size_t)mdsd_cluster_count(&j->acc[k]),
+            (size_t)mdsd_cluster_groups(&j->acc[k])};
+    return MDSD_OK;
+}
+
+/* Row r's sample id (an integer >= 0) and its values a - b into the group. */
+static int paired_add(paired_job *j, size_t r, int c_sample, long long *sample, mdsd_err *err)
+{
+    const char *s = mdsd_csv_cell(j->t, r, c_sample);
+    char *end;
+    long long id = strtoll(s, &end, 10);
+    if (end == s || *end || id < 0)
+        return mdsd_fail(err, MDSD_EFORMAT, "%s, line %zu, column sample: '%s' is not a sample id",
+                         j->t->path, j->t->line[r], s);
+    if (id < *sample)
+        return mdsd_fail(err, MDSD_EFORMAT, "%s, line %zu: sample %lld after sample %lld (the rows "
+                         "of a sample must be contiguous, samples in increasing order)",
+                         j->t->path, j->t->line[r], id, *sample);
+    *sample = id;
+    for (size_t k = 0; k < j->pairs; k++) {
+        double x, y;
+        int rc = mdsd_csv_number(j->t, r, j->ca[k], &x, err);
+        if (rc == MDSD_OK)
+            rc = mdsd_csv_number(j->t, r, j->cb[k], &y, err);
+        if (rc != MDSD_OK)
+            return rc;
+        if (!isfinite(x) || !isfinite(y))
+            return mdsd_fail(err, MDSD_EFORMAT, "%s, line %zu, column %s: %s", j->t->path, j->t->line[r],
+                             j->t->header[isfinite(x) ? j->cb[k] : j->ca[k]],
+                             "an empty or non-finite value");
+        mdsd_cluster_add(&j->acc[k], id, x - y);
+    }
+    return MDSD_OK;
+}
+
+int mdsd_report_paired(const mdsd_csv *t, const int *col_a, const int *col_b, size_t pairs,
+                       mdsd_report_paired_row **rows, size_t *count, mdsd_err *err)
+{
+    int c_dump = mdsd_csv_col(t, "dump"), c_T = mdsd_csv_col(t, "temperature"),
+        c_sample = mdsd_csv_col(t, "sample");
+    if (c_dump < 0 || c_T < 0 || c_sample < 0)
+        return mdsd_fail(err, MDSD_EFORMAT, "%s: not a per-position CSV of mdsd table (it needs the "
+                         "columns dump, temperature and sample)", t->path);
+    if (t->n_rows == 0)
+        return mdsd_fail(err, MDSD_EFORMAT, "%s: no data rows", t->path);
+    paired_job j = {t, col_a, col_b, pairs, calloc(pairs ? pairs : 1, sizeof *j.acc), NULL, 0, 0};
+    if (!j.acc)
+        return mdsd_fail(err, MDSD_ENOMEM, "out of memory");
+    int rc = MDSD_OK;
+    const char *dump = NULL;
+    double T = NAN;
+    long long sample = -1;
+    size_t group_start = 0; /* first row of the open group */
+    for (size_t r = 0; rc == MDSD_OK && r < t->n_rows; r++) {
+        const char *d = mdsd_csv_cell(t, r, c_dump);
+        double x;
+        if ((rc = mdsd_csv_number(t, r, c_T, &x, err)) != MDSD_OK)
+            break;
+        if (!isfinite(x)) {
+            rc = mdsd_fail(err, MDSD_EFORMAT, "%s, line %zu, column temperature: an empty or "
+                           "non-finite value", t->path, t->line[r]);
+            break;
+        }
+        if (!dump || strcmp(d, dump) || x != T) {
+            if (dump && (rc = paired_flush(&j, dump, T, err)) != MDSD_OK)
+                break;
+            for (size_t q = 0; q < group_start && rc == MDSD_OK; q++) /* a group seen before */
+                if (!strcmp(mdsd_csv_cell(t, q, c_dump), d) && strtod(mdsd_csv_cell(t, q, c_T), NULL) == x)
+                    rc = mdsd_fail(err, MDSD_EFORMAT, "%s, line %zu: the rows of dump '%s' at "
+                                   "temperature %g are not contiguous (also at line %zu)",
+                                   t->path, t->line[r], d, x, t->line[q]);
+            dump = d, T = x, sample = -1, group_start = r;
+            for (size_t k = 0; k < pairs; k++)
+                mdsd_cluster_init(&j.acc[k]);
+        }
+        if (rc == MDSD_OK)
+            rc = paired_add(&j, r, c_sample, &sample, err);
+    }
+    if (rc == MDSD_OK)
+        rc = paired_flush(&j, dump, T, err);
+    free(j.acc);
+    if (rc != MDSD_OK) {
+        free(j.rows);
+        return rc;
+    }
+    *rows = j.rows;
+    *count = j.count;
+    return MDSD_OK;
+}
+
+static double paired_z(const mdsd_report_paired_row *r)
+{
+    return r->se > 0 ? r->diff / r->se : NAN;
+}
+
+void mdsd_report_paired_csv(FILE *out, const mdsd_report_paired_row *rows, size_t count)
+{
+    fputs("dump,temperature,a,b,difference,stderr,z,significance,positions,samples\n", out);
+    for (size_t i = 0; i < count; i++) {
+        const mdsd_report_paired_row *r = &rows[i];
+        mdsd_csv_write_field(out, r->dump);
+        fprintf(out, ",%.10g,", r->temperature);
+        mdsd_csv_write_field(out, r->a);
+        fputc(',', out);
+        mdsd_csv_write_field(out, r->b);
+        csv_number(out, r->diff);
+        csv_number(out, r->se);
+        csv_number(out, paired_z(r));
+        fprintf(out, ",%s,%zu,%zu\n", mdsd_report_significance(r->diff, r->se, r->samples), r->positions,
+                r->samples);
+    }
+}
+
+void mdsd_report_paired_markdown(FILE *out, const mdsd_report_paired_row *rows, size_t count,
+                                 const char *provenance)
+{
+    if (provenance)
+        fprintf(out, "<!-- %s -->\n\n", provenance);
+    fputs("Paired differences a − b over the same positions (mean ± s.e. clustered by sample; "
+          "z = difference / s.e.; * p<0.05, ** p<0.01, *** p<0.001, two-sided t test with "
+          "samples − 1 degrees of freedom)\n\n"
+          "| dump | T | a | b | a − b | z | positions | samples |\n"
+          "|---|---:|---|---|---:|---:|---:|---:|\n", out);
+    for (size_t i = 0; i < count; i++) {
+        const mdsd_report_paired_row *r = &rows[i];
+        fputs("| ", out);
+        markdown_escape(out, r->dump);
+        fprintf(out, " | %g | ", r->temperature);
+        markdown_escape(out, r->a);
+        fputs(" | ", out);
+        markdown_escape(out, r->b);
+        double z = paired_z(r);
+        /* 4 decimals as the results tables, more where the s.e. is below them */
+        fprintf(out, r->se >= 5e-5 ? " | %+.4f ± %.4f%s | " : " | %+.3g ± %.2g%s | ", r->diff, r->se,
+                mdsd_report_significance(r->diff, r->se, r->samples));
+        if (isfinite(z))
+            fprintf(out, "%.1f", z);
+        else
+            fputs("–", out);
+        fprintf(out, " | %zu | %zu |\n", r->positions, r->samples);
+    }
+    fputc('\n', out);
 }

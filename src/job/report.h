@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "csv.h"
 #include "err.h"
 
 #define MDSD_REPORT_MAX_DRAFTS 16
@@ -95,5 +96,31 @@ void mdsd_report_latex(FILE *out, const mdsd_report_row *rows, size_t count);
 
 /* s as LaTeX text: \ { } $ & # ^ _ ~ % escaped; bytes >= 0x80 passed on (UTF-8). */
 void mdsd_report_latex_escape(FILE *out, const char *s);
+
+/* ---- paired differences (mdsd report --paired) ----
+ * From the per-position CSV of `mdsd table --per-position` (columns dump,
+ * temperature, sample, then one value column per alpha* and verifier): for
+ * every (dump, temperature) group, in the file's order, and every pair of
+ * columns (a, b), the mean of a - b over the group's positions and its
+ * standard error clustered by sample: the estimator of the results CSV's gap
+ * column, for any two columns measured on the same positions. The rows of a
+ * group must be contiguous and its samples in increasing order; every value
+ * must be a finite number (else an error naming file, line and column).
+ * dump, a and b point into the table: valid while it lives. */
+typedef struct {
+    const char *dump;
+    double temperature;
+    const char *a, *b;    /* column names */
+    double diff, se;      /* mean of a - b; clustered standard error */
+    size_t positions, samples;
+} mdsd_report_paired_row;
+
+int mdsd_report_paired(const mdsd_csv *t, const int *col_a, const int *col_b, size_t pairs,
+                       mdsd_report_paired_row **rows, size_t *count, mdsd_err *err);
+/* CSV columns: dump,temperature,a,b,difference,stderr,z,significance,positions,samples */
+void mdsd_report_paired_csv(FILE *out, const mdsd_report_paired_row *rows, size_t count);
+/* A Markdown table; provenance (may be NULL) said in a comment on top. */
+void mdsd_report_paired_markdown(FILE *out, const mdsd_report_paired_row *rows, size_t count,
+                                 const char *provenance);
 
 #endif

@@ -1,17 +1,21 @@
 /* libFuzzer harness: the results-CSV reader (src/io/csv.c), as `mdsd plot`
- * uses it. The input bytes are read as a stream (fmemopen); a table that is accepted must be rectangular, every cell a
+ * uses it, and the paired differences of `mdsd report --paired` on what it
+ * accepts. The input bytes are read as a stream (fmemopen); a table that is
+ * accepted must be rectangular, every cell a
  * string (NUL-free, as the reader refuses NUL bytes), and every cell either
  * a number or a named error. mdsd_csv_split is fed the first line too.
  *
  *   build: `make fuzz` (every tests/fuzz/fuzz_*.c is linked against the
  *   library sources with clang -fsanitize=fuzzer,address,undefined)
  *   run:   build/fuzz/fuzz_csv -max_total_time=60 */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "csv.h"
+#include "report.h"
 
 static void check_table(const mdsd_csv *t)
 {
@@ -37,6 +41,33 @@ static void check_table(const mdsd_csv *t)
             abort(); /* column names are unique */
 }
 
+/* mdsd report --paired on the table (its last two columns as the pair): a
+ * result has a row per group with finite numbers, a refusal names its problem. */
+static void check_paired(const mdsd_csv *t)
+{
+    if (t->n_cols < 2)
+        return;
+    int a = (int)t->n_cols - 2, b = (int)t->n_cols - 1;
+    mdsd_report_paired_row *rows = NULL;
+    size_t count = 0;
+    mdsd_err err;
+    mdsd_err_clear(&err);
+    if (mdsd_report_paired(t, &a, &b, 1, &rows, &count, &err) != MDSD_OK) {
+        if (err.msg[0] == '\0' || rows)
+            abort();
+        return;
+    }
+    size_t positions = 0;
+    for (size_t i = 0; i < count; i++) {
+        if (!isfinite(rows[i].diff) || !(rows[i].se >= 0) || rows[i].positions == 0)
+            abort();
+        positions += rows[i].positions;
+    }
+    if (count == 0 || positions != t->n_rows)
+        abort(); /* every row lands in one group */
+    free(rows);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     /* fmemopen refuses a size of 0: an empty input is /dev/null */
@@ -50,6 +81,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fclose(f);
     if (rc == MDSD_OK) {
         check_table(t);
+        check_paired(t);
         mdsd_csv_free(t);
     } else if (err.msg[0] == '\0' || t) {
         abort();
