@@ -73,16 +73,33 @@ else
 FLAVOUR_CFLAGS := $(RELEASE_CFLAGS)
 FLAVOUR_LDFLAGS :=
 endif
-# The library's layers (src/README.md); every source sees every layer's headers.
-# src/api is the public layer (src/include/mdsd/*.h) over the others.
-LIB_DIRS := src/core src/verify src/io src/job src/api src/block
-# The theorem-check harness and toy families (src/check) are the CLI's (`mdsd check`,
-# `mdsd toy`) and the tests', not the library's.
-INCLUDES := -Isrc/include -Isrc $(addprefix -I,$(LIB_DIRS)) -Isrc/check -Isrc/cli -Itests
+# The library's layers, lowest first (README, "Layout"): each folder's sources see
+# the public headers (src/include) and the headers of their own layer and those
+# below it only, so an include that reaches up fails to compile. verify and io
+# stand side by side (neither includes the other); src/api is the public layer
+# (src/include/mdsd/*.h) over the others. The theorem-check harness and toy
+# families (src/check) are the CLI's (`mdsd check`, `mdsd toy`) and the tests',
+# not the library's.
+LAYER_core := core
+LAYER_verify := core verify
+LAYER_io := core io
+LAYER_block := core verify io block
+LAYER_job := core verify io block job
+LAYER_api := core verify io block job api
+LAYER_check := core verify io check
+LAYER_cli := core verify io block job api check cli .
+LIB_DIRS := src/core src/verify src/io src/block src/job src/api
+# cli's "." is src itself (src/mdsd.h, the internal umbrella). Tests, benchmarks
+# and fuzz harnesses see everything.
+INCLUDES := -Isrc/include -Isrc $(addprefix -Isrc/,$(LAYER_cli)) -Itests
+# The include flags of one source file: its layer's (src/LAYER/...), else INCLUDES.
+layer_of = $(word 2,$(subst /, ,$(1)))
+includes_for = $(if $(and $(filter src/%,$(1)),$(LAYER_$(call layer_of,$(1)))),\
+  -Isrc/include $(addprefix -Isrc/,$(LAYER_$(call layer_of,$(1)))),$(INCLUDES))
 # Everything is hidden but the public API (MDSD_API in src/include/mdsd/common.h),
 # checked against src/api/libmdsd.map. The user's CFLAGS, CPPFLAGS and LDFLAGS
 # (`make CFLAGS=-O3`) come last, after the flags the build needs.
-ALL_CFLAGS = $(BASE_CFLAGS) $(FLAVOUR_CFLAGS) -fPIC -fvisibility=hidden $(INCLUDES) \
+ALL_CFLAGS = $(BASE_CFLAGS) $(FLAVOUR_CFLAGS) -fPIC -fvisibility=hidden $(call includes_for,$<) \
              $(PKG_CFLAGS) $(CPPFLAGS) $(CFLAGS)
 ALL_LDFLAGS = -fopenmp $(FLAVOUR_LDFLAGS) $(LDFLAGS)
 
@@ -132,20 +149,31 @@ $(LIB): $(LIB_OBJ)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
-$(BIN): $(CLI_OBJ) $(CHECK_OBJ) $(LIB)
+$(BIN): $(CLI_OBJ) $(CHECK_OBJ) $(LIB) $(OUT)/flags
 	$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(CHECK_OBJ) $(LIB) $(PKG_LIBS)
 
-$(TEST_BIN): $(TEST_OBJ) $(CHECK_OBJ) $(LIB)
+$(TEST_BIN): $(TEST_OBJ) $(CHECK_OBJ) $(LIB) $(OUT)/flags
 	$(CC) $(ALL_LDFLAGS) -o $@ $(TEST_OBJ) $(CHECK_OBJ) $(LIB) -lcriterion $(PKG_LIBS)
 
-$(SHLIB): $(LIB_OBJ) $(SHLIB_MAP)
+$(SHLIB): $(LIB_OBJ) $(SHLIB_MAP) $(OUT)/flags
 	@mkdir -p $(@D)
 	$(CC) -shared $(ALL_LDFLAGS) -Wl,-soname,$(SONAME) -Wl,--version-script=$(SHLIB_MAP) \
 	  -Wl,--no-undefined -o $@ $(LIB_OBJ) $(PKG_LIBS)
 	ln -sf $(notdir $@) $(OUT)/$(SONAME)
 	ln -sf $(SONAME) $(OUT)/libmdsd.so
 
-$(OUT)/%.o: %.c
+# The flags are part of the build's inputs: $(OUT)/flags holds the compile and
+# link lines; when they change (make CFLAGS=..., another CC) it is rewritten
+# and every object and binary of the flavour is rebuilt.
+BUILD_FLAGS = $(CC) $(BASE_CFLAGS) $(FLAVOUR_CFLAGS) $(PKG_CFLAGS) $(CPPFLAGS) $(CFLAGS) | $(ALL_LDFLAGS) $(PKG_LIBS)
+$(OUT)/flags: FORCE
+	@mkdir -p $(@D)
+	@printf '%s\n' '$(subst ','\'',$(BUILD_FLAGS))' > $@.new; \
+	if cmp -s $@.new $@; then rm -f $@.new; else mv -f $@.new $@; fi
+.PHONY: FORCE
+FORCE:
+
+$(OUT)/%.o: %.c $(OUT)/flags
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 

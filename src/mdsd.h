@@ -1,4 +1,7 @@
-/* mdsd.h - the whole library: multi-draft speculative decoding, exactly.
+/* mdsd.h - the whole library's internal headers, multi-draft speculative
+ * decoding, exactly: for the CLI, the tests and the benchmarks (the public API
+ * is src/include/mdsd/mdsd.h; the theorem checks and toys, src/check, are not
+ * the library's: check.h, toy.h).
  * Notation (MATH.md): p = target distribution, q = draft distribution,
  * n = number of drafts, V = vocabulary size, D = joint law of the drafts. */
 #ifndef MDSD_H
@@ -13,7 +16,6 @@
 #include "outfile.h"
 #include "scheme.h"
 #include "dump.h"
-#include "toy.h"
 #include "csv.h"
 #include "cluster.h"
 #include "report.h"
@@ -22,11 +24,12 @@
 #include "verifier.h"
 #include "montecarlo.h"
 #include "lp.h"
+#include "lp_export.h"
 #include "bound.h"
 #include "qporder.h"
 #include "subset.h"
 #include "wor_q.h"
-#include "check.h"
 #include "block.h"
+#include <mdsd/block.h>
 
 #endif

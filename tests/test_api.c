@@ -103,12 +103,12 @@ Test(api, null_err_is_accepted_everywhere)
     double temps[] = {1.0};
     size_t counts[] = {2};
     mdsd_scheme_kind schemes[] = {MDSD_SCHEME_IID};
-    mdsd_batch_opts o = {.n_dumps = 1, .dumps = dumps, .n_temperatures = 1,
-                         .temperatures = temps, .n_counts = 1, .draft_counts = counts,
-                         .n_schemes = 1, .schemes = schemes, .seed = 1, .threads = 1,
-                         .output = "build/test-api-out.csv"};
+    mdsd_batch_opts o = {.pub = {.n_dumps = 1, .dumps = dumps, .n_temperatures = 1,
+                                 .temperatures = temps, .n_counts = 1, .draft_counts = counts,
+                                 .n_schemes = 1, .schemes = schemes, .seed = 1, .threads = 1,
+                                 .output = "build/test-api-out.csv"}};
     cr_assert_eq(mdsd_batch_run(&o, NULL, NULL, NULL), MDSD_EIO);
-    o.n_dumps = 0;
+    o.pub.n_dumps = 0;
     cr_assert_neq(mdsd_batch_run(&o, NULL, NULL, NULL), MDSD_OK);
 }
 
@@ -157,10 +157,10 @@ Test(api, every_error_sets_its_own_code_and_message)
     double temps[] = {1.0};
     size_t counts[] = {2};
     mdsd_scheme_kind schemes[] = {MDSD_SCHEME_IID};
-    mdsd_batch_opts o = {.n_dumps = 1, .dumps = dumps, .n_temperatures = 1,
-                         .temperatures = temps, .n_counts = 1, .draft_counts = counts,
-                         .n_schemes = 1, .schemes = schemes, .seed = 1, .threads = 1,
-                         .output = "build/test-api-out.csv"};
+    mdsd_batch_opts o = {.pub = {.n_dumps = 1, .dumps = dumps, .n_temperatures = 1,
+                                 .temperatures = temps, .n_counts = 1, .draft_counts = counts,
+                                 .n_schemes = 1, .schemes = schemes, .seed = 1, .threads = 1,
+                                 .output = "build/test-api-out.csv"}};
     err = stale;
     cr_assert_eq(mdsd_batch_run(&o, NULL, NULL, &err), MDSD_EIO);
     cr_assert_eq(err.code, MDSD_EIO);

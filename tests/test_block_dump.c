@@ -4,7 +4,8 @@
  * wrong drafter); depth 1 on the shipped KJV tree dump agrees with 1 + the
  * flat per-position alpha on the same contexts; results do not depend on the
  * thread count; malformed tree dumps are refused naming file and dataset;
- * the command's CSV. */
+ * the command's CSV; the job from C (mdsd_block_run, mdsd_merge) writes the
+ * CLI's bytes. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,6 +13,9 @@
 
 #include <criterion/criterion.h>
 #include <hdf5.h>
+
+#include <mdsd/block.h>
+#include <stdlib.h>
 
 #include "block.h"
 #include "blockv.h"
@@ -165,7 +169,7 @@ static void write_tree_dump(const char *path, const mdsd_markov *m, const double
              pol->kind == MDSD_POLICY_SEQ ? (1u << pol->sequences) - 1u : 0u);
     }
     const char *names[1] = {"toy"};
-    mdsd_dump_spec spec = {.V = V, .dtype = MDSD_DTYPE_FLOAT32, .creator = "test",
+    mdsd_dump_spec spec = {.V = V, .dtype = MDSD_DUMP_FLOAT32, .creator = "test",
                            .generation_temperature = 1.0, .target_model = "p", .n_drafts = 1,
                            .draft_names = names};
     mdsd_dump_writer *w;
@@ -691,4 +695,84 @@ Test(block_dump, papers_block_claims_hold_in_results)
         }
     }
     mdsd_csv_free(t);
+}
+
+/* ---- the job from C (mdsd/block.h) --------------------------------------- */
+
+static char *slurp_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "cannot read %s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    rewind(f);
+    char *buf = calloc((size_t)n + 1, 1);
+    cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    return buf;
+}
+
+/* mdsd_block_run on the shipped tree dump writes the CLI's bytes (CSV,
+ * Markdown, LaTeX); mdsd_merge of the CLI's shards writes the unsharded CSV.
+ * A planted difference in the options (sequences 1,2 instead of 1,4) gives
+ * other bytes, so the comparison can fail. */
+Test(block_dump, library_job_and_merge_write_the_cli_bytes, .timeout = 300)
+{
+    char dir[] = "/tmp/mdsd-block-api-XXXXXX", cmd[16384], *out = NULL, path[256], trees[4200];
+    cr_assert(mkdtemp(dir));
+    cr_assert(getcwd(trees, 4096));
+    strcat(trees, "/" SHIPPED); /* the dump column is the path as given */
+    snprintf(cmd, sizeof cmd, "cd %s && %s block %s -o b.csv --markdown b.md --latex b.tex "
+             "--verifiers rrs,kseq --sequences 1,4 --cost 0,0.05 && for i in 1 2; do %s block %s"
+             " -o s$i --verifiers rrs,kseq --sequences 1,4 --cost 0,0.05 --shard $i/2 || exit 1; done",
+             dir, test_mdsd_bin(), trees, test_mdsd_bin(), trees);
+    cr_assert_eq(test_run_shell(cmd, &out), 0, "%s", out);
+    free(out);
+    char a_csv[300], a_md[300], a_tex[300];
+    snprintf(a_csv, sizeof a_csv, "%s/a.csv", dir);
+    snprintf(a_md, sizeof a_md, "%s/a.md", dir);
+    snprintf(a_tex, sizeof a_tex, "%s/a.tex", dir);
+    const char *dumps[] = {trees};
+    mdsd_block_job_opts o;
+    mdsd_block_job_opts_init(&o);
+    o.n_dumps = 1, o.dumps = dumps;
+    o.verifiers = "rrs,kseq", o.sequences = "1,4", o.costs = "0,0.05";
+    o.output = a_csv, o.markdown = a_md, o.latex = a_tex;
+    mdsd_err err;
+    cr_assert_eq(mdsd_block_run(&o, &err), MDSD_OK, "%s", err.msg);
+    const char *ext[] = {"csv", "md", "tex"};
+    for (int k = 0; k < 3; k++) {
+        char pa[300], pb[300];
+        snprintf(pa, sizeof pa, "%s/a.%s", dir, ext[k]);
+        snprintf(pb, sizeof pb, "%s/b.%s", dir, ext[k]);
+        char *x = slurp_file(pa), *y = slurp_file(pb);
+        cr_assert_str_eq(x, y, "%s differs from the CLI's", pa);
+        free(x), free(y);
+    }
+    /* the planted difference */
+    o.sequences = "1,2", o.markdown = o.latex = NULL;
+    snprintf(path, sizeof path, "%s/p.csv", dir);
+    o.output = path;
+    cr_assert_eq(mdsd_block_run(&o, &err), MDSD_OK, "%s", err.msg);
+    char *x = slurp_file(path), *y = slurp_file(a_csv);
+    cr_assert(strcmp(x, y) != 0, "other options gave the same bytes");
+    free(x), free(y);
+    /* merge, shards in any order */
+    char s1[300], s2[300], m[300];
+    snprintf(s1, sizeof s1, "%s/s1", dir);
+    snprintf(s2, sizeof s2, "%s/s2", dir);
+    snprintf(m, sizeof m, "%s/m.csv", dir);
+    const char *shards[] = {s2, s1};
+    cr_assert_eq(mdsd_merge(shards, 2, m, NULL, NULL, &err), MDSD_OK, "%s", err.msg);
+    x = slurp_file(m), y = slurp_file(a_csv);
+    cr_assert_str_eq(x, y, "the merge differs from the unsharded CSV");
+    free(x), free(y);
+    /* refused, naming the input; nothing written */
+    o.verifiers = "nosuch";
+    cr_assert_neq(mdsd_block_run(&o, &err), MDSD_OK);
+    cr_assert(strstr(err.msg, "nosuch"), "%s", err.msg);
+    cr_assert_neq(mdsd_merge(shards, 1, path, NULL, NULL, &err), MDSD_OK);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(test_run_shell(cmd, &out), 0);
+    free(out);
 }

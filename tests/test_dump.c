@@ -26,7 +26,7 @@ static float value_at(int model, size_t row, size_t col)
 typedef struct {
     size_t N, V, n_drafts, chunk_rows, samples;
     int gzip;
-    mdsd_dtype dtype;
+    mdsd_dump_dtype dtype;
 } dump_shape;
 
 /* A temporary directory per test, removed with its files by rm_tree. */
@@ -110,16 +110,16 @@ static mdsd_dump *open_ok(const char *path)
 }
 
 /* Expected value after the round trip through the dtype. */
-static float stored(mdsd_dtype t, float x)
+static float stored(mdsd_dump_dtype t, float x)
 {
-    if (t == MDSD_DTYPE_FLOAT16)
+    if (t == MDSD_DUMP_FLOAT16)
         return mdsd_half_to_float(mdsd_float_to_half(x));
-    if (t == MDSD_DTYPE_BFLOAT16)
+    if (t == MDSD_DUMP_BFLOAT16)
         return mdsd_bfloat16_to_float(mdsd_float_to_bfloat16(x));
     return x;
 }
 
-static void check_roundtrip(mdsd_dtype dtype, double rel_tol)
+static void check_roundtrip(mdsd_dump_dtype dtype, double rel_tol)
 {
     char *dir = make_dir(), *path = path_in(dir, "d.h5");
     dump_shape s = {.N = 37, .V = 11, .n_drafts = 2, .chunk_rows = 8, .samples = 4, .dtype = dtype};
@@ -172,17 +172,17 @@ static void check_roundtrip(mdsd_dtype dtype, double rel_tol)
 
 Test(dump, roundtrip_float32_is_exact)
 {
-    check_roundtrip(MDSD_DTYPE_FLOAT32, 0.0);
+    check_roundtrip(MDSD_DUMP_FLOAT32, 0.0);
 }
 
 Test(dump, roundtrip_float16_within_half_precision)
 {
-    check_roundtrip(MDSD_DTYPE_FLOAT16, 1.0 / 2048); /* 2^-11: half an ulp of a 10-bit mantissa */
+    check_roundtrip(MDSD_DUMP_FLOAT16, 1.0 / 2048); /* 2^-11: half an ulp of a 10-bit mantissa */
 }
 
 Test(dump, roundtrip_bfloat16_within_its_precision)
 {
-    check_roundtrip(MDSD_DTYPE_BFLOAT16, 1.0 / 256); /* 2^-8 */
+    check_roundtrip(MDSD_DUMP_BFLOAT16, 1.0 / 256); /* 2^-8 */
 }
 
 /* Our float16 widening (used for speed) against HDF5's own conversion, for
@@ -209,7 +209,7 @@ Test(dump, half_conversion_agrees_with_hdf5_on_all_bit_patterns)
     }
     /* the reader's fast widening, through a dump holding every pattern */
     char *dir = make_dir(), *path = path_in(dir, "all.h5");
-    dump_shape sh = {.N = 16, .V = 4096, .n_drafts = 1, .chunk_rows = 4, .samples = 1, .dtype = MDSD_DTYPE_FLOAT16};
+    dump_shape sh = {.N = 16, .V = 4096, .n_drafts = 1, .chunk_rows = 4, .samples = 1, .dtype = MDSD_DUMP_FLOAT16};
     write_dump(path, &sh);
     unsigned short *patterns = malloc(65536 * sizeof *patterns);
     for (unsigned i = 0; i < 65536; i++)
@@ -275,7 +275,7 @@ Test(dump, streaming_blocks_cross_chunk_boundaries)
 {
     char *dir = make_dir(), *path = path_in(dir, "s.h5");
     dump_shape s = {.N = 50, .V = 9, .n_drafts = 3, .chunk_rows = 7, .samples = 5, .gzip = 1,
-                    .dtype = MDSD_DTYPE_FLOAT16};
+                    .dtype = MDSD_DUMP_FLOAT16};
     write_dump(path, &s);
     mdsd_dump *d = open_ok(path);
     cr_assert_eq(d->target.gzip, 1);
@@ -349,7 +349,7 @@ static void expect_validate_error(const char *path, const char *needle)
 static char *good_dump(const char *dir, const char *name, dump_shape *s)
 {
     char *path = path_in(dir, name);
-    *s = (dump_shape){.N = 20, .V = 6, .n_drafts = 1, .chunk_rows = 4, .samples = 2, .dtype = MDSD_DTYPE_FLOAT32};
+    *s = (dump_shape){.N = 20, .V = 6, .n_drafts = 1, .chunk_rows = 4, .samples = 2, .dtype = MDSD_DUMP_FLOAT32};
     write_dump(path, s);
     return path;
 }
@@ -636,7 +636,7 @@ Test(dump, corrupt_chunk_is_reported_on_read)
 {
     char *dir = make_dir(), *p = path_in(dir, "gz.h5");
     dump_shape s = {.N = 32, .V = 50, .n_drafts = 1, .chunk_rows = 8, .samples = 2, .gzip = 6,
-                    .dtype = MDSD_DTYPE_FLOAT32};
+                    .dtype = MDSD_DUMP_FLOAT32};
     write_dump(p, &s);
     hid_t f = H5Fopen(p, H5F_ACC_RDONLY, H5P_DEFAULT);
     hid_t ds = H5Dopen2(f, "/target/logits", H5P_DEFAULT);
@@ -681,7 +681,7 @@ Test(dump, writer_errors_leave_no_file)
 {
     char *dir = make_dir(), *p = path_in(dir, "w.h5");
     const char *names[] = {"d"};
-    mdsd_dump_spec spec = {.V = 3, .dtype = MDSD_DTYPE_FLOAT16, .n_drafts = 1, .draft_names = names};
+    mdsd_dump_spec spec = {.V = 3, .dtype = MDSD_DUMP_FLOAT16, .n_drafts = 1, .draft_names = names};
     mdsd_err err;
     mdsd_dump_writer *w;
     /* no rows */

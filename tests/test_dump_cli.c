@@ -178,13 +178,13 @@ Test(dump_cli, mdsd_reads_a_dump_written_by_h5py)
     mdsd_err err;
     cr_assert_eq(mdsd_dump_open(path, &d, &err), MDSD_OK, "%s", err.msg);
     cr_assert(d->N == 30 && d->V == 20 && d->n_drafts == 2 && d->n_samples == 8);
-    cr_assert_eq(d->target.dtype, MDSD_DTYPE_FLOAT16);
+    cr_assert_eq(d->target.dtype, MDSD_DUMP_FLOAT16);
     cr_assert_eq(d->target.gzip, 4);
     cr_assert_eq(d->target.dropped_padding, 3);
     cr_assert_eq(d->target.vocab_size, 23);
     cr_assert_str_eq(d->drafts[0].name, "bf");
-    cr_assert_eq(d->drafts[0].dtype, MDSD_DTYPE_BFLOAT16);
-    cr_assert_eq(d->drafts[1].dtype, MDSD_DTYPE_FLOAT32);
+    cr_assert_eq(d->drafts[0].dtype, MDSD_DUMP_BFLOAT16);
+    cr_assert_eq(d->drafts[1].dtype, MDSD_DUMP_FLOAT32);
     cr_assert_eq(d->drafts[1].chunk_rows, 0);
     cr_assert_str_eq(d->tokenizer, "none");
     cr_assert_str_eq(d->creator, "h5py_dump.py");

@@ -41,7 +41,7 @@ static void write_dump(const char *path)
         }
     gsl_rng_free(r);
     const char *names[2] = {"a", "b"};
-    mdsd_dump_spec spec = {.V = NV, .dtype = MDSD_DTYPE_FLOAT32, .chunk_rows = 7, .n_drafts = 2,
+    mdsd_dump_spec spec = {.V = NV, .dtype = MDSD_DUMP_FLOAT32, .chunk_rows = 7, .n_drafts = 2,
                            .draft_names = names};
     mdsd_dump_writer *w;
     mdsd_err err;

@@ -35,7 +35,7 @@ static void write_dump(const char *path, uint64_t seed, int poison_row)
     }
     gsl_rng_free(r);
     const char *names[1] = {"small"};
-    mdsd_dump_spec spec = {.V = NV, .dtype = MDSD_DTYPE_FLOAT32, .chunk_rows = 5, .n_drafts = 1,
+    mdsd_dump_spec spec = {.V = NV, .dtype = MDSD_DUMP_FLOAT32, .chunk_rows = 5, .n_drafts = 1,
                            .draft_names = names};
     mdsd_dump_writer *w;
     mdsd_err err;

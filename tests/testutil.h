@@ -9,6 +9,8 @@
 #include <gsl/gsl_rng.h>
 
 #include "mdsd.h"
+#include "check.h"
+#include "toy.h"
 
 /* Families of toy distributions used across the suites. */
 typedef enum {

@@ -1,7 +1,8 @@
 /* api_batch.c - per-position evaluation of [N, V] logit arrays
- * (mdsd/batch.h): the pipeline of `mdsd table` (batch.c: softmax at T,
- * top-k / top-p of both models, alpha* by the auto method, the verifier's
- * exact rate or Monte Carlo) over rows in memory, OpenMP over rows. */
+ * (mdsd/batch.h): the evaluator of `mdsd table` (job/position.h: softmax at
+ * T, top-k / top-p of both models, alpha* by the auto method, the verifier's
+ * exact rate or Monte Carlo) over rows in memory, OpenMP over rows; and the
+ * table job (mdsd_table_run). */
 #include <mdsd/mdsd.h>
 
 #include <omp.h>
@@ -10,11 +11,7 @@
 #include <string.h>
 
 #include "batch.h"
-#include "bound.h"
-#include "dist.h"
-#include "montecarlo.h"
-#include "rng.h"
-#include "verifier.h"
+#include "position.h"
 
 void mdsd_batch_eval_opts_init(mdsd_batch_eval_opts *opts)
 {
@@ -27,11 +24,7 @@ void mdsd_batch_eval_opts_init(mdsd_batch_eval_opts *opts)
     opts->seed = 1;
 }
 
-typedef struct {
-    double *p, *q;
-    mdsd_bound_workspace *ws;
-    uint64_t pq_tag;
-} worker;
+typedef mdsd_position_worker worker;
 
 static int check_opts(const mdsd_batch_eval_opts *o, size_t N, size_t V, const void *target,
                       const void *draft, mdsd_err *err)
@@ -58,77 +51,29 @@ static int check_opts(const mdsd_batch_eval_opts *o, size_t N, size_t V, const v
     return MDSD_OK;
 }
 
-static int simulate(const mdsd_batch_eval_opts *o, const worker *w, const mdsd_scheme *s,
-                    size_t row, double *rate, double *per_draft, mdsd_err *err)
+/* One row through the evaluator (position.h): (p, q), then alpha* and the
+ * verifier. err is never NULL here (each row has its own). */
+static int eval_row(const mdsd_batch_eval_opts *o, const mdsd_position_settings *st, worker *w,
+                    const float *tf, const float *df, const double *td, const double *dd, size_t V,
+                    size_t row, double *alpha_star, double *rate, double *per_draft,
+                    unsigned char *exact, mdsd_err *err)
 {
-    mdsd_err e;
-    mdsd_err_clear(&e);
-    mdsd_verifier *v = mdsd_verifier_alloc((mdsd_verifier_kind)o->verifier, w->p, s,
-                                           &o->verifier_opts, &e);
-    if (!v)
-        return mdsd_fail_from(err, &e, "batch: verifier");
-    mdsd_mc_opts mc;
-    mdsd_mc_opts_init(&mc);
-    mc.trials = o->trials;
-    mc.seed = o->seed;
-    mc.position = o->row0 + row;
-    mc.threads = 1;
-    mc.histogram = false;
-    mdsd_mc_result res;
-    int rc = mdsd_mc_run(v, &mc, &res, err);
-    if (rc == MDSD_OK) {
-        *rate = res.alpha;
-        for (size_t j = 0; j < s->n; j++)
-            per_draft[j] = (double)res.per_draft[j] / (double)res.trials;
-        mdsd_mc_result_free(&res);
-    }
-    mdsd_verifier_free(v);
-    return rc;
-}
-
-/* One row: (p, q) from the logits, then alpha* and the verifier. err is
- * never NULL here (each row has its own). */
-static int eval_row(const mdsd_batch_eval_opts *o, worker *w, const float *tf, const float *df,
-                    const double *td, const double *dd, size_t V, size_t row, double *alpha_star,
-                    double *rate, double *per_draft, unsigned char *exact, mdsd_err *err)
-{
-    int rc = tf ? mdsd_softmax_float(tf, V, o->temperature, w->p, "target", err)
-                : mdsd_softmax(td, V, o->temperature, w->p, "target", err);
-    if (rc == MDSD_OK)
-        rc = df ? mdsd_softmax_float(df, V, o->temperature, w->q, "draft", err)
-                : mdsd_softmax(dd, V, o->temperature, w->q, "draft", err);
-    double top_p = o->top_p > 0.0 ? o->top_p : 1.0;
-    if (rc == MDSD_OK && (o->top_k > 0 || top_p < 1.0)) {
-        rc = mdsd_truncate(w->p, V, o->top_k, top_p, err);
-        if (rc == MDSD_OK)
-            rc = mdsd_truncate(w->q, V, o->top_k, top_p, err);
-    }
-    w->pq_tag++;
+    int rc = mdsd_position_pq(st, w, tf, td, df, dd, V, err);
     mdsd_scheme s = {o->scheme, o->n, V, w->q, NULL};
-    if (rc == MDSD_OK && alpha_star) {
-        mdsd_bound_result res = {0};
-        mdsd_bound_opts bo = {.pq_tag = w->pq_tag};
-        rc = mdsd_bound_alpha(w->p, &s, MDSD_BOUND_AUTO, &bo, w->ws, &res, err);
-        alpha_star[row] = res.alpha;
-    }
+    if (rc == MDSD_OK && alpha_star)
+        rc = mdsd_position_alpha(w, &s, &alpha_star[row], err);
     if (rc == MDSD_OK && o->verifier >= 0 && (rate || per_draft || exact)) {
         double r = 0.0, pd_local[64], *pd = per_draft ? per_draft + row * o->n : pd_local;
         if (!per_draft && o->n > 64)
             return mdsd_fail(err, MDSD_EINVAL, "batch: n = %zu above 64 without per_draft", o->n);
-        int is_exact = !o->simulate;
-        if (is_exact) {
-            rc = mdsd_verifier_exact((mdsd_verifier_kind)o->verifier, w->p, &s,
-                                     &o->verifier_opts, &r, pd, err);
-            if ((rc == MDSD_EUNSUPPORTED || rc == MDSD_ETOOBIG) && o->trials > 0)
-                is_exact = 0;
-            else if (rc == MDSD_EUNSUPPORTED || rc == MDSD_ETOOBIG) {
-                char what[512];
-                snprintf(what, sizeof what, "%s", err->msg);
-                rc = mdsd_fail(err, rc, "%s; set trials for Monte Carlo", what);
-            }
+        bool is_exact;
+        rc = mdsd_position_rate(st, w, (mdsd_verifier_kind)o->verifier, &s, o->row0 + row, &r, pd,
+                                &is_exact, err);
+        if (rc == MDSD_EUNSUPPORTED || rc == MDSD_ETOOBIG) {
+            char what[512];
+            snprintf(what, sizeof what, "%s", err->msg);
+            rc = mdsd_fail(err, rc, "%s; set trials for Monte Carlo", what);
         }
-        if (!is_exact)
-            rc = simulate(o, w, &s, row, &r, pd, err);
         if (rate)
             rate[row] = r;
         if (exact)
@@ -159,20 +104,17 @@ static int eval(const float *tf, const float *df, const double *td, const double
     int threads = o.threads > 0 ? o.threads : omp_get_max_threads();
     if ((size_t)threads > N)
         threads = (int)N;
-    worker *workers = calloc((size_t)threads, sizeof *workers);
+    mdsd_position_settings st = {o.temperature, o.top_k, o.top_p, o.trials, o.simulate != 0,
+                                 o.seed, &o.verifier_opts, "batch"};
+    worker *workers = mdsd_position_workers_alloc(threads, V, o.n + 1, "batch", err);
     int *row_rc = calloc(N, sizeof *row_rc);
     mdsd_err *first = calloc((size_t)threads, sizeof *first);
     size_t *first_row = calloc((size_t)threads, sizeof *first_row);
-    rc = workers && row_rc && first && first_row ? MDSD_OK
-         : mdsd_fail(err, MDSD_ENOMEM, "batch: out of memory");
+    rc = !workers ? MDSD_ENOMEM
+         : row_rc && first && first_row ? MDSD_OK : mdsd_fail(err, MDSD_ENOMEM, "batch: out of memory");
     for (int t = 0; t < threads && rc == MDSD_OK; t++) {
         mdsd_err_clear(&first[t]);
         first_row[t] = N;
-        workers[t].p = malloc(V * sizeof(double));
-        workers[t].q = malloc(V * sizeof(double));
-        workers[t].ws = mdsd_bound_workspace_alloc(V, o.n + 1, &first[t]);
-        if (!workers[t].p || !workers[t].q || !workers[t].ws)
-            rc = mdsd_fail(err, MDSD_ENOMEM, "batch: out of memory for V = %zu", V);
     }
     if (rc == MDSD_OK) {
 #pragma omp parallel for schedule(dynamic, 16) num_threads(threads)
@@ -182,7 +124,7 @@ static int eval(const float *tf, const float *df, const double *td, const double
                 continue; /* this thread already failed: its first error is kept */
             mdsd_err e;
             mdsd_err_clear(&e);
-            row_rc[i] = eval_row(&o, &workers[t], tf ? tf + i * V : NULL, df ? df + i * V : NULL,
+            row_rc[i] = eval_row(&o, &st, &workers[t], tf ? tf + i * V : NULL, df ? df + i * V : NULL,
                                  td ? td + i * V : NULL, dd ? dd + i * V : NULL, V, i,
                                  alpha_star, rate, per_draft, exact, &e);
             if (row_rc[i]) {
@@ -204,12 +146,7 @@ static int eval(const float *tf, const float *df, const double *td, const double
                 *err = first[bad_t];
         }
     }
-    for (int t = 0; workers && t < threads; t++) {
-        free(workers[t].p);
-        free(workers[t].q);
-        mdsd_bound_workspace_free(workers[t].ws);
-    }
-    free(workers);
+    mdsd_position_workers_free(workers, threads);
     free(row_rc);
     free(first);
     free(first_row);
@@ -243,15 +180,6 @@ int mdsd_table_run(const mdsd_table_opts *t, mdsd_err *err)
 {
     if (!t)
         return mdsd_fail(err, MDSD_EINVAL, "table: no options given (NULL)");
-    mdsd_batch_opts o = {
-        .n_dumps = t->n_dumps, .dumps = t->dumps, .n_temperatures = t->n_temperatures,
-        .temperatures = t->temperatures, .n_counts = t->n_counts, .draft_counts = t->draft_counts,
-        .n_schemes = t->n_schemes, .schemes = t->schemes, .n_verifiers = t->n_verifiers,
-        .verifiers = t->verifiers, .n_draft_models = t->n_draft_models,
-        .draft_models = t->draft_models, .row_begin = t->row_begin, .row_end = t->row_end,
-        .top_k = t->top_k, .top_p = t->top_p, .trials = t->trials, .simulate = t->simulate != 0,
-        .seed = t->seed, .threads = t->threads, .verifier_opts = t->verifier_opts,
-        .output = t->output, .resume = t->resume != 0,
-    };
+    mdsd_batch_opts o = {.pub = *t};
     return mdsd_batch_run(&o, NULL, NULL, err);
 }

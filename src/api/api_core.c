@@ -11,6 +11,7 @@
 #include "bound.h"
 #include "dist.h"
 #include "lp.h"
+#include "lp_export.h"
 #include "rng.h"
 #include "scheme.h"
 
@@ -19,14 +20,6 @@
 #endif
 
 _Static_assert(sizeof(mdsd_token) == sizeof(int), "mdsd_token is the library's int token");
-_Static_assert((int)MDSD_ALPHA_AUTO == (int)MDSD_BOUND_AUTO &&
-               (int)MDSD_ALPHA_LP_FULL == (int)MDSD_BOUND_LP_FULL &&
-               (int)MDSD_ALPHA_LP_REDUCED == (int)MDSD_BOUND_LP_REDUCED &&
-               (int)MDSD_ALPHA_BRUTE == (int)MDSD_BOUND_BRUTE &&
-               (int)MDSD_ALPHA_SORT == (int)MDSD_BOUND_SORT &&
-               (int)MDSD_ALPHA_K2 == (int)MDSD_BOUND_K2 &&
-               (int)MDSD_ALPHA_MAXFLOW == (int)MDSD_BOUND_MAXFLOW,
-               "public alpha methods mirror the bound methods");
 
 const char *mdsd_version(void)
 {

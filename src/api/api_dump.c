@@ -9,10 +9,6 @@
 
 #include "dump.h"
 
-_Static_assert((int)MDSD_DUMP_FLOAT32 == (int)MDSD_DTYPE_FLOAT32 &&
-               (int)MDSD_DUMP_FLOAT16 == (int)MDSD_DTYPE_FLOAT16 &&
-               (int)MDSD_DUMP_BFLOAT16 == (int)MDSD_DTYPE_BFLOAT16,
-               "public dump dtypes mirror the internal ones");
 _Static_assert(MDSD_DUMP_TARGET_LOGITS == MDSD_DUMP_TARGET, "the target's `which`");
 
 struct mdsd_dump_reader {
@@ -47,7 +43,7 @@ void mdsd_dump_reader_info(const mdsd_dump_reader *r, mdsd_dump_info *info)
     info->n_samples = d->n_samples;
     info->n_drafts = d->n_drafts;
     info->generation_temperature = d->generation_temperature;
-    info->dtype = (mdsd_dump_dtype)d->target.dtype;
+    info->dtype = d->target.dtype;
 }
 
 const char *mdsd_dump_reader_draft_name(const mdsd_dump_reader *r, size_t j)
@@ -122,16 +118,8 @@ mdsd_dump_writer *mdsd_dump_writer_new(const char *path, const mdsd_dump_layout 
         mdsd_fail(err, MDSD_EINVAL, "%s: unknown logits dtype %d", path, (int)l->dtype);
         return NULL;
     }
-    mdsd_dump_spec spec = {
-        .V = l->V, .dtype = (mdsd_dtype)l->dtype, .chunk_rows = l->chunk_rows, .gzip = l->gzip,
-        .creator = l->creator, .dataset = l->dataset, .tokenizer = l->tokenizer,
-        .generation_temperature = l->generation_temperature, .target_model = l->target_model,
-        .target_vocab_size = l->target_vocab_size, .n_drafts = l->n_drafts,
-        .draft_names = l->draft_names, .draft_models = l->draft_models, .n_extra = l->n_extra,
-        .extra_names = l->extra_names, .extra_values = l->extra_values,
-    };
     mdsd_dump_writer *w = NULL;
-    if (mdsd_dump_writer_open(path, &spec, &w, err))
+    if (mdsd_dump_writer_open(path, l, &w, err))
         return NULL;
     return w;
 }

@@ -27,6 +27,7 @@
 #include <glpk.h>
 
 #include "block_impl.h"
+#include "glpk_solve.h"
 
 typedef mdsd_bk_memo opt_ctx; /* memo: reach vectors of the optimal plans */
 
@@ -43,14 +44,11 @@ typedef struct {
 /* Simplex, then the rational simplex from its basis; non-zero on failure. */
 static int simplex(glp_prob *P)
 {
-    int old = glp_term_out(GLP_OFF);
     glp_smcp parm;
     glp_init_smcp(&parm);
     parm.msg_lev = GLP_MSG_OFF;
-    int ret = glp_simplex(P, &parm);
-    if (ret == 0 && glp_get_status(P) == GLP_OPT)
-        ret = glp_exact(P, &parm);
-    glp_term_out(old);
+    const char *stage;
+    int ret = mdsd_glpk_solve(P, &parm, MDSD_GLPK_EXACT_AFTER_OPTIMUM, 0, &stage);
     return ret != 0 ? ret : glp_get_status(P) != GLP_OPT;
 }
 

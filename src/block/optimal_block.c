@@ -31,6 +31,7 @@
 #include <glpk.h>
 
 #include "block_impl.h"
+#include "glpk_solve.h"
 #include "dtree.h"
 #include "fnv.h"
 #include "lp.h"
@@ -327,14 +328,13 @@ static int solve(const lp_ctx *c, const mdsd_block_opts *o, mdsd_block_result *r
     lp_model lm = {0};
     int rc = build(c, o, &lm, err);
     if (rc == MDSD_OK) {
-        int old = glp_term_out(GLP_OFF);
         glp_smcp parm;
         glp_init_smcp(&parm);
         parm.msg_lev = GLP_MSG_OFF;
         parm.tol_bnd = 1e-10;
         parm.tol_dj = 1e-10;
-        int ret = glp_simplex(lm.P, &parm);
-        glp_term_out(old);
+        const char *stage;
+        int ret = mdsd_glpk_solve(lm.P, &parm, MDSD_GLPK_FLOAT, 0, &stage);
         if (ret != 0 || glp_get_status(lm.P) != GLP_OPT)
             rc = mdsd_fail(err, MDSD_ESOLVER, "block optimal-block: GLPK failed (return %d, "
                            "status %d)", ret, glp_get_status(lm.P));

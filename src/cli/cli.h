@@ -9,6 +9,8 @@
 #include <stddef.h>
 
 #include "mdsd.h"
+#include "check.h"
+#include "toy.h"
 
 enum { CLI_EXIT_OK = 0, CLI_EXIT_ERROR = 1, CLI_EXIT_USAGE = 2 };
 
@@ -154,6 +156,11 @@ int cmd_block(int argc, char **argv);
 
 /* The command line as typed (from the subcommand on), for provenance: getopt_long
  * permutes a command's argv (options first), so main() keeps a copy. */
+/* Test hooks from the environment (cli_hooks.c): off when unset. */
+void cli_table_hooks(mdsd_batch_hooks *h);
+size_t cli_block_stop_after(void);
+bool cli_bound_offset(const char *method, double *offset);
+
 void cli_save_command_line(int argc, char **argv);
 int cli_argc(void);
 char *const *cli_argv(void);

@@ -296,11 +296,9 @@ static int run_all(const double *p, const mdsd_scheme *s, const bound_opts *o, m
         oc[k].method = order[k];
         /* Tests plant an error in one route ("METHOD:OFFSET") to show that a
          * disagreement fails the command. */
-        const char *plant = getenv("MDSD_TEST_BOUND_OFFSET");
-        size_t ml = strlen(mdsd_bound_method_name(order[k]));
-        if (r == MDSD_OK && plant && !strncmp(plant, mdsd_bound_method_name(order[k]), ml) &&
-            plant[ml] == ':')
-            oc[k].res.alpha += strtod(plant + ml + 1, NULL);
+        double planted;
+        if (r == MDSD_OK && cli_bound_offset(mdsd_bound_method_name(order[k]), &planted))
+            oc[k].res.alpha += planted;
         if (r == MDSD_OK)
             ran++;
         else if (!skipped(r) && failed == MDSD_OK)

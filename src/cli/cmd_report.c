@@ -85,12 +85,7 @@ int cli_render_report(const char *dest, cli_report_renderer fn, const mdsd_repor
         fn(stdout, rows, count, style);
         return fflush(stdout) == 0 ? MDSD_OK : mdsd_fail(err, MDSD_EIO, "error writing the table");
     }
-    mdsd_outfile out;
-    int rc = mdsd_outfile_open(&out, dest, err);
-    if (rc)
-        return rc;
-    fn(out.f, rows, count, style);
-    return mdsd_outfile_commit(&out, err);
+    return mdsd_report_render_file(dest, fn, rows, count, style, err);
 }
 
 static int split(const char *arg, const char *opt, name_list *l)

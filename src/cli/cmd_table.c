@@ -115,9 +115,9 @@ static int split_list(const char *spec, const char *opt, char items[][32], size_
 static int parse_counts(const char *spec, table_opts *t)
 {
     char items[MAX_LIST][32];
-    if (split_list(spec, "--drafts", items, &t->batch.n_counts))
+    if (split_list(spec, "--drafts", items, &t->batch.pub.n_counts))
         return -1;
-    for (size_t i = 0; i < t->batch.n_counts; i++)
+    for (size_t i = 0; i < t->batch.pub.n_counts; i++)
         if (cli_parse_size(items[i], "--drafts", "table", &t->counts[i]))
             return -1;
     return 0;
@@ -126,9 +126,9 @@ static int parse_counts(const char *spec, table_opts *t)
 static int parse_schemes(const char *spec, table_opts *t)
 {
     char items[MAX_LIST][32];
-    if (split_list(spec, "--schemes", items, &t->batch.n_schemes))
+    if (split_list(spec, "--schemes", items, &t->batch.pub.n_schemes))
         return -1;
-    for (size_t i = 0; i < t->batch.n_schemes; i++) {
+    for (size_t i = 0; i < t->batch.pub.n_schemes; i++) {
         mdsd_err err;
         if (mdsd_scheme_parse(items[i], &t->schemes[i], &err))
             return cli_usage_error("table", "--schemes: %s", err.msg);
@@ -140,12 +140,12 @@ static int parse_verifiers(const char *spec, table_opts *t)
 {
     char items[MAX_LIST][32];
     if (!strcmp(spec, "none")) {
-        t->batch.n_verifiers = 0;
+        t->batch.pub.n_verifiers = 0;
         return 0;
     }
-    if (split_list(spec, "--verifiers", items, &t->batch.n_verifiers))
+    if (split_list(spec, "--verifiers", items, &t->batch.pub.n_verifiers))
         return -1;
-    for (size_t i = 0; i < t->batch.n_verifiers; i++) {
+    for (size_t i = 0; i < t->batch.pub.n_verifiers; i++) {
         mdsd_err err;
         if (mdsd_verifier_parse(items[i], &t->verifiers[i], &err))
             return cli_usage_error("table", "--verifiers: %s", err.msg);
@@ -155,11 +155,11 @@ static int parse_verifiers(const char *spec, table_opts *t)
 
 static int parse_draft_models(const char *spec, table_opts *t)
 {
-    if (split_list(spec, "--draft-model", t->draft_names, &t->batch.n_draft_models))
+    if (split_list(spec, "--draft-model", t->draft_names, &t->batch.pub.n_draft_models))
         return -1;
-    for (size_t i = 0; i < t->batch.n_draft_models; i++)
+    for (size_t i = 0; i < t->batch.pub.n_draft_models; i++)
         t->draft_models[i] = t->draft_names[i];
-    t->batch.draft_models = t->draft_models;
+    t->batch.pub.draft_models = t->draft_models;
     return 0;
 }
 
@@ -171,8 +171,8 @@ static int parse_positions(const char *spec, mdsd_batch_opts *b)
         return cli_usage_error("table", "--positions: '%s' is not a:b", spec);
     if (spec[used] && (sscanf(spec + used, "%llu", &e) != 1 || e <= a))
         return cli_usage_error("table", "--positions: '%s' needs a < b", spec);
-    b->row_begin = (size_t)a;
-    b->row_end = (size_t)e;
+    b->pub.row_begin = (size_t)a;
+    b->pub.row_end = (size_t)e;
     return 0;
 }
 
@@ -181,7 +181,7 @@ static int parse_temperatures(const char *spec, table_opts *t)
     mdsd_err err;
     free(t->temperatures);
     t->temperatures = NULL;
-    if (mdsd_parse_range(spec, "--temperatures", &t->temperatures, &t->batch.n_temperatures, &err))
+    if (mdsd_parse_range(spec, "--temperatures", &t->temperatures, &t->batch.pub.n_temperatures, &err))
         return cli_usage_error("table", "%s", err.msg);
     return 0;
 }
@@ -191,7 +191,7 @@ static int parse_option(int opt, const char *arg, table_opts *t)
     mdsd_batch_opts *b = &t->batch;
     unsigned long long u;
     switch (opt) {
-    case 'o': b->output = arg; return 0;
+    case 'o': b->pub.output = arg; return 0;
     case 't': return parse_temperatures(arg, t);
     case 'd': return parse_counts(arg, t);
     case 's': return parse_schemes(arg, t);
@@ -200,29 +200,29 @@ static int parse_option(int opt, const char *arg, table_opts *t)
     case OPT_TRIALS:
         if (cli_parse_u64(arg, "--trials", "table", &u))
             return -1;
-        b->trials = u;
+        b->pub.trials = u;
         return 0;
     case OPT_SEED:
         if (cli_parse_u64(arg, "--seed", "table", &u))
             return -1;
-        b->seed = u;
+        b->pub.seed = u;
         return 0;
     case OPT_POSITIONS: return parse_positions(arg, b);
     case OPT_THREADS:
         if (cli_parse_u64(arg, "--threads", "table", &u))
             return -1;
-        b->threads = (int)u;
+        b->pub.threads = (int)u;
         return 0;
-    case OPT_RESUME: b->resume = true; return 0;
+    case OPT_RESUME: b->pub.resume = true; return 0;
     case OPT_DISCARD_PARTIAL: b->discard_partial = true; return 0;
-    case OPT_SIMULATE: b->simulate = true; return 0;
-    case OPT_TOP_K: return cli_parse_size(arg, "--top-k", "table", &b->top_k);
+    case OPT_SIMULATE: b->pub.simulate = true; return 0;
+    case OPT_TOP_K: return cli_parse_size(arg, "--top-k", "table", &b->pub.top_k);
     case OPT_TOP_P:
-        if (cli_parse_double(arg, "--top-p", "table", &b->top_p))
+        if (cli_parse_double(arg, "--top-p", "table", &b->pub.top_p))
             return -1;
-        return b->top_p > 0.0 && b->top_p <= 1.0
+        return b->pub.top_p > 0.0 && b->pub.top_p <= 1.0
                    ? 0 : cli_usage_error("table", "--top-p: %s is not in (0, 1]", arg);
-    case OPT_IS_TOP: return cli_parse_size(arg, "--is-top", "table", &b->verifier_opts.is_top);
+    case OPT_IS_TOP: return cli_parse_size(arg, "--is-top", "table", &b->pub.verifier_opts.is_top);
     case OPT_MARKDOWN: t->want_markdown = true; t->markdown = arg ? arg : "-"; return 0;
     case OPT_LATEX: t->want_latex = true; t->latex = arg ? arg : "-"; return 0;
     case OPT_PER_POSITION: b->per_position = arg; return 0;
@@ -258,8 +258,8 @@ static void table_style(const table_opts *t, mdsd_report_style *style)
 {
     mdsd_report_style_init(style);
     style->layout = t->layout;
-    style->is_top = t->batch.verifier_opts.is_top;
-    style->trials = t->batch.trials;
+    style->is_top = t->batch.pub.verifier_opts.is_top;
+    style->trials = t->batch.pub.trials;
 }
 
 /* Renders to a temporary file beside dest, finished but not yet published. */
@@ -280,11 +280,11 @@ static int render_file(const table_opts *t, const char *dest, cli_report_rendere
 static int write_provenance(const table_opts *t, mdsd_err *err)
 {
     const mdsd_batch_opts *b = &t->batch;
-    mdsd_provenance pv = {.tool = "mdsd table", .argc = cli_argc(), .argv = cli_argv(), .output = b->output,
-                          .is_table = true, .seed = b->seed, .trials = b->trials,
-                          .simulate = b->simulate, .top_k = b->top_k, .top_p = b->top_p,
-                          .is_top = b->verifier_opts.is_top, .row_begin = b->row_begin,
-                          .row_end = b->row_end, .n_dumps = b->n_dumps, .dumps = b->dumps};
+    mdsd_provenance pv = {.tool = "mdsd table", .argc = cli_argc(), .argv = cli_argv(), .output = b->pub.output,
+                          .is_table = true, .seed = b->pub.seed, .trials = b->pub.trials,
+                          .simulate = b->pub.simulate, .top_k = b->pub.top_k, .top_p = b->pub.top_p,
+                          .is_top = b->pub.verifier_opts.is_top, .row_begin = b->pub.row_begin,
+                          .row_end = b->pub.row_end, .n_dumps = b->pub.n_dumps, .dumps = b->pub.dumps};
     return mdsd_provenance_write(&pv, err);
 }
 
@@ -327,9 +327,9 @@ static void note_kept_units(const mdsd_batch_opts *b, const mdsd_err *err)
 {
     char partial[4200];
     struct stat st;
-    snprintf(partial, sizeof partial, "%s.partial", b->output ? b->output : "");
+    snprintf(partial, sizeof partial, "%s.partial", b->pub.output ? b->pub.output : "");
     /* not when the partial file itself is the problem (the message says what to do) */
-    if (b->output && stat(partial, &st) == 0 && !strstr(err->msg, partial)) {
+    if (b->pub.output && stat(partial, &st) == 0 && !strstr(err->msg, partial)) {
         char rows[4200] = "";
         if (b->per_position)
             snprintf(rows, sizeof rows, " (their per-position rows in %s.partial)", b->per_position);
@@ -348,11 +348,11 @@ static int check_render_paths(const table_opts *t, mdsd_err *err)
     for (int i = 0; i < 2; i++) {
         if (!strcmp(files[i], "-"))
             continue;
-        int rc = mdsd_output_check(files[i], b->dumps, b->n_dumps, err);
+        int rc = mdsd_output_check(files[i], b->pub.dumps, b->pub.n_dumps, err);
         if (rc)
             return rc;
         const char *other = i == 0 ? files[1] : NULL;
-        if (!strcmp(files[i], b->output) || (other && !strcmp(files[i], other)))
+        if (!strcmp(files[i], b->pub.output) || (other && !strcmp(files[i], other)))
             return mdsd_fail(err, MDSD_EINVAL, "%s=%s names another output of the same job", names[i],
                              files[i]);
     }
@@ -379,7 +379,7 @@ static int mpi_merge(void *ctx, const mdsd_shard_input *in, size_t n, mdsd_err *
     table_opts *t = ctx;
     mdsd_report_row *rows = NULL;
     size_t count = 0;
-    mdsd_merge_opts m = {n, in, t->batch.output, NULL, render_files, t};
+    mdsd_merge_opts m = {n, in, t->batch.pub.output, NULL, render_files, t};
     int rc = mdsd_batch_merge(&m, &rows, &count, err);
     if (rc == MDSD_OK)
         rc = publish_renders(t, rows, count, err);
@@ -420,10 +420,11 @@ int cmd_table(int argc, char **argv)
     table_opts t = {0};
     t.layout = MDSD_REPORT_BOTH;
     mdsd_batch_opts *b = &t.batch;
-    b->seed = 1;
+    b->pub.seed = 1;
     b->progress = true;
     b->note = print_note;
-    mdsd_verifier_opts_init(&b->verifier_opts);
+    cli_table_hooks(&b->test);
+    mdsd_verifier_opts_init(&b->pub.verifier_opts);
     int bad = parse_temperatures("0.7", &t) || parse_counts("3", &t) ||
               parse_schemes("iid,wor,greedy", &t) || parse_verifiers("rrs,kseq,greedy", &t);
     int opt;
@@ -437,7 +438,7 @@ int cmd_table(int argc, char **argv)
     }
     if (!bad && optind == argc)
         bad = cli_usage_error("table", "no dump given");
-    if (!bad && !b->output)
+    if (!bad && !b->pub.output)
         bad = cli_usage_error("table", "missing -o/--output FILE");
     if (!bad && b->shards && (t.want_markdown || t.want_latex))
         bad = cli_usage_error("table", "--shard writes partial aggregates: render the tables with "
@@ -446,12 +447,12 @@ int cmd_table(int argc, char **argv)
         free(t.temperatures);
         return CLI_EXIT_USAGE;
     }
-    b->dumps = (const char *const *)argv + optind;
-    b->n_dumps = (size_t)(argc - optind);
-    b->temperatures = t.temperatures;
-    b->draft_counts = t.counts;
-    b->schemes = t.schemes;
-    b->verifiers = t.verifiers;
+    b->pub.dumps = (const char *const *)argv + optind;
+    b->pub.n_dumps = (size_t)(argc - optind);
+    b->pub.temperatures = t.temperatures;
+    b->pub.draft_counts = t.counts;
+    b->pub.schemes = t.schemes;
+    b->pub.verifiers = t.verifiers;
     mdsd_err err;
     mdsd_err_clear(&err);
     mdsd_report_row *rows = NULL;
@@ -465,10 +466,10 @@ int cmd_table(int argc, char **argv)
         if (b->per_position)
             snprintf(hint, sizeof hint, "finished units are kept in %s.partial (their per-position "
                      "rows in %s.partial): rerun the same command with --resume to continue",
-                     b->output, b->per_position);
+                     b->pub.output, b->per_position);
         else
             snprintf(hint, sizeof hint, "finished units are kept in %s.partial: rerun the same "
-                     "command with --resume to continue", b->output);
+                     "command with --resume to continue", b->pub.output);
         mdsd_cleanup_signals("mdsd table", hint);
 #ifdef MDSD_MPI
         if (cli_mpi_launched() && b->shards) {
@@ -477,7 +478,7 @@ int cmd_table(int argc, char **argv)
                                    "drop --shard");
         }
         if (cli_mpi_launched()) {
-            int code = cli_mpi_run("table", argc, argv, b->output, mpi_part, mpi_merge, &t);
+            int code = cli_mpi_run("table", argc, argv, b->pub.output, mpi_part, mpi_merge, &t);
             free(t.temperatures);
             return code;
         }

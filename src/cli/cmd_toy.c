@@ -243,7 +243,7 @@ static int fill_block(const mdsd_toy *toy, const toy_opts *o, size_t samples, si
 }
 
 static int write_dump(const toy_opts *o, const mdsd_toy *toy, char **names, size_t n_q,
-                      mdsd_dtype dtype, size_t samples, mdsd_err *err)
+                      mdsd_dump_dtype dtype, size_t samples, mdsd_err *err)
 {
     char dataset[64], params[512], seed[32], target_model[300];
     snprintf(dataset, sizeof dataset, "toy:%s", mdsd_toy_family_name(toy->family));
@@ -315,7 +315,7 @@ int cmd_toy(int argc, char **argv)
     mdsd_err_clear(&err);
     mdsd_toy toy;
     mdsd_toy_family family;
-    mdsd_dtype dtype = MDSD_DTYPE_FLOAT32;
+    mdsd_dump_dtype dtype = MDSD_DUMP_FLOAT32;
     if (mdsd_toy_family_parse(o.family, &family, &err) || (o.dtype && mdsd_dtype_parse(o.dtype, &dtype, &err)))
         return cli_report("toy", &err);
     mdsd_toy_init(&toy, family, o.V);

@@ -32,14 +32,17 @@
 #include "err.h"
 #include "scheme.h"
 
+#include <mdsd/alpha.h>
+
+/* The public methods (mdsd/alpha.h), and what the CLI adds after them. */
 typedef enum {
-    MDSD_BOUND_AUTO,
-    MDSD_BOUND_LP_FULL,
-    MDSD_BOUND_LP_REDUCED,
-    MDSD_BOUND_BRUTE,
-    MDSD_BOUND_SORT,
-    MDSD_BOUND_K2,
-    MDSD_BOUND_MAXFLOW, /* appended: the values above mirror the public mdsd_alpha_method */
+    MDSD_BOUND_AUTO = MDSD_ALPHA_AUTO,
+    MDSD_BOUND_LP_FULL = MDSD_ALPHA_LP_FULL,
+    MDSD_BOUND_LP_REDUCED = MDSD_ALPHA_LP_REDUCED,
+    MDSD_BOUND_BRUTE = MDSD_ALPHA_BRUTE,
+    MDSD_BOUND_SORT = MDSD_ALPHA_SORT,
+    MDSD_BOUND_K2 = MDSD_ALPHA_K2,
+    MDSD_BOUND_MAXFLOW = MDSD_ALPHA_MAXFLOW,
     MDSD_BOUND_ALL, /* every applicable method: a CLI notion, refused by mdsd_bound_alpha */
     MDSD_BOUND_METHOD_COUNT
 } mdsd_bound_method;

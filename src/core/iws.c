@@ -20,6 +20,7 @@
 #include <glpk.h>
 
 #include "dist.h"
+#include "glpk_solve.h"
 
 typedef struct {
     double key;
@@ -135,7 +136,8 @@ static int stage_glpk(const double *p, const double *base, const double *m,
     glp_smcp parm;
     glp_init_smcp(&parm);
     parm.msg_lev = GLP_MSG_OFF;
-    int rc = glp_simplex(lp, &parm);
+    const char *stage;
+    int rc = mdsd_glpk_solve(lp, &parm, MDSD_GLPK_FLOAT, 0, &stage);
     if (rc != 0 || glp_get_status(lp) != GLP_OPT) {
         int status = glp_get_status(lp);
         glp_delete_prob(lp);
@@ -320,26 +322,13 @@ static size_t pair_ix(size_t V, size_t i, size_t j)
     return i * V - i * (i + 1) / 2 + (j - i - 1);
 }
 
-static int face_solve(mdsd_iws *w, const double *p, const double *q, const mdsd_iws_opts *o,
-                      double *buf, mdsd_err *err)
+/* The face LP into lp (its matrix built in ia, ja, ar: cap + 1 entries). */
+static void face_build(glp_prob *lp, const face_ix *fx, const double *p, const double *q,
+                       int *ia, int *ja, double *ar)
 {
-    size_t V = w->V, P = V * (V - 1) / 2;
-    face_ix f = {V, P};
+    size_t V = fx->V, P = fx->P;
+    face_ix f = *fx;
     size_t cols = 2 * P + 3 * V, rows = 3 * V + P + 1;
-    size_t guard = o->max_vars ? o->max_vars : MDSD_IWS_MAX_VARS;
-    w->lp_vars = cols;
-    if (cols > guard)
-        return mdsd_fail(err, MDSD_ETOOBIG,
-                         "importance weights: the optimal-face LP over V = %zu tokens needs %zu "
-                         "variables, above the guard of %zu (a toy-vocabulary tool)", V, cols, guard);
-    size_t cap = 4 * P + 2 * V + V + V + 3 * P + V * (2 + V + V) + 16;
-    int *ia = malloc((cap + 1) * sizeof *ia), *ja = malloc((cap + 1) * sizeof *ja);
-    double *ar = malloc((cap + 1) * sizeof *ar);
-    if (!ia || !ja || !ar) {
-        free(ia), free(ja), free(ar);
-        return mdsd_fail(err, MDSD_ENOMEM, "importance weights: out of memory (V = %zu)", V);
-    }
-    glp_prob *lp = glp_create_prob();
     glp_set_obj_dir(lp, GLP_MAX);
     glp_add_rows(lp, (int)rows);
     glp_add_cols(lp, (int)cols);
@@ -390,20 +379,25 @@ static int face_solve(mdsd_iws *w, const double *p, const double *q, const mdsd_
 #undef PUT
     glp_set_row_bnds(lp, row_face(&f), GLP_FR, 0.0, 0.0);
     glp_load_matrix(lp, (int)nz, ia, ja, ar);
-    free(ia), free(ja), free(ar);
+}
+
+/* Stage 1's optimum opt1, then the best final acceptance on its optimal face. */
+static int face_optimize(glp_prob *lp, const face_ix *fx, const mdsd_iws_opts *o, double *opt1_out,
+                         mdsd_err *err)
+{
+    size_t V = fx->V;
+    face_ix f = *fx;
     glp_smcp parm;
     glp_init_smcp(&parm);
     parm.msg_lev = GLP_MSG_OFF;
-    int rc = glp_simplex(lp, &parm);
+    const char *stage;
+    int rc = mdsd_glpk_solve(lp, &parm, MDSD_GLPK_FLOAT, 0, &stage);
     int old_out = glp_term_out(GLP_OFF); /* glp_scale_prob and glp_adv_basis talk */
     if (rc != 0 || glp_get_status(lp) != GLP_OPT) { /* badly scaled q: retry scaled, exact */
         glp_scale_prob(lp, GLP_SF_AUTO);
         glp_adv_basis(lp, 0);
-        rc = glp_simplex(lp, &parm);
-        parm.tm_lim = 2000; /* the rational simplex, bounded (lp.h) */
-        if (rc == 0)
-            rc = glp_exact(lp, &parm);
-        parm.tm_lim = INT_MAX;
+        /* the rational simplex, bounded (lp.h) */
+        rc = mdsd_glpk_solve(lp, &parm, MDSD_GLPK_EXACT_AFTER_SIMPLEX, 2000, &stage);
     }
     double opt1 = rc == 0 && glp_get_status(lp) == GLP_OPT ? glp_get_obj_val(lp) : NAN;
     if (rc == 0 && !isnan(opt1)) {
@@ -433,11 +427,20 @@ static int face_solve(mdsd_iws *w, const double *p, const double *q, const mdsd_
     glp_term_out(old_out);
     if (rc != 0 || glp_get_status(lp) != GLP_OPT) {
         int status = glp_get_status(lp);
-        glp_delete_prob(lp);
         return mdsd_fail(err, MDSD_ESOLVER, "importance weights: GLPK failed on the optimal-face "
                          "LP (code %d, status %d)", rc, status);
     }
-    w->face_stage1 = opt1;
+    *opt1_out = opt1;
+    return MDSD_OK;
+}
+
+/* The stages' weights read back from the LP as fractions of the pair masses;
+ * r, the split by draft and the acceptance recomputed from them. */
+static int face_read(mdsd_iws *w, glp_prob *lp, const face_ix *fx, const double *p, const double *q,
+                     double *buf, mdsd_err *err)
+{
+    size_t V = fx->V;
+    face_ix f = *fx;
     /* Stage weights on the identity order, every token free. */
     for (size_t k = 0; k < 2; k++) {
         mdsd_iws_stage *st = &w->stage[k];
@@ -445,10 +448,8 @@ static int face_solve(mdsd_iws *w, const double *p, const double *q, const mdsd_
         st->order = malloc(V * sizeof *st->order);
         st->rank = malloc(V * sizeof *st->rank);
         st->w = malloc(V * V * sizeof *st->w);
-        if (!st->order || !st->rank || !st->w) {
-            glp_delete_prob(lp);
+        if (!st->order || !st->rank || !st->w)
             return mdsd_fail(err, MDSD_ENOMEM, "importance weights: out of memory (V = %zu)", V);
-        }
         for (size_t i = 0; i < V; i++)
             st->order[i] = (int)i, st->rank[i] = i;
     }
@@ -469,8 +470,39 @@ static int face_solve(mdsd_iws *w, const double *p, const double *q, const mdsd_
         if (k == 0)
             w->face_stage1_kept = w->accept;
     }
-    glp_delete_prob(lp);
     return MDSD_OK;
+}
+
+static int face_solve(mdsd_iws *w, const double *p, const double *q, const mdsd_iws_opts *o,
+                      double *buf, mdsd_err *err)
+{
+    size_t V = w->V, P = V * (V - 1) / 2;
+    face_ix f = {V, P};
+    size_t cols = 2 * P + 3 * V;
+    size_t guard = o->max_vars ? o->max_vars : MDSD_IWS_MAX_VARS;
+    w->lp_vars = cols;
+    if (cols > guard)
+        return mdsd_fail(err, MDSD_ETOOBIG,
+                         "importance weights: the optimal-face LP over V = %zu tokens needs %zu "
+                         "variables, above the guard of %zu (a toy-vocabulary tool)", V, cols, guard);
+    size_t cap = 4 * P + 2 * V + V + V + 3 * P + V * (2 + V + V) + 16;
+    int *ia = malloc((cap + 1) * sizeof *ia), *ja = malloc((cap + 1) * sizeof *ja);
+    double *ar = malloc((cap + 1) * sizeof *ar);
+    if (!ia || !ja || !ar) {
+        free(ia), free(ja), free(ar);
+        return mdsd_fail(err, MDSD_ENOMEM, "importance weights: out of memory (V = %zu)", V);
+    }
+    glp_prob *lp = glp_create_prob();
+    face_build(lp, &f, p, q, ia, ja, ar);
+    free(ia), free(ja), free(ar);
+    double opt1 = NAN;
+    int rc = face_optimize(lp, &f, o, &opt1, err);
+    if (rc == MDSD_OK) {
+        w->face_stage1 = opt1;
+        rc = face_read(w, lp, &f, p, q, buf, err);
+    }
+    glp_delete_prob(lp);
+    return rc;
 }
 
 int mdsd_iws_solve(const double *p, const double *q, size_t V, size_t n, bool multi,

@@ -11,7 +11,8 @@
 #include <glpk.h>
 
 #include "dist.h"
-#include "outfile.h"
+#include "glpk_solve.h"
+#include "lp_model.h"
 
 /* How far the LP optimum may leave [0, 1] (simplex tolerances) before it is
  * treated as a solver failure rather than rounding. */
@@ -32,8 +33,8 @@ static const char too_big_hint_reduced[] =
  * Input checks */
 
 /* Checks (p, D); *p_scale and *d_scale are the factors that make each sum to 1. */
-static int check_input(const double *p, size_t V, const mdsd_joint *D, double *p_scale,
-                       double *d_scale, mdsd_err *err)
+int mdsd_lp_check_input(const double *p, size_t V, const mdsd_joint *D, double *p_scale,
+                        double *d_scale, mdsd_err *err)
 {
     if (V == 0 || !p)
         return mdsd_fail(err, MDSD_EINVAL, "LP: empty target distribution (V = 0)");
@@ -315,8 +316,8 @@ static size_t full_drop(const mdsd_joint *D)
  * rounding, which would make the rational simplex report infeasibility. So the
  * draft row of the heaviest tuple is omitted: its column sum is then implied,
  * 1 - (the other D), equal to its D(x) up to rounding. */
-static void build_full(glp_prob *P, const double *p, double p_scale, size_t V,
-                       const mdsd_joint *D, double d_scale, bool named)
+void mdsd_lp_build_full(glp_prob *P, const double *p, double p_scale, size_t V,
+                        const mdsd_joint *D, double d_scale, bool named)
 {
     size_t T = D->count, drop = full_drop(D);
     char name[64];
@@ -364,8 +365,8 @@ static size_t sets_vars(const lp_sets *S) { return S->start[S->count]; }
 
 /* Reduced LP: rows 1..K are the sets (<= Dbar), then one row (<= p(y)) per
  * token that occurs in some set; column s(y, S_k) for each member y of S_k. */
-static int build_reduced(glp_prob *P, const double *p, double p_scale, size_t V,
-                         const lp_sets *S, bool named, size_t *rows, mdsd_err *err)
+int mdsd_lp_build_reduced(glp_prob *P, const double *p, double p_scale, size_t V,
+                          const lp_sets *S, bool named, size_t *rows, mdsd_err *err)
 {
     size_t K = S->count;
     int *row_of = calloc(V, sizeof *row_of);
@@ -420,34 +421,6 @@ static int build_reduced(glp_prob *P, const double *p, double p_scale, size_t V,
 /* ---------------------------------------------------------------------------
  * Solving */
 
-static const char *glpk_ret_name(int ret)
-{
-    switch (ret) {
-    case GLP_EBADB: return "invalid initial basis";
-    case GLP_ESING: return "singular basis matrix";
-    case GLP_ECOND: return "ill-conditioned basis matrix";
-    case GLP_EBOUND: return "invalid bounds";
-    case GLP_EFAIL: return "solver failure";
-    case GLP_EITLIM: return "iteration limit";
-    case GLP_ETMLIM: return "time limit";
-    case GLP_ENOPFS: return "no primal feasible solution";
-    case GLP_ENODFS: return "no dual feasible solution";
-    default: return "error";
-    }
-}
-
-static const char *glpk_status_name(int status)
-{
-    switch (status) {
-    case GLP_OPT: return "optimal";
-    case GLP_FEAS: return "feasible, not proven optimal";
-    case GLP_INFEAS: return "infeasible";
-    case GLP_NOFEAS: return "no feasible solution";
-    case GLP_UNBND: return "unbounded";
-    default: return "undefined";
-    }
-}
-
 /* glp_simplex, then glp_exact from its basis when exact; GLPK stays silent. */
 static int solve(glp_prob *P, const char *what, bool exact, bool best_effort, double *alpha,
                  mdsd_err *err)
@@ -461,36 +434,31 @@ static int solve(glp_prob *P, const char *what, bool exact, bool best_effort, do
      * holds the LPs to 1e-7, so ask for more. */
     parm.tol_bnd = 1e-10;
     parm.tol_dj = 1e-10;
-    const char *stage = "glp_simplex";
-    int ret = glp_simplex(P, &parm);
-    if (ret == 0 && glp_get_status(P) == GLP_OPT && exact) {
-        stage = "glp_exact";
-        /* The rational simplex can take hours on subnormal or widely scaled
-         * masses: bounded, it either fails naming the limit or (best effort)
-         * falls back to the floating-point optimum. */
-        parm.tm_lim = MDSD_LP_EXACT_SECONDS * 1000;
-        ret = glp_exact(P, &parm);
-        if (ret == GLP_ETMLIM && best_effort) {
-            parm.tm_lim = INT_MAX;
-            stage = "glp_simplex";
-            ret = glp_simplex(P, &parm);
-        } else if (ret == GLP_ETMLIM) {
-            glp_term_out(old_out);
-            return mdsd_fail(err, MDSD_ETOOBIG, "%s: GLPK's rational simplex (exact arithmetic) "
-                             "ran past %d s (masses that are subnormal or span a wide range make "
-                             "its rationals huge); solve without exact arithmetic", what,
-                             MDSD_LP_EXACT_SECONDS);
-        }
+    /* The rational simplex can take hours on subnormal or widely scaled
+     * masses: bounded, it either fails naming the limit or (best effort)
+     * falls back to the floating-point optimum. */
+    const char *stage;
+    int ret = mdsd_glpk_solve(P, &parm, exact ? MDSD_GLPK_EXACT_AFTER_OPTIMUM : MDSD_GLPK_FLOAT,
+                              MDSD_LP_EXACT_SECONDS * 1000, &stage);
+    if (ret == GLP_ETMLIM && !strcmp(stage, "glp_exact") && best_effort) {
+        stage = "glp_simplex";
+        ret = glp_simplex(P, &parm);
+    } else if (ret == GLP_ETMLIM && !strcmp(stage, "glp_exact")) {
+        glp_term_out(old_out);
+        return mdsd_fail(err, MDSD_ETOOBIG, "%s: GLPK's rational simplex (exact arithmetic) "
+                         "ran past %d s (masses that are subnormal or span a wide range make "
+                         "its rationals huge); solve without exact arithmetic", what,
+                         MDSD_LP_EXACT_SECONDS);
     }
     int status = glp_get_status(P);
     double obj = glp_get_obj_val(P);
     glp_term_out(old_out);
     if (ret)
         return mdsd_fail(err, MDSD_ESOLVER, "%s: GLPK %s failed (code %d: %s)", what, stage, ret,
-                         glpk_ret_name(ret));
+                         mdsd_glpk_ret_name(ret));
     if (status != GLP_OPT)
         return mdsd_fail(err, MDSD_ESOLVER, "%s: GLPK %s ended with status '%s'", what, stage,
-                         glpk_status_name(status));
+                         mdsd_glpk_status_name(status));
     if (!(obj >= -LP_ALPHA_SLACK && obj <= 1.0 + LP_ALPHA_SLACK))
         return mdsd_fail(err, MDSD_ESOLVER,
                          "%s: optimum %.17g is outside [0, 1] by more than %g (solver failure)",
@@ -533,7 +501,7 @@ int mdsd_lp_full(const double *p, size_t V, const mdsd_joint *D, const mdsd_lp_o
 {
     memset(res, 0, sizeof *res);
     double p_scale, d_scale;
-    int rc = check_input(p, V, D, &p_scale, &d_scale, err);
+    int rc = mdsd_lp_check_input(p, V, D, &p_scale, &d_scale, err);
     if (rc)
         return rc;
     res->vars = full_vars(V, D);
@@ -550,7 +518,7 @@ int mdsd_lp_full(const double *p, size_t V, const mdsd_joint *D, const mdsd_lp_o
         return mdsd_fail(err, MDSD_ENOMEM, "full OTM LP: out of memory for the plan (%zu entries)",
                          res->vars);
     glp_prob *P = glp_create_prob();
-    build_full(P, p, p_scale, V, D, d_scale, false);
+    mdsd_lp_build_full(P, p, p_scale, V, D, d_scale, false);
     rc = solve(P, "full OTM LP", opts && opts->exact_arith,
                opts && opts->exact_best_effort, &res->alpha, err);
     /* Primal values may be slightly negative within the solver's tolerance;
@@ -586,7 +554,7 @@ int mdsd_lp_reduced(const double *p, size_t V, const mdsd_joint *D, const mdsd_l
 {
     memset(res, 0, sizeof *res);
     double p_scale, d_scale;
-    int rc = check_input(p, V, D, &p_scale, &d_scale, err);
+    int rc = mdsd_lp_check_input(p, V, D, &p_scale, &d_scale, err);
     if (rc)
         return rc;
     lp_sets S;
@@ -606,7 +574,7 @@ int mdsd_lp_reduced(const double *p, size_t V, const mdsd_joint *D, const mdsd_l
         return rc;
     }
     glp_prob *P = glp_create_prob();
-    rc = build_reduced(P, p, p_scale, V, &S, false, &res->rows, err);
+    rc = mdsd_lp_build_reduced(P, p, p_scale, V, &S, false, &res->rows, err);
     if (rc == MDSD_OK)
         rc = solve(P, "reduced LP", opts && opts->exact_arith,
                    opts && opts->exact_best_effort, &res->alpha, err);
@@ -621,168 +589,4 @@ void mdsd_lp_result_free(mdsd_lp_result *res)
         return;
     free(res->plan);
     res->plan = NULL;
-}
-
-/* ---------------------------------------------------------------------------
- * Export */
-
-static void write_p(FILE *f, const double *p, double p_scale, size_t V)
-{
-    fprintf(f, "param p :=\n");
-    for (size_t y = 0; y < V; y++)
-        fprintf(f, "  %zu %.17g\n", y, p[y] * p_scale);
-    fprintf(f, ";\n");
-}
-
-static void write_full_data(FILE *f, const double *p, double p_scale, size_t V,
-                            const mdsd_joint *D, double d_scale)
-{
-    fprintf(f, "# Full OTM LP instance for lp/otm_full.mod (written by mdsd lp --write-data).\n"
-               "# Tokens 0..V-1, tuples 1..T; x[t,j] = j-th draft token of tuple t.\n"
-               "data;\n\nparam V := %zu;\nparam n := %zu;\nparam T := %zu;\n\n",
-            V, D->n, D->count);
-    write_p(f, p, p_scale, V);
-    fprintf(f, "\nparam D :=\n");
-    for (size_t t = 0; t < D->count; t++)
-        fprintf(f, "  %zu %.17g\n", t + 1, D->prob[t] * d_scale);
-    fprintf(f, ";\n\nparam x :");
-    for (size_t j = 0; j < D->n; j++)
-        fprintf(f, " %zu", j + 1);
-    fprintf(f, " :=\n");
-    for (size_t t = 0; t < D->count; t++) {
-        fprintf(f, "  %zu", t + 1);
-        for (size_t j = 0; j < D->n; j++)
-            fprintf(f, " %d", D->tokens[t * D->n + j]);
-        fprintf(f, "\n");
-    }
-    fprintf(f, ";\n\nend;\n");
-}
-
-static void write_reduced_data(FILE *f, const double *p, double p_scale, size_t V,
-                               const lp_sets *S)
-{
-    fprintf(f, "# Reduced LP instance for lp/otm_reduced.mod (written by mdsd lp --reduced\n"
-               "# --write-data). Tokens 0..V-1; S[k] = token set k, Dbar[k] = its mass.\n"
-               "data;\n\nparam V := %zu;\nparam K := %zu;\n\n",
-            V, S->count);
-    write_p(f, p, p_scale, V);
-    fprintf(f, "\nparam Dbar :=\n");
-    for (size_t k = 0; k < S->count; k++)
-        fprintf(f, "  %zu %.17g\n", k + 1, S->mass[k]);
-    fprintf(f, ";\n\n");
-    for (size_t k = 0; k < S->count; k++) {
-        fprintf(f, "set S[%zu] :=", k + 1);
-        for (size_t m = S->start[k]; m < S->start[k + 1]; m++)
-            fprintf(f, " %d", S->members[m]);
-        fprintf(f, ";\n");
-    }
-    fprintf(f, "\nend;\n");
-}
-
-/* What the exporters write: the checked instance and its rescaling. */
-typedef struct {
-    const double *p;
-    double p_scale;
-    size_t V;
-    const mdsd_joint *D;
-    double d_scale;
-    const lp_sets *S;  /* reduced LP: the aggregated sets; NULL for the full LP */
-} lp_instance;
-
-static int write_data(const lp_instance *in, const char *path, mdsd_err *err)
-{
-    mdsd_outfile o;
-    int rc = mdsd_outfile_open(&o, path, err);
-    if (rc)
-        return rc;
-    if (in->S)
-        write_reduced_data(o.f, in->p, in->p_scale, in->V, in->S);
-    else
-        write_full_data(o.f, in->p, in->p_scale, in->V, in->D, in->d_scale);
-    if ((rc = mdsd_outfile_commit(&o, err)))
-        mdsd_outfile_abort(&o);
-    return rc;
-}
-
-/* CPLEX LP or free MPS through GLPK's writers, into a temporary file that is
- * then renamed. MPS has no objective sense, so its objective is -alpha,
- * minimised (any solver reads that the same way). */
-static int write_glpk(const lp_instance *in, mdsd_lp_format format, const char *path,
-                      mdsd_err *err)
-{
-    char tmp[4096];
-    int rc = mdsd_tmpname(path, tmp, sizeof tmp, err);
-    if (rc)
-        return rc;
-    glp_prob *P = glp_create_prob();
-    size_t rows = 0;
-    if (in->S)
-        rc = build_reduced(P, in->p, in->p_scale, in->V, in->S, true, &rows, err);
-    else
-        build_full(P, in->p, in->p_scale, in->V, in->D, in->d_scale, true);
-    if (rc == MDSD_OK && format == MDSD_LP_FORMAT_MPS) {
-        glp_set_obj_dir(P, GLP_MIN);
-        glp_set_obj_name(P, "neg_alpha");
-        for (int j = 1; j <= glp_get_num_cols(P); j++)
-            glp_set_obj_coef(P, j, -glp_get_obj_coef(P, j));
-    }
-    if (rc == MDSD_OK) {
-        int old_out = glp_term_out(GLP_OFF);
-        errno = 0;
-        int ret = format == MDSD_LP_FORMAT_MPS ? glp_write_mps(P, GLP_MPS_FILE, NULL, tmp)
-                                               : glp_write_lp(P, NULL, tmp);
-        int e = errno;
-        glp_term_out(old_out);
-        if (ret) {
-            remove(tmp);
-            rc = mdsd_fail(err, MDSD_EIO, "cannot write '%s'%s%s", path, e ? ": " : "",
-                           e ? strerror(e) : "");
-        }
-    }
-    glp_delete_prob(P);
-    return rc ? rc : mdsd_publish(tmp, path, err);
-}
-
-int mdsd_lp_write(const double *p, size_t V, const mdsd_joint *D, bool reduced,
-                  mdsd_lp_format format, const char *path, mdsd_err *err)
-{
-    lp_instance in = {.p = p, .V = V, .D = D};
-    int rc = check_input(p, V, D, &in.p_scale, &in.d_scale, err);
-    if (rc)
-        return rc;
-    if (format != MDSD_LP_FORMAT_MATHPROG_DATA && format != MDSD_LP_FORMAT_CPLEX &&
-        format != MDSD_LP_FORMAT_MPS)
-        return mdsd_fail(err, MDSD_EINVAL, "LP export: unknown format %d", (int)format);
-    if (!reduced && full_vars(V, D) > (size_t)INT_MAX / 2)
-        return mdsd_fail(err, MDSD_ETOOBIG, "full OTM LP: %zu variables are too many to write",
-                         full_vars(V, D));
-    lp_sets S;
-    if (reduced) {
-        if ((rc = sets_build(D, in.d_scale, &S, err)))
-            return rc;
-        in.S = &S;
-    }
-    if (format == MDSD_LP_FORMAT_MATHPROG_DATA)
-        rc = write_data(&in, path, err);
-    else
-        rc = write_glpk(&in, format, path, err);
-    if (reduced)
-        sets_free(&S);
-    return rc;
-}
-
-int mdsd_lp_format_parse(const char *path, mdsd_lp_format *format, mdsd_err *err)
-{
-    const char *dot = path ? strrchr(path, '.') : NULL;
-    if (dot && !strcmp(dot, ".lp"))
-        *format = MDSD_LP_FORMAT_CPLEX;
-    else if (dot && !strcmp(dot, ".mps"))
-        *format = MDSD_LP_FORMAT_MPS;
-    else if (dot && !strcmp(dot, ".dat"))
-        *format = MDSD_LP_FORMAT_MATHPROG_DATA;
-    else
-        return mdsd_fail(err, MDSD_EINVAL,
-                         "'%s': cannot tell the LP format from the name (use .lp, .mps or .dat)",
-                         path ? path : "");
-    return MDSD_OK;
 }

@@ -88,19 +88,4 @@ size_t mdsd_lp_full_vars(size_t V, const mdsd_joint *D);
  * sets = number of distinct sets (it aggregates D, O(|supp D| n log)). */
 int mdsd_lp_reduced_size(const mdsd_joint *D, size_t *vars, size_t *sets, mdsd_err *err);
 
-/* Export formats of mdsd_lp_write. */
-typedef enum {
-    MDSD_LP_FORMAT_MATHPROG_DATA, /* data section for lp/otm_full.mod or lp/otm_reduced.mod */
-    MDSD_LP_FORMAT_CPLEX,         /* CPLEX LP */
-    MDSD_LP_FORMAT_MPS            /* free MPS */
-} mdsd_lp_format;
-
-/* Writes the full (reduced = false) or reduced LP of (p, D) to path, atomically. */
-int mdsd_lp_write(const double *p, size_t V, const mdsd_joint *D, bool reduced,
-                  mdsd_lp_format format, const char *path, mdsd_err *err);
-
-/* Format from a file name: .dat (MathProg data), .lp (CPLEX LP), .mps (free
- * MPS, objective written as minimise -alpha since MPS has no sense). */
-int mdsd_lp_format_parse(const char *path, mdsd_lp_format *format, mdsd_err *err);
-
 #endif

@@ -19,16 +19,16 @@
 
 #include "err.h"
 
+#include <mdsd/dump.h>
+
 #define MDSD_DUMP_FORMAT 1         /* the version this reader and writer speak */
 #define MDSD_DUMP_TARGET (-1)      /* `which` naming the target's logits */
 #define MDSD_DUMP_NAME_MAX 256     /* longest model / drafter name + 1 */
 #define MDSD_DUMP_CHUNK_ROWS 64    /* default rows per chunk of the writer */
 
-typedef enum { MDSD_DTYPE_FLOAT32, MDSD_DTYPE_FLOAT16, MDSD_DTYPE_BFLOAT16 } mdsd_dtype;
-
 /* "float32", "float16", "bfloat16". */
-const char *mdsd_dtype_name(mdsd_dtype t);
-int mdsd_dtype_parse(const char *name, mdsd_dtype *out, mdsd_err *err);
+const char *mdsd_dtype_name(mdsd_dump_dtype t);
+int mdsd_dtype_parse(const char *name, mdsd_dump_dtype *out, mdsd_err *err);
 
 /* float <-> float16 / bfloat16 bits, round to nearest even (as numpy and
  * torch do); NaN stays NaN, overflow goes to +-inf. */
@@ -44,7 +44,7 @@ typedef struct {
     char model[MDSD_DUMP_NAME_MAX];  /* attribute `model`, "" if absent */
     long long vocab_size;            /* attribute `vocab_size`, -1 if absent */
     long long dropped_padding;       /* attribute `dropped_padding`, -1 if absent */
-    mdsd_dtype dtype;
+    mdsd_dump_dtype dtype;
     size_t chunk_rows;               /* rows per HDF5 chunk; 0 = contiguous */
     int gzip;                        /* deflate level of the chunks, 0 = none */
 } mdsd_dump_model;
@@ -186,22 +186,9 @@ int mdsd_dump_check_meta(const mdsd_dump *d, const mdsd_dump_block *b, mdsd_dump
 int mdsd_dump_validate(mdsd_dump *d, void (*progress)(size_t done, size_t N, void *ctx),
                        void *ctx, mdsd_err *err);
 
-/* What to write. Strings may be NULL (written as ""). */
-typedef struct {
-    size_t V;
-    mdsd_dtype dtype;
-    size_t chunk_rows;             /* 0 = MDSD_DUMP_CHUNK_ROWS (lowered for huge V) */
-    int gzip;                      /* deflate level 0..9, 0 = none */
-    const char *creator, *dataset, *tokenizer;
-    double generation_temperature;
-    const char *target_model;
-    long long target_vocab_size;   /* <= 0: V */
-    size_t n_drafts;               /* >= 1 */
-    const char *const *draft_names;  /* [n_drafts] group names under /drafts */
-    const char *const *draft_models; /* [n_drafts] or NULL: the names */
-    size_t n_extra;                /* extra string attributes of '/' */
-    const char *const *extra_names, *const *extra_values;
-} mdsd_dump_spec;
+/* What to write: the public layout (mdsd/dump.h). Strings may be NULL
+ * (written as ""). */
+typedef mdsd_dump_layout mdsd_dump_spec;
 
 typedef struct mdsd_dump_writer mdsd_dump_writer;
 

@@ -15,19 +15,19 @@
 #include <time.h>
 #include <unistd.h>
 
-const char *mdsd_dtype_name(mdsd_dtype t)
+const char *mdsd_dtype_name(mdsd_dump_dtype t)
 {
     switch (t) {
-    case MDSD_DTYPE_FLOAT16: return "float16";
-    case MDSD_DTYPE_BFLOAT16: return "bfloat16";
-    case MDSD_DTYPE_FLOAT32:
+    case MDSD_DUMP_FLOAT16: return "float16";
+    case MDSD_DUMP_BFLOAT16: return "bfloat16";
+    case MDSD_DUMP_FLOAT32:
     default: return "float32";
     }
 }
 
-int mdsd_dtype_parse(const char *name, mdsd_dtype *out, mdsd_err *err)
+int mdsd_dtype_parse(const char *name, mdsd_dump_dtype *out, mdsd_err *err)
 {
-    static const mdsd_dtype all[] = {MDSD_DTYPE_FLOAT32, MDSD_DTYPE_FLOAT16, MDSD_DTYPE_BFLOAT16};
+    static const mdsd_dump_dtype all[] = {MDSD_DUMP_FLOAT32, MDSD_DUMP_FLOAT16, MDSD_DUMP_BFLOAT16};
     for (size_t i = 0; i < 3; i++)
         if (!strcmp(name, mdsd_dtype_name(all[i]))) {
             *out = all[i];
@@ -162,7 +162,7 @@ const char *dump_class_name(H5T_class_t c)
 }
 
 /* The logits dtype: float16/float32 HDF5 floats, or uint16 marked bfloat16. */
-static int logits_dtype(mdsd_dump *d, hid_t ds, const char *path, mdsd_dtype *out,
+static int logits_dtype(mdsd_dump *d, hid_t ds, const char *path, mdsd_dump_dtype *out,
                         mdsd_err *err)
 {
     hid_t t = H5Dget_type(ds);
@@ -175,15 +175,15 @@ static int logits_dtype(mdsd_dump *d, hid_t ds, const char *path, mdsd_dtype *ou
     dump_h5_close(t);
     char mark[64];
     if (c == H5T_FLOAT && size == 4) {
-        *out = MDSD_DTYPE_FLOAT32;
+        *out = MDSD_DUMP_FLOAT32;
     } else if (c == H5T_FLOAT && size == 2 && esize == 5 && msize == 10) {
-        *out = MDSD_DTYPE_FLOAT16;
+        *out = MDSD_DUMP_FLOAT16;
     } else if (c == H5T_INTEGER && size == 2 && sign == H5T_SGN_NONE) {
         if (dump_attr_string(ds, "dtype", mark, sizeof mark) != 1 || strcmp(mark, "bfloat16"))
             return mdsd_fail(err, MDSD_EFORMAT,
                              "%s: %s is uint16 but lacks the attribute dtype = \"bfloat16\"",
                              d->path, path);
-        *out = MDSD_DTYPE_BFLOAT16;
+        *out = MDSD_DUMP_BFLOAT16;
     } else {
         return mdsd_fail(err, MDSD_EFORMAT,
                          "%s: %s has dtype %s of %zu bytes; logits must be float16, float32, or "
@@ -217,9 +217,9 @@ static void chunk_layout(hid_t ds, size_t *chunk_rows, int *gzip)
     H5Eclear2(H5E_DEFAULT);
 }
 
-size_t dump_dtype_bytes(mdsd_dtype t)
+size_t dump_dtype_bytes(mdsd_dump_dtype t)
 {
-    return t == MDSD_DTYPE_FLOAT32 ? 4 : 2;
+    return t == MDSD_DUMP_FLOAT32 ? 4 : 2;
 }
 
 /* Opens one logits dataset: dtype, rank 2, its chunk layout, and reopens it

@@ -41,7 +41,7 @@ void dump_h5_close(hid_t id);
 /* Whether every component of an absolute path exists. */
 int dump_path_exists(hid_t file, const char *path);
 const char *dump_class_name(H5T_class_t c);
-size_t dump_dtype_bytes(mdsd_dtype t);
+size_t dump_dtype_bytes(mdsd_dump_dtype t);
 
 /* ---- attributes (dump_attr.c) ---- */
 /* A string attribute into buf: 0 absent (buf = ""), 1 read, -1 present but

@@ -89,7 +89,7 @@ int mdsd_dump_read_logits(mdsd_dump *d, int which, size_t row0, size_t rows, flo
     if (rc)
         return rc;
     hid_t ds = which == MDSD_DUMP_TARGET ? d->h5->target : d->h5->drafts[which];
-    if (m->dtype == MDSD_DTYPE_FLOAT32)
+    if (m->dtype == MDSD_DUMP_FLOAT32)
         return read_rows(d, ds, m->path, 2, row0, rows, H5T_NATIVE_FLOAT, out, err);
     /* 16-bit: read the raw bit patterns (memory type = file type, so HDF5
      * converts nothing) into the front half of out, then widen from the back
@@ -98,13 +98,13 @@ int mdsd_dump_read_logits(mdsd_dump *d, int which, size_t row0, size_t rows, flo
      * (~15x slower than the whole read) and is the bottleneck for V = 32000;
      * tests/test_dump.c checks this widening against HDF5's conversion on all
      * 65536 bit patterns. */
-    hid_t mtype = m->dtype == MDSD_DTYPE_FLOAT16 ? H5Dget_type(ds) : H5Tcopy(H5T_NATIVE_USHORT);
+    hid_t mtype = m->dtype == MDSD_DUMP_FLOAT16 ? H5Dget_type(ds) : H5Tcopy(H5T_NATIVE_USHORT);
     rc = read_rows(d, ds, m->path, 2, row0, rows, mtype, out, err);
     dump_h5_close(mtype);
     if (rc)
         return rc;
     const unsigned char *bytes = (const unsigned char *)out;
-    if (m->dtype == MDSD_DTYPE_FLOAT16) {
+    if (m->dtype == MDSD_DUMP_FLOAT16) {
         for (size_t i = rows * d->V; i-- > 0;) {
             uint16_t b;
             memcpy(&b, bytes + 2 * i, sizeof b);

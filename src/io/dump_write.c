@@ -24,7 +24,7 @@ struct mdsd_dump_writer {
     char path[4096], tmp[4096];
     size_t V, n_drafts, N, chunk_rows;
     int gzip;
-    mdsd_dtype dtype;
+    mdsd_dump_dtype dtype;
     hid_t file, target, *drafts, tokens, sample_id, position;
     hid_t ftype;                 /* file type of the logits */
     unsigned short *conv;        /* [conv_cap] 16-bit patterns */
@@ -108,7 +108,7 @@ static int create_model(mdsd_dump_writer *w, const char *group, const char *mode
     *ds = ok ? create_rows(g, "logits", w->ftype, 2, w->V, w->chunk_rows, w->gzip,
                            dump_dtype_bytes(w->dtype))
              : -1;
-    if (*ds >= 0 && w->dtype == MDSD_DTYPE_BFLOAT16 && write_attr_string(*ds, "dtype", "bfloat16") < 0) {
+    if (*ds >= 0 && w->dtype == MDSD_DUMP_BFLOAT16 && write_attr_string(*ds, "dtype", "bfloat16") < 0) {
         dump_h5_close(*ds);
         *ds = -1;
     }
@@ -123,8 +123,8 @@ static int valid_name(const char *s)
 
 static int writer_setup(mdsd_dump_writer *w, const mdsd_dump_spec *s, mdsd_err *err)
 {
-    w->ftype = s->dtype == MDSD_DTYPE_FLOAT32 ? H5Tcopy(H5T_IEEE_F32LE)
-             : s->dtype == MDSD_DTYPE_FLOAT16 ? half_type() : H5Tcopy(H5T_STD_U16LE);
+    w->ftype = s->dtype == MDSD_DUMP_FLOAT32 ? H5Tcopy(H5T_IEEE_F32LE)
+             : s->dtype == MDSD_DUMP_FLOAT16 ? half_type() : H5Tcopy(H5T_STD_U16LE);
     w->file = H5Fcreate(w->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     if (w->file < 0)
         return writer_fail(w, err, "cannot create the file");
@@ -237,14 +237,14 @@ static int convert_rows(mdsd_dump_writer *w, const char *what, size_t rows, cons
         if (isnan(x[i]) || x[i] == INFINITY)
             return mdsd_fail(err, MDSD_EINVAL, "dump '%s': %s row %zu logit %zu is %s", w->path, what,
                              w->N + i / w->V, i % w->V, isnan(x[i]) ? "NaN" : "+inf");
-        if (w->dtype == MDSD_DTYPE_FLOAT32)
+        if (w->dtype == MDSD_DUMP_FLOAT32)
             continue;
-        unsigned short h = w->dtype == MDSD_DTYPE_FLOAT16 ? mdsd_float_to_half(x[i])
+        unsigned short h = w->dtype == MDSD_DUMP_FLOAT16 ? mdsd_float_to_half(x[i])
                                                           : mdsd_float_to_bfloat16(x[i]);
-        if (h == 0x7c00 && w->dtype == MDSD_DTYPE_FLOAT16)
+        if (h == 0x7c00 && w->dtype == MDSD_DUMP_FLOAT16)
             return mdsd_fail(err, MDSD_EINVAL, "dump '%s': %s row %zu logit %zu = %g overflows float16",
                              w->path, what, w->N + i / w->V, i % w->V, x[i]);
-        if (h == 0x7f80 && w->dtype == MDSD_DTYPE_BFLOAT16)
+        if (h == 0x7f80 && w->dtype == MDSD_DUMP_BFLOAT16)
             return mdsd_fail(err, MDSD_EINVAL, "dump '%s': %s row %zu logit %zu = %g overflows bfloat16",
                              w->path, what, w->N + i / w->V, i % w->V, x[i]);
         if (w->conv)
@@ -271,7 +271,7 @@ static int append_rows(mdsd_dump_writer *w, hid_t ds, int rank, size_t rows, hid
 static int append_logits(mdsd_dump_writer *w, hid_t ds, const char *what, size_t rows,
                          const float *x, mdsd_err *err)
 {
-    if (w->dtype != MDSD_DTYPE_FLOAT32 && w->conv_cap < rows * w->V) {
+    if (w->dtype != MDSD_DUMP_FLOAT32 && w->conv_cap < rows * w->V) {
         free(w->conv);
         w->conv_cap = 0;
         if (!(w->conv = malloc(rows * w->V * sizeof *w->conv)))
@@ -281,9 +281,9 @@ static int append_logits(mdsd_dump_writer *w, hid_t ds, const char *what, size_t
     int rc = convert_rows(w, what, rows, x, err);
     if (rc)
         return rc;
-    if (w->dtype == MDSD_DTYPE_FLOAT32)
+    if (w->dtype == MDSD_DUMP_FLOAT32)
         return append_rows(w, ds, 2, rows, H5T_NATIVE_FLOAT, x, what, err);
-    return append_rows(w, ds, 2, rows, w->dtype == MDSD_DTYPE_FLOAT16 ? w->ftype : H5T_NATIVE_USHORT,
+    return append_rows(w, ds, 2, rows, w->dtype == MDSD_DUMP_FLOAT16 ? w->ftype : H5T_NATIVE_USHORT,
                        w->conv, what, err);
 }
 

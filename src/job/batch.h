@@ -20,7 +20,7 @@
  * existing OUTPUT.partial stops the job (resume it, or discard it
  * explicitly). OUTPUT.lock (flock) keeps two jobs off one output. The final
  * CSV is written atomically. Inside a unit, the samples finished so far are
- * checkpointed every checkpoint_seconds: their summary lines (batch_impl.h)
+ * checkpointed every checkpoint_seconds: their summary lines (fold.h)
  * and "#checkpoint LABEL,T next=R groups=K fnv1a=H"; --resume folds them
  * back and goes on from row R, with the same bits as an uninterrupted run. */
 #ifndef MDSD_BATCH_H
@@ -35,30 +35,24 @@
 #include "scheme.h"
 #include "verifier.h"
 
+#include <mdsd/batch.h>
+
+/* Test hooks, off when zeroed. The library reads no environment for them:
+ * only the CLI sets them (src/cli/cli_hooks.c: MDSD_TABLE_FAIL=COLUMN:ROW,
+ * MDSD_TABLE_BLOCK_ROWS=K; tests/test_scale.c). */
 typedef struct {
-    size_t n_dumps;
-    const char *const *dumps;            /* [n_dumps] paths */
-    size_t n_temperatures;
-    const double *temperatures;          /* [n_temperatures], 0 = argmax */
-    size_t n_counts;
-    const size_t *draft_counts;          /* [n_counts] values of n */
-    size_t n_schemes;
-    const mdsd_scheme_kind *schemes;     /* [n_schemes]: alpha* rows */
-    size_t n_verifiers;
-    const mdsd_verifier_kind *verifiers; /* [n_verifiers] */
-    size_t n_draft_models;
-    const char *const *draft_models;     /* drafter groups to compare (each a column,
-                                            labelled DUMP:NAME when several); 0 = the first */
-    size_t row_begin, row_end;           /* rows [row_begin, row_end); row_end 0 = all */
-    size_t top_k;                        /* decoding truncation of p and q (0 = none) */
-    double top_p;                        /* nucleus truncation of p and q (1 = none; 0 = 1) */
-    uint64_t trials;                     /* Monte-Carlo trials where no exact form; 0 = none */
-    bool simulate;                       /* Monte Carlo for every verifier (needs trials) */
-    uint64_t seed;
-    int threads;                         /* OpenMP threads; 0 = default */
-    mdsd_verifier_opts verifier_opts;
-    const char *output;                  /* results CSV (the .partial file lives beside it) */
-    bool resume;
+    bool fail;                 /* row fail_row of dump column fail_column fails as a bad row would */
+    size_t fail_column, fail_row;
+    size_t block_rows;         /* > 0: blocks of at most this many rows (several blocks, checkpoints) */
+} mdsd_batch_hooks;
+
+typedef struct {
+    /* The public options (mdsd/batch.h): dumps, temperatures, draft counts,
+     * schemes, verifiers, drafters (each a column, labelled DUMP:NAME when
+     * several are compared or the dump has several), rows, top-k / top-p
+     * truncation of p and q, trials, simulate, seed, threads, verifier
+     * options, the results CSV (its .partial file lives beside it) and resume. */
+    mdsd_table_opts pub;
     /* Per-position results: a CSV streamed row by row (written to a temporary
      * name, renamed at the end), one line per (dump column, temperature, row):
      *   dump,temperature,row,sample,position,entropy_p,entropy_q,tv,
@@ -94,6 +88,7 @@ typedef struct {
     char **shard_data;
     size_t *shard_size;
     bool keep_partial;
+    mdsd_batch_hooks test;
 } mdsd_batch_opts;
 
 /* Runs the job and writes opts->output atomically. rows/count (optional)

@@ -9,6 +9,7 @@
 
 #include "cluster.h"
 #include "csv.h"
+#include "outfile.h"
 
 /* Gaps this small are solver tolerance, not a difference: alpha* and the
  * closed-form rates are exact to ~1e-12, the LP-based verifiers (is, otm) to
@@ -549,6 +550,17 @@ void mdsd_report_latex(FILE *out, const mdsd_report_row *rows, size_t count)
     mdsd_report_style s;
     mdsd_report_style_init(&s);
     render(out, rows, count, STYLE_LATEX, &s);
+}
+
+int mdsd_report_render_file(const char *path, mdsd_report_renderer fn, const mdsd_report_row *rows,
+                            size_t count, const mdsd_report_style *style, mdsd_err *err)
+{
+    mdsd_outfile out;
+    int rc = mdsd_outfile_open(&out, path, err);
+    if (rc)
+        return rc;
+    fn(out.f, rows, count, style);
+    return mdsd_outfile_commit(&out, err);
 }
 
 /* ---- paired differences ----------------------------------------------------- */

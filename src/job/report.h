@@ -89,6 +89,11 @@ void mdsd_report_render_markdown(FILE *out, const mdsd_report_row *rows, size_t 
                                  const mdsd_report_style *style);
 void mdsd_report_render_latex(FILE *out, const mdsd_report_row *rows, size_t count,
                               const mdsd_report_style *style);
+/* One of the renderers above into the file at path, atomically. */
+typedef void (*mdsd_report_renderer)(FILE *, const mdsd_report_row *, size_t,
+                                     const mdsd_report_style *);
+int mdsd_report_render_file(const char *path, mdsd_report_renderer fn, const mdsd_report_row *rows,
+                            size_t count, const mdsd_report_style *style, mdsd_err *err);
 
 /* The default style (one table per setting). */
 void mdsd_report_markdown(FILE *out, const mdsd_report_row *rows, size_t count);

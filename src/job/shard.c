@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "batch_impl.h"
+#include "fold.h"
 #include "fnv.h"
 
 int mdsd_shard_read_file(const char *path, char **text, size_t *size, mdsd_err *err)

@@ -6,7 +6,7 @@
  * Which rows: of every dump column's rows [a, b), shard I of N takes the
  * samples that start in [a + (b-a)(I-1)/N, a + (b-a)I/N) (a sample cut by --positions
  * counts from a), so shards are contiguous runs of whole samples, in shard
- * order. Each sample is summarised on its own (batch_impl.h) and the unit's
+ * order. Each sample is summarised on its own (fold.h) and the unit's
  * rows are the fold of the summaries in sample order, in one process or
  * after a merge alike; Monte-Carlo streams are keyed by (seed, column,
  * temperature, row), never by shard or rank.
@@ -24,7 +24,7 @@
  *   end
  * then per (column, temperature) unit, in job order:
  *   #unit J T_INDEX rows=B:E       (the shard's rows of column J)
- *   g SAMPLE ROWS ...              (one per sample, batch_impl.h)
+ *   g SAMPLE ROWS ...              (one per sample, fold.h)
  *   #done LABEL,T groups=K fnv1a=H (FNV-1a over the #unit and g lines)
  * A shard's .partial checkpoint is the same text, unit by unit as they
  * finish. Every header line but `shard` must agree among the files merged. */

@@ -210,6 +210,33 @@ class Batch(unittest.TestCase):
                 mdsd.table("/nonexistent.h5", a)
             self.assertIn("/nonexistent.h5", str(cm.exception))
 
+    def test_block_job_and_merge_write_the_cli_bytes(self):
+        """mdsd.block on the shipped tree dump = `mdsd block` (CSV, Markdown, LaTeX), and
+        mdsd.merge of CLI shards = the unsharded CSV; errors name the input."""
+        trees = os.path.join(ROOT, "data", "kjv-trees.h5")
+        with tempfile.TemporaryDirectory() as tmp:
+            j = lambda name: os.path.join(tmp, name)
+            mdsd.block(trees, j("a.csv"), verifiers=["rrs", "kseq"], sequences=[1, 4],
+                       costs=[0, 0.05], markdown=j("a.md"), latex=j("a.tex"))
+            cli("block", trees, "-o", j("b.csv"), "--verifiers", "rrs,kseq", "--sequences", "1,4",
+                "--cost", "0,0.05", "--markdown", j("b.md"), "--latex", j("b.tex"))
+            for ext in ("csv", "md", "tex"):
+                with open(j("a." + ext)) as fa, open(j("b." + ext)) as fb:
+                    self.assertEqual(fa.read(), fb.read(), ext)
+            for i in (1, 2):
+                cli("block", trees, "-o", j("s%d" % i), "--verifiers", "rrs,kseq",
+                    "--sequences", "1,4", "--cost", "0,0.05", "--shard", "%d/2" % i)
+            mdsd.merge([j("s2"), j("s1")], j("m.csv"))
+            with open(j("m.csv")) as fa, open(j("b.csv")) as fb:
+                self.assertEqual(fa.read(), fb.read())
+            with self.assertRaises(mdsd.MdsdError) as cm:
+                mdsd.block(trees, j("c.csv"), verifiers=["nosuch"])
+            self.assertIn("nosuch", str(cm.exception))
+            with self.assertRaises(mdsd.MdsdError) as cm:
+                mdsd.merge([j("s1")], j("c.csv"))
+            self.assertIn("shard 2/2 is missing", str(cm.exception))
+            self.assertFalse(os.path.exists(j("c.csv")))
+
     def test_batch_errors_name_the_row(self):
         t = np.zeros((3, 4), np.float32); d = np.zeros((3, 4), np.float32)
         t[2, 1] = np.nan

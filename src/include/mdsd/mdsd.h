@@ -13,5 +13,6 @@
 #include <mdsd/verifier.h>
 #include <mdsd/dump.h>
 #include <mdsd/batch.h>
+#include <mdsd/block.h>
 
 #endif

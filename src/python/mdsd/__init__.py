@@ -26,7 +26,7 @@ from ._lib import lib
 
 __all__ = ["MdsdError", "version", "__version__", "Rng", "SCHEMES", "METHODS", "VERIFIERS", "alpha_star",
            "alpha_star_result", "verifier_rate", "Verifier", "Sampler", "sample_drafts",
-           "monte_carlo", "batch", "table", "softmax", "DumpReader", "DumpWriter", "validate_dump",
+           "monte_carlo", "batch", "table", "block", "merge", "softmax", "DumpReader", "DumpWriter", "validate_dump",
            "lp_export"]
 
 SCHEMES = ("iid", "wor", "greedy", "hub", "cps", "multi", "custom")
@@ -489,6 +489,52 @@ def table(dumps, output, temperatures=(1.0,), draft_counts=(2,), schemes=("iid",
     o.output, o.resume = os.fsencode(output), 1 if resume else 0
     err = _lib.Err()
     _raise(lib.mdsd_table_run(ctypes.byref(o), ctypes.byref(err)), err)
+
+
+def _list(values):
+    """None, a CLI list "a,b" or a sequence -> the CLI's comma list (bytes) or None."""
+    if values is None:
+        return None
+    if not isinstance(values, (str, bytes)):
+        values = ",".join(str(v) for v in values)
+    return values.encode() if isinstance(values, str) else values
+
+
+def _path(p):
+    return None if p is None else os.fsencode(p)
+
+
+def block(dumps, output, verifiers=None, sequences=None, depths=None, costs=None, is_top=0,
+          threads=0, markdown=None, latex=None, resume=False, discard_partial=False):
+    """The `mdsd block DUMP...` job over tree dumps: E[tau] per (dump, verifier, policy,
+    depth), written as the results CSV `output` (the CLI's bytes), optionally Markdown and
+    LaTeX tables. verifiers, sequences, depths, costs: lists (or the CLI's "a,b" text);
+    None = the CLI's defaults. Resumable from OUTPUT.partial (resume=True)."""
+    dumps = [dumps] if isinstance(dumps, (str, bytes, os.PathLike)) else list(dumps)
+    from .dump import _strings
+    dl = _strings(dumps)
+    o = _lib.BlockJobOpts()
+    lib.mdsd_block_job_opts_init(ctypes.byref(o))
+    o.n_dumps, o.dumps = len(dumps), ctypes.cast(dl, ctypes.POINTER(ctypes.c_char_p))
+    o.verifiers, o.sequences = _list(verifiers), _list(sequences)
+    o.depths, o.costs = _list(depths), _list(costs)
+    o.is_top, o.threads = int(is_top), int(threads)
+    o.output, o.markdown, o.latex = _path(output), _path(markdown), _path(latex)
+    o.resume, o.discard_partial = 1 if resume else 0, 1 if discard_partial else 0
+    err = _lib.Err()
+    _raise(lib.mdsd_block_run(ctypes.byref(o), ctypes.byref(err)), err)
+
+
+def merge(shards, output, markdown=None, latex=None):
+    """`mdsd merge`: the aggregates of `mdsd table/block ... --shard I/N -o SHARD` (all N
+    shards of one job, any order) folded into the job's results CSV `output`, the same
+    bytes as one process writes; optionally the Markdown and LaTeX tables."""
+    shards = [shards] if isinstance(shards, (str, bytes, os.PathLike)) else list(shards)
+    from .dump import _strings
+    sl = _strings(shards)
+    err = _lib.Err()
+    _raise(lib.mdsd_merge(ctypes.cast(sl, ctypes.POINTER(ctypes.c_char_p)), len(shards),
+                          _path(output), _path(markdown), _path(latex), ctypes.byref(err)), err)
 
 
 def lp_export(path, p, q=None, n=None, scheme="iid", reduced=False, joint=None):

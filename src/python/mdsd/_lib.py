@@ -66,6 +66,14 @@ class TableOpts(Structure):
                 ("output", c_char_p), ("resume", c_int)]
 
 
+class BlockJobOpts(Structure):
+    _fields_ = [("n_dumps", c_size_t), ("dumps", POINTER(c_char_p)), ("verifiers", c_char_p),
+                ("sequences", c_char_p), ("depths", c_char_p), ("costs", c_char_p),
+                ("is_top", c_size_t), ("threads", c_int), ("output", c_char_p),
+                ("markdown", c_char_p), ("latex", c_char_p), ("resume", c_int),
+                ("discard_partial", c_int)]
+
+
 class DumpInfo(Structure):
     _fields_ = [("format", c_int), ("N", c_size_t), ("V", c_size_t), ("n_samples", c_size_t),
                 ("n_drafts", c_size_t), ("generation_temperature", c_double), ("dtype", c_int)]
@@ -163,6 +171,9 @@ _sig("mdsd_batch_eval_double", c_int, P, P, c_size_t, c_size_t, POINTER(BatchEva
      P, E)
 _sig("mdsd_table_opts_init", None, POINTER(TableOpts))
 _sig("mdsd_table_run", c_int, POINTER(TableOpts), E)
+_sig("mdsd_block_job_opts_init", None, POINTER(BlockJobOpts))
+_sig("mdsd_block_run", c_int, POINTER(BlockJobOpts), E)
+_sig("mdsd_merge", c_int, POINTER(c_char_p), c_size_t, c_char_p, c_char_p, c_char_p, E)
 _sig("mdsd_dump_reader_open", c_void_p, c_char_p, E)
 _sig("mdsd_dump_reader_info", None, c_void_p, POINTER(DumpInfo))
 _sig("mdsd_dump_reader_draft_name", c_char_p, c_void_p, c_size_t)

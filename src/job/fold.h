@@ -1,8 +1,8 @@
-/* batch_impl.h - what the table job (batch.c) shares with its scale-out half
+/* fold.h - what the table job (batch.c and the engine files) shares with its scale-out half
  * (shard.c: shard aggregate files, mdsd merge): the plan of cells and the
  * per-sample summaries whose ordered fold makes every result row. */
-#ifndef MDSD_BATCH_IMPL_H
-#define MDSD_BATCH_IMPL_H
+#ifndef MDSD_FOLD_H
+#define MDSD_FOLD_H
 
 #include <stdbool.h>
 #include <stdio.h>

@@ -1,0 +1,356 @@
+/* blockjob.c - the block job over tree dumps (mdsd/block.h, blockjob.h):
+ * options, the checkpoint OUTPUT.partial (block/checkpoint.h), each dump's
+ * cases evaluated in one pass over its trees (or resumed, or folded from
+ * shards), then the CSV, Markdown and LaTeX outputs. */
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "blockjob.h"
+#include "checkpoint.h"
+#include "outfile.h"
+#include "parse.h"
+#include "progress.h"
+#include "provenance.h"
+
+void mdsd_block_job_opts_init(mdsd_block_job_opts *opts)
+{
+    memset(opts, 0, sizeof *opts);
+}
+
+static int usage(mdsd_block_job *j, mdsd_err *err, const char *fmt, const char *a)
+{
+    j->usage = true;
+    return mdsd_fail(err, MDSD_EINVAL, fmt, a);
+}
+
+/* --verifiers and --cost parsed (usage errors), s->cost freed by the caller
+ * when it is not &s->zero. */
+static int parse_setup(mdsd_block_job *j, mdsd_block_setup *s, mdsd_err *err)
+{
+    const mdsd_block_job_opts *o = &j->pub;
+    mdsd_err e;
+    mdsd_err_clear(&e);
+    s->n_verifiers = 0;
+    memset(s->verifiers, 0, sizeof s->verifiers);
+    s->zero = 0.0, s->cost = &s->zero, s->n_cost = 1;
+    if (o->verifiers) {
+        char buf[512];
+        snprintf(buf, sizeof buf, "%s", o->verifiers);
+        for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+             tok = strtok_r(NULL, ",", &save)) {
+            if (s->n_verifiers == MDSD_BLOCK_CASE_VERIFIERS ||
+                mdsd_block_case_parse(tok, &s->verifiers[s->n_verifiers++], &e)) {
+                j->usage = true;
+                return mdsd_fail(err, MDSD_EINVAL, "--verifiers %s: %s", o->verifiers,
+                                 e.msg[0] ? e.msg : "too many");
+            }
+        }
+    }
+    if (o->costs) {
+        if (mdsd_parse_vector(o->costs, "--cost", &s->cost, &s->n_cost, &e)) {
+            s->cost = &s->zero;
+            return usage(j, err, "%s", e.msg);
+        }
+        for (size_t i = 0; i < s->n_cost; i++)
+            if (!(s->cost[i] >= 0.0 && isfinite(s->cost[i])))
+                return usage(j, err, "--cost %s: costs are numbers >= 0", o->costs);
+    }
+    if (!o->output && (o->resume || o->discard_partial))
+        return usage(j, err, "%s", "--resume and --discard-partial need -o CSV");
+    if (o->resume && o->discard_partial)
+        return usage(j, err, "%s", "--resume and --discard-partial: give one");
+    return MDSD_OK;
+}
+
+/* Every output is checked before any work: not a directory, not an input. */
+static int check_outputs(const mdsd_block_job_opts *o, mdsd_err *err)
+{
+    const char *outs[3] = {o->output, o->markdown, o->latex};
+    int rc = MDSD_OK;
+    for (int k = 0; k < 3 && rc == MDSD_OK; k++) {
+        if (outs[k])
+            rc = mdsd_output_check(outs[k], o->dumps, o->n_dumps, err);
+        for (int l = 0; l < k && rc == MDSD_OK; l++)
+            if (outs[k] && outs[l] && !strcmp(outs[k], outs[l]))
+                rc = mdsd_fail(err, MDSD_EINVAL, "%s names two outputs of the same job", outs[k]);
+    }
+    return rc;
+}
+
+/* The checkpoint of a single-process job: one writer per output, and
+ * CSV.partial never dropped silently; finished dumps read back (--resume). */
+typedef struct {
+    mdsd_lock lock;
+    char path[4200];
+    char *signature;
+    mdsd_block_unit *units;   /* [n_dumps] */
+    FILE *partial;            /* NULL = no checkpoint (no -o, or a merge) */
+} checkpoint;
+
+static int checkpoint_open(mdsd_block_job *j, checkpoint *ck, mdsd_err *err)
+{
+    const mdsd_block_job_opts *o = &j->pub;
+    char lock_path[4200], what[4300], opts[2048];
+    snprintf(ck->path, sizeof ck->path, "%s.partial", o->output);
+    snprintf(lock_path, sizeof lock_path, "%s.lock", o->output);
+    snprintf(what, sizeof what, "'%s'", o->output);
+    mdsd_block_options_text(o, opts, sizeof opts);
+    int rc = mdsd_lock_acquire(&ck->lock, lock_path, what, err);
+    if (rc == MDSD_OK)
+        rc = mdsd_block_signature(opts, (char *const *)o->dumps, o->n_dumps, &ck->signature, err);
+    struct stat st;
+    if (rc == MDSD_OK && stat(ck->path, &st) == 0) {
+        if (o->discard_partial) {
+            if (unlink(ck->path) != 0)
+                rc = mdsd_fail(err, MDSD_EIO, "cannot delete '%s': %s", ck->path, strerror(errno));
+        } else if (o->resume) {
+            rc = mdsd_block_partial_read(ck->path, ck->signature, ck->units, o->n_dumps, err);
+        } else {
+            rc = mdsd_fail(err, MDSD_EINVAL, "'%s' holds the finished dumps of an "
+                           "interrupted job on this output: pass --resume to continue it, or "
+                           "--discard-partial to delete it and start over", ck->path);
+        }
+    }
+    if (rc == MDSD_OK) {
+        if (j->cleanup_signals) {
+            static char hint[4400];
+            snprintf(hint, sizeof hint, "finished dumps are kept in %s: rerun the same command "
+                     "with --resume to continue", ck->path);
+            mdsd_cleanup_signals("mdsd block", hint);
+        }
+        ck->partial = mdsd_block_partial_start(ck->path, ck->signature, ck->units, o->n_dumps, err);
+        if (!ck->partial)
+            rc = err->code ? err->code : MDSD_EIO;
+    }
+    return rc;
+}
+
+static void progress_tick(size_t done, size_t total, void *ctx)
+{
+    (void)total;
+    mdsd_progress *pr = ctx;
+    mdsd_progress_add(pr, done - pr->done);
+}
+
+/* mdsd merge: every shard's samples of dump i, in shard order. */
+static int fold_shards(const mdsd_block_job *j, size_t i, mdsd_tree_dump *t,
+                       const mdsd_block_case *cases, size_t nc, mdsd_block_dump_result *res,
+                       mdsd_err *err)
+{
+    const char **parts = calloc(j->merge_n, sizeof *parts), **names = calloc(j->merge_n, sizeof *names);
+    int rc = MDSD_OK;
+    for (size_t k = 0; parts && names && k < j->merge_n && rc == MDSD_OK; k++) {
+        const mdsd_shard_file *f = &j->merge[k];
+        if (f->n_units != j->pub.n_dumps || f->units[i].job != i)
+            rc = mdsd_fail(err, MDSD_EFORMAT, "'%s' does not hold the units of the job's "
+                           "%zu dumps in order (cut short or damaged)", f->in->name, j->pub.n_dumps);
+        else
+            parts[k] = f->units[i].text + strcspn(f->units[i].text, "\n") + 1,
+            names[k] = f->in->name;
+    }
+    if (!parts || !names)
+        rc = mdsd_fail(err, MDSD_ENOMEM, "out of memory");
+    if (rc == MDSD_OK)
+        rc = mdsd_tree_dump_fold(t, cases, nc, parts, names, j->merge_n, res, err);
+    free(parts), free(names);
+    return rc;
+}
+
+/* Resumed: the recorded cases must be the ones this job makes. */
+static int take_resumed(const mdsd_block_unit *u, const char *partial_path, const char *dump,
+                        const mdsd_block_case *cases, size_t nc, mdsd_block_dump_result *res,
+                        mdsd_err *err)
+{
+    int same = u->count == nc;
+    for (size_t c = 0; same && c < nc; c++)
+        same = u->cases[c].v == cases[c].v && u->cases[c].block == cases[c].block &&
+               u->cases[c].pol.depth == cases[c].pol.depth &&
+               u->cases[c].pol.sequences ==
+                   (cases[c].pol.kind == MDSD_POLICY_SEQ ? cases[c].pol.sequences : 0);
+    if (!same)
+        return mdsd_fail(err, MDSD_EFORMAT, "'%s': the results of %s are not the cases "
+                         "this job makes; pass --discard-partial to start over", partial_path, dump);
+    memcpy(res, u->res, nc * sizeof *res);
+    return MDSD_OK;
+}
+
+/* Evaluates dump i's cases over its trees, appended to the checkpoint. */
+static int evaluate(mdsd_block_job *j, size_t i, mdsd_tree_dump *t, const mdsd_block_case *cases,
+                    size_t nc, mdsd_block_dump_result *res, checkpoint *ck, size_t *finished,
+                    mdsd_err *err)
+{
+    const mdsd_block_job_opts *o = &j->pub;
+    mdsd_verifier_opts vo;
+    mdsd_verifier_opts_init(&vo);
+    vo.is_top = o->is_top;
+    mdsd_progress pr;
+    char label[96];
+    snprintf(label, sizeof label, "mdsd block %zu/%zu", i + 1, o->n_dumps);
+    mdsd_progress_start(&pr, label, t->n_trees);
+    if (!j->progress)
+        pr.enabled = false;
+    int rc = mdsd_tree_dump_eval(t, cases, nc, &vo, o->threads, progress_tick, &pr, res, err);
+    mdsd_progress_finish(&pr);
+    if (rc == MDSD_OK && ck->partial)
+        rc = mdsd_block_partial_append(ck->partial, i, cases, res, nc, err);
+    if (rc == MDSD_OK)
+        *finished = i + 1;
+    /* Tests interrupt the job after a given number of dumps (the real SIGINT
+     * path, without timing races). */
+    if (rc == MDSD_OK && j->stop_after && j->stop_after == *finished)
+        raise(SIGINT);
+    return rc;
+}
+
+/* The rows of every dump, in job order. */
+typedef struct {
+    mdsd_block_row *rows;
+    size_t count, cap;
+    size_t finished;   /* dumps evaluated (and checkpointed) by this run */
+} row_list;
+
+static int run_dump(mdsd_block_job *j, const mdsd_block_setup *s, size_t i, checkpoint *ck,
+                    row_list *l, mdsd_err *err)
+{
+    const mdsd_block_job_opts *o = &j->pub;
+    mdsd_tree_dump *t;
+    int rc = mdsd_tree_dump_open(o->dumps[i], &t, err);
+    if (rc)
+        return rc;
+    mdsd_block_case cases[MDSD_BLOCK_MAX_CASES];
+    size_t nc = 0;
+    if (mdsd_block_dump_cases(j, s, t, cases, &nc, err)) {
+        mdsd_tree_dump_close(t); /* a usage error: j->usage */
+        return MDSD_OK;
+    }
+    mdsd_block_dump_result *res = calloc(nc ? nc : 1, sizeof *res);
+    if (l->count + nc > l->cap) {
+        l->cap = 2 * (l->count + nc);
+        mdsd_block_row *grown = realloc(l->rows, l->cap * sizeof *l->rows);
+        if (grown)
+            l->rows = grown;
+        else
+            rc = mdsd_fail(err, MDSD_ENOMEM, "out of memory");
+    }
+    if (!res)
+        rc = mdsd_fail(err, MDSD_ENOMEM, "out of memory");
+    if (rc == MDSD_OK && j->merge)
+        rc = fold_shards(j, i, t, cases, nc, res, err);
+    else if (rc == MDSD_OK && ck->units[i].done)
+        rc = take_resumed(&ck->units[i], ck->path, o->dumps[i], cases, nc, res, err);
+    else if (rc == MDSD_OK)
+        rc = evaluate(j, i, t, cases, nc, res, ck, &l->finished, err);
+    for (size_t c = 0; rc == MDSD_OK && c < nc; c++)
+        l->rows[l->count++] = (mdsd_block_row){o->dumps[i], cases[c], res[c]};
+    free(res);
+    mdsd_tree_dump_close(t);
+    return rc;
+}
+
+/* The provenance sidecar and every output, each written atomically. */
+static int write_outputs(const mdsd_block_job *j, const mdsd_block_setup *s, const row_list *l,
+                         mdsd_err *err)
+{
+    const mdsd_block_job_opts *o = &j->pub;
+    int rc = MDSD_OK;
+    if (o->output && j->tool) {
+        mdsd_provenance pv = {.tool = j->tool, .argc = j->argc, .argv = j->argv, .output = o->output,
+                              .is_block = true, .is_top = o->is_top, .n_dumps = o->n_dumps,
+                              .dumps = o->dumps};
+        rc = mdsd_provenance_write(&pv, err);
+    }
+    if (rc == MDSD_OK && o->output)
+        rc = mdsd_block_write_file(o->output, 0, l->rows, l->count, s->cost, s->n_cost, err);
+    if (rc == MDSD_OK && o->markdown)
+        rc = mdsd_block_write_file(o->markdown, 1, l->rows, l->count, s->cost, s->n_cost, err);
+    if (rc == MDSD_OK && o->latex)
+        rc = mdsd_block_write_file(o->latex, 2, l->rows, l->count, s->cost, s->n_cost, err);
+    if (rc == MDSD_OK && !o->output && !o->markdown && !o->latex)
+        mdsd_block_write_table(stdout, 0, l->rows, l->count, s->cost, s->n_cost);
+    return rc;
+}
+
+/* The whole job in one process (or the merge of its shards). */
+static int run_whole(mdsd_block_job *j, const mdsd_block_setup *s, mdsd_err *err)
+{
+    const mdsd_block_job_opts *o = &j->pub;
+    checkpoint ck = {.lock = {-1, ""}};
+    row_list l = {0};
+    ck.units = calloc(o->n_dumps ? o->n_dumps : 1, sizeof *ck.units);
+    int rc = ck.units ? MDSD_OK : mdsd_fail(err, MDSD_ENOMEM, "out of memory");
+    if (o->output && rc == MDSD_OK && !j->merge)
+        rc = checkpoint_open(j, &ck, err);
+    for (size_t i = 0; rc == MDSD_OK && !j->usage && i < o->n_dumps; i++)
+        rc = run_dump(j, s, i, &ck, &l, err);
+    if (ck.partial)
+        fclose(ck.partial);
+    if (rc == MDSD_OK && !j->usage)
+        rc = write_outputs(j, s, &l, err);
+    size_t kept = 0;
+    for (size_t i = 0; ck.units && i < o->n_dumps; i++)
+        kept += ck.units[i].done || i < l.finished;
+    if (ck.partial && ((rc == MDSD_OK && !j->usage) || !kept)) {
+        unlink(ck.path); /* done, or nothing worth keeping */
+    } else if (ck.partial && j->note) {
+        char msg[4400];
+        snprintf(msg, sizeof msg, "finished dumps are kept in %s: rerun with --resume to continue",
+                 ck.path);
+        j->note(msg, j->note_ctx);
+    }
+    if (ck.lock.fd >= 0)
+        mdsd_lock_release(&ck.lock);
+    if (ck.units)
+        mdsd_block_units_free(ck.units, o->n_dumps);
+    free(ck.units);
+    free(ck.signature);
+    free(l.rows);
+    return rc;
+}
+
+int mdsd_block_job_run(mdsd_block_job *j, mdsd_err *err)
+{
+    const mdsd_block_job_opts *o = &j->pub;
+    mdsd_err local;
+    if (!err)
+        err = &local;
+    mdsd_err_clear(err);
+    j->usage = false;
+    mdsd_block_setup s;
+    int rc = parse_setup(j, &s, err);
+    if (rc == MDSD_OK)
+        rc = check_outputs(o, err);
+    if (rc == MDSD_OK && j->shards) {
+        if ((o->markdown || o->latex) && !j->shard_data)
+            rc = usage(j, err, "%s", "--shard writes partial aggregates: render the tables "
+                       "with mdsd merge --markdown/--latex");
+        else if (!o->output)
+            rc = usage(j, err, "%s", "--shard needs -o FILE");
+        else
+            rc = mdsd_block_shard_run(j, &s, err);
+    } else if (rc == MDSD_OK) {
+        rc = run_whole(j, &s, err);
+    }
+    if (s.cost != &s.zero)
+        free(s.cost);
+    if (j->usage && rc == MDSD_OK)
+        rc = err->code ? err->code : MDSD_EINVAL;
+    return rc;
+}
+
+int mdsd_block_run(const mdsd_block_job_opts *opts, mdsd_err *err)
+{
+    if (!opts)
+        return mdsd_fail(err, MDSD_EINVAL, "block: no options given (NULL)");
+    if (opts->n_dumps == 0 || !opts->dumps)
+        return mdsd_fail(err, MDSD_EINVAL, "block: no tree dump given");
+    if (!opts->output && !opts->markdown && !opts->latex)
+        return mdsd_fail(err, MDSD_EINVAL, "block: no output given (output, markdown or latex)");
+    mdsd_block_job j = {.pub = *opts};
+    return mdsd_block_job_run(&j, err);
+}

@@ -1,0 +1,226 @@
+/* blocktable.c - the block job's cases of a dump (verifiers x sequences x
+ * depths) and its writers: the results CSV, Markdown and LaTeX (blockjob.h). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blockjob_impl.h"
+#include "csv.h"
+#include "outfile.h"
+#include "parse.h"
+
+/* "1,2,4" into out[*n] (each in [lo, hi]); a refused list is a usage error. */
+static int parse_sizes(mdsd_block_job *j, const char *spec, const char *opt, size_t lo, size_t hi,
+                       size_t *out, size_t *n, mdsd_err *err)
+{
+    double *v = NULL;
+    size_t len = 0;
+    mdsd_err e;
+    if (mdsd_parse_vector(spec, opt, &v, &len, &e) != MDSD_OK) {
+        j->usage = true;
+        return mdsd_fail(err, MDSD_EINVAL, "%s", e.msg);
+    }
+    int bad = len < 1 || len > MDSD_BLOCK_MAX_DEPTH;
+    for (size_t i = 0; !bad && i < len; i++) {
+        bad = !(v[i] >= (double)lo && v[i] <= (double)hi && v[i] == floor(v[i]));
+        out[i] = bad ? 0 : (size_t)v[i];
+    }
+    free(v);
+    if (bad) {
+        j->usage = true;
+        return mdsd_fail(err, MDSD_EINVAL, "%s %s: give 1 to %d integers in [%zu, %zu]", opt, spec,
+                         MDSD_BLOCK_MAX_DEPTH, lo, hi);
+    }
+    *n = len;
+    return MDSD_OK;
+}
+
+/* The default verifiers of a dump's policy (n: drafts at the root). */
+static size_t default_verifiers(const mdsd_policy *pol, mdsd_verifier_kind *out)
+{
+    size_t k = 0;
+    mdsd_scheme_kind s = pol->kind == MDSD_POLICY_SEQ ? MDSD_SCHEME_IID : pol->scheme;
+    if (s == MDSD_SCHEME_IID) {
+        out[k++] = MDSD_VERIFIER_SD;
+        out[k++] = MDSD_VERIFIER_RRS;
+        out[k++] = MDSD_VERIFIER_KSEQ;
+    } else if (s == MDSD_SCHEME_WOR) {
+        out[k++] = MDSD_VERIFIER_RRSW;
+    } else if (s == MDSD_SCHEME_GREEDY) {
+        out[k++] = MDSD_VERIFIER_GREEDY;
+    } else if (s == MDSD_SCHEME_HUB) {
+        out[k++] = MDSD_VERIFIER_SPECHUB;
+    }
+    return k;
+}
+
+/* Whether the case's verifier runs on its policy (a token-level one: its
+ * scheme at the root's n; seq nodes further down have fewer drafts, which
+ * every iid verifier takes). */
+static int case_applies(const mdsd_block_case *c)
+{
+    mdsd_err e;
+    return mdsd_block_case_check(c, &e) != MDSD_EUNSUPPORTED;
+}
+
+int mdsd_block_dump_cases(mdsd_block_job *j, const mdsd_block_setup *s, const mdsd_tree_dump *t,
+                          mdsd_block_case *cases, size_t *ncases, mdsd_err *err)
+{
+    const mdsd_block_job_opts *o = &j->pub;
+    size_t Ls[MDSD_BLOCK_MAX_DEPTH], nL = 0, Ks[MDSD_BLOCK_MAX_DEPTH], nK = 0;
+    int rc = MDSD_OK;
+    if (o->depths) {
+        if ((rc = parse_sizes(j, o->depths, "--depth", 1, t->pol.depth, Ls, &nL, err)))
+            return rc;
+    } else {
+        for (size_t d = 1; d <= t->pol.depth; d++)
+            Ls[nL++] = d;
+    }
+    if (t->pol.kind == MDSD_POLICY_SEQ) {
+        if (o->sequences) {
+            if ((rc = parse_sizes(j, o->sequences, "--sequences", 1, t->pol.sequences, Ks, &nK, err)))
+                return rc;
+        } else {
+            for (size_t k = 1; k < t->pol.sequences; k *= 2)
+                Ks[nK++] = k;
+            Ks[nK++] = t->pol.sequences;
+        }
+    } else {
+        if (o->sequences) {
+            j->usage = true;
+            return mdsd_fail(err, MDSD_EINVAL, "--sequences is for seq dumps; %s holds trees", t->path);
+        }
+        Ks[nK++] = 0;
+    }
+    mdsd_verifier_kind defaults[8];
+    mdsd_block_case dv[8] = {{0}};
+    const mdsd_block_case *vlist = s->verifiers;
+    size_t nv = s->n_verifiers;
+    if (!nv) {
+        nv = default_verifiers(&t->pol, defaults);
+        for (size_t k = 0; k < nv; k++)
+            dv[k].v = defaults[k];
+        vlist = dv;
+    }
+    size_t n = 0;
+    for (size_t iv = 0; iv < nv; iv++)
+        for (size_t ik = 0; ik < nK; ik++)
+            for (size_t il = 0; il < nL; il++) {
+                mdsd_policy pol = t->pol;
+                pol.depth = Ls[il];
+                if (pol.kind == MDSD_POLICY_SEQ)
+                    pol.sequences = Ks[ik];
+                cases[n] = vlist[iv];
+                cases[n].pol = pol;
+                if (case_applies(&cases[n]))
+                    n++;
+            }
+    *ncases = n;
+    return MDSD_OK;
+}
+
+void mdsd_block_options_text(const mdsd_block_job_opts *o, char *buf, size_t size)
+{
+    snprintf(buf, size, "verifiers=%s sequences=%s depth=%s is-top=%zu",
+             o->verifiers ? o->verifiers : "default", o->sequences ? o->sequences : "default",
+             o->depths ? o->depths : "default", o->is_top);
+}
+
+static void widths_text(const mdsd_policy *pol, char *buf, size_t size)
+{
+    size_t at = 0;
+    buf[0] = 0;
+    for (size_t d = 0; pol->kind == MDSD_POLICY_TREE && d < pol->depth && at < size; d++)
+        at += (size_t)snprintf(buf + at, size - at, d ? ";%zu" : "%zu", pol->width[d]);
+}
+
+static void write_csv(FILE *f, const mdsd_block_row *rows, size_t n, const double *cost, size_t ncost)
+{
+    fprintf(f, "dump,verifier,policy,scheme,sequences,widths,depth,tree_size,trees,samples,"
+               "block_efficiency,stderr,per_depth,cost,speedup,per_depth_stderr\n");
+    for (size_t i = 0; i < n; i++) {
+        const mdsd_policy *pol = &rows[i].c.pol;
+        char w[256], rates[1024], rates_se[1024];
+        widths_text(pol, w, sizeof w);
+        size_t at = 0, at_se = 0;
+        rates[0] = rates_se[0] = 0;
+        for (size_t d = 1; d <= pol->depth && at < sizeof rates; d++)
+            at += (size_t)snprintf(rates + at, sizeof rates - at, d > 1 ? ";%.9g" : "%.9g",
+                                   rows[i].r.rate[d]);
+        for (size_t d = 1; d <= pol->depth && at_se < sizeof rates_se; d++)
+            at_se += (size_t)snprintf(rates_se + at_se, sizeof rates_se - at_se,
+                                      d > 1 ? ";%.9g" : "%.9g", rows[i].r.rate_se[d]);
+        for (size_t k = 0; k < ncost; k++) {
+            mdsd_csv_write_field(f, rows[i].dump);
+            fprintf(f, ",%s,%s,%s,", mdsd_block_case_name(&rows[i].c),
+                    pol->kind == MDSD_POLICY_SEQ ? "seq" : "tree",
+                    mdsd_scheme_name(pol->kind == MDSD_POLICY_SEQ ? MDSD_SCHEME_IID : pol->scheme));
+            if (pol->kind == MDSD_POLICY_SEQ)
+                fprintf(f, "%zu", pol->sequences);
+            fprintf(f, ",%s,%zu,%.17g,%zu,%zu,%.17g,%.17g,%s,%.17g,%.17g,%s\n", w, pol->depth,
+                    mdsd_policy_size(pol), rows[i].r.trees, rows[i].r.samples, rows[i].r.tau,
+                    rows[i].r.se, rates, cost[k],
+                    rows[i].r.tau / (1.0 + cost[k] * (double)pol->depth), rates_se);
+        }
+    }
+}
+
+void mdsd_block_write_table(FILE *f, int latex, const mdsd_block_row *rows, size_t n,
+                            const double *cost, size_t ncost)
+{
+    if (latex) {
+        fprintf(f, "\\begin{tabular}{llrrl");
+        for (size_t k = 0; k < ncost; k++)
+            fprintf(f, "r");
+        fprintf(f, "}\n\\hline\nverifier & policy & $L$ & $E[\\tau]$ & per-depth rates");
+        for (size_t k = 0; k < ncost; k++)
+            fprintf(f, " & speed-up $c=%g$", cost[k]);
+        fprintf(f, " \\\\\n\\hline\n");
+    } else {
+        fprintf(f, "| dump | verifier | policy | L | E[tau] (s.e.) | per-depth rates |");
+        for (size_t k = 0; k < ncost; k++)
+            fprintf(f, " speed-up c=%g |", cost[k]);
+        fprintf(f, "\n|---|---|---|---:|---:|---|");
+        for (size_t k = 0; k < ncost; k++)
+            fprintf(f, "---:|");
+        fprintf(f, "\n");
+    }
+    for (size_t i = 0; i < n; i++) {
+        const mdsd_policy *pol = &rows[i].c.pol;
+        char desc[256];
+        if (pol->kind == MDSD_POLICY_SEQ)
+            snprintf(desc, sizeof desc, "seq K=%zu", pol->sequences);
+        else
+            mdsd_policy_describe(pol, desc, sizeof desc);
+        if (latex)
+            fprintf(f, "%s & %s & %zu & %.4f (%.4f) & ", mdsd_block_case_name(&rows[i].c), desc,
+                    pol->depth, rows[i].r.tau, rows[i].r.se);
+        else
+            fprintf(f, "| %s | %s | %s | %zu | %.4f (%.4f) | ", rows[i].dump,
+                    mdsd_block_case_name(&rows[i].c), desc, pol->depth, rows[i].r.tau,
+                    rows[i].r.se);
+        for (size_t d = 1; d <= pol->depth; d++)
+            fprintf(f, d > 1 ? " %.3f" : "%.3f", rows[i].r.rate[d]);
+        for (size_t k = 0; k < ncost; k++)
+            fprintf(f, latex ? " & %.3f" : " | %.3f",
+                    rows[i].r.tau / (1.0 + cost[k] * (double)pol->depth));
+        fprintf(f, latex ? " \\\\\n" : " |\n");
+    }
+    if (latex)
+        fprintf(f, "\\hline\n\\end{tabular}\n");
+}
+
+int mdsd_block_write_file(const char *path, int kind, const mdsd_block_row *rows, size_t n,
+                          const double *cost, size_t ncost, mdsd_err *err)
+{
+    mdsd_outfile of;
+    int rc = mdsd_outfile_open(&of, path, err);
+    if (rc)
+        return rc;
+    if (kind == 0)
+        write_csv(of.f, rows, n, cost, ncost);
+    else
+        mdsd_block_write_table(of.f, kind == 2, rows, n, cost, ncost);
+    return mdsd_outfile_commit(&of, err);
+}

@@ -1,0 +1,110 @@
+/* column.c - a column of the table job: a dump (one file, or a directory
+ * of files read as one) with one of its drafters, and its rows (engine.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+/* The dump's label: its base name, or the path if two dumps share a name. */
+static const char *dump_label(const mdsd_batch_opts *o, size_t i)
+{
+    for (size_t k = 0; k < o->pub.n_dumps; k++)
+        if (k != i && !strcmp(base_name(o->pub.dumps[k]), base_name(o->pub.dumps[i])))
+            return o->pub.dumps[i];
+    return base_name(o->pub.dumps[i]);
+}
+
+size_t mdsd_column_count(const mdsd_batch_opts *o)
+{
+    return o->pub.n_dumps * (o->pub.n_draft_models ? o->pub.n_draft_models : 1);
+}
+
+/* Without --draft-model a dump of several drafters is read with its first by name:
+ * said on the note channel, with the others and how to choose. */
+static void note_default_drafter(const mdsd_batch_opts *o, const char *path, const char *label,
+                                 const mdsd_dump *d)
+{
+    if (!o->note)
+        return;
+    char msg[1024];
+    size_t len = (size_t)snprintf(msg, sizeof msg, "%s has %zu drafters (", path, d->n_drafts);
+    for (size_t k = 0; k < d->n_drafts && len < sizeof msg; k++)
+        len += (size_t)snprintf(msg + len, sizeof msg - len, "%s%s", k ? ", " : "", d->drafts[k].name);
+    if (len < sizeof msg)
+        snprintf(msg + len, sizeof msg - len, "); using %s, the first by name (column %s:%s); "
+                 "--draft-model NAME picks one, --draft-model A,B compares them",
+                 d->drafts[0].name, label, d->drafts[0].name);
+    o->note(msg, o->note_ctx);
+}
+
+/* Job j: dump j / drafters, drafter j % drafters. A directory is one dump
+ * split across its *.h5 files (mdsd_dump_parts). */
+int mdsd_column_open(const mdsd_batch_opts *o, size_t j, dump_job *job, mdsd_err *err)
+{
+    size_t drafters = o->pub.n_draft_models ? o->pub.n_draft_models : 1, i = j / drafters;
+    char **paths = NULL;
+    size_t n = 0;
+    int rc = mdsd_dump_parts(o->pub.dumps[i], &paths, &n, err);
+    if (rc)
+        return rc;
+    job->parts = calloc(n, sizeof *job->parts);
+    job->part_draft = calloc(n, sizeof *job->part_draft);
+    job->part_row0 = calloc(n + 1, sizeof *job->part_row0);
+    if (!job->parts || !job->part_draft || !job->part_row0)
+        rc = mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
+    const char *model = o->pub.n_draft_models ? o->pub.draft_models[j % drafters] : NULL;
+    for (size_t p = 0; p < n && rc == MDSD_OK; p++) {
+        if ((rc = mdsd_dump_open(paths[p], &job->parts[p], err)))
+            break;
+        job->n_parts = p + 1;
+        mdsd_dump *d = job->parts[p];
+        /* refused as `mdsd info --validate` refuses it: the clustered standard
+         * errors count a sample's rows as one run */
+        if ((rc = mdsd_dump_check_samples(d, err)))
+            break;
+        /* without --draft-model: the first file's first drafter, by name */
+        const char *name = model ? model : job->parts[0]->drafts[0].name;
+        job->part_draft[p] = mdsd_dump_find_draft(d, name);
+        if (job->part_draft[p] < 0)
+            rc = mdsd_fail(err, MDSD_EINVAL, "%s: no drafter named '%s' under /drafts", paths[p], name);
+        else if (p > 0)
+            rc = mdsd_dump_check_part(job->parts[0], d, job->part_draft[0], job->part_draft[p], err);
+        job->part_row0[p + 1] = job->part_row0[p] + d->N;
+    }
+    mdsd_dump_parts_free(paths, n);
+    if (rc)
+        return rc;
+    job->dump = job->parts[0];
+    job->draft = job->part_draft[0];
+    job->index = j;
+    /* The column names the drafter wherever the dump has a choice of them. */
+    const mdsd_dump *d0 = job->parts[0];
+    if (drafters > 1 || d0->n_drafts > 1)
+        snprintf(job->label, sizeof job->label, "%s:%s", dump_label(o, i), d0->drafts[job->draft].name);
+    else
+        snprintf(job->label, sizeof job->label, "%s", dump_label(o, i));
+    if (!model && d0->n_drafts > 1)
+        note_default_drafter(o, o->pub.dumps[i], dump_label(o, i), d0);
+    size_t N = job->part_row0[n];
+    job->begin = o->pub.row_begin;
+    job->end = o->pub.row_end ? o->pub.row_end : N;
+    if (job->begin >= job->end || job->end > N)
+        return mdsd_fail(err, MDSD_EINVAL, "%s: rows %zu:%zu are outside the dump's %zu rows",
+                         o->pub.dumps[i], job->begin, job->end, N);
+    return MDSD_OK;
+}
+
+void mdsd_column_close(dump_job *job)
+{
+    for (size_t p = 0; job->parts && p < job->n_parts; p++)
+        mdsd_dump_close(job->parts[p]);
+    free(job->parts), free(job->part_draft), free(job->part_row0);
+    job->parts = NULL, job->dump = NULL;
+}

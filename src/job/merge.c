@@ -1,0 +1,146 @@
+/* merge.c - mdsd_merge (mdsd/block.h): the shard aggregates of a table job
+ * (shard.h, mdsd_batch_merge) or of a block job (blockjob.h: its set-up redone
+ * from the shards' header, each dump's samples folded in shard order) read and
+ * folded into the job's results CSV and, optionally, its rendered tables. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "checkpoint.h"
+
+#include "blockjob.h"
+#include "outfile.h"
+#include "report.h"
+#include "shard.h"
+
+/* The header's lines, as the shards wrote them, into the job's options
+ * (pointing into copy) and its recorded signature *job. */
+static int parse_header(const mdsd_shard_file *f, char *copy, const char **dumps, mdsd_block_job *j,
+                        const char **job, mdsd_err *err)
+{
+    mdsd_block_job_opts *o = &j->pub;
+    int rc = MDSD_OK;
+    char *save = NULL;
+    for (char *line = strtok_r(copy, "\n", &save); line && rc == MDSD_OK;
+         line = strtok_r(NULL, "\n", &save)) {
+        char *v = strchr(line, ' ');
+        const char *val = v ? v + 1 : "";
+        const char *opt = !strcmp(val, "-") ? NULL : val;
+        if (v)
+            *v = '\0';
+        if (!strcmp(line, "job"))
+            *job = val;
+        else if (!strcmp(line, "verifiers"))
+            o->verifiers = opt;
+        else if (!strcmp(line, "sequences"))
+            o->sequences = opt;
+        else if (!strcmp(line, "depth"))
+            o->depths = opt;
+        else if (!strcmp(line, "cost"))
+            o->costs = opt;
+        else if (!strcmp(line, "is_top"))
+            o->is_top = (size_t)strtoull(val, NULL, 10);
+        else if (!strcmp(line, "dump"))
+            dumps[o->n_dumps++] = val;
+        else if (strcmp(line, "end") != 0)
+            rc = mdsd_fail(err, MDSD_EFORMAT, "'%s': '%.80s' is not a header line of a block shard",
+                           f->in->name, line);
+    }
+    o->dumps = dumps;
+    return rc;
+}
+
+/* mdsd merge of block shards: the job's set-up redone from the header (the
+ * dumps must be here and unchanged), each dump's samples folded in shard
+ * order, the outputs written as the single run writes them. */
+int mdsd_block_job_merge(const mdsd_shard_input *in, size_t n, const mdsd_block_job *how,
+                         mdsd_err *err)
+{
+    mdsd_shard_file *files = NULL;
+    size_t N = 0;
+    int rc = mdsd_shard_collect(in, n, MDSD_BLOCK_SHARD_MAGIC, &files, &N, err);
+    if (rc)
+        return rc;
+    char *copy = strndup(files[0].header, files[0].header_len);
+    const char **dumps = calloc(files[0].header_len, sizeof *dumps), *job = NULL;
+    mdsd_block_job j = *how;
+    memset(&j.pub, 0, sizeof j.pub);
+    j.pub.output = how->pub.output, j.pub.markdown = how->pub.markdown, j.pub.latex = how->pub.latex;
+    j.pub.threads = how->pub.threads;
+    if (!copy || !dumps)
+        rc = mdsd_fail(err, MDSD_ENOMEM, "out of memory");
+    else
+        rc = parse_header(&files[0], copy, dumps, &j, &job, err);
+    char opts[2048], *sig = NULL;
+    mdsd_block_options_text(&j.pub, opts, sizeof opts);
+    if (rc == MDSD_OK && (!job || j.pub.n_dumps == 0))
+        rc = mdsd_fail(err, MDSD_EFORMAT, "'%s': the header names no job or dump", files[0].in->name);
+    if (rc == MDSD_OK)
+        rc = mdsd_block_signature(opts, (char *const *)j.pub.dumps, j.pub.n_dumps, &sig, err);
+    if (rc == MDSD_OK && strcmp(sig, job) != 0)
+        rc = mdsd_fail(err, MDSD_EINVAL, "a dump of the shards changed since they read it (size or "
+                       "modification time differ): rerun the shards");
+    free(sig);
+    j.merge = files, j.merge_n = N;
+    if (rc == MDSD_OK && (rc = mdsd_block_job_run(&j, err)) != MDSD_OK && j.usage) {
+        char why[600];
+        snprintf(why, sizeof why, "%s", err->msg);
+        rc = mdsd_fail(err, MDSD_EINVAL, "the options the shards recorded are refused: %s", why);
+    }
+    mdsd_shard_files_free(files, N);
+    free(copy), free(dumps);
+    return rc;
+}
+
+typedef struct {
+    const char *markdown, *latex;
+    mdsd_shard_job job;
+} table_merge;
+
+/* Before the CSV appears: the rendered tables, as `mdsd merge` renders them. */
+static int before_publish(const mdsd_report_row *rows, size_t count, void *ctx, mdsd_err *err)
+{
+    const table_merge *m = ctx;
+    mdsd_report_style style;
+    mdsd_report_style_init(&style);
+    style.layout = MDSD_REPORT_BOTH;
+    style.is_top = m->job.is_top;
+    style.trials = m->job.trials;
+    int rc = MDSD_OK;
+    if (m->markdown)
+        rc = mdsd_report_render_file(m->markdown, mdsd_report_render_markdown, rows, count, &style, err);
+    if (rc == MDSD_OK && m->latex)
+        rc = mdsd_report_render_file(m->latex, mdsd_report_render_latex, rows, count, &style, err);
+    return rc;
+}
+
+int mdsd_merge(const char *const *shards, size_t n, const char *output, const char *markdown,
+               const char *latex, mdsd_err *err)
+{
+    if (!shards || n == 0)
+        return mdsd_fail(err, MDSD_EINVAL, "merge: no shard given");
+    if (!output)
+        return mdsd_fail(err, MDSD_EINVAL, "merge: no output file");
+    mdsd_shard_input *in = calloc(n, sizeof *in);
+    int rc = in ? mdsd_output_check(output, shards, n, err)
+                : mdsd_fail(err, MDSD_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n && rc == MDSD_OK; i++) {
+        char *text = NULL;
+        in[i].name = shards[i];
+        rc = mdsd_shard_read_file(in[i].name, &text, &in[i].size, err);
+        in[i].text = text;
+    }
+    size_t ml = strlen(MDSD_BLOCK_SHARD_MAGIC);
+    if (rc == MDSD_OK && in[0].size >= ml && !memcmp(in[0].text, MDSD_BLOCK_SHARD_MAGIC, ml)) {
+        mdsd_block_job how = {.pub = {.output = output, .markdown = markdown, .latex = latex}};
+        rc = mdsd_block_job_merge(in, n, &how, err);
+    } else if (rc == MDSD_OK) {
+        table_merge m = {markdown, latex, {0}};
+        mdsd_merge_opts mo = {n, in, output, &m.job, before_publish, &m};
+        rc = mdsd_batch_merge(&mo, NULL, NULL, err);
+        mdsd_shard_job_free(&m.job);
+    }
+    for (size_t i = 0; in && i < n; i++)
+        free((char *)in[i].text);
+    free(in);
+    return rc;
+}

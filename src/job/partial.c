@@ -1,0 +1,446 @@
+/* partial.c - OUTPUT.partial of the table job: the signature line, finished
+ * units with their row count and hash, finer checkpoints; read back on
+ * --resume and rewritten with what is kept (engine.h, batch.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "engine.h"
+#include "fnv.h"
+#include "outfile.h"
+
+/* The first line of the .partial file: resuming is refused unless the job is
+ * the same one. Version 2: units carry their row count and hash. */
+void mdsd_partial_signature(const mdsd_batch_opts *o, const plan *pl, char *sig, size_t size)
+{
+    size_t len = (size_t)snprintf(sig, size,
+                                  "#mdsd-table 2 trials=%llu%s seed=%llu rows=%zu:%zu top-k=%zu top-p=%.17g "
+                                  "is-top=%zu draft=",
+                                  (unsigned long long)o->pub.trials, o->pub.simulate ? " simulate" : "",
+                                  (unsigned long long)o->pub.seed, o->pub.row_begin, o->pub.row_end, o->pub.top_k,
+                                  o->pub.top_p > 0.0 ? o->pub.top_p : 1.0, o->pub.verifier_opts.is_top);
+    for (size_t i = 0; i < o->pub.n_draft_models && len < size; i++)
+        len += (size_t)snprintf(sig + len, size - len, "%s%s", i ? "," : "", o->pub.draft_models[i]);
+    len += (size_t)snprintf(sig + len, size - len, " cells=");
+    for (size_t c = 0; c < pl->count && len < size; c++)
+        len += (size_t)snprintf(sig + len, size - len, "%zu/%s/%d;", pl->cells[c].n,
+                                mdsd_scheme_name(pl->cells[c].scheme), pl->cells[c].verifier);
+    for (size_t i = 0; i < o->pub.n_dumps && len < size; i++)
+        len += (size_t)snprintf(sig + len, size - len, " %s", o->pub.dumps[i]);
+}
+
+/* One unit being read back: its rows since the last marker. */
+typedef struct {
+    row_list rows;
+    uint64_t hash;
+} partial_unit;
+
+/* Checks the rows read since the last marker against the marker line
+ * "#done KEY rows=K fnv1a=H"; on success moves them to done. */
+static int accept_unit(const char *path, size_t lineno, const char *marker, partial_unit *u,
+                       size_t cells, row_list *done, mdsd_err *err)
+{
+    const char *rows_at = strstr(marker, " rows=");
+    for (const char *next; rows_at && (next = strstr(rows_at + 1, " rows=")); rows_at = next)
+        ;
+    unsigned long long k, h;
+    int end = 0;
+    if (strncmp(marker, "#done ", 6) != 0 || !rows_at ||
+        sscanf(rows_at, " rows=%llu fnv1a=%16llx%n", &k, &h, &end) != 2 ||
+        (rows_at[end] != '\n' && rows_at[end] != '\0'))
+        return mdsd_fail(err, MDSD_EFORMAT, "'%s', line %zu: a unit marker without its row count and "
+                         "checksum; resume with the mdsd that wrote it, or pass --discard-partial to "
+                         "start over", path, lineno);
+    char key[600];
+    snprintf(key, sizeof key, "%.*s", (int)(rows_at - (marker + 6)), marker + 6);
+    const char *fix = "pass --discard-partial to start over";
+    if (k != u->rows.count || k != cells)
+        return mdsd_fail(err, MDSD_EFORMAT, "'%s': unit %s has %zu rows where its marker (line %zu) "
+                         "records %llu and the job makes %zu per unit (a row is missing or extra); %s",
+                         path, key, u->rows.count, lineno, k, cells, fix);
+    if (h != u->hash)
+        return mdsd_fail(err, MDSD_EFORMAT, "'%s': unit %s: its rows do not match the checksum of its "
+                         "marker (line %zu): a row was altered or reordered; %s", path, key, lineno, fix);
+    for (size_t i = 0; i < u->rows.count; i++) {
+        char rk[600];
+        mdsd_rows_unit_key(&u->rows.rows[i], rk, sizeof rk);
+        if (strcmp(rk, key) != 0)
+            return mdsd_fail(err, MDSD_EFORMAT, "'%s': unit %s holds a row of %s; %s", path, key, rk, fix);
+    }
+    if (mdsd_rows_unit_done(done, u->rows.rows[0].dump, u->rows.rows[0].temperature))
+        return mdsd_fail(err, MDSD_EFORMAT, "'%s': unit %s appears twice; %s", path, key, fix);
+    int rc = mdsd_rows_push(done, u->rows.rows, u->rows.count, err);
+    u->rows.count = 0;
+    u->hash = MDSD_FNV_OFFSET;
+    return rc;
+}
+
+/* Reads the finished units of a previous run; rows after the last marker
+ * belong to an interrupted unit and are dropped. */
+/* A "#checkpoint KEY next=R groups=K fnv1a=H" marker over the summary lines
+ * read since the last marker (text, count, hash): kept in prog under KEY. */
+int mdsd_partial_accept_checkpoint(const char *path, size_t lineno, const char *marker, const char *text,
+                                   size_t len, size_t groups, uint64_t hash, progress_list *prog,
+                                   mdsd_err *err)
+{
+    const char *at = strstr(marker, " next=");
+    for (const char *more; at && (more = strstr(at + 1, " next=")); at = more)
+        ;
+    unsigned long long next, k, h;
+    int end = 0;
+    if (!at || sscanf(at, " next=%llu groups=%llu fnv1a=%16llx%n", &next, &k, &h, &end) != 3 ||
+        (at[end] != '\n' && at[end] != '\0'))
+        return mdsd_fail(err, MDSD_EFORMAT, "'%s', line %zu: a malformed checkpoint marker; pass "
+                         "--discard-partial to start over", path, lineno);
+    char key[600];
+    snprintf(key, sizeof key, "%.*s", (int)(at - (marker + 12)), marker + 12);
+    if (k != groups || h != hash)
+        return mdsd_fail(err, MDSD_EFORMAT, "'%s': unit %s: the sample summaries before its checkpoint "
+                         "(line %zu) do not match the marker (%zu lines, it records %llu; or a line was "
+                         "altered); pass --discard-partial to start over", path, key, lineno, groups, k);
+    unit_progress *u = mdsd_partial_progress_find(prog, key);
+    if (!u) {
+        unit_progress *grown = realloc(prog->items, (prog->count + 1) * sizeof *grown);
+        if (!grown)
+            return mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
+        prog->items = grown;
+        u = &prog->items[prog->count++];
+        memset(u, 0, sizeof *u);
+        snprintf(u->key, sizeof u->key, "%s", key);
+    }
+    char *t = realloc(u->text, u->len + len + 1);
+    if (!t)
+        return mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
+    memcpy(t + u->len, text, len);
+    t[u->len + len] = '\0';
+    u->text = t, u->len += len, u->groups += groups, u->next = (size_t)next;
+    return MDSD_OK;
+}
+
+unit_progress *mdsd_partial_progress_find(const progress_list *l, const char *key)
+{
+    for (size_t i = 0; l && i < l->count; i++)
+        if (!strcmp(l->items[i].key, key))
+            return &l->items[i];
+    return NULL;
+}
+
+void mdsd_partial_progress_drop(progress_list *prog, const char *key)
+{
+    unit_progress *u = mdsd_partial_progress_find(prog, key);
+    if (!u)
+        return;
+    free(u->text);
+    *u = prog->items[--prog->count];
+}
+
+void mdsd_partial_progress_free(progress_list *prog)
+{
+    for (size_t i = 0; i < prog->count; i++)
+        free(prog->items[i].text);
+    free(prog->items);
+    prog->items = NULL, prog->count = 0;
+}
+
+/* last (out): the "#perpos" record before the file's last marker (unset if
+ * it had none), last_key: that marker's unit. */
+int mdsd_partial_read(const char *path, const char *signature, size_t cells, row_list *done,
+                      progress_list *prog, perpos_mark *last, char last_key[600], mdsd_err *err)
+{
+    perpos_mark seen = {false, 0, 0};
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return errno == ENOENT ? MDSD_OK
+                               : mdsd_fail(err, MDSD_EIO, "cannot read '%s': %s", path, strerror(errno));
+    char *line = NULL;
+    size_t cap = 0, lineno = 1;
+    ssize_t len = getline(&line, &cap, f);
+    int rc = MDSD_OK;
+    if (len < 0 || strncmp(line, signature, strlen(signature)) != 0 ||
+        (line[strlen(signature)] != '\n' && line[strlen(signature)] != '\0'))
+        rc = mdsd_fail(err, MDSD_EINVAL, "'%s' was made by a different table job (or another mdsd "
+                       "version); pass --discard-partial to delete it and start over, or run the "
+                       "job that made it", path);
+    partial_unit u = {{0}, MDSD_FNV_OFFSET};
+    /* A bad line is fatal only if a marker follows it: after the last marker
+     * it is the tail of a unit that was being written when the job stopped,
+     * and is dropped with that unit. */
+    mdsd_err pending;
+    mdsd_err_clear(&pending);
+    /* summary lines since the last marker (finer checkpoints) */
+    char *gtext = NULL;
+    size_t glen = 0, gcap = 0, gcount = 0;
+    uint64_t ghash = MDSD_FNV_OFFSET;
+    while (rc == MDSD_OK && (len = getline(&line, &cap, f)) >= 0) {
+        lineno++;
+        if (!strncmp(line, "#done", 5) && (size_t)len == strlen(line)) {
+            if (pending.code) {
+                *err = pending;
+                rc = pending.code;
+            } else {
+                char key[600] = "";
+                if (u.rows.count)
+                    mdsd_rows_unit_key(&u.rows.rows[0], key, sizeof key);
+                rc = accept_unit(path, lineno, line, &u, cells, done, err);
+                if (rc == MDSD_OK) /* the unit is whole: its checkpoints have served */
+                    mdsd_partial_progress_drop(prog, key);
+                *last = seen;
+                snprintf(last_key, 600, "%s", key);
+            }
+            seen.set = false;
+            glen = gcount = 0, ghash = MDSD_FNV_OFFSET;
+        } else if (!strncmp(line, "#checkpoint ", 12) && (size_t)len == strlen(line)) {
+            if (pending.code) {
+                *err = pending;
+                rc = pending.code;
+            } else if (u.rows.count) {
+                rc = mdsd_fail(err, MDSD_EFORMAT, "'%s', line %zu: a checkpoint marker among the rows "
+                               "of a unit; pass --discard-partial to start over", path, lineno);
+            } else {
+                rc = mdsd_partial_accept_checkpoint(path, lineno, line, gtext, glen, gcount, ghash, prog,
+                                                    err);
+                *last = seen;
+                const char *at = strstr(line, " next=");
+                for (const char *more; at && (more = strstr(at + 1, " next=")); at = more)
+                    ;
+                if (rc == MDSD_OK && at)
+                    snprintf(last_key, 600, "%.*s", (int)(at - (line + 12)), line + 12);
+            }
+            seen.set = false;
+            glen = gcount = 0, ghash = MDSD_FNV_OFFSET;
+        } else if (!strncmp(line, "g ", 2) && !pending.code && (size_t)len == strlen(line)) {
+            if (glen + (size_t)len + 1 > gcap) {
+                gcap = 2 * (glen + (size_t)len + 1);
+                char *grown = realloc(gtext, gcap);
+                if (!grown) {
+                    rc = mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
+                    break;
+                }
+                gtext = grown;
+            }
+            memcpy(gtext + glen, line, (size_t)len);
+            glen += (size_t)len;
+            gcount++;
+            ghash = mdsd_fnv1a(ghash, line, (size_t)len);
+        } else if (!strncmp(line, "#perpos ", 8) && !pending.code && (size_t)len == strlen(line)) {
+            unsigned long long bytes, h;
+            int end = 0;
+            if (sscanf(line, "#perpos bytes=%llu fnv1a=%16llx%n", &bytes, &h, &end) != 2 ||
+                (line[end] != '\n' && line[end] != '\0'))
+                mdsd_fail(&pending, MDSD_EFORMAT, "'%s', line %zu: a malformed per-position record; "
+                          "pass --discard-partial to start over", path, lineno);
+            else
+                seen = (perpos_mark){true, (size_t)bytes, (uint64_t)h};
+        } else if (lineno == 2 && !strncmp(line, "dump,", 5)) {
+            continue; /* the CSV header */
+        } else if (pending.code) {
+            continue;
+        } else if ((size_t)len != strlen(line)) {
+            mdsd_fail(&pending, MDSD_EFORMAT, "'%s', line %zu: a NUL byte; pass --discard-partial "
+                      "to start over", path, lineno);
+        } else {
+            mdsd_report_row r;
+            if (mdsd_report_csv_parse(line, &r, &pending) == MDSD_OK) {
+                u.hash = mdsd_fnv1a(u.hash, line, (size_t)len);
+                rc = mdsd_rows_push(&u.rows, &r, 1, err);
+            } else {
+                char why[600];
+                snprintf(why, sizeof why, "%s", pending.msg);
+                mdsd_fail(&pending, MDSD_EFORMAT, "'%s', line %zu: %s; pass --discard-partial to "
+                          "start over", path, lineno, why);
+            }
+        }
+    }
+    free(gtext);
+    free(u.rows.rows);
+    free(line);
+    fclose(f);
+    return rc;
+}
+
+/* Writes a unit's rows and its marker, and syncs: the unit is then safe. */
+int mdsd_partial_append_unit(FILE *partial, const mdsd_report_row *rows, size_t k, size_t max_n,
+                             const perpos_mark *mark, mdsd_err *err)
+{
+    uint64_t hash = MDSD_FNV_OFFSET;
+    char *buf = NULL;
+    size_t len = 0;
+    for (size_t i = 0; i < k; i++) {
+        FILE *m = open_memstream(&buf, &len);
+        if (!m)
+            return mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
+        mdsd_report_csv_row(m, &rows[i], max_n);
+        fclose(m);
+        hash = mdsd_fnv1a(hash, buf, len);
+        fputs(buf, partial);
+        free(buf);
+        buf = NULL;
+    }
+    char key[600];
+    mdsd_rows_unit_key(&rows[0], key, sizeof key);
+    mdsd_perpos_mark_write(partial, mark);
+    fprintf(partial, "#done %s rows=%zu fnv1a=%016llx\n", key, k, (unsigned long long)hash);
+    if (fflush(partial) != 0 || fsync(fileno(partial)) != 0)
+        return mdsd_fail(err, MDSD_EIO, "error writing the partial results: %s", strerror(errno));
+    return MDSD_OK;
+}
+
+int mdsd_partial_checkpoint(FILE *partial, const char *key, const char *text, size_t len,
+                            size_t groups, size_t next, const perpos_mark *mark, mdsd_err *err)
+{
+    uint64_t hash = mdsd_fnv1a(MDSD_FNV_OFFSET, text, len);
+    if (fwrite(text, 1, len, partial) != len || mdsd_perpos_mark_write(partial, mark) ||
+        fprintf(partial, "#checkpoint %s next=%zu groups=%zu fnv1a=%016llx\n", key, next, groups,
+                (unsigned long long)hash) < 0 ||
+        fflush(partial) != 0 || fsync(fileno(partial)) != 0)
+        return mdsd_fail(err, MDSD_EIO, "error writing the partial results: %s", strerror(errno));
+    return MDSD_OK;
+}
+
+/* Without --resume an existing partial file is never dropped silently. */
+int mdsd_partial_policy(const mdsd_batch_opts *o, const char *partial_path, mdsd_err *err)
+{
+    struct stat st;
+    if (o->discard_partial && o->per_position) {
+        char pp_partial[4200];
+        snprintf(pp_partial, sizeof pp_partial, "%s.partial", o->per_position);
+        if (unlink(pp_partial) != 0 && errno != ENOENT)
+            return mdsd_fail(err, MDSD_EIO, "cannot delete '%s': %s", pp_partial, strerror(errno));
+    }
+    if (stat(partial_path, &st) != 0)
+        return MDSD_OK;
+    if (o->discard_partial) {
+        if (unlink(partial_path) != 0)
+            return mdsd_fail(err, MDSD_EIO, "cannot delete '%s': %s", partial_path, strerror(errno));
+        return MDSD_OK;
+    }
+    if (o->pub.resume)
+        return MDSD_OK;
+    return mdsd_fail(err, MDSD_EINVAL, "'%s' holds the finished units of an interrupted job on this "
+                     "output: pass --resume to continue it, or --discard-partial to delete it and "
+                     "start over", partial_path);
+}
+
+/* Whether a finer checkpoint was written to the partial file. */
+bool mdsd_partial_has_checkpoint(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    char *line = NULL;
+    size_t cap = 0;
+    bool found = false;
+    while (f && !found && getline(&line, &cap, f) >= 0)
+        found = !strncmp(line, "#checkpoint ", 12);
+    free(line);
+    if (f)
+        fclose(f);
+    return found;
+}
+
+/* Rewrites the partial file with the job's signature and the verified
+ * finished units (atomically: an interrupt here loses nothing), then opens
+ * it for appending. */
+FILE *mdsd_partial_start(const char *partial_path, const char *signature, const row_list *done,
+                         const progress_list *prog, const plan *pl, const perpos_mark *last,
+                         const char *last_key, mdsd_err *err)
+{
+    mdsd_outfile out;
+    if (mdsd_outfile_open(&out, partial_path, err))
+        return NULL;
+    fprintf(out.f, "%s\n", signature);
+    mdsd_report_csv_header(out.f, pl->max_n);
+    int rc = MDSD_OK;
+    /* the per-position record goes with the last marker, which must be the
+     * unit that the previous run's last marker named */
+    size_t n_prog = prog ? prog->count : 0;
+    if (last && last->set) {
+        char key[600] = "";
+        if (n_prog)
+            snprintf(key, sizeof key, "%s", prog->items[n_prog - 1].key);
+        else if (done->count)
+            mdsd_rows_unit_key(&done->rows[done->count - pl->count], key, sizeof key);
+        if (strcmp(key, last_key) != 0)
+            rc = mdsd_fail(err, MDSD_EFORMAT, "'%s': its last marker (unit %s) is not the last unit "
+                           "of the job's order; pass --discard-partial to start over", partial_path,
+                           last_key);
+    }
+    for (size_t i = 0; i < done->count && rc == MDSD_OK; i += pl->count)
+        rc = mdsd_partial_append_unit(out.f, done->rows + i, pl->count, pl->max_n,
+                                      !n_prog && i + pl->count == done->count ? last : NULL, err);
+    /* the checkpointed parts of unfinished units, each under one marker */
+    for (size_t i = 0; i < n_prog && rc == MDSD_OK; i++)
+        rc = mdsd_partial_checkpoint(out.f, prog->items[i].key, prog->items[i].text, prog->items[i].len,
+                                     prog->items[i].groups, prog->items[i].next,
+                                     i + 1 == n_prog ? last : NULL, err);
+    if (rc == MDSD_OK)
+        rc = mdsd_outfile_commit(&out, err);
+    mdsd_outfile_abort(&out);
+    if (rc)
+        return NULL;
+    FILE *f = fopen(partial_path, "a");
+    if (!f)
+        mdsd_fail(err, MDSD_EIO, "cannot write '%s': %s", partial_path, strerror(errno));
+    return f;
+}
+
+/* Every resumed unit must be one this job makes. */
+int mdsd_partial_check_done(const char *path, const mdsd_batch_opts *o, const dump_job *jobs,
+                            size_t n_jobs, const row_list *done, mdsd_err *err)
+{
+    for (size_t i = 0; i < done->count; i++) {
+        const mdsd_report_row *r = &done->rows[i];
+        bool known = false;
+        for (size_t j = 0; j < n_jobs && !known; j++)
+            for (size_t t = 0; t < o->pub.n_temperatures && !known; t++)
+                known = !strcmp(jobs[j].label, r->dump) && o->pub.temperatures[t] == r->temperature;
+        if (!known) {
+            char key[600];
+            mdsd_rows_unit_key(r, key, sizeof key);
+            return mdsd_fail(err, MDSD_EFORMAT, "'%s': unit %s is not part of this job; pass "
+                             "--discard-partial to start over", path, key);
+        }
+    }
+    return MDSD_OK;
+}
+
+/* Every checkpointed part of a unit must be one of this job's unfinished
+ * units, hold whole summaries of its cells and cover its rows up to the
+ * recorded next row: checked before the partial file is rewritten. */
+int mdsd_partial_check_progress(const char *path, const mdsd_batch_opts *o, const dump_job *jobs,
+                                size_t n_jobs, const progress_list *prog, const plan *pl, mdsd_err *err)
+{
+    mdsd_batch_group *g = malloc(sizeof *g);
+    int rc = g ? MDSD_OK : mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
+    for (size_t i = 0; i < prog->count && rc == MDSD_OK; i++) {
+        const unit_progress *u = &prog->items[i];
+        const dump_job *job = NULL;
+        for (size_t j = 0; j < n_jobs && !job; j++)
+            for (size_t t = 0; t < o->pub.n_temperatures && !job; t++) {
+                char key[600];
+                snprintf(key, sizeof key, "%s,%.10g", jobs[j].label, o->pub.temperatures[t]);
+                if (!strcmp(key, u->key))
+                    job = &jobs[j];
+            }
+        if (!job) {
+            rc = mdsd_fail(err, MDSD_EFORMAT, "'%s': the checkpoint of unit %s is not part of this "
+                           "job; pass --discard-partial to start over", path, u->key);
+            break;
+        }
+        size_t rows = 0;
+        for (const char *s = u->text; rc == MDSD_OK && s < u->text + u->len; s += strcspn(s, "\n") + 1)
+            if (mdsd_batch_group_parse(s, pl, g) != MDSD_OK)
+                rc = mdsd_fail(err, MDSD_EFORMAT, "'%s': unit %s: a checkpointed sample summary is not "
+                               "one of this job's cells; pass --discard-partial to start over", path,
+                               u->key);
+            else
+                rows += g->rows;
+        if (rc == MDSD_OK && (u->next <= job->begin || u->next > job->end || rows != u->next - job->begin))
+            rc = mdsd_fail(err, MDSD_EFORMAT, "'%s': unit %s: its checkpoint covers %zu rows up to row "
+                           "%zu, not the job's rows from %zu; pass --discard-partial to start over",
+                           path, u->key, rows, u->next, job->begin);
+    }
+    free(g);
+    return rc;
+}
