@@ -50,6 +50,7 @@ class PythonWords(unittest.TestCase):
         dump = os.path.join(ROOT, "data", "kjv-ngram.h5")
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "t.csv")
+            trees = os.path.join(ROOT, "data", "kjv-trees.h5")
             cases = [
                 (lambda: mdsd.alpha_star([0.5, 0.6], [0.5, 0.5], n=2), "mdsd.softmax(logits)"),
                 (lambda: mdsd.alpha_star(p40, q40, n=2, method="brute"), "method='sort'",
@@ -61,6 +62,9 @@ class PythonWords(unittest.TestCase):
                                     verifier="rrsw"), "trials=K"),
                 (lambda: mdsd.table(dump, out, temperatures=()), "temperatures=", "draft_counts="),
                 (lambda: mdsd.table(dump, out, simulate=True), "simulate=True needs trials=K"),
+                (lambda: mdsd.block(trees, out, verifiers="rrs,nope"), "verifiers='rrs,nope'"),
+                (lambda: mdsd.block(trees, out, resume=True, discard_partial=True),
+                 "resume=True and discard_partial=True"),
             ]
             for case in cases:
                 with self.subTest(expected=case[1]):
@@ -80,7 +84,11 @@ class PythonWords(unittest.TestCase):
                     "Monte Carlo instead (--trials)",
                     "no exact acceptance at this size; pass --trials K for Monte Carlo",
                     "table: no output file (-o)",
-                    "'x.partial', line 3: a NUL byte; pass --discard-partial to start over"):
+                    "'x.partial', line 3: a NUL byte; pass --discard-partial to start over",
+                    "table: --resume and --discard-partial exclude each other",
+                    "--verifiers rrs,nope: unknown verifier 'nope'",
+                    "--sequences is for seq dumps; t.h5 holds trees",
+                    "bv verifies one draft path: --sequences 1 (gbv verifies K paths)"):
             with self.subTest(msg=msg):
                 got = mdsd._python_words(msg)
                 self.assertIsNone(FLAG.search(unquoted(got)), got)

@@ -69,6 +69,10 @@ _PYTHON_WORDS = [(re.compile(a), b) for a, b in (
     (r"--simulate needs --trials K", "simulate=True needs trials=K"),
     (r"no output file \(-o\)", "no output file (output=)"),
     (r"pass --discard-partial to start over", "delete that file to start over"),
+    (r"--resume and --discard-partial", "resume=True and discard_partial=True"),
+    (r"--verifiers (\S+):", r"verifiers='\1':"),
+    (r"--sequences (\d+)", r"sequences=\1"),
+    (r"--sequences is", "sequences= is"),
 )]
 
 
