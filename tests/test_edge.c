@@ -209,41 +209,6 @@ static double iid_value_of(const double *p, const double *q, size_t V, size_t n,
     return P - pow(S > 1.0 ? 1.0 : S, (double)n);
 }
 
-/* A large LLM-like pair: logits quantised to 1/64 (ties, and ties up to
- * rounding after the softmax), by kind: moderate temperature; T <= 0.05 with
- * wide gaps (subnormal and zero masses); near-one-hot q; p = q up to a few
- * tokens; zeros in p or q; three exact levels. */
-static void large_pair(gsl_rng *r, unsigned kind, size_t V, double *z, double *p, double *q)
-{
-    for (int w = 0; w < 2; w++) {
-        double *d = w ? q : p;
-        double T = kind % 6 == 1 ? 0.01 + 0.04 * gsl_rng_uniform(r) : 0.3 + 1.5 * gsl_rng_uniform(r);
-        for (size_t x = 0; x < V; x++) {
-            double v = kind % 6 == 1 ? -40.0 * gsl_rng_uniform(r) * gsl_rng_uniform(r)
-                                     : gsl_ran_gaussian(r, 2.0);
-            if (kind % 6 == 5)
-                v = (double)gsl_rng_uniform_int(r, 3);
-            z[x] = round(v * 64.0) / 64.0;
-            if (kind % 6 == 4 && gsl_rng_uniform(r) < 0.2)
-                z[x] = -INFINITY;
-        }
-        if (kind % 6 == 2 && w)
-            z[gsl_rng_uniform_int(r, V)] += 60.0; /* near-one-hot q */
-        z[gsl_rng_uniform_int(r, V)] = 1.0;       /* at least one finite logit */
-        mdsd_softmax(z, V, T, d, "large", NULL);
-        if (kind % 6 == 3 && w) { /* q = p but for a few tokens */
-            memcpy(q, p, V * sizeof *q);
-            for (int k = 0; k < 5; k++)
-                q[gsl_rng_uniform_int(r, V)] *= 1.5;
-            double s = 0.0;
-            for (size_t x = 0; x < V; x++)
-                s += q[x];
-            for (size_t x = 0; x < V; x++)
-                q[x] /= s;
-        }
-    }
-}
-
 Test(edge, sort_free_alpha_matches_full_sort_and_enumeration, .timeout = 600)
 {
     gsl_rng *r = mdsd_rng_alloc(190002);
@@ -302,7 +267,7 @@ Test(edge, sort_free_alpha_matches_full_sort_and_enumeration, .timeout = 600)
     for (unsigned inst = 0; inst < 240; inst++) {
         size_t V = inst % 3 == 0 ? 5000 : 20 + gsl_rng_uniform_int(r, 4980);
         size_t n = 1 + inst % 5;
-        large_pair(r, inst / 5, V, z, pl, ql);
+        test_large_pair(r, inst / 5, V, z, pl, ql);
         mdsd_scheme cps = {MDSD_SCHEME_CPS, n, V, ql, NULL};
         if (mdsd_scheme_check(&cps, NULL) == MDSD_OK) {
             mdsd_bound_opts fo = {.full_sort = true};

@@ -248,3 +248,38 @@ void test_assert_within_5se(double estimate, double exact, uint64_t trials, cons
                   "%s: Monte Carlo %.6f vs exact %.6f (5 SE = %.2g)", what, estimate, exact,
                   5.0 * se);
 }
+
+/* test_large_pair (testutil.h): a large LLM-like pair: logits quantised to 1/64 (ties, and ties up to
+ * rounding after the softmax), by kind: moderate temperature; T <= 0.05 with
+ * wide gaps (subnormal and zero masses); near-one-hot q; p = q up to a few
+ * tokens; zeros in p or q; three exact levels. */
+void test_large_pair(gsl_rng *r, unsigned kind, size_t V, double *z, double *p, double *q)
+{
+    for (int w = 0; w < 2; w++) {
+        double *d = w ? q : p;
+        double T = kind % 6 == 1 ? 0.01 + 0.04 * gsl_rng_uniform(r) : 0.3 + 1.5 * gsl_rng_uniform(r);
+        for (size_t x = 0; x < V; x++) {
+            double v = kind % 6 == 1 ? -40.0 * gsl_rng_uniform(r) * gsl_rng_uniform(r)
+                                     : gsl_ran_gaussian(r, 2.0);
+            if (kind % 6 == 5)
+                v = (double)gsl_rng_uniform_int(r, 3);
+            z[x] = round(v * 64.0) / 64.0;
+            if (kind % 6 == 4 && gsl_rng_uniform(r) < 0.2)
+                z[x] = -INFINITY;
+        }
+        if (kind % 6 == 2 && w)
+            z[gsl_rng_uniform_int(r, V)] += 60.0; /* near-one-hot q */
+        z[gsl_rng_uniform_int(r, V)] = 1.0;       /* at least one finite logit */
+        mdsd_softmax(z, V, T, d, "large", NULL);
+        if (kind % 6 == 3 && w) { /* q = p but for a few tokens */
+            memcpy(q, p, V * sizeof *q);
+            for (int k = 0; k < 5; k++)
+                q[gsl_rng_uniform_int(r, V)] *= 1.5;
+            double s = 0.0;
+            for (size_t x = 0; x < V; x++)
+                s += q[x];
+            for (size_t x = 0; x < V; x++)
+                q[x] /= s;
+        }
+    }
+}

@@ -38,6 +38,13 @@ void toy_pair(gsl_rng *r, unsigned kind, size_t V, double *p, double *q);
 void test_hard_pair(gsl_rng *r, unsigned kind, size_t V, double *p, double *q);
 #define TEST_HARD_PAIR_KINDS 4
 
+/* A large LLM-like pair (z: V scratch logits): logits quantised to 1/64
+ * (ties, and ties up to rounding after the softmax), by kind: moderate
+ * temperature; T <= 0.05 with wide gaps (subnormal and zero masses);
+ * near-one-hot q; p = q up to a few tokens; zeros in p or q; three levels. */
+void test_large_pair(gsl_rng *r, unsigned kind, size_t V, double *z, double *p, double *q);
+#define TEST_LARGE_PAIR_KINDS 6
+
 /* The slow reference for alpha*: 1 + min over all 2^V subsets H of
  * p(H) - Q(H), with Q(H) from the enumerated joint (mdsd_joint_Q). V <= 24. */
 double test_alpha_star_joint(const double *p, size_t V, const mdsd_joint *D);

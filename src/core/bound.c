@@ -12,6 +12,7 @@
 #include "maxflow.h"
 #include "qporder.h"
 #include "subset.h"
+#include "wor_bucket.h"
 #include "wor_q.h"
 
 struct mdsd_bound_workspace {
@@ -27,6 +28,7 @@ struct mdsd_bound_workspace {
     unsigned char *mark;  /* [V] greedy: the fixed tokens */
     mdsd_wor_chain *wor;  /* allocated at the first wor scan with n >= 3 */
     size_t wor_n;
+    mdsd_wor_buckets *worb; /* wor without the full order: allocated at its first use */
     /* sort-free route: per bucket lower bound and flag, allocated at first use */
     double *blb;          /* [MDSD_QP_BUCKETS] */
     unsigned char *bflag; /* [MDSD_QP_BUCKETS] */
@@ -132,8 +134,11 @@ void mdsd_bound_workspace_free(mdsd_bound_workspace *ws)
     free(ws->ps), free(ws->qs), free(ws->ident);
     free(ws->blb), free(ws->bflag), free(ws->besp);
     mdsd_wor_chain_free(ws->wor);
+    mdsd_wor_buckets_free(ws->worb);
     free(ws);
 }
+
+static int finish_alpha(double alpha, mdsd_bound_result *res, const char *what, mdsd_err *err);
 
 /* ---- shared helpers ---------------------------------------------------------- */
 
@@ -508,6 +513,42 @@ static void scan_wor2(mdsd_bound_workspace *ws, double *fmin, size_t *argmin)
     *argmin = best_i;
 }
 
+/* The wor chain workspace, set for n drafts (n >= 3). */
+static int wor_chain_for(mdsd_bound_workspace *ws, size_t n, mdsd_err *err)
+{
+    if (!ws->wor) {
+        if (!(ws->wor = mdsd_wor_chain_alloc(ws->V, n, err)))
+            return MDSD_ENOMEM;
+        ws->wor_n = n;
+    } else if (ws->wor_n != n) { /* small tables only: the batch job alternates n */
+        int rc = mdsd_wor_chain_set_drafts(ws->wor, n, err);
+        if (rc)
+            return rc;
+        ws->wor_n = n;
+    }
+    return MDSD_OK;
+}
+
+/* wor, n >= 3, without the full order (wor_bucket.h); *fallback where the
+ * full-order route must run instead. */
+static int wor_buckets(mdsd_bound_workspace *ws, const double *p, const mdsd_scheme *s,
+                       double tol, mdsd_bound_result *res, bool *fallback, mdsd_err *err)
+{
+    int rc = wor_chain_for(ws, s->n, err);
+    if (rc)
+        return rc;
+    if (!ws->worb && !(ws->worb = mdsd_wor_buckets_alloc(ws->V, err)))
+        return MDSD_ENOMEM;
+    ws->tag = 0; /* the order is overwritten */
+    double fmin = 0.0;
+    rc = mdsd_wor_bucket_min(ws->worb, ws->wor, &ws->ord, p, s->q, s->V, tol, &fmin, res->subset,
+                             &res->evaluations, fallback, err);
+    if (rc || *fallback)
+        return rc;
+    res->has_subset = res->subset != NULL;
+    return finish_alpha(1.0 + fmin, res, "sort", err);
+}
+
 static int scan_wor(mdsd_bound_workspace *ws, size_t n, double tol, double *fmin,
                     size_t *argmin, size_t *evals, mdsd_err *err)
 {
@@ -519,18 +560,11 @@ static int scan_wor(mdsd_bound_workspace *ws, size_t n, double tol, double *fmin
         scan_wor2(ws, fmin, argmin);
         return MDSD_OK;
     }
-    if (!ws->wor) {
-        if (!(ws->wor = mdsd_wor_chain_alloc(ws->V, n, err)))
-            return MDSD_ENOMEM;
-        ws->wor_n = n;
-    } else if (ws->wor_n != n) { /* small tables only: the batch job alternates n */
-        int rc = mdsd_wor_chain_set_drafts(ws->wor, n, err);
-        if (rc)
-            return rc;
-        ws->wor_n = n;
-    }
+    int rc = wor_chain_for(ws, n, err);
+    if (rc)
+        return rc;
     /* the chain over the gathered qs and ps: sequential reads in every pass */
-    int rc = mdsd_wor_chain_set(ws->wor, ws->qs, ws->ident, ws->ord.n_scan, err);
+    rc = mdsd_wor_chain_set(ws->wor, ws->qs, ws->ident, ws->ord.n_scan, err);
     if (rc == MDSD_OK)
         rc = mdsd_wor_chain_min(ws->wor, ws->ps, tol, fmin, argmin, evals, err);
     return rc;
@@ -775,8 +809,8 @@ static int by_sort(const double *p, const mdsd_scheme *s, double tol, uint64_t t
 {
     size_t V = s->V, n = s->n;
     /* A nonzero tag announces calls for other schemes on the same p, q
-     * (the batch job: iid, wor, cps), which need the full order anyway:
-     * the sort-free route serves the untagged calls. */
+     * (the batch job: iid, wor, cps), which then share the full order: the
+     * sort-free routes serve the untagged calls. */
     bool iid = s->kind == MDSD_SCHEME_IID || (s->kind == MDSD_SCHEME_WOR && n == 1);
     if (!full_sort && tag == 0 && (iid || s->kind == MDSD_SCHEME_CPS)) {
         double fmin = 0.0;
@@ -794,6 +828,13 @@ static int by_sort(const double *p, const mdsd_scheme *s, double tol, uint64_t t
             }
             return finish_alpha(1.0 + fmin, res, "sort", err);
         }
+    }
+    if (!full_sort && tag == 0 && s->kind == MDSD_SCHEME_WOR && n >= 3 &&
+        V >= MDSD_WOR_BUCKET_MIN_V) {
+        bool fallback = false;
+        int rc = wor_buckets(ws, p, s, tol, res, &fallback, err);
+        if (rc || !fallback)
+            return rc;
     }
     if (s->kind == MDSD_SCHEME_GREEDY || s->kind == MDSD_SCHEME_HUB) {
         double alpha = 0.0;

@@ -10,8 +10,9 @@
  *               for iid (Q = q(H)^n), wor (exact sequential Q, wor_q.h) and
  *               cps (Hu's generating function W_{n,H} / W_{n,all}, exact for
  *               cps only); closed forms for greedy (Hu Thm 7) and hub.
- *               iid and cps without the full order: tokens bucketed by q/p,
- *               only the buckets that can hold the minimum sorted (MATH.md §2.4)
+ *               iid, cps and wor (n >= 3 and V >= 4,096, wor_bucket.h)
+ *               without the full order: tokens bucketed by q/p, only the
+ *               buckets that can hold the minimum sorted (MATH.md §2.4)
  *   k2          Khisti et al. Thm 3 (iid, n = 2):
  *               alpha* = min_S { p(S) + q(S^c)^2 + 2 q(S) q(S^c) },
  *               with Thm 2's condition for alpha* = 1 (p(S) >= q(S)^2 for all S)
@@ -58,10 +59,10 @@ typedef struct {
      * the same p and s->q (and V), so the q/p order computed by the first is
      * reused (e.g. iid, wor and cps at one position); 0 = no reuse. */
     uint64_t pq_tag;
-    /* sort, iid, cps (and wor with n = 1): scan the full q/p order instead
-     * of the sort-free bucket route (the reference it is tested against).
-     * Calls with a nonzero pq_tag always use the full order, which wor
-     * (n >= 2) needs and the other schemes then reuse. */
+    /* sort, iid, cps and wor (n != 2): scan the full q/p order instead of
+     * the sort-free bucket route (the reference it is tested against).
+     * Calls with a nonzero pq_tag always use the full order, which they
+     * then share (wor with n = 2 or V < 4,096 always takes it). */
     bool full_sort;
 } mdsd_bound_opts;
 

@@ -266,8 +266,8 @@ double mdsd_qp_bucket_ratio_hi(uint32_t k)
 /* The bucket of each token of x[0..m), MDSD_QP_BUCKETS for q = 0 (a dummy
  * bucket past the table), and the range of the real ones, in vector lanes. */
 #define FILL_CHUNK 512
-MDSD_SIMD_CLONES static void bucket_keys(const double *p, const double *q, size_t m, uint32_t *key,
-                                         uint32_t *lo, uint32_t *hi)
+MDSD_SIMD_CLONES void mdsd_qp_bucket_keys(const double *p, const double *q, size_t m, uint32_t *key,
+                                          uint32_t *lo, uint32_t *hi)
 {
     const uint32_t top = (0x7f800000u >> MDSD_QP_BUCKET_SHIFT) + 1;
     uint32_t l = *lo, h = *hi;
@@ -287,8 +287,7 @@ MDSD_SIMD_CLONES static void bucket_keys(const double *p, const double *q, size_
     *lo = l, *hi = h;
 }
 
-int mdsd_qp_bucket_fill(mdsd_qp_order *o, const double *p, const double *q, size_t V,
-                        mdsd_err *err)
+int mdsd_qp_bucket_reset(mdsd_qp_order *o, mdsd_err *err)
 {
     if (!o->bucket) {
         /* one dummy bucket past the table collects the q = 0 tokens */
@@ -305,10 +304,21 @@ int mdsd_qp_bucket_fill(mdsd_qp_order *o, const double *p, const double *q, size
     if (o->lo <= o->hi)
         memset(b + o->lo, 0, (o->hi - o->lo + 1) * sizeof *b);
     memset(b + MDSD_QP_BUCKETS, 0, sizeof *b);
+    o->lo = 1, o->hi = 0;
+    return MDSD_OK;
+}
+
+int mdsd_qp_bucket_fill(mdsd_qp_order *o, const double *p, const double *q, size_t V,
+                        mdsd_err *err)
+{
+    int rc = mdsd_qp_bucket_reset(o, err);
+    if (rc)
+        return rc;
+    mdsd_qp_bucket *b = o->bucket;
     uint32_t lo = MDSD_QP_BUCKETS, hi = 0, key[FILL_CHUNK];
     for (size_t x0 = 0; x0 < V; x0 += FILL_CHUNK) {
         size_t m = V - x0 < FILL_CHUNK ? V - x0 : FILL_CHUNK;
-        bucket_keys(p + x0, q + x0, m, key, &lo, &hi);
+        mdsd_qp_bucket_keys(p + x0, q + x0, m, key, &lo, &hi);
         for (size_t i = 0; i < m; i++) {
             mdsd_qp_bucket *B = b + key[i];
             B->p += p[x0 + i];
@@ -325,12 +335,33 @@ int mdsd_qp_bucket_fill(mdsd_qp_order *o, const double *p, const double *q, size
 }
 
 /* Sorts one bucket's words w[0..m) (float key << 32 | token) by key, ties by
- * token: insertion sort when short, else the radix sort; returns the buffer
- * holding the result (w or tmp). */
+ * token: insertion sort when short, else a stable LSD radix sort on the key's
+ * low 17 bits (9 + 8), the only ones that vary inside a bucket (its number
+ * is the key's top 15 bits); returns the buffer holding the result (w or
+ * tmp). */
 static uint64_t *sort_bucket(uint64_t *w, uint64_t *tmp, size_t m)
 {
-    if (m > 48)
-        return radix_sort(w, tmp, m);
+    if (m > 48) {
+        uint32_t c0[512] = {0}, c1[256] = {0};
+        for (size_t i = 0; i < m; i++) {
+            c0[(w[i] >> 32) & 511]++;
+            c1[(w[i] >> 41) & 255]++;
+        }
+        uint32_t s0 = 0, s1 = 0;
+        for (size_t d = 0; d < 512; d++) {
+            uint32_t t = c0[d];
+            c0[d] = s0, s0 += t;
+        }
+        for (size_t d = 0; d < 256; d++) {
+            uint32_t t = c1[d];
+            c1[d] = s1, s1 += t;
+        }
+        for (size_t i = 0; i < m; i++)
+            tmp[c0[(w[i] >> 32) & 511]++] = w[i];
+        for (size_t i = 0; i < m; i++)
+            w[c1[(tmp[i] >> 41) & 255]++] = tmp[i];
+        return w;
+    }
     for (size_t i = 1; i < m; i++) {
         uint64_t x = w[i];
         size_t j = i;
@@ -341,30 +372,37 @@ static uint64_t *sort_bucket(uint64_t *w, uint64_t *tmp, size_t m)
     return w;
 }
 
+void mdsd_qp_bucket_sort_one(mdsd_qp_order *o, const double *p, const double *q, uint32_t k,
+                             uint32_t *dest)
+{
+    const mdsd_qp_bucket *B = o->bucket + k;
+    if (B->n == 0)
+        return;
+    /* The list runs by decreasing token: filled backwards, the words are
+     * by increasing token, which the stable sorts keep for exact ties.
+     * Group 1 (k = 0) has ratio +inf and key 0: its order is the token's. */
+    uint64_t *w = o->words;
+    uint32_t x = B->head;
+    for (size_t i = B->n; i-- > 0; x = o->next[x]) {
+        double ratio = k == 0 ? INFINITY : q[x] / p[x];
+        o->ratio[x] = ratio;
+        w[i] = (uint64_t)(k == 0 ? 0u : descending_key(ratio)) << 32 | x;
+    }
+    uint64_t *sorted = sort_bucket(w, o->words_tmp, B->n);
+    for (size_t i = 0; i < B->n; i++)
+        dest[i] = (uint32_t)sorted[i];
+    fix_up(o, dest, sorted, B->n);
+}
+
 size_t mdsd_qp_bucket_sort(mdsd_qp_order *o, const double *p, const double *q,
                            const unsigned char *flag)
 {
     size_t out = 0;
     for (uint32_t k = o->lo; k <= o->hi; k++) {
-        const mdsd_qp_bucket *B = o->bucket + k;
-        if (!flag[k - o->lo] || B->n == 0)
+        if (!flag[k - o->lo] || o->bucket[k].n == 0)
             continue;
-        /* The list runs by decreasing token: filled backwards, the words are
-         * by increasing token, which the stable sorts keep for exact ties.
-         * Group 1 (k = 0) has ratio +inf and key 0: its order is the token's. */
-        uint64_t *w = o->words;
-        uint32_t x = B->head;
-        for (size_t i = B->n; i-- > 0; x = o->next[x]) {
-            double ratio = k == 0 ? INFINITY : q[x] / p[x];
-            o->ratio[x] = ratio;
-            w[i] = (uint64_t)(k == 0 ? 0u : descending_key(ratio)) << 32 | x;
-        }
-        uint64_t *sorted = sort_bucket(w, o->words_tmp, B->n);
-        uint32_t *g = o->order + out;
-        for (size_t i = 0; i < B->n; i++)
-            g[i] = (uint32_t)sorted[i];
-        fix_up(o, g, sorted, B->n);
-        out += B->n;
+        mdsd_qp_bucket_sort_one(o, p, q, k, o->order + out);
+        out += o->bucket[k].n;
     }
     return out;
 }
@@ -382,7 +420,7 @@ void mdsd_qp_bucket_esp(const mdsd_qp_order *o, const double *p, const double *q
     uint32_t key[FILL_CHUNK], lo = MDSD_QP_BUCKETS, hi = 0;
     for (size_t x0 = 0; x0 < V; x0 += FILL_CHUNK) {
         size_t m = V - x0 < FILL_CHUNK ? V - x0 : FILL_CHUNK;
-        bucket_keys(p + x0, q + x0, m, key, &lo, &hi);
+        mdsd_qp_bucket_keys(p + x0, q + x0, m, key, &lo, &hi);
         for (size_t i = 0; i < m; i++) {
             if (key[i] == MDSD_QP_BUCKETS)
                 continue;

@@ -83,6 +83,23 @@ double mdsd_qp_bucket_ratio_hi(uint32_t k);
 int mdsd_qp_bucket_fill(mdsd_qp_order *o, const double *p, const double *q, size_t V,
                         mdsd_err *err);
 
+/* The bucket of each token of p[0..m), q[0..m) into key[] (MDSD_QP_BUCKETS,
+ * a dummy bucket past the table, for q = 0), and *lo, *hi lowered / raised
+ * to the range of the real ones (vectorised). */
+void mdsd_qp_bucket_keys(const double *p, const double *q, size_t m, uint32_t *key, uint32_t *lo,
+                         uint32_t *hi);
+
+/* Allocates the bucket table at the first use and clears the last fill's
+ * buckets (and the dummy): every bucket empty, lo > hi. For routes that
+ * fill the table themselves (head, next and n as mdsd_qp_bucket_fill sets
+ * them are what mdsd_qp_bucket_sort_one reads). */
+int mdsd_qp_bucket_reset(mdsd_qp_order *o, mdsd_err *err);
+
+/* Writes the tokens of bucket k of the last fill to dest[0..n) in the exact
+ * order of mdsd_qp_order_compute (dest must not alias o's scratch). */
+void mdsd_qp_bucket_sort_one(mdsd_qp_order *o, const double *p, const double *q, uint32_t k,
+                             uint32_t *dest);
+
 /* Writes the tokens of the buckets k with flag[k - o->lo] != 0 into
  * o->order, bucket after bucket in scan order, each in the exact order of
  * mdsd_qp_order_compute; returns their number. */

@@ -1,4 +1,6 @@
 #include "wor_q.h"
+#include "wor_chain.h"
+#include "vexp.h"
 
 #include "bsum.h"
 #include "simd.h"
@@ -10,62 +12,9 @@
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_integration.h>
 
-/* Gauss-Legendre nodes per panel. On a panel [T, 2T] every exponential that
- * still matters has rate a with a T <= 37, and the error of G-point
- * Gauss-Legendre on e^{-a t} is about e^{-aT} (aT/4)^{2G} / (2G)!, at most
- * 3e-16 over aT for G = 12; 14 leaves a margin for the polynomial factors. */
-#define GL_POINTS 14
-/* t_max >= RANGE / lambda: the integrand is below e^{-RANGE} times
- * combinatorial factors there; the tail is checked on every evaluation. */
-#define RANGE 64.0
-#define TAIL_TOL 1e-16
-/* A token's power series stops where its tail is below this fraction of the
- * token's own first-order size. */
-#define SERIES_TOL 1e-17
-#define MAX_ORDER 64
-/* Series orders every small token gets in registers (see scan_setup). */
-#define FIXED_ORDER 8
-#define BLOCK 64
-#define EXPONENTS 90
-#define MAX_RESTARTS 6
-
-struct mdsd_wor_chain {
-    size_t cap_V, n, L;          /* L = n - 1: counts j < n matter */
-    size_t n_cap;                /* n the small tables are sized for */
-    double rho, inv_rho;         /* small tokens: q t_max <= rho */
-    double w_fixed;              /* largest w whose series needs <= FIXED_ORDER terms */
-    /* the chain */
-    const double *q;
-    const uint32_t *chain;
-    size_t N;
-    double *S;                   /* [N+1] q mass of prefixes */
-    double *R;                   /* [N+1] q mass of suffixes (r of H_i) */
-    double *P;                   /* [N+1] target mass of prefixes (chain_min) */
-    double lambda;
-    /* set-up for one t_max */
-    double t_max, thr;
-    size_t K, node_cap;
-    double *t, *w, *tau;         /* [K] nodes, weights, t / t_max */
-    size_t nb, big_cap, table_cap;
-    size_t *big_pos;             /* [nb] chain positions of the big tokens, increasing */
-    double *big_q;
-    double *ebig, *bbig;         /* [nb * K]: e^{-q t}, 1 - e^{-q t} */
-    unsigned char order_of[EXPONENTS]; /* series order by binary exponent of w */
-    double *blk;                 /* [(N/BLOCK + 1) * (MAX_ORDER + 1)]: sums of w^m before block */
-    double *blk_qs;              /* [N/BLOCK + 1] small-token q mass before block */
-    unsigned char *blk_M;        /* [N/BLOCK + 1] largest order used before block */
-    double *a;                   /* [(L+1) * (MAX_ORDER + 1)]: a_{l,m} = [z^m](e^z - 1)^l */
-    double gl_x[GL_POINTS], gl_w[GL_POINTS]; /* Gauss-Legendre on [0, 1] */
-    /* evaluation scratch */
-    double *Shat, *coef, *pi, *Pl;
-    /* branch and bound stack */
-    size_t *stack, stack_cap;
-    double *stackQ;
-};
-
 /* ---- allocation ------------------------------------------------------- */
 
-static int grow(void **ptr, size_t *cap, size_t want, size_t elem)
+int mdsd_wor_grow(void **ptr, size_t *cap, size_t want, size_t elem)
 {
     if (want <= *cap)
         return 0;
@@ -133,10 +82,10 @@ int mdsd_wor_chain_set_drafts(mdsd_wor_chain *c, size_t n, mdsd_err *err)
         double *coef = realloc(c->coef, rows * stride * sizeof *coef);
         if (coef)
             c->coef = coef;
-        double *pi = realloc(c->pi, (n + 1) * sizeof *pi);
+        double *pi = realloc(c->pi, (n + 1) * NODE_CHUNK * sizeof *pi);
         if (pi)
             c->pi = pi;
-        double *Pl = realloc(c->Pl, n * sizeof *Pl);
+        double *Pl = realloc(c->Pl, (n + 1) * NODE_CHUNK * sizeof *Pl);
         if (Pl)
             c->Pl = Pl;
         if (!a || !coef || !pi || !Pl)
@@ -202,7 +151,7 @@ void mdsd_wor_chain_free(mdsd_wor_chain *c)
     free(c->big_pos), free(c->big_q), free(c->ebig), free(c->bbig);
     free(c->blk), free(c->blk_qs), free(c->blk_M), free(c->a);
     free(c->Shat), free(c->coef), free(c->pi), free(c->Pl);
-    free(c->stack), free(c->stackQ);
+    mdsd_wor_stack_free(&c->bb);
     free(c);
 }
 
@@ -253,15 +202,19 @@ static double mass_outside_top(const mdsd_wor_chain *c)
     return s + comp;
 }
 
-static int nodes_setup(mdsd_wor_chain *c, mdsd_err *err)
+int mdsd_wor_nodes(mdsd_wor_chain *c, double t_max, bool vector_exp, mdsd_err *err)
 {
+    c->vector_exp = vector_exp;
+    c->t_max = t_max;
+    c->thr = c->rho / t_max;
+    c->nb = 0;
     /* Panels [0,2], [2,4], ..., [2^{J-1}, 2^J] and a last one up to t_max. */
     int panels = (int)ceil(log2(c->t_max));
     size_t K = (size_t)panels * GL_POINTS;
     size_t cap = c->node_cap;
-    if (grow((void **)&c->t, &cap, K, sizeof *c->t) ||
-        (cap = c->node_cap, grow((void **)&c->w, &cap, K, sizeof *c->w)) ||
-        (cap = c->node_cap, grow((void **)&c->tau, &cap, K, sizeof *c->tau)))
+    if (mdsd_wor_grow((void **)&c->t, &cap, K, sizeof *c->t) ||
+        (cap = c->node_cap, mdsd_wor_grow((void **)&c->w, &cap, K, sizeof *c->w)) ||
+        (cap = c->node_cap, mdsd_wor_grow((void **)&c->tau, &cap, K, sizeof *c->tau)))
         return mdsd_fail(err, MDSD_ENOMEM, "wor: out of memory for %zu quadrature nodes", K);
     c->node_cap = cap;
     c->K = K;
@@ -278,50 +231,41 @@ static int nodes_setup(mdsd_wor_chain *c, mdsd_err *err)
 }
 
 /* Appends a big token: its e^{-q t} and 1 - e^{-q t} at every node. */
-static int add_big(mdsd_wor_chain *c, size_t pos, double x, mdsd_err *err)
+/* out[k] = e^{-a t[k]}, k < m, by mdsd_exp_nonpos (vectorised; the same
+ * bits from every clone). */
+MDSD_SIMD_CLONES static void exp_nodes(const double *t, size_t m, double a, double *out)
+{
+#pragma omp simd
+    for (size_t k = 0; k < m; k++)
+        out[k] = mdsd_exp_nonpos(-a * t[k]);
+}
+
+int mdsd_wor_add_big(mdsd_wor_chain *c, size_t pos, double x, mdsd_err *err)
 {
     size_t cap = c->big_cap, tcap = c->table_cap;
-    if (grow((void **)&c->big_pos, &cap, c->nb + 1, sizeof *c->big_pos) ||
-        (cap = c->big_cap, grow((void **)&c->big_q, &cap, c->nb + 1, sizeof *c->big_q)) ||
-        grow((void **)&c->ebig, &tcap, (c->nb + 1) * c->K, sizeof *c->ebig) ||
-        (tcap = c->table_cap, grow((void **)&c->bbig, &tcap, (c->nb + 1) * c->K, sizeof *c->bbig)))
+    if (mdsd_wor_grow((void **)&c->big_pos, &cap, c->nb + 1, sizeof *c->big_pos) ||
+        (cap = c->big_cap, mdsd_wor_grow((void **)&c->big_q, &cap, c->nb + 1, sizeof *c->big_q)) ||
+        mdsd_wor_grow((void **)&c->ebig, &tcap, (c->nb + 1) * c->K, sizeof *c->ebig) ||
+        (tcap = c->table_cap, mdsd_wor_grow((void **)&c->bbig, &tcap, (c->nb + 1) * c->K, sizeof *c->bbig)))
         return mdsd_fail(err, MDSD_ENOMEM, "wor: out of memory for %zu large tokens", c->nb + 1);
     c->big_cap = cap;
     c->table_cap = tcap;
     c->big_pos[c->nb] = pos;
     c->big_q[c->nb] = x;
     double *eb = c->ebig + c->nb * c->K, *bb = c->bbig + c->nb * c->K;
-    for (size_t i = 0; i < c->K; i++) {
-        eb[i] = exp(-x * c->t[i]);
-        bb[i] = -expm1(-x * c->t[i]);
+    if (c->vector_exp) {
+        exp_nodes(c->t, c->K, x, eb);
+        /* 1 - e^{-a} is exact to an ulp of it once e^{-a} <= e^{-1/2} */
+        for (size_t i = 0; i < c->K; i++)
+            bb[i] = x * c->t[i] >= 0.5 ? 1.0 - eb[i] : -expm1(-x * c->t[i]);
+    } else {
+        for (size_t i = 0; i < c->K; i++) {
+            eb[i] = exp(-x * c->t[i]);
+            bb[i] = -expm1(-x * c->t[i]);
+        }
     }
     c->nb++;
     return MDSD_OK;
-}
-
-/* Series order of a small token with w = q t_max in (0, rho], from the
- * binary exponent of w / rho (no frexp: the bits directly). */
-static inline unsigned order_for(const mdsd_wor_chain *c, double w)
-{
-    double u = w * c->inv_rho;
-    uint64_t bits;
-    memcpy(&bits, &u, sizeof bits);
-    int idx = 1022 - (int)((bits >> 52) & 0x7ff); /* u in [2^{-idx-1}, 2^{-idx}) */
-    if (idx < 0)
-        idx = 0;
-    if (idx >= EXPONENTS)
-        idx = EXPONENTS - 1;
-    return c->order_of[idx];
-}
-
-/* Adds w^1..w^m to acc[1..m]. */
-static inline void add_powers(double *acc, double w, unsigned m)
-{
-    double x = w;
-    for (unsigned j = 1; j <= m; j++) {
-        acc[j] += x;
-        x *= w;
-    }
 }
 
 /* One pass over the chain: the big tokens and their node tables, and for the
@@ -397,14 +341,14 @@ static int scan_setup(mdsd_wor_chain *c, mdsd_err *err)
         for (size_t k = k0; k < k1; k++) {
             double x = c->q[c->chain[k]];
             if (x > c->thr) {
-                int rc = add_big(c, k, x, err);
+                int rc = mdsd_wor_add_big(c, k, x, err);
                 if (rc)
                     return rc;
                 continue;
             }
             double w = x * c->t_max;
             if (w >= c->w_fixed) {
-                unsigned m = order_for(c, w);
+                unsigned m = mdsd_wor_order_for(c, w);
                 double w2 = w * w, w4 = w2 * w2, p = w4 * w4;
                 for (unsigned j = FIXED_ORDER + 1; j <= m; j++) {
                     p *= w;
@@ -420,10 +364,22 @@ static int scan_setup(mdsd_wor_chain *c, mdsd_err *err)
 
 static int setup(mdsd_wor_chain *c, double t_max, mdsd_err *err)
 {
-    c->t_max = t_max;
-    c->thr = c->rho / t_max;
-    int rc = nodes_setup(c, err);
+    int rc = mdsd_wor_nodes(c, t_max, false, err);
     return rc ? rc : scan_setup(c, err);
+}
+
+int mdsd_wor_range(const mdsd_wor_chain *c, double lambda, double *t_max, mdsd_err *err)
+{
+    if (!(lambda > 0.0))
+        return mdsd_fail(err, MDSD_EINVAL, "wor: no draft mass outside the %zu largest tokens",
+                         c->L);
+    double t = RANGE / lambda;
+    if (!(t < 1e306)) /* panels up to 2^1017 and room for the restarts' growth */
+        return mdsd_fail(err, MDSD_EUNSUPPORTED,
+                         "wor: the draft mass outside its %zu largest tokens is %g, too small for "
+                         "the quadrature's range; use --method brute or lp-reduced", c->L, lambda);
+    *t_max = t < 4.0 ? 4.0 : t;
+    return MDSD_OK;
 }
 
 int mdsd_wor_chain_set(mdsd_wor_chain *c, const double *q, const uint32_t *chain, size_t N,
@@ -473,24 +429,115 @@ int mdsd_wor_chain_set(mdsd_wor_chain *c, const double *q, const uint32_t *chain
     c->lambda = L ? c->R[0] - mtop : 1.0;
     if (L && c->lambda < 1e-6)
         c->lambda = mass_outside_top(c);
-    if (!(c->lambda > 0.0))
-        return mdsd_fail(err, MDSD_EINVAL, "wor: no draft mass outside the %zu largest tokens",
-                         c->L);
-    double t_max = RANGE / c->lambda;
-    if (!(t_max < 1e306)) /* panels up to 2^1017 and room for the restarts' growth */
-        return mdsd_fail(err, MDSD_EUNSUPPORTED,
-                         "wor: the draft mass outside its %zu largest tokens is %g, too small for "
-                         "the quadrature's range; use --method brute or lp-reduced", c->L,
-                         c->lambda);
-    return setup(c, t_max < 4.0 ? 4.0 : t_max, err);
+    double t_max;
+    int rc = mdsd_wor_range(c, c->lambda, &t_max, err);
+    return rc ? rc : setup(c, t_max, err);
 }
 
 /* ---- evaluation ------------------------------------------------------- */
 
+/* e^{-decay t} at the nodes k0..k0+m (libm's exp, one call per node: the
+ * same bits whichever clone of quad_chunk runs). */
+static void decay_nodes(const double *t, size_t m, double decay, double *out)
+{
+    for (size_t k = 0; k < m; k++)
+        out[k] = exp(-decay * t[k]);
+}
+
+/* R(t_k) = P(N_H(t_k) < n) e^{-r t_k} at the nodes k0..k0+m of one chunk,
+ * vectorised over the nodes: each node's operations are the scalar
+ * recursion's, in the same order (so every clone gives the same bits). */
+MDSD_SIMD_CLONES static void quad_chunk(const mdsd_wor_chain *c, size_t k0, size_t m, unsigned M,
+                                        size_t nbH, double *pi, double *P, double *Rk)
+{
+    size_t stride = MAX_ORDER + 1, L = c->L, n = c->n, K = c->K;
+    const double *tau = c->tau + k0;
+    for (size_t l = 1; l <= L; l++) {
+        const double *cl = c->coef + l * stride;
+        double *Pl = P + l * NODE_CHUNK;
+#pragma omp simd
+        for (size_t k = 0; k < m; k++)
+            Pl[k] = 0.0;
+        for (size_t i = M + 1; i-- > l;) {
+            double a = cl[i - l];
+#pragma omp simd
+            for (size_t k = 0; k < m; k++)
+                Pl[k] = Pl[k] * tau[k] + a;
+        }
+#pragma omp simd
+        for (size_t k = 0; k < m; k++) {
+            double tl = tau[k];
+            for (size_t j = 1; j < l; j++)
+                tl *= tau[k];
+            Pl[k] = Pl[k] * tl;
+        }
+    }
+    /* pi_j = e^{-r t} P(N_S(t) = j): exp of the log-generating function
+     * (pi_0, the decay, is filled by the caller) */
+    for (size_t j = 1; j < n; j++) {
+        double *pj = pi + j * NODE_CHUNK, inv = (double)j;
+#pragma omp simd
+        for (size_t k = 0; k < m; k++) {
+            double s = 0.0;
+            for (size_t l = 1; l <= j; l++) {
+                double v = P[l * NODE_CHUNK + k];
+                s += (l & 1 ? v : -v) * pi[(j - l) * NODE_CHUNK + k];
+            }
+            pj[k] = s / inv;
+        }
+    }
+    for (size_t bt = 0; bt < nbH; bt++) {
+        const double *e = c->ebig + bt * K + k0, *bb = c->bbig + bt * K + k0;
+        for (size_t j = n - 1; j > 0; j--) {
+            double *pj = pi + j * NODE_CHUNK, *pl = pi + (j - 1) * NODE_CHUNK;
+#pragma omp simd
+            for (size_t k = 0; k < m; k++)
+                pj[k] = pj[k] * e[k] + pl[k] * bb[k];
+        }
+#pragma omp simd
+        for (size_t k = 0; k < m; k++)
+            pi[k] *= e[k];
+    }
+#pragma omp simd
+    for (size_t k = 0; k < m; k++) {
+        double s = 0.0;
+        for (size_t j = 0; j < n; j++)
+            s += pi[j * NODE_CHUNK + k];
+        Rk[k] = s;
+    }
+}
+
+double mdsd_wor_quad(mdsd_wor_chain *c, const double *Sh, unsigned M, double qs, double r,
+                     size_t nbH, double *tail)
+{
+    size_t stride = MAX_ORDER + 1, L = c->L;
+    /* coef[l][m] = a_{l,m} S_m, stored from m = l so that Horner runs on m - l. */
+    for (size_t l = 1; l <= L; l++) {
+        const double *al = c->a + l * stride;
+        double *cl = c->coef + l * stride;
+        for (size_t m = l; m <= M; m++)
+            cl[m - l] = al[m] * Sh[m];
+    }
+    double decay = r + qs, acc = 0.0, last = 0.0, Rk[NODE_CHUNK];
+    for (size_t k0 = 0; k0 < c->K; k0 += NODE_CHUNK) {
+        size_t m = c->K - k0 < NODE_CHUNK ? c->K - k0 : NODE_CHUNK;
+        if (c->vector_exp)
+            exp_nodes(c->t + k0, m, decay, c->pi);
+        else
+            decay_nodes(c->t + k0, m, decay, c->pi);
+        quad_chunk(c, k0, m, M, nbH, c->pi, c->Pl, Rk);
+        for (size_t k = 0; k < m; k++)
+            acc += c->w[k0 + k] * Rk[k];
+        last = Rk[m - 1];
+    }
+    *tail = last;
+    return 1.0 - r * acc;
+}
+
 /* One quadrature of Q(H_i); *tail receives e^{-r t} R(t) at the last node. */
 static double evaluate(mdsd_wor_chain *c, size_t i, double *tail)
 {
-    size_t stride = MAX_ORDER + 1, L = c->L, n = c->n;
+    size_t stride = MAX_ORDER + 1;
     size_t b = i / BLOCK;
     double *Sh = c->Shat;
     unsigned M = c->blk_M[b];
@@ -502,10 +549,10 @@ static double evaluate(mdsd_wor_chain *c, size_t i, double *tail)
         if (x > c->thr)
             continue;
         double w = x * c->t_max;
-        unsigned m = order_for(c, w);
+        unsigned m = mdsd_wor_order_for(c, w);
         if (m > M)
             M = m;
-        add_powers(Sh, w, m);
+        mdsd_wor_add_powers(Sh, w, m);
         qs += x;
     }
     qs += c->blk_qs[b];
@@ -513,49 +560,7 @@ static double evaluate(mdsd_wor_chain *c, size_t i, double *tail)
     size_t nbH = 0;
     while (nbH < c->nb && c->big_pos[nbH] < i)
         nbH++;
-    /* coef[l][m] = a_{l,m} S_m, stored from m = l so that Horner runs on m - l. */
-    for (size_t l = 1; l <= L; l++) {
-        const double *al = c->a + l * stride;
-        double *cl = c->coef + l * stride;
-        for (size_t m = l; m <= M; m++)
-            cl[m - l] = al[m] * Sh[m];
-    }
-    double r = c->R[i], decay = r + qs, acc = 0.0, last = 0.0;
-    double *pi = c->pi, *P = c->Pl;
-    for (size_t k = 0; k < c->K; k++) {
-        double tau = c->tau[k];
-        for (size_t l = 1; l <= L; l++) {
-            const double *cl = c->coef + l * stride;
-            double h = 0.0;
-            for (size_t m = M + 1; m-- > l;)
-                h = h * tau + cl[m - l];
-            double tl = tau;
-            for (size_t j = 1; j < l; j++)
-                tl *= tau;
-            P[l] = h * tl;
-        }
-        /* pi_j = e^{-r t} P(N_S(t) = j): exp of the log-generating function. */
-        pi[0] = exp(-decay * c->t[k]);
-        for (size_t j = 1; j < n; j++) {
-            double s = 0.0;
-            for (size_t l = 1; l <= j; l++)
-                s += (l & 1 ? P[l] : -P[l]) * pi[j - l];
-            pi[j] = s / (double)j;
-        }
-        for (size_t bt = 0; bt < nbH; bt++) {
-            double e = c->ebig[bt * c->K + k], bb = c->bbig[bt * c->K + k];
-            for (size_t j = n - 1; j > 0; j--)
-                pi[j] = pi[j] * e + pi[j - 1] * bb;
-            pi[0] *= e;
-        }
-        double Rk = 0.0;
-        for (size_t j = 0; j < n; j++)
-            Rk += pi[j];
-        acc += c->w[k] * Rk;
-        last = Rk;
-    }
-    *tail = last;
-    return 1.0 - r * acc;
+    return mdsd_wor_quad(c, Sh, M, qs, c->R[i], nbH, tail);
 }
 
 int mdsd_wor_chain_Q(mdsd_wor_chain *c, size_t i, double *Q, mdsd_err *err)
@@ -573,7 +578,7 @@ int mdsd_wor_chain_Q(mdsd_wor_chain *c, size_t i, double *Q, mdsd_err *err)
     }
     for (int attempt = 0;; attempt++) {
         double tail, v = evaluate(c, i, &tail);
-        if (tail <= TAIL_TOL && v >= -1e-12 && v <= 1.0 + 1e-12 && isfinite(v)) {
+        if (mdsd_wor_quad_ok(v, tail)) {
             *Q = v < 0.0 ? 0.0 : v > 1.0 ? 1.0 : v;
             return MDSD_OK;
         }
@@ -589,21 +594,23 @@ int mdsd_wor_chain_Q(mdsd_wor_chain *c, size_t i, double *Q, mdsd_err *err)
 
 /* ---- branch and bound over prefixes ------------------------------------ */
 
-static int push(mdsd_wor_chain *c, size_t *top, size_t a, size_t b, double Qa, double Qb)
+int mdsd_wor_stack_push(mdsd_wor_stack *s, size_t a, size_t b, double Qa, double Qb)
 {
-    size_t cap = c->stack_cap;
-    if (grow((void **)&c->stack, &cap, 2 * (*top + 1), sizeof *c->stack))
+    size_t cap = s->cap, qcap = s->cap;
+    if (mdsd_wor_grow((void **)&s->ab, &cap, 2 * (s->top + 1), sizeof *s->ab) ||
+        mdsd_wor_grow((void **)&s->Q, &qcap, 2 * (s->top + 1), sizeof *s->Q))
         return -1;
-    size_t qcap = c->stack_cap;
-    if (grow((void **)&c->stackQ, &qcap, 2 * (*top + 1), sizeof *c->stackQ))
-        return -1;
-    c->stack_cap = cap < qcap ? cap : qcap;
-    c->stack[2 * *top] = a;
-    c->stack[2 * *top + 1] = b;
-    c->stackQ[2 * *top] = Qa;
-    c->stackQ[2 * *top + 1] = Qb;
-    (*top)++;
+    s->cap = cap < qcap ? cap : qcap;
+    s->ab[2 * s->top] = a, s->ab[2 * s->top + 1] = b;
+    s->Q[2 * s->top] = Qa, s->Q[2 * s->top + 1] = Qb;
+    s->top++;
     return 0;
+}
+
+void mdsd_wor_stack_free(mdsd_wor_stack *s)
+{
+    free(s->ab), free(s->Q);
+    s->ab = NULL, s->Q = NULL, s->cap = s->top = 0;
 }
 
 /* q mass of the tokens at chain positions a..b-1, from whichever of the
@@ -639,13 +646,13 @@ int mdsd_wor_chain_min(mdsd_wor_chain *c, const double *p, double tol, double *f
         best = P[lo] - Qlo, best_i = lo;
     if (P[hi] - Qhi < best)
         best = P[hi] - Qhi, best_i = hi;
-    size_t top = 0;
-    if (push(c, &top, lo, hi, Qlo, Qhi))
+    mdsd_wor_stack *st = &c->bb;
+    st->top = 0;
+    if (mdsd_wor_stack_push(st, lo, hi, Qlo, Qhi))
         return mdsd_fail(err, MDSD_ENOMEM, "wor: out of memory");
-    while (top > 0) {
-        top--;
-        size_t a = c->stack[2 * top], b = c->stack[2 * top + 1];
-        double Qa = c->stackQ[2 * top], Qb = c->stackQ[2 * top + 1];
+    size_t a, b;
+    double Qa, Qb;
+    while (mdsd_wor_stack_pop(st, &a, &b, &Qa, &Qb)) {
         if (b - a < 2)
             continue;
         /* Lower bound of P - Q inside (a, b): Q <= the chord in the q-mass
@@ -685,8 +692,10 @@ int mdsd_wor_chain_min(mdsd_wor_chain *c, const double *p, double tol, double *f
             if (P[m] - Qm < best)
                 best = P[m] - Qm, best_i = m;
             /* Explore the side holding the bound's minimiser first. */
-            int ok = j < m ? !push(c, &top, m, b, Qm, Qb) && !push(c, &top, a, m, Qa, Qm)
-                           : !push(c, &top, a, m, Qa, Qm) && !push(c, &top, m, b, Qm, Qb);
+            int ok = j < m ? !mdsd_wor_stack_push(st, m, b, Qm, Qb) &&
+                                 !mdsd_wor_stack_push(st, a, m, Qa, Qm)
+                           : !mdsd_wor_stack_push(st, a, m, Qa, Qm) &&
+                                 !mdsd_wor_stack_push(st, m, b, Qm, Qb);
             if (!ok)
                 return mdsd_fail(err, MDSD_ENOMEM, "wor: out of memory");
         }

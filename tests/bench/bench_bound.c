@@ -8,10 +8,12 @@
  *   zipf   z = -1.2 log(rank) + N(0, 0.5^2) over a random ranking, draft
  *          logits z + N(0, 1)  (heavier head: top target token ~0.3-0.5)
  * Also the softmax alone, the mean alpha*, and for wor (n >= 3) the mean
- * number of exact Q(H) evaluations of the branch and bound. Times are thread
+ * number of exact Q(H) evaluations of the branch and bound, without the full
+ * q/p order (the default route) and over it (the reference). Times are thread
  * CPU time, best batch of 16 positions.
  * Usage: bench-bound [V ...]   (default 32000 152064) */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,8 +67,8 @@ static void make_family(family *f, const char *name, size_t V, uint64_t seed)
 /* Runs the positions through softmax (+ sort if tmpl != NULL) in batches
  * until MIN_SECONDS of CPU time; the rate is that of the fastest batch (the
  * machine is shared: slower batches measure the neighbours, not the code). */
-static double run(const family *f, size_t V, const mdsd_scheme *tmpl, mdsd_bound_workspace *ws,
-                  double *mean_alpha, double *mean_evals)
+static double run(const family *f, size_t V, const mdsd_scheme *tmpl, const mdsd_bound_opts *opts,
+                  mdsd_bound_workspace *ws, double *mean_alpha, double *mean_evals)
 {
     double *p = malloc(V * sizeof *p), *q = malloc(V * sizeof *q);
     mdsd_err err;
@@ -81,7 +83,7 @@ static double run(const family *f, size_t V, const mdsd_scheme *tmpl, mdsd_bound
                 mdsd_scheme s = *tmpl;
                 s.q = q;
                 mdsd_bound_result res = {0};
-                if (mdsd_bound_alpha(p, &s, MDSD_BOUND_SORT, NULL, ws, &res, &err)) {
+                if (mdsd_bound_alpha(p, &s, MDSD_BOUND_SORT, opts, ws, &res, &err)) {
                     fprintf(stderr, "bench-bound: %s\n", err.msg);
                     exit(1);
                 }
@@ -121,22 +123,29 @@ int main(int argc, char **argv)
         make_family(&fams[1], "zipf", V, 8);
         mdsd_bound_workspace *ws = mdsd_bound_workspace_alloc(V, 5, NULL);
         for (int fi = 0; fi < 2; fi++) {
-            double rate = run(&fams[fi], V, NULL, ws, NULL, NULL);
+            double rate = run(&fams[fi], V, NULL, NULL, ws, NULL, NULL);
             printf("| %zu | %s | (softmax of p and q only) | | %.0f | | |\n", V, fams[fi].name, rate);
             for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++)
                 for (size_t in = 0; in < sizeof ns / sizeof *ns; in++) {
                     if (kinds[k] == MDSD_SCHEME_HUB && ns[in] != 2)
                         continue;
                     mdsd_scheme s = {kinds[k], ns[in], V, NULL, NULL};
-                    double alpha, evals;
-                    rate = run(&fams[fi], V, &s, ws, &alpha, &evals);
-                    printf("| %zu | %s | %s | %zu | %.0f | %.4f |", V, fams[fi].name,
-                           mdsd_scheme_name(kinds[k]), ns[in], rate, alpha);
-                    if (kinds[k] == MDSD_SCHEME_WOR && ns[in] >= 3)
-                        printf(" %.1f |\n", evals);
-                    else
-                        printf(" |\n");
-                    fflush(stdout);
+                    /* wor with n >= 3 also over the full q/p order (the reference
+                     * route of the one without it) */
+                    bool both = kinds[k] == MDSD_SCHEME_WOR && ns[in] >= 3;
+                    for (int full = 0; full <= both; full++) {
+                        mdsd_bound_opts o = {.full_sort = full};
+                        double alpha, evals;
+                        rate = run(&fams[fi], V, &s, &o, ws, &alpha, &evals);
+                        printf("| %zu | %s | %s%s | %zu | %.0f | %.4f |", V, fams[fi].name,
+                               mdsd_scheme_name(kinds[k]), full ? " (full order)" : "", ns[in],
+                               rate, alpha);
+                        if (both)
+                            printf(" %.1f |\n", evals);
+                        else
+                            printf(" |\n");
+                        fflush(stdout);
+                    }
                 }
         }
         mdsd_bound_workspace_free(ws);

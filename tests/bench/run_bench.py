@@ -116,6 +116,7 @@ class Bench:
         rounds = 2 if self.a.quick else 5
         runs = {"none": ["--scheme", "none"], "iid": ["--scheme", "iid"],
                 "iid-full": ["--scheme", "iid", "--full-sort", 1], "wor": ["--scheme", "wor"],
+                "wor-full": ["--scheme", "wor", "--full-sort", 1],
                 "greedy": ["--scheme", "greedy"]}
         peer_t, ours_t, ours_cpu, ours = [], {}, {}, {}
         for _ in range(rounds):
@@ -140,10 +141,14 @@ class Bench:
                 check = f"max abs diff {diff:.1e}"
                 what = ("α\\*_iid sort-free, n = 3 (softmax incl.) vs numpy" if name == "iid" else
                         "α\\*_iid over the full q/p order (the reference route) vs numpy")
-            else:
+            elif name == "wor":
                 lower = min(w - i for w, i in zip(ours["wor"]["values"], ours["iid"]["values"]))
                 check = f"α\\*_wor − α\\*_iid ≥ {lower:+.1e}"
-                what = "exact `wor` α\\*, n = 3 (softmax incl.) vs the numpy iid peer"
+                what = "exact `wor` α\\* without the full order, n = 3 (softmax incl.) vs the numpy iid peer"
+            else:
+                diff = max(abs(x - y) for x, y in zip(ours["wor"]["values"], ours[name]["values"]))
+                check = f"max abs diff to the row above {diff:.1e}"
+                what = "exact `wor` α\\* over the full q/p order (the reference route) vs the numpy iid peer"
             self.row(what, f"V = {V:,}", f"{fmt_time(t_ours)}/pos", f"{fmt_time(t_peer)}/pos",
                      f"{t_peer / t_ours:.1f}×", check)
         self.row("the floor: the two softmaxes alone; α\\*_iid sort-free, `wor` above it",
@@ -283,6 +288,18 @@ class Bench:
                  f"{N / wall1:,.0f}/s)", "–", "–", f"peak RSS {rss:.0f} MB")
         self.data["table"] = {"positions": N, "wall": [r[0] for r in runs], "cpu": [r[1] for r in runs],
                               "wall_1_thread": [r[0] for r in one], "rss_mb": rss}
+        # exact rrsw at n = 3 inside the job (the wor alpha* beside it), one thread
+        Nr = 100 if self.a.quick else 400
+        dump_r = self.dump(32000, Nr)
+        cmd = [self.a.mdsd, "table", dump_r, "-o", self.path("table-rrsw.csv"), "-t", "0.7", "-d", "3",
+               "-s", "wor", "-v", "rrsw", "--threads", "1"]
+        rr = [run_rusage(cmd) for _ in range(1 if self.a.quick else 3)]
+        cpu_r = median([r[1] for r in rr])
+        self.row("`mdsd table` end to end: T = 0.7, n = 3, α\\* of wor + exact rrsw (certified), "
+                 "--threads 1", f"V = 32,000 Zipf dump (float16), {Nr:,} positions",
+                 f"{Nr / cpu_r:,.0f} positions per CPU-second ({Nr / median([r[0] for r in rr]):,.0f}/s)",
+                 "–", "–", f"peak RSS {max(r[2] for r in rr):.0f} MB")
+        self.data["table-rrsw"] = {"positions": Nr, "wall": [r[0] for r in rr], "cpu": [r[1] for r in rr]}
         # Memory does not grow with the number of positions: the same job on
         # 10^4 and 10^5 positions (V = 1,000 keeps the 10^5-row dump at 400 MB;
         # at V = 32,000 it would be 12.8 GB).
@@ -307,13 +324,14 @@ class Bench:
         lines += ["", "Positions/s/core (CPU time of the fastest pass, softmax of both models included, "
                   "n = 3, T = 0.7):", "",
                   "| scheme | V = 32,000 | V = 152,064 |", "| --- | ---: | ---: |"]
-        for scheme in ("none", "iid", "iid-full", "wor", "greedy"):
+        for scheme in ("none", "iid", "iid-full", "wor", "wor-full", "greedy"):
             cells = []
             for V in (32000, 152064):
                 hit = [c for c in self.cores if c[0] == V and c[1] == scheme]
                 cells.append(f"{hit[0][2]:,.0f}" if hit else "–")
             label = {"none": "the two softmaxes alone (floor)", "iid": "iid (sort-free)",
-                     "iid-full": "iid (full q/p order)", "wor": "wor (exact)",
+                     "iid-full": "iid (full q/p order)", "wor": "wor (exact, without the full order)",
+                     "wor-full": "wor (exact, full q/p order)",
                      "greedy": "greedy (closed form)"}
             lines.append(f"| {label[scheme]} | " + " | ".join(cells) + " |")
         lines += ["", f"Machine: {model}, {cores} cores; load average {load_before} before, "
