@@ -25,7 +25,10 @@ static const char usage_text[] =
     "is accepted and verification goes on at that child with the drafts through\n"
     "it; otherwise the step ends. Or of a block verifier, which sees the whole\n"
     "draft and accepts a drafted prefix and one next token jointly. Per-depth rate\n"
-    "d = P(depth d accepted | depth d-1 accepted).\n\n"
+    "d = P(depth d accepted | depth d-1 accepted). In vLLM's words: its mean\n"
+    "acceptance length (1 + accepted / drafts) is E[tau], and its per-position\n"
+    "acceptance rate at d (accepted at d / drafts) is the unconditional\n"
+    "P(at least d accepted), the product of the rates 1..d.\n\n"
     "  --markov FILE      Markov toy pair: a line 'V', the target's V x V\n"
     "                     transition rows, a blank line, the draft's rows;\n"
     "                     the context is token 0\n"
@@ -80,7 +83,10 @@ static const char usage_text[] =
     "                     dump, verifier, policy, scheme, sequences, widths,\n"
     "                     depth, tree_size, trees, samples, block_efficiency,\n"
     "                     stderr, per_depth (rates d = 1..L, ';'), cost,\n"
-    "                     speedup, per_depth_stderr (delta method, clustered)\n"
+    "                     speedup, per_depth_stderr (delta method, clustered),\n"
+    "                     mean_acceptance_length (vLLM's; = block_efficiency),\n"
+    "                     per_position_acceptance_rate (vLLM's, unconditional,\n"
+    "                     d = 1..L, ';')\n"
     "  --markdown FILE, --latex FILE   the table as Markdown / LaTeX\n"
     "  --is-top S         is: free LP weights only among the top S tokens (needed\n"
     "                     at large V; see mdsd accept --help)\n"
@@ -99,7 +105,9 @@ static const char usage_text[] =
     "\nJSON keys: verifier, policy, depth, sequences (seq) or widths and scheme\n"
     "(tree), tree_size (draft tokens), V, route (exact, sampled, simulated),\n"
     "block_efficiency, stderr (0 exact), trials, seed, reach ([L+1],\n"
-    "P(at least d accepted)), per_depth ([L], the rates), with --optimal:\n"
+    "P(at least d accepted)), per_depth ([L], the rates), mean_acceptance_length\n"
+    "(vLLM's name; = block_efficiency), per_position_acceptance_rate ([L], vLLM's\n"
+    "name for reach 1..L), with --optimal:\n"
     "optimal_token_block_efficiency, gap_to_optimal_token (optimal-token -\n"
     "block_efficiency); with --cost: speedup [{cost, speedup}].\n";
 
@@ -287,6 +295,10 @@ static void print_json(const block_opts *o, const mdsd_policy *pol, size_t V, co
     mdsd_json_number_array(&j, r->reach, pol->depth + 1);
     mdsd_json_key(&j, "per_depth");
     mdsd_json_number_array(&j, r->rate + 1, pol->depth);
+    /* vLLM's names for E[tau] and the unconditional reaches (MATH.md §5.2) */
+    mdsd_json_kv_number(&j, "mean_acceptance_length", r->tau);
+    mdsd_json_key(&j, "per_position_acceptance_rate");
+    mdsd_json_number_array(&j, r->reach + 1, pol->depth);
     if (opt) {
         mdsd_json_kv_number(&j, "optimal_token_block_efficiency", opt->tau);
         mdsd_json_kv_number(&j, "gap_to_optimal_token", opt->tau - r->tau);
@@ -320,6 +332,10 @@ static void print_text(const mdsd_policy *pol, size_t V, const char *vname, cons
     printf("per-depth acceptance:");
     for (size_t d = 1; d <= pol->depth; d++)
         printf(" %.6g", r->rate[d]);
+    printf("\nvLLM's mean acceptance length (= E[tau]): %.12g\n"
+           "vLLM's per-position acceptance rate (unconditional):", r->tau);
+    for (size_t d = 1; d <= pol->depth; d++)
+        printf(" %.6g", r->reach[d]);
     printf("\n");
     if (opt)
         printf("optimal token-level verifier: E[tau] = %.12g (gap %.6g)\n", opt->tau,
