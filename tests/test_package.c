@@ -75,6 +75,13 @@ Test(package, pip_install_builds_a_wheel_with_the_library, .timeout = 600)
     cr_assert(strstr(out, "version " MDSD_VERSION " " MDSD_VERSION " " MDSD_VERSION "\n"), "%s", out);
     cr_assert(strstr(out, "bundled True libmdsd.so.0\n"), "%s", out);
     free(out);
+    /* a Python table over numpy logits from the installed package, against `mdsd table`
+     * on a dump of the same rows: every number within 1e-12 */
+    snprintf(cmd, sizeof cmd, "cp tests/python/table_check.py %s/ && cd %s && " CLEAN_ENV
+             "venv/bin/python table_check.py %s %s 2>&1", dir, dir, dir, test_mdsd_bin(), dir);
+    out = shell_ok(cmd);
+    cr_assert(strstr(out, "table matches: 48 rows"), "%s", out);
+    free(out);
     /* the wheel was built offline and is a platform wheel */
     snprintf(cmd, sizeof cmd, "ls %s/venv/lib/python3*/site-packages/mdsd-" MDSD_VERSION
              ".dist-info/WHEEL && grep -h '^Tag:' %s/venv/lib/python3*/site-packages/mdsd-"
@@ -141,6 +148,17 @@ Test(package, other_prefix_says_where_the_package_went, .timeout = 120)
     cr_assert(strstr(out, "Python package: /opt/mdsd-elsewhere/lib/python3/dist-packages/mdsd "
                           "(not on the path of /usr/bin/python3: add it to PYTHONPATH)"),
               "%s", out);
+    free(out);
+}
+
+/* The whole job from Python (tests/python/test_mdsd_tables.py): mdsd.evaluate over
+ * logits in memory against `mdsd table` to 1e-12, tidy tables, mdsd.block on tree dumps
+ * and Markov toys against the command line. */
+Test(package, python_tables_and_block, .timeout = 300)
+{
+    char *out = shell_ok("PYTHONPATH=src/python:tests/python /usr/bin/python3 -m unittest "
+                         "test_mdsd_tables 2>&1");
+    cr_assert(strstr(out, "\nOK\n"), "no plain OK line:\n%s", out);
     free(out);
 }
 

@@ -27,7 +27,7 @@ from ._lib import lib
 __all__ = ["MdsdError", "version", "__version__", "Rng", "SCHEMES", "METHODS", "VERIFIERS", "alpha_star",
            "alpha_star_result", "verifier_rate", "Verifier", "Sampler", "sample_drafts",
            "monte_carlo", "batch", "table", "block", "merge", "softmax", "DumpReader", "DumpWriter", "validate_dump",
-           "lp_export"]
+           "lp_export", "evaluate", "read_table", "Table"]
 
 SCHEMES = ("iid", "wor", "greedy", "hub", "cps", "multi", "custom")
 METHODS = ("auto", "lp-full", "lp-reduced", "brute", "sort", "k2", "maxflow")
@@ -73,6 +73,18 @@ _PYTHON_WORDS = [(re.compile(a), b) for a, b in (
     (r"--verifiers (\S+):", r"verifiers='\1':"),
     (r"--sequences (\d+)", r"sequences=\1"),
     (r"--sequences is", "sequences= is"),
+    # the Markov route of mdsd.block (markov=FILE)
+    (r"--tree excludes --sequences and --depth", "tree= excludes sequences= and depths="),
+    (r"give --sequences K and --depth L, or --tree W1,W2,\.\.\.",
+     "give sequences=K and depths=L, or tree=(W1, W2, ...)"),
+    (r"--scheme is for --tree", "scheme= is for tree="),
+    (r"missing --verifier", "missing verifier="),
+    (r"(?<![\w-])-v ([\w-]+)", r"verifier='\1'"),
+    (r"drop --trials", "drop trials="),
+    (r"--simulate needs --trials T", "simulate=True needs trials=T"),
+    (r"--trials must be", "trials must be"),
+    (r"--tree ([^:]*):", r"tree=\1:"),
+    (r"^--tree:", "tree:"),
 )]
 
 
@@ -463,12 +475,31 @@ def batch(target_logits, draft_logits, temperature=1.0, n=2, scheme="iid", verif
     return Batch(alpha, rate, per, None if exact is None else exact.astype(bool))
 
 
+def _one_sample_note(result, stacklevel):
+    """The i.i.d. fallback told in Python words, as `mdsd table` tells it on stderr."""
+    import warnings
+    samples = np.asarray(result["samples"])
+    if samples.size and (samples == 1).any():
+        warnings.warn("rows with samples = 1: their standard errors treat positions as "
+                      "independent (not clustered by sample) and carry no significance "
+                      "stars; pass samples= (mdsd.evaluate) or dumps of several samples for "
+                      "clustered ones", stacklevel=stacklevel)
+
+
 def table(dumps, output, temperatures=(1.0,), draft_counts=(2,), schemes=("iid",),
           verifiers=(), draft_models=(), rows=None, top_k=0, top_p=1.0, trials=0,
-          simulate=False, seed=1, threads=0, resume=False, **opts):
+          simulate=False, seed=1, threads=0, resume=False, progress=None, pandas=None,
+          _stacklevel=3, **opts):
     """The `mdsd table` job over HDF5 logit dumps: writes the tidy results CSV `output`
     (mean acceptance per dump, temperature, n, scheme / verifier, with standard errors
-    clustered by sample). rows = (begin, end) limits the rows of every dump."""
+    clustered by sample) and returns it as a tidy table (mdsd.read_table: a pandas
+    DataFrame when pandas is present, else an mdsd.Table of numpy columns). rows =
+    (begin, end) limits the rows of every dump. progress: a callable
+    progress(done_rows, total_rows), called as blocks of rows finish (it cannot stop the
+    job; an exception it raises is raised once the job ends)."""
+    if progress is not None and not callable(progress):
+        raise TypeError(f"table: progress must be callable (done_rows, total_rows), not "
+                        f"{progress!r}")
     dumps = [dumps] if isinstance(dumps, (str, bytes, os.PathLike)) else list(dumps)
     o = _lib.TableOpts()
     lib.mdsd_table_opts_init(ctypes.byref(o))
@@ -491,8 +522,22 @@ def table(dumps, output, temperatures=(1.0,), draft_counts=(2,), schemes=("iid",
     o.simulate, o.seed, o.threads = 1 if simulate else 0, int(seed), int(threads)
     o.verifier_opts = _vopts(**opts)
     o.output, o.resume = os.fsencode(output), 1 if resume else 0
+    raised = []
+    if progress is not None:
+        def tell(done, total, _ctx):
+            if not raised:
+                try:
+                    progress(int(done), int(total))
+                except BaseException as e:  # noqa: B036 - re-raised below, after the job
+                    raised.append(e)
+        o.on_progress = _lib.TABLE_PROGRESS(tell)
     err = _lib.Err()
     _raise(lib.mdsd_table_run(ctypes.byref(o), ctypes.byref(err)), err)
+    if raised:
+        raise raised[0]
+    result = read_table(output, pandas=False)
+    _one_sample_note(result, _stacklevel)
+    return result.to_pandas() if _want_pandas(pandas) else result
 
 
 def _list(values):
@@ -508,12 +553,66 @@ def _path(p):
     return None if p is None else os.fsencode(p)
 
 
-def block(dumps, output, verifiers=None, sequences=None, depths=None, costs=None, is_top=0,
-          threads=0, markdown=None, latex=None, resume=False, discard_partial=False):
-    """The `mdsd block DUMP...` job over tree dumps: E[tau] per (dump, verifier, policy,
-    depth), written as the results CSV `output` (the CLI's bytes), optionally Markdown and
-    LaTeX tables. verifiers, sequences, depths, costs: lists (or the CLI's "a,b" text);
-    None = the CLI's defaults. Resumable from OUTPUT.partial (resume=True)."""
+BlockMarkov = namedtuple("BlockMarkov", "verifier route V depth tree_size block_efficiency "
+                         "stderr trials per_depth reach mean_acceptance_length "
+                         "per_position_acceptance_rate optimal_token_block_efficiency")
+
+
+def _block_markov(markov, verifier, sequences, depth, tree, scheme, trials, simulate, seed,
+                  threads, optimal, force):
+    o = _lib.BlockMarkovOpts()
+    lib.mdsd_block_markov_opts_init(ctypes.byref(o))
+    o.markov, o.verifier = _path(markov), None if verifier is None else str(verifier).encode()
+    o.sequences, o.depth = int(sequences or 0), int(depth or 0)
+    o.tree, o.scheme = _list(tree), None if scheme is None else str(scheme).encode()
+    o.trials, o.simulate, o.seed = int(trials), 1 if simulate else 0, int(seed)
+    o.threads, o.optimal, o.force = int(threads), 1 if optimal else 0, 1 if force else 0
+    r = _lib.BlockMarkovResult()
+    err = _lib.Err()
+    _raise(lib.mdsd_block_markov(ctypes.byref(o), ctypes.byref(r), ctypes.byref(err)), err)
+    L = r.depth
+    reach = np.array(r.reach[:L + 1])
+    return BlockMarkov(r.verifier.decode(), r.route.decode(), r.V, L, r.tree_size,
+                       r.block_efficiency, r.se, r.trials, np.array(r.per_depth[1:L + 1]), reach,
+                       r.block_efficiency, reach[1:].copy(),
+                       r.optimal_token if optimal else None)
+
+
+def block(dumps=None, output=None, verifiers=None, sequences=None, depths=None, costs=None,
+          is_top=0, threads=0, markdown=None, latex=None, resume=False, discard_partial=False,
+          pandas=None, markov=None, verifier=None, tree=None, scheme=None, trials=0,
+          simulate=False, seed=1, optimal=False, force=False):
+    """Block efficiency E[tau] (expected tokens per target call), as `mdsd block`.
+
+    Tree dumps: mdsd.block(DUMPS, OUTPUT, ...) runs the job over tree dumps - E[tau] per
+    (dump, verifier, policy, depth) - writes the results CSV `output` (the CLI's bytes),
+    optionally Markdown and LaTeX tables, and returns it as a tidy table
+    (mdsd.read_table). verifiers, sequences, depths, costs: lists (or the CLI's "a,b"
+    text); None = the CLI's defaults. Resumable from OUTPUT.partial (resume=True).
+
+    A Markov toy pair: mdsd.block(markov=FILE, verifier=V, sequences=K, depths=L) (seq
+    policy) or tree=(W1, ..., WL) with scheme= (tree policy), exactly, or from `trials`
+    sampled draft trees (simulate=True: plain speculative steps), optimal=True for the
+    best token-level verifier's E[tau] beside it. Returns BlockMarkov(verifier, route, V,
+    depth, tree_size, block_efficiency, stderr, trials, per_depth [L] (conditional
+    rates), reach [L + 1], mean_acceptance_length (vLLM's name; = block_efficiency),
+    per_position_acceptance_rate [L] (vLLM's: unconditional, reach[1:]),
+    optimal_token_block_efficiency (None without optimal))."""
+    if markov is not None:
+        if dumps is not None or output is not None:
+            raise MdsdError(1, "block: give tree dumps (dumps, output) or markov=FILE, not both")
+        for name, value in (("depths", depths), ("sequences", sequences)):
+            if value is not None and not isinstance(value, (int, np.integer)):
+                raise MdsdError(1, f"block(markov=...): {name} is one whole number, not "
+                                f"{value!r}")
+        return _block_markov(markov, verifier, sequences, depths, tree, scheme, trials,
+                             simulate, seed, threads, optimal, force)
+    if dumps is None or output is None:
+        raise MdsdError(1, "block: give tree dumps and output=CSV, or markov=FILE")
+    for name, value in (("verifier", verifier), ("tree", tree), ("scheme", scheme)):
+        if value is not None:
+            raise MdsdError(1, f"block: {name}= is for markov=FILE; tree dumps take "
+                            "verifiers=, sequences=, depths=")
     dumps = [dumps] if isinstance(dumps, (str, bytes, os.PathLike)) else list(dumps)
     from .dump import _strings
     dl = _strings(dumps)
@@ -527,6 +626,7 @@ def block(dumps, output, verifiers=None, sequences=None, depths=None, costs=None
     o.resume, o.discard_partial = 1 if resume else 0, 1 if discard_partial else 0
     err = _lib.Err()
     _raise(lib.mdsd_block_run(ctypes.byref(o), ctypes.byref(err)), err)
+    return read_table(output, pandas=pandas)
 
 
 def merge(shards, output, markdown=None, latex=None):
@@ -551,3 +651,4 @@ def lp_export(path, p, q=None, n=None, scheme="iid", reduced=False, joint=None):
 
 
 from .dump import DumpReader, DumpWriter, validate_dump  # noqa: E402
+from .tables import Table, _want_pandas, evaluate, read_table  # noqa: E402
