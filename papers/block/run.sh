@@ -74,6 +74,8 @@ awk -F, 'NR > 1 && $14 == 0 && $7 == 4 { print $2, $5, $11, $12 }' "$OUT/seq.csv
 plot() { # DATA XLABEL TITLE PNG VERIFIERS
   # each verifier in its fixed style (plots/styles.gp); K and L are discrete: ticks at the
   # data's values only, half a step of margin so that the end error bars show whole
+  local ticks
+  ticks=$(awk '{ print $2 }' "$1" | sort -nu | paste -sd, -)
   LC_ALL=C.UTF-8 gnuplot <<GP
 set terminal pngcairo size 640,420 font ",10"
 set output "$4"
@@ -82,7 +84,7 @@ set key left top
 set xlabel "$2"; set ylabel "E[τ] (tokens per target call)"
 set title "$3"
 set grid
-set xtics 1
+set xtics ($ticks)
 set autoscale xfix
 set offsets 0.5, 0.5, graph 0.05, graph 0.05
 plot for [v in "$5"] "< grep '^".v." ' $1" using 2:3:4 with yerrorlines lt method_lt(v) title v
