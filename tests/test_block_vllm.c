@@ -12,7 +12,8 @@
  *    length. Shown once to catch a planted error: the conditional rates
  *    written in place of the unconditional ones (CSV, tables and JSON) fail
  *    both tests (the shipped dump's kseq K = 2 position 2: 0.662 against the
- *    per-tree count 0.478; the toy: 1 + 2.674 against 3.481). */
+ *    per-tree count 0.478; the toy: 1 + 2.674 against 3.481). And the public
+ *    mdsd_block_markov against the internal exact route. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,8 @@
 #include <unistd.h>
 
 #include <criterion/criterion.h>
+
+#include <mdsd/block.h>
 
 #include "block.h"
 #include "testutil.h"
@@ -224,4 +227,46 @@ Test(block_vllm, markov_json_against_simulated_steps)
     }
     cr_assert(fabs(mal[0] - (1.0 + accepted)) <= 1e-12, "%.17g vs 1 + %.17g", mal[0], accepted);
     free(exact), free(sim);
+}
+
+/* The public mdsd_block_markov (mdsd/block.h) against the internal exact
+ * route on the same toy: the same E[tau] and reaches (vLLM's per-position
+ * rates), the conditional rates their ratios, optimal-token beside it; a
+ * refused option is EINVAL naming it. */
+Test(block_vllm, public_markov_api_matches_the_exact_route)
+{
+    mdsd_block_markov_opts o;
+    mdsd_block_markov_opts_init(&o);
+    o.markov = TOY, o.verifier = "kseq", o.sequences = 2, o.depth = 3, o.optimal = 1;
+    mdsd_block_markov_result r;
+    mdsd_err err;
+    cr_assert_eq(mdsd_block_markov(&o, &r, &err), MDSD_OK, "%s", err.msg);
+    mdsd_markov m = {0};
+    cr_assert_eq(mdsd_markov_read(TOY, &m, &err), MDSD_OK, "%s", err.msg);
+    mdsd_policy pol = {.kind = MDSD_POLICY_SEQ, .depth = 3, .sequences = 2};
+    mdsd_block_opts bo;
+    mdsd_block_opts_init(&bo);
+    mdsd_block_result ex, opt;
+    cr_assert_eq(mdsd_block_exact(&m, &pol, MDSD_VERIFIER_KSEQ, &bo, &ex, &err), MDSD_OK);
+    cr_assert_eq(mdsd_block_optimal_token(&m, &pol, &bo, &opt, &err), MDSD_OK);
+    cr_assert_eq(r.block_efficiency, ex.tau);
+    cr_assert_eq(r.optimal_token, opt.tau);
+    cr_assert_eq(r.depth, 3);
+    cr_assert_str_eq(r.route, "exact");
+    cr_assert_str_eq(r.verifier, "kseq");
+    double sum = 0.0;
+    for (size_t d = 1; d <= 3; d++) {
+        cr_assert_eq(r.reach[d], ex.reach[d]);
+        cr_assert(fabs(r.per_depth[d] - r.reach[d] / r.reach[d - 1]) <= 1e-15);
+        sum += r.reach[d];
+    }
+    cr_assert(fabs(r.block_efficiency - (1.0 + sum)) <= 1e-12);
+    mdsd_markov_free(&m);
+    o.tree = "2,2";
+    cr_assert_eq(mdsd_block_markov(&o, &r, &err), MDSD_EINVAL);
+    cr_assert(strstr(err.msg, "--tree excludes"), "%s", err.msg);
+    o.tree = NULL, o.verifier = "nope";
+    cr_assert_eq(mdsd_block_markov(&o, &r, &err), MDSD_EINVAL);
+    cr_assert(strstr(err.msg, "unknown verifier 'nope'") && strstr(err.msg, "optimal-block"), "%s",
+              err.msg);
 }
