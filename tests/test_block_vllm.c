@@ -117,7 +117,7 @@ Test(block_vllm, tree_dump_columns_match_per_tree_counts)
     cr_assert(f);
     char head[4096], line[4096], field[1024];
     cr_assert(fgets(head, sizeof head, f));
-    cr_assert(strstr(head, ",per_depth_stderr,mean_acceptance_length,per_position_acceptance_rate\n"),
+    cr_assert(strstr(head, ",per_depth_stderr,contexts,mean_acceptance_length,per_position_acceptance_rate\n"),
               "the vLLM columns extend the header: %s", head);
     mdsd_tree_dump *t;
     mdsd_err err;
