@@ -81,15 +81,15 @@ static size_t read_csv(const char *path, csv_cell *cells, size_t max)
 
 /* Mean over the rows of alpha* by brute force (independent of the table's
  * sort-and-scan) or of a verifier's exact acceptance. */
-static double reference_mean_top_k(double T, size_t n, const char *scheme, const char *method,
-                                   size_t top_k)
+static double reference_mean_truncated(double T, size_t n, const char *scheme, const char *method,
+                                       size_t top_k, double top_p)
 {
     double sum = 0, p[NV], q[NV];
     for (int i = 0; i < ROWS; i++) {
         mdsd_softmax_float(target_logits[i], NV, T, p, "t", NULL);
         mdsd_softmax_float(draft_logits[i], NV, T, q, "d", NULL);
-        cr_assert_eq(mdsd_truncate(p, NV, top_k, 1.0, NULL), MDSD_OK);
-        cr_assert_eq(mdsd_truncate(q, NV, top_k, 1.0, NULL), MDSD_OK);
+        cr_assert_eq(mdsd_truncate(p, NV, top_k, top_p, NULL), MDSD_OK);
+        cr_assert_eq(mdsd_truncate(q, NV, top_k, top_p, NULL), MDSD_OK);
         mdsd_scheme s = {MDSD_SCHEME_IID, n, NV, q, NULL};
         cr_assert_eq(mdsd_scheme_parse(scheme, &s.kind, NULL), MDSD_OK);
         double a;
@@ -105,6 +105,12 @@ static double reference_mean_top_k(double T, size_t n, const char *scheme, const
         sum += a;
     }
     return sum / ROWS;
+}
+
+static double reference_mean_top_k(double T, size_t n, const char *scheme, const char *method,
+                                   size_t top_k)
+{
+    return reference_mean_truncated(T, n, scheme, method, top_k, 1.0);
 }
 
 static double reference_mean(double T, size_t n, const char *scheme, const char *method)
@@ -153,19 +159,24 @@ Test(table, cells_equal_the_per_position_results_averaged)
     }
 }
 
-Test(table, top_k_truncates_both_models_before_every_method)
+/* `mdsd table` on a fresh dump NAME.h5 (seed 11) with OPTIONS; the cells of its CSV. */
+static size_t table_on_seed_11(const char *name, const char *options, csv_cell *cells, size_t max)
 {
     char dump[128], out[128], args[512];
-    snprintf(dump, sizeof dump, "%s/a.h5", dir);
-    snprintf(out, sizeof out, "%s/r.csv", dir);
+    snprintf(dump, sizeof dump, "%s/%s.h5", dir, name);
+    snprintf(out, sizeof out, "%s/%s.csv", dir, name);
     write_dump(dump, 11, -1);
-    snprintf(args, sizeof args, "table %s -o %s -t 1 -d 2 -s iid,greedy -v rrs,greedy --top-k 4",
-             dump, out);
+    snprintf(args, sizeof args, "table %s -o %s %s", dump, out, options);
     char *log;
     cr_assert_eq(test_run_mdsd(args, 1, &log), 0, "%s", log);
     free(log);
+    return read_csv(out, cells, max);
+}
+
+Test(table, top_k_truncates_both_models_before_every_method)
+{
     csv_cell cells[16];
-    size_t k = read_csv(out, cells, 16);
+    size_t k = table_on_seed_11("a", "-t 1 -d 2 -s iid,greedy -v rrs,greedy --top-k 4", cells, 16);
     cr_assert_eq(k, 4);
     for (size_t i = 0; i < k; i++) {
         double want = reference_mean_top_k(cells[i].T, cells[i].n, cells[i].scheme, cells[i].method, 4);
@@ -173,6 +184,54 @@ Test(table, top_k_truncates_both_models_before_every_method)
         cr_assert_float_eq(cells[i].alpha, want, 1e-9, "%s/%s", cells[i].scheme, cells[i].method);
         cr_assert_gt(fabs(want - untruncated), 1e-6, "the truncation must matter on this dump");
     }
+}
+
+/* --top-p alone and after --top-k (on the renormalised top-k, MATH.md §0.3),
+ * against the per-position reference over mdsd_truncate (tests/test_truncate.c
+ * checks it against an exact slow one). */
+Test(table, top_p_truncates_both_models_before_every_method)
+{
+    const char *cuts[] = {"--top-p 0.8", "--top-k 6 --top-p 0.7"};
+    size_t ks[] = {0, 6};
+    double ps[] = {0.8, 0.7};
+    for (int c = 0; c < 2; c++) {
+        char name[16], options[128];
+        snprintf(name, sizeof name, "p%d", c);
+        snprintf(options, sizeof options, "-t 1 -d 2 -s iid -v rrs,kseq %s", cuts[c]);
+        csv_cell cells[16];
+        size_t k = table_on_seed_11(name, options, cells, 16);
+        cr_assert_eq(k, 3);
+        for (size_t i = 0; i < k; i++) {
+            double want = reference_mean_truncated(cells[i].T, cells[i].n, cells[i].scheme,
+                                                   cells[i].method, ks[c], ps[c]);
+            double top_k_only = reference_mean_top_k(cells[i].T, cells[i].n, cells[i].scheme,
+                                                     cells[i].method, ks[c]);
+            cr_assert_float_eq(cells[i].alpha, want, 1e-9, "%s: %s/%s", cuts[c], cells[i].scheme,
+                               cells[i].method);
+            cr_assert_gt(fabs(want - top_k_only), 1e-6, "%s: the top-p cut must matter", cuts[c]);
+        }
+    }
+}
+
+/* --top-p 1 is no truncation: the same bytes as the job without it (exact
+ * and Monte-Carlo cells, the per-position rows too). */
+Test(table, top_p_one_is_no_truncation)
+{
+    char dump[128], a[128], b[128], args[768], *log;
+    snprintf(dump, sizeof dump, "%s/one.h5", dir);
+    write_dump(dump, 12, -1);
+    for (int with = 0; with < 2; with++) {
+        snprintf(a, sizeof a, "%s/one%d.csv", dir, with);
+        snprintf(b, sizeof b, "%s/one%d-pos.csv", dir, with);
+        snprintf(args, sizeof args, "table %s -o %s --per-position %s -t 0.05,0.7 -d 2,3 -s iid,wor "
+                 "-v rrs,kseq,rrsw --trials 200 %s", dump, a, b, with ? "--top-p 1" : "");
+        cr_assert_eq(test_run_mdsd(args, 1, &log), 0, "%s", log);
+        free(log);
+    }
+    snprintf(args, sizeof args, "cmp %s/one0.csv %s/one1.csv && cmp %s/one0-pos.csv %s/one1-pos.csv",
+             dir, dir, dir, dir);
+    cr_assert_eq(test_run_shell(args, &log), 0, "%s", log);
+    free(log);
 }
 
 Test(table, a_cell_equals_mdsd_accept_on_the_same_positions)

@@ -180,6 +180,8 @@ int mdsd_table_run(const mdsd_table_opts *t, mdsd_err *err)
 {
     if (!t)
         return mdsd_fail(err, MDSD_EINVAL, "table: no options given (NULL)");
+    if (!(t->top_p > 0.0 && t->top_p <= 1.0)) /* as --top-p (inside the job, 0 also means none) */
+        return mdsd_fail(err, MDSD_EINVAL, "table: top-p %g is not in (0, 1]", t->top_p);
     mdsd_batch_opts o = {.pub = *t};
     return mdsd_batch_run(&o, NULL, NULL, err);
 }

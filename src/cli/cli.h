@@ -48,7 +48,8 @@ enum {
     "  -T, --temperature T temperature applied to both (default 1; 0 = argmax;\n"    \
     "                      on probabilities it means p^(1/T) renormalised)\n"        \
     "      --top-k K       keep the K most likely tokens of each (0 = all)\n"         \
-    "      --top-p P       keep the smallest most-likely set of mass >= P (1 = all)\n"\
+    "      --top-p P       then the smallest most-likely set of mass >= P of the\n"   \
+    "                      renormalised top-K, 0 < P <= 1 (1 = all)\n"               \
     "      --json          print one JSON object instead of text\n"                  \
     "  -h, --help          this help\n"
 

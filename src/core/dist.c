@@ -1,6 +1,7 @@
 #include "dist.h"
 #include "simd.h"
 #include "vexp.h"
+#include "xsum.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -332,30 +333,56 @@ static int by_prob_desc(const void *a, const void *b)
     return (x->token > y->token) - (x->token < y->token);
 }
 
+/* One cut of the ranked tokens, in place: keep ranks [0, m), m the smallest
+ * count <= limit whose exact mass (xsum.h) reaches `mass` (> 0, so rank 0 is
+ * kept; > 1: no mass cut), never a token of probability 0; zero the other
+ * ranks and divide the kept ones by their exact mass, rounded once. */
+static size_t cut_prefix(double *p, const ranked_token *order, size_t V, size_t limit, double mass)
+{
+    mdsd_xsum kept, want;
+    mdsd_xsum_init(&kept);
+    mdsd_xsum_init(&want);
+    mdsd_xsum_add(&want, mass);
+    size_t m = 0;
+    while (m < limit && p[order[m].token] > 0.0 && mdsd_xsum_cmp(&kept, &want) < 0)
+        mdsd_xsum_add(&kept, p[order[m++].token]);
+    for (size_t r = m; r < V; r++)
+        p[order[r].token] = 0.0;
+    double total = mdsd_xsum_round(&kept);
+    for (size_t r = 0; r < m; r++)
+        p[order[r].token] /= total;
+    return m;
+}
+
 int mdsd_truncate(double *p, size_t V, size_t top_k, double top_p, mdsd_err *err)
 {
     if (!(top_p > 0.0 && top_p <= 1.0))
         return mdsd_fail(err, MDSD_EINVAL, "top-p %g is not in (0, 1]", top_p);
-    if (top_k == 0 || top_k > V)
-        top_k = V;
-    if (top_k == V && top_p >= 1.0)
+    int cut_k = top_k > 0 && top_k < V, cut_p = top_p < 1.0;
+    if (!cut_k && !cut_p)
         return MDSD_OK;
+    for (size_t i = 0; i < V; i++)
+        if (!(p[i] >= 0.0 && p[i] <= 1.0))
+            return mdsd_fail(err, MDSD_EINVAL, "top-k/top-p: probability %g at index %zu is not in "
+                             "[0, 1]", p[i], i);
     ranked_token *order = malloc(V * sizeof *order);
     if (!order)
         return mdsd_fail(err, MDSD_ENOMEM, "top-k/top-p: out of memory for V = %zu", V);
     for (size_t i = 0; i < V; i++)
         order[i] = (ranked_token){p[i], i};
     qsort(order, V, sizeof *order, by_prob_desc);
-    size_t keep = 0;
-    double mass = 0.0;
-    while (keep < top_k && (keep == 0 || mass < top_p) && order[keep].prob > 0.0)
-        mass += order[keep++].prob;
-    for (size_t r = keep; r < V; r++)
-        p[order[r].token] = 0.0;
+    int rc = MDSD_OK;
+    if (!(order[0].prob > 0.0))
+        rc = mdsd_fail(err, MDSD_EINVAL, "top-k/top-p: every probability is 0");
+    /* As decoders do (HF transformers, vLLM): top-k and renormalise, then
+     * top-p on the renormalised distribution, in the untruncated order. */
+    size_t m = V;
+    if (rc == MDSD_OK && cut_k)
+        m = cut_prefix(p, order, V, top_k, 2.0);
+    if (rc == MDSD_OK && cut_p)
+        cut_prefix(p, order, V, m, top_p);
     free(order);
-    for (size_t i = 0; i < V; i++)
-        p[i] /= mass;
-    return MDSD_OK;
+    return rc;
 }
 
 void mdsd_top_indices(const double *x, size_t n, size_t k, int *top)

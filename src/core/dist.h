@@ -47,10 +47,12 @@ int mdsd_softmax(const double *logits, size_t V, double T, double *p,
 int mdsd_softmax_float(const float *logits, size_t V, double T, double *p,
                        const char *what, mdsd_err *err);
 
-/* Decoding truncation applied to a validated distribution, in place:
- * keep the top_k most likely tokens (0 = no limit; ties to the lower index),
- * then the smallest prefix (by decreasing probability) whose mass reaches
- * top_p (1 = no limit), zero the rest and renormalise. */
+/* Decoding truncation applied to a validated distribution, in place
+ * (MATH.md §0.3): rank the tokens by decreasing probability, ties to the
+ * lower index; keep the top_k first (0 = no limit) and renormalise; then keep
+ * the smallest prefix of the renormalised ranks whose mass reaches top_p
+ * (1 = no limit) and renormalise. Masses are summed exactly (xsum.h) and
+ * rounded once; tokens of probability 0 are never kept. */
 int mdsd_truncate(double *p, size_t V, size_t top_k, double top_p, mdsd_err *err);
 
 

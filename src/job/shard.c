@@ -285,8 +285,11 @@ static int parse_header(const shard_file *sf, merge_header *h, mdsd_shard_job *j
             job->simulate = simulate != 0;
         else if (sscanf(line, "top_k %zu", &job->top_k) == 1 || sscanf(line, "is_top %zu", &job->is_top) == 1)
             continue;
-        else if (!strncmp(line, "top_p ", 6))
-            job->top_p = strtod(line + 6, NULL);
+        else if (!strncmp(line, "top_p ", 6)) {
+            char *end;
+            job->top_p = strtod(line + 6, &end); /* written %a: the job's value, in (0, 1] */
+            ok = end != line + 6 && *end == '\0' && job->top_p > 0.0 && job->top_p <= 1.0;
+        }
         else if (sscanf(line, "positions %llu:%llu", &a, &b) == 2)
             job->row_begin = (size_t)a, job->row_end = (size_t)b;
         else if (sscanf(line, "max_n %zu", &h->plan.max_n) == 1)

@@ -7,9 +7,15 @@
  *     scheme + 1e-9 (the audit variants are invalid by design and skipped);
  *   - sampled drafts and verified outputs are tokens in [0, V), and an
  *     accepted index points at a draft equal to the output.
+ *   - with two more bytes (top-k 0..V, top-p code), both models are truncated
+ *     first (MATH.md §0.3) and the cut checked: a nonempty prefix of the
+ *     ranking, at most k tokens, summing to 1, reaching P on the top-k
+ *     distribution unless every positive token is kept, and minimal.
  * Bytes: V (2..8), n (1..4), the scheme, a temperature code (1, 0.3, 0.05,
  * 0.01: wide logit gaps make subnormal masses), then 2V logits of one byte
- * each (0 = -inf, else value/4 - 30: gaps up to 64, ties when bytes repeat).
+ * each (0 = -inf, else value/4 - 30: gaps up to 64, ties when bytes repeat),
+ * then optionally top-k and top-p (code c: c/255, 1 for 0 and 255, or one
+ * ulp below 1 or 0.5 for c = 1 or 2).
  *
  *   build: `make fuzz` (every tests/fuzz/fuzz_*.c)
  *   run:   build/fuzz/fuzz_position -max_total_time=60 */
@@ -29,6 +35,40 @@
 static const mdsd_scheme_kind kinds[] = {MDSD_SCHEME_IID, MDSD_SCHEME_WOR, MDSD_SCHEME_GREEDY,
                                          MDSD_SCHEME_HUB, MDSD_SCHEME_CPS};
 static const double temps[] = {1.0, 0.3, 0.05, 0.01};
+
+/* Truncates x in place and checks the cut (tolerances for rounding: the
+ * library decides exactly, this harness in long double). */
+static void truncate_checked(double *x, size_t V, size_t k, double P)
+{
+    double orig[8], step[8];
+    memcpy(orig, x, V * sizeof *x);
+    memcpy(step, x, V * sizeof *x);
+    if (mdsd_truncate(step, V, k, 1.0, NULL) != MDSD_OK || mdsd_truncate(x, V, k, P, NULL) != MDSD_OK)
+        abort(); /* a softmax output is a valid distribution */
+    long double kept = 0.0L, last = 0.0L, sum = 0.0L;
+    size_t count = 0, positive = 0;
+    for (size_t i = 0; i < V; i++) {
+        positive += step[i] > 0.0;
+        sum += x[i];
+        if (x[i] > 0.0) {
+            count++, kept += step[i];
+            if (step[i] <= 0.0)
+                abort(); /* kept by top-p, dropped by top-k */
+            if (last == 0.0L || step[i] < last)
+                last = step[i];
+        }
+        for (size_t j = 0; j < V; j++)
+            if (x[i] > 0.0 && x[j] == 0.0 && orig[j] > 0.0 &&
+                (orig[j] > orig[i] || (orig[j] == orig[i] && j < i)))
+                abort(); /* a dropped token ranks above a kept one */
+    }
+    if (count == 0 || (k > 0 && count > k) || fabsl(sum - 1.0L) > 1e-12L)
+        abort();
+    if (P < 1.0 && count < positive && kept < (long double)P - 1e-12L)
+        abort(); /* stopped below P */
+    if (P < 1.0 && count > 1 && kept - last >= (long double)P + 1e-12L)
+        abort(); /* not the smallest such set */
+}
 
 static int audit_variant(mdsd_verifier_kind k)
 {
@@ -54,6 +94,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (mdsd_softmax(lp, V, T, p, "p", NULL) || mdsd_softmax(lq, V, T, q, "q", NULL))
         return 0; /* every logit -inf: refused, fine */
+    if (size >= 6 + 2 * V) {
+        size_t k = data[4 + 2 * V] % (V + 1);
+        unsigned c = data[5 + 2 * V];
+        double P = c == 0 || c == 255 ? 1.0 : c == 1 ? nextafter(1.0, 0.0) : c == 2 ? 0.5 : c / 255.0;
+        truncate_checked(p, V, k, P);
+        truncate_checked(q, V, k, P);
+    }
     mdsd_scheme s = {kind, n, V, q, NULL};
     if (mdsd_scheme_check(&s, NULL) != MDSD_OK)
         return 0;

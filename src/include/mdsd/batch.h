@@ -64,7 +64,7 @@ typedef struct {
     const char *const *draft_models;       /* drafter groups to compare; 0 = the first */
     size_t row_begin, row_end;             /* rows [row_begin, row_end); row_end 0 = all */
     size_t top_k;                          /* 0 = none */
-    double top_p;                          /* 1 = none */
+    double top_p;                          /* in (0, 1]; 1 = none */
     uint64_t trials;                       /* Monte Carlo where no exact form; 0 = none */
     int simulate;                          /* Monte Carlo for every verifier (needs trials) */
     uint64_t seed;                         /* default 1 */

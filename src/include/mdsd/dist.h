@@ -20,9 +20,11 @@ MDSD_API int mdsd_softmax_float(const float *logits, size_t V, double T, double 
 /* Checks that p[0..V) is a probability vector and renormalises it IN PLACE. */
 MDSD_API int mdsd_probs_validate(double *p, size_t V, const char *what, mdsd_err *err);
 
-/* Decoding truncation of a valid distribution, IN PLACE: keep the top_k most
- * likely tokens (0 = no limit), then the smallest prefix by decreasing
- * probability whose mass reaches top_p (1 = no limit); renormalise. */
+/* Decoding truncation of a valid distribution, IN PLACE, as decoders do: keep
+ * the top_k most likely tokens (0 = no limit; ties to the lower index) and
+ * renormalise, then the smallest prefix by decreasing probability whose mass
+ * reaches top_p, in (0, 1] (1 = no limit), and renormalise. Masses are summed
+ * exactly; probability-0 tokens are never kept (MATH.md §0.3). */
 MDSD_API int mdsd_truncate(double *p, size_t V, size_t top_k, double top_p, mdsd_err *err);
 
 #ifdef __cplusplus

@@ -14,6 +14,7 @@ released during each call); errors raise MdsdError carrying the library's messag
 """
 
 import ctypes
+import numbers
 import os
 from collections import namedtuple
 
@@ -25,7 +26,7 @@ from ._lib import lib
 __all__ = ["MdsdError", "version", "Rng", "SCHEMES", "METHODS", "VERIFIERS", "alpha_star",
            "alpha_star_result", "verifier_rate", "Verifier", "Sampler", "sample_drafts",
            "monte_carlo", "batch", "table", "block", "merge", "softmax", "DumpReader", "DumpWriter", "validate_dump",
-           "lp_export"]
+           "lp_export", "truncate"]
 
 SCHEMES = ("iid", "wor", "greedy", "hub", "cps", "multi", "custom")
 METHODS = ("auto", "lp-full", "lp-reduced", "brute", "sort", "k2", "maxflow")
@@ -330,17 +331,50 @@ def softmax(logits, temperature=1.0):
     return out
 
 
+def truncate(p, top_k=0, top_p=1.0):
+    """Decoding truncation of a distribution as `--top-k`/`--top-p` apply it (MATH.md §0.3):
+    the top_k most likely tokens (0 = all) renormalised, then the smallest most-likely set of
+    mass >= top_p (in (0, 1], 1 = all) renormalised; p is validated first as the CLI does.
+    Returns a new array."""
+    top_p = _top_p(top_p)
+    if isinstance(top_k, (bool, np.bool_)) or not isinstance(top_k, numbers.Integral) or top_k < 0:
+        raise MdsdError(1, f"top_k: '{top_k}' is not a non-negative integer")
+    out = np.array(_f64(p, "p", 1), dtype=np.float64)
+    err = _lib.Err()
+    _raise(lib.mdsd_probs_validate(out.ctypes.data, out.shape[0], b"p", ctypes.byref(err)), err)
+    _raise(lib.mdsd_truncate(out.ctypes.data, out.shape[0], int(top_k), top_p, ctypes.byref(err)), err)
+    return out
+
+
+def _top_p(x):
+    """top_p as `--top-p` takes it: a real number in (0, 1] (1 = no cut; 0 is refused, it
+    does not mean none), refused with the CLI's words when not a number, NaN, <= 0 or > 1."""
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
+        raise MdsdError(1, f"top_p: '{x}' is not a number")
+    try:
+        v = float(x)
+    except OverflowError:  # an int or Fraction beyond the doubles
+        v = float("inf")
+    if v != v:
+        raise MdsdError(1, f"top_p: '{x}' is not a number")
+    if not 0.0 < v <= 1.0:
+        raise MdsdError(1, f"top_p: {x} is not in (0, 1]")
+    return v
+
+
 Batch = namedtuple("Batch", "alpha_star rate per_draft exact")
 
 
 def batch(target_logits, draft_logits, temperature=1.0, n=2, scheme="iid", verifier=None,
           top_k=0, top_p=1.0, trials=0, simulate=False, seed=1, row0=0, threads=0, **opts):
     """Per-position evaluation of logit rows [N, V] (float32 or float64, not copied when
-    C-contiguous): softmax at `temperature`, top-k / top-p truncation of both models,
+    C-contiguous): softmax at `temperature`, top-k / top-p truncation of both models
+    (top_k 0 = none; top_p in (0, 1], 1 = none, as `--top-p`; MATH.md §0.3),
     alpha* of the scheme and, with `verifier`, its acceptance (exact where a closed form
     exists, else Monte Carlo with `trials`). The pipeline of `mdsd table`: a dump's rows
     give the same per-position numbers. Returns Batch(alpha_star [N], rate [N] or None,
     per_draft [N, n] or None, exact [N] bool or None)."""
+    top_p = _top_p(top_p)
     t = np.asarray(target_logits)
     d = np.asarray(draft_logits)
     dtype = np.float32 if t.dtype == np.float32 and d.dtype == np.float32 else np.float64
@@ -376,6 +410,7 @@ def table(dumps, output, temperatures=(1.0,), draft_counts=(2,), schemes=("iid",
     """The `mdsd table` job over HDF5 logit dumps: writes the tidy results CSV `output`
     (mean acceptance per dump, temperature, n, scheme / verifier, with standard errors
     clustered by sample). rows = (begin, end) limits the rows of every dump."""
+    top_p = _top_p(top_p)
     dumps = [dumps] if isinstance(dumps, (str, bytes, os.PathLike)) else list(dumps)
     o = _lib.TableOpts()
     lib.mdsd_table_opts_init(ctypes.byref(o))
