@@ -6,6 +6,7 @@
 #   make test     install missing Debian packages, build, run the test suite
 #   make sanitize the same tests under AddressSanitizer + UBSan
 #   make dump     remake the shipped logit dump data/kjv-ngram.h5 (ngram backend)
+#   make tree-dump-large, make tree-dump-live   large KJV tree dumps in build/ (below)
 #   make papers   reproduce the seed papers' figures and tables in papers/*/
 #
 # Every target that needs the libraries first runs `deps`, which installs the
@@ -15,7 +16,7 @@ VERSION := 0.1.0
 
 # Debian packages the build, the tests and the jobs need.
 DEBIAN_PACKAGES := build-essential pkg-config libglpk-dev glpk-utils libgsl-dev \
-                   libhdf5-dev hdf5-tools gnuplot-nox libcriterion-dev
+                   libhdf5-dev hdf5-tools gnuplot-nox libcriterion-dev nettle-dev
 # The model runner (src/mdsd_runner, run by src/bin/mdsd-runner) and its default corpus;
 # the tests run it under Debian's /usr/bin/python3. python3-torch (PyTorch 1.13, CPU; about
 # 140 MB to download, 580 MB installed, a minute) lets `make test` run the hf backend's real
@@ -39,8 +40,9 @@ test: DEBIAN_PACKAGES += $(MPI_PACKAGES)
 CC := gcc
 # HDF5 and GSL ship pkg-config files (HDF5's Debian build lives under
 # hdf5/serial, whose .pc adds the right -I and -L). GLPK ships none, so it is
-# named directly; its header is in /usr/include.
-PKGS := gsl hdf5-serial
+# named directly; its header is in /usr/include. GNU Nettle (nettle-dev): the
+# dumps' SHA-256 for provenance and checkpoints (src/io/hash.c).
+PKGS := gsl hdf5-serial nettle
 # Recursive (=) so that pkg-config runs after `deps` has installed it.
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS = $(shell pkg-config --libs $(PKGS)) -lglpk $(MVEC_LIBS) -lm
@@ -295,6 +297,38 @@ TREE_DUMP_ARGS := ngram --corpus kjv --order 4 --draft-order 2 --vocab-size 2048
 tree-dump: deps
 	src/bin/mdsd-runner $(TREE_DUMP_ARGS) --tree-policy seq --tree-sequences 4 --tree-depth 4 \
 	  -o $(TREE_DUMP_OUT)
+
+# Tree dumps large enough to order the verifiers (data/README.md, "Large tree dumps"; not
+# shipped: about 23 MB per part, 552 MB in all): the KJV pair of tree-dump, seq K = 4, L = 4, in
+# parts that `mdsd block DIR` reads as one dump; part k draws with --seed k. Each part is
+# written atomically and kept: an interrupted make resumes; -j2 makes two at a time.
+#   make tree-dump-large  TREE_LARGE_PARTS parts of 200 samples, a tree at every 8th
+#                         response position (at most 8 per sample)
+#   make tree-dump-live   TREE_LIVE_PARTS parts of 40 samples, the trees at the block
+#                         starts of live decoding with TREE_LIVE_VERIFIER (mdsd-runner
+#                         --tree-live): mdsd block reports live tokens per target call
+TREE_LARGE_COMMON := ngram --corpus kjv --order 4 --draft-order 2 --vocab-size 2048 \
+  --prompts data/prompts/kjv-openings.jsonl --gen-temperature 1 --max-new-tokens 64 \
+  --logits-dtype float16 --compression gzip --tree-policy seq --tree-sequences 4 --tree-depth 4 -q
+TREE_LARGE_DIR ?= build/kjv-trees-large
+TREE_LARGE_PARTS ?= 24
+TREE_LIVE_VERIFIER ?= rrs
+TREE_LIVE_DIR ?= build/kjv-trees-live-$(TREE_LIVE_VERIFIER)
+TREE_LIVE_PARTS ?= 40
+RUNNER_SRC := $(wildcard src/mdsd_runner/*.py)
+.PHONY: tree-dump-large tree-dump-live
+tree-dump-large: deps
+	@$(MAKE) --no-print-directory $(foreach k,$(shell seq -f %03g 1 $(TREE_LARGE_PARTS)),$(TREE_LARGE_DIR)/part-$(k).h5)
+$(TREE_LARGE_DIR)/part-%.h5: $(RUNNER_SRC)
+	@mkdir -p $(@D)
+	MDSD_PYTHON=$(RUNNER_PYTHON) nice src/bin/mdsd-runner $(TREE_LARGE_COMMON) --num-samples 200 \
+	  --tree-contexts 8 --tree-stride 8 --seed $$(expr $* + 0) -o $@
+tree-dump-live: all
+	@$(MAKE) --no-print-directory $(foreach k,$(shell seq -f %03g 1 $(TREE_LIVE_PARTS)),$(TREE_LIVE_DIR)/part-$(k).h5)
+$(TREE_LIVE_DIR)/part-%.h5: $(RUNNER_SRC) $(SHLIB)
+	@mkdir -p $(@D)
+	MDSD_PYTHON=$(RUNNER_PYTHON) nice src/bin/mdsd-runner $(TREE_LARGE_COMMON) --num-samples 40 \
+	  --tree-live $(TREE_LIVE_VERIFIER) --seed $$(expr $* + 0) -o $@
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(CHECK_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
 

@@ -96,38 +96,6 @@ static void grow(rows_buf *b, const mdsd_markov *m, const mdsd_policy *pol, gsl_
     }
 }
 
-static void attr_string(hid_t f, const char *name, const char *value)
-{
-    hid_t ty = H5Tcopy(H5T_C_S1);
-    H5Tset_size(ty, H5T_VARIABLE);
-    H5Tset_cset(ty, H5T_CSET_UTF8);
-    hid_t sp = H5Screate(H5S_SCALAR);
-    hid_t a = H5Acreate2(f, name, ty, sp, H5P_DEFAULT, H5P_DEFAULT);
-    H5Awrite(a, ty, &value);
-    H5Aclose(a);
-    H5Sclose(sp);
-    H5Tclose(ty);
-}
-
-static void attr_int(hid_t f, const char *name, hid_t type, const void *v, hsize_t n)
-{
-    hid_t sp = n ? H5Screate_simple(1, &n, NULL) : H5Screate(H5S_SCALAR);
-    hid_t a = H5Acreate2(f, name, type, sp, H5P_DEFAULT, H5P_DEFAULT);
-    H5Awrite(a, type, v);
-    H5Aclose(a);
-    H5Sclose(sp);
-}
-
-static void dataset(hid_t f, const char *name, hid_t type, const void *v, hsize_t n, hsize_t cols)
-{
-    hsize_t dims[2] = {n, cols};
-    hid_t sp = H5Screate_simple(cols ? 2 : 1, dims, NULL);
-    hid_t d = H5Dcreate2(f, name, type, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, v);
-    H5Dclose(d);
-    H5Sclose(sp);
-}
-
 /* Writes `trees` trees of pol drawn from the pair (the drafts from draw_q,
  * normally m->q: a planted wrong drafter draws from something else). */
 static void write_tree_dump(const char *path, const mdsd_markov *m, const double *draw_q,
@@ -183,26 +151,26 @@ static void write_tree_dump(const char *path, const mdsd_markov *m, const double
     int one_i = 1;
     long long depth = (long long)pol->depth, K = (long long)pol->sequences, widths[32];
     double T = 1.0;
-    attr_int(f, "mdsd_tree", H5T_NATIVE_INT, &one_i, 0);
-    attr_string(f, "tree_policy", pol->kind == MDSD_POLICY_SEQ ? "seq" : "tree");
-    attr_string(f, "tree_scheme", mdsd_scheme_name(pol->kind == MDSD_POLICY_SEQ ? MDSD_SCHEME_IID
+    test_h5_attr_int(f, "mdsd_tree", H5T_NATIVE_INT, &one_i, 0);
+    test_h5_attr_string(f, "tree_policy", pol->kind == MDSD_POLICY_SEQ ? "seq" : "tree");
+    test_h5_attr_string(f, "tree_scheme", mdsd_scheme_name(pol->kind == MDSD_POLICY_SEQ ? MDSD_SCHEME_IID
                                                                                 : pol->scheme));
-    attr_string(f, "tree_drafter", "toy");
-    attr_int(f, "tree_depth", H5T_NATIVE_LLONG, &depth, 0);
-    attr_int(f, "tree_temperature", H5T_NATIVE_DOUBLE, &T, 0);
+    test_h5_attr_string(f, "tree_drafter", "toy");
+    test_h5_attr_int(f, "tree_depth", H5T_NATIVE_LLONG, &depth, 0);
+    test_h5_attr_int(f, "tree_temperature", H5T_NATIVE_DOUBLE, &T, 0);
     if (pol->kind == MDSD_POLICY_SEQ) {
-        attr_int(f, "tree_sequences", H5T_NATIVE_LLONG, &K, 0);
+        test_h5_attr_int(f, "tree_sequences", H5T_NATIVE_LLONG, &K, 0);
     } else {
         for (size_t d = 0; d < pol->depth; d++)
             widths[d] = (long long)pol->width[d];
-        attr_int(f, "tree_widths", H5T_NATIVE_LLONG, widths, pol->depth);
+        test_h5_attr_int(f, "tree_widths", H5T_NATIVE_LLONG, widths, pol->depth);
     }
-    dataset(f, "/parent", H5T_NATIVE_LLONG, b.parent, b.n, 0);
-    dataset(f, "/depth", H5T_NATIVE_INT, b.depth, b.n, 0);
-    dataset(f, "/edge", H5T_NATIVE_INT, b.edge, b.n, 0);
-    dataset(f, "/slots", H5T_NATIVE_INT, b.slots, b.n, b.S);
-    dataset(f, "/tree_sample", H5T_NATIVE_INT, b.sample, b.n, 0);
-    dataset(f, "/tree_position", H5T_NATIVE_INT, b.position, b.n, 0);
+    test_h5_dataset(f, "/parent", H5T_NATIVE_LLONG, b.parent, b.n, 0);
+    test_h5_dataset(f, "/depth", H5T_NATIVE_INT, b.depth, b.n, 0);
+    test_h5_dataset(f, "/edge", H5T_NATIVE_INT, b.edge, b.n, 0);
+    test_h5_dataset(f, "/slots", H5T_NATIVE_INT, b.slots, b.n, b.S);
+    test_h5_dataset(f, "/tree_sample", H5T_NATIVE_INT, b.sample, b.n, 0);
+    test_h5_dataset(f, "/tree_position", H5T_NATIVE_INT, b.position, b.n, 0);
     H5Fclose(f);
     for (size_t t = 0; t < V; t++) {
         mdsd_sampler_free(one[t]);
@@ -520,7 +488,24 @@ Test(block_dump, job_resumes_and_refuses_damaged_partial_files, .timeout = 120)
     expect_refusal(dir, "sed -i 's/^#done 0 /#done 7 /' out.csv.partial", "--resume",
                    "the job has 2 dumps");
     expect_refusal(dir, "true", "--resume --depth 1", "different block job");
-    expect_refusal(dir, "touch -d '2001-01-01' a.h5", "--resume", "different block job");
+    /* dumps are identified by content (SHA-256): one byte changed, size and
+     * modification time kept, is refused; a touch alone is not a change */
+    expect_refusal(dir, "cp a.h5 keep.h5 && touch -r a.h5 stamp && printf X | dd of=a.h5 bs=1 "
+                   "seek=60000 conv=notrunc 2>/dev/null && touch -r stamp a.h5",
+                   "--resume", "different block job");
+    snprintf(cmd, sizeof cmd, "cd %s && mv keep.h5 a.h5 && rm -f out.csv.partial stamp", dir);
+    cr_assert_eq(test_run_shell(cmd, &out), 0, "%s", out);
+    free(out);
+    stop_after_first(dir);
+    snprintf(cmd, sizeof cmd, "cd %s && touch -d '2001-01-01' a.h5", dir);
+    cr_assert_eq(test_run_shell(cmd, &out), 0, "%s", out);
+    free(out);
+    out = block_job(dir, "--resume --threads 1", "", &rc);
+    cr_assert_eq(rc, 0, "a touched dump (same content) resumes: %s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "cd %s && cmp out.csv ref.csv", dir);
+    cr_assert_eq(test_run_shell(cmd, &out), 0, "resumed CSV differs: %s", out);
+    free(out);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     cr_assert_eq(test_run_shell(cmd, &out), 0);
     free(out);
@@ -591,12 +576,12 @@ static void bad_depth_attr(hid_t f)
 {
     H5Adelete(f, "tree_depth");
     long long zero = 0;
-    attr_int(f, "tree_depth", H5T_NATIVE_LLONG, &zero, 0);
+    test_h5_attr_int(f, "tree_depth", H5T_NATIVE_LLONG, &zero, 0);
 }
 static void bad_drafter(hid_t f)
 {
     H5Adelete(f, "tree_drafter");
-    attr_string(f, "tree_drafter", "nobody");
+    test_h5_attr_string(f, "tree_drafter", "nobody");
 }
 
 Test(block_dump, malformed_tree_dumps_refused)
@@ -694,6 +679,48 @@ Test(block_dump, papers_block_claims_hold_in_results)
             cr_assert(tau[2][K][L] > tau[0][1][L], "kseq <= sd at K=%d L=%d", K, L);
         }
     }
+    mdsd_csv_free(t);
+}
+
+/* papers/block/results/verifiers_toys.csv (README "Block verifiers"): no
+ * verifier above optimal-block, the token-level ones not above optimal-token;
+ * at K = 1 bv (and traversal, gbv, which are bv there) reach optimal-block
+ * (Sun et al.'s optimality); Sun et al.'s example: token-level 19/9, bv 20/9. */
+Test(block_dump, papers_block_verifier_table_holds)
+{
+    mdsd_csv *t;
+    mdsd_err err;
+    cr_assert_eq(mdsd_csv_read("papers/block/results/verifiers_toys.csv", &t, &err), MDSD_OK,
+                 "%s", err.msg);
+    int c_toy = mdsd_csv_col(t, "toy"), c_pol = mdsd_csv_col(t, "policy"),
+        c_v = mdsd_csv_col(t, "verifier"), c_tau = mdsd_csv_col(t, "block_efficiency"),
+        c_gt = mdsd_csv_col(t, "gap_token"), c_gb = mdsd_csv_col(t, "gap_block");
+    cr_assert(c_toy >= 0 && c_pol >= 0 && c_v >= 0 && c_tau >= 0 && c_gt >= 0 && c_gb >= 0);
+    int sun = 0, k1 = 0;
+    for (size_t r = 0; r < t->n_rows; r++) {
+        const char *v = mdsd_csv_cell(t, r, c_v), *pol = mdsd_csv_cell(t, r, c_pol);
+        double tau, gt, gb;
+        cr_assert_eq(mdsd_csv_number(t, r, c_tau, &tau, NULL), MDSD_OK);
+        cr_assert_eq(mdsd_csv_number(t, r, c_gt, &gt, NULL), MDSD_OK);
+        cr_assert_eq(mdsd_csv_number(t, r, c_gb, &gb, NULL), MDSD_OK);
+        int block = !strcmp(v, "bv") || !strcmp(v, "gbv") || !strcmp(v, "traversal") ||
+                    !strcmp(v, "optimal-block");
+        cr_assert(gb >= -1e-7, "%s above optimal-block (row %zu)", v, r);
+        cr_assert(block || gt >= -1e-7, "token-level %s above optimal-token (row %zu)", v, r);
+        if (block && !strncmp(pol, "seq-K1-", 7)) {
+            cr_assert(fabs(gb) <= 1e-7, "%s at K = 1: gap %g to optimal-block (row %zu)", v, gb, r);
+            k1++;
+        }
+        if (!strcmp(mdsd_csv_cell(t, r, c_toy), "sun") && !strcmp(pol, "seq-K1-L2")) {
+            sun += !strcmp(v, "sd") || !strcmp(v, "bv");
+            if (!strcmp(v, "sd"))
+                cr_assert(fabs(tau - 19.0 / 9.0) <= 1e-12, "sd %.15g", tau);
+            if (!strcmp(v, "bv"))
+                cr_assert(fabs(tau - 20.0 / 9.0) <= 1e-12, "bv %.15g", tau);
+        }
+    }
+    cr_assert_eq(sun, 2);
+    cr_assert(k1 >= 20, "%d K = 1 block rows", k1);
     mdsd_csv_free(t);
 }
 

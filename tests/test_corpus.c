@@ -234,12 +234,34 @@ static int contains_nocase(const char *hay, const char *needle)
     return n == 0;
 }
 
-/* A directory listing: relative path and size of every entry (recursive). */
+/* A directory listing: relative path, size and content hash (FNV-1a of a
+ * regular file's bytes, of a symlink's target) of every entry (recursive). */
 typedef struct {
     char **name;
     long long *size;
+    unsigned long long *hash;
     size_t n, cap;
 } listing;
+
+static unsigned long long content_hash(const char *path, const struct stat *st)
+{
+    unsigned long long h = 0xcbf29ce484222325ULL;
+    unsigned char buf[65536];
+    if (S_ISLNK(st->st_mode)) {
+        ssize_t len = readlink(path, (char *)buf, sizeof buf);
+        for (ssize_t i = 0; i < len; i++)
+            h = (h ^ buf[i]) * 0x100000001b3ULL;
+        return h;
+    }
+    FILE *f = S_ISREG(st->st_mode) ? fopen(path, "rb") : NULL;
+    size_t got;
+    while (f && (got = fread(buf, 1, sizeof buf, f)) > 0)
+        for (size_t i = 0; i < got; i++)
+            h = (h ^ buf[i]) * 0x100000001b3ULL;
+    if (f)
+        fclose(f);
+    return h;
+}
 
 static listing *listing_target;
 static size_t listing_root_len;
@@ -254,9 +276,11 @@ static int listing_visit(const char *path, const struct stat *st, int type, stru
         l->cap = l->cap ? 2 * l->cap : 32;
         l->name = realloc(l->name, l->cap * sizeof *l->name);
         l->size = realloc(l->size, l->cap * sizeof *l->size);
+        l->hash = realloc(l->hash, l->cap * sizeof *l->hash);
     }
     l->name[l->n] = strdup(path + listing_root_len + 1);
     l->size[l->n] = S_ISDIR(st->st_mode) ? -1 : (long long)st->st_size;
+    l->hash[l->n] = content_hash(path, st);
     l->n++;
     return 0;
 }
@@ -275,13 +299,16 @@ static void listing_free(listing *l)
         free(l->name[i]);
     free(l->name);
     free(l->size);
+    free(l->hash);
 }
 
-static long long listing_find(const listing *l, const char *name, int *found)
+static long long listing_find(const listing *l, const char *name, int *found, unsigned long long *hash)
 {
     for (size_t i = 0; i < l->n; i++)
         if (strcmp(l->name[i], name) == 0) {
             *found = 1;
+            if (hash)
+                *hash = l->hash[i];
             return l->size[i];
         }
     *found = 0;
@@ -367,7 +394,8 @@ static int case_check(const char *path, report_buf *r)
         listing_take(work, &after);
         for (size_t i = 0; i < after.n; i++) {
             int found;
-            long long size = listing_find(&before, after.name[i], &found);
+            unsigned long long hash = 0;
+            long long size = listing_find(&before, after.name[i], &found, &hash);
             if (!found && !allowed_leftover(c.leaves, after.name[i])) {
                 report_add(r, "%s: left `%s` behind (%s)\n", path, after.name[i], c.what);
                 passed = 0;
@@ -375,11 +403,14 @@ static int case_check(const char *path, report_buf *r)
                 report_add(r, "%s: changed the size of setup's `%s` (%lld -> %lld bytes)\n", path,
                            after.name[i], size, after.size[i]);
                 passed = 0;
+            } else if (found && hash != after.hash[i] && !allowed_leftover(c.leaves, after.name[i])) {
+                report_add(r, "%s: changed the content of setup's `%s`\n", path, after.name[i]);
+                passed = 0;
             }
         }
         for (size_t i = 0; i < before.n; i++) {
             int found;
-            listing_find(&after, before.name[i], &found);
+            listing_find(&after, before.name[i], &found, NULL);
             if (!found) {
                 report_add(r, "%s: removed setup's `%s`\n", path, before.name[i]);
                 passed = 0;
@@ -465,6 +496,10 @@ Test(corpus, runner_catches_a_bad_case)
         "what: leaves a file\nrun: echo oops >&2; touch out.csv; exit 1\nexit: 1\nmessage: oops\n",
         "what: wrong message\nrun: echo fine >&2; exit 1\nexit: 1\nmessage: not there\n",
         "what: grows setup's file\nsetup: echo a > f\nrun: echo b >> f; echo e >&2; exit 1\nexit: 1\nmessage: e\n",
+        "what: rewrites setup's file, same size\nsetup: echo a > f\nrun: echo b > f; echo e >&2; exit 1\nexit: 1\n"
+        "message: e\n",
+        "what: turns setup's file into a link\nsetup: echo a > f; echo b > g\nrun: ln -sf g f; echo e >&2; exit 1\n"
+        "exit: 1\nmessage: e\n",
         "what: no exit key\nrun: false\nmessage: x\n",
     };
     for (size_t k = 0; k < sizeof bodies / sizeof *bodies; k++) {

@@ -117,7 +117,7 @@ Test(plot, bad_input_leaves_no_file)
     write_file(csv, results);
     snprintf(args, sizeof args, "plot %s --kind vs-temperature --scheme cps -o %s/x.png", csv, dir);
     cr_assert_eq(test_run_mdsd(args, 1, &out), 1);
-    cr_assert(strstr(out, "no rows to plot"), "%s", out);
+    cr_assert(strstr(out, "--scheme: 'cps' matches no row"), "%s", out);
     free(out);
     snprintf(bad, sizeof bad, "%s/nocol.csv", dir);
     write_file(bad, "dump,temperature,n,scheme,method,stderr\nd,1,2,iid,rrs,0.1\n");

@@ -321,11 +321,25 @@ Test(table, resume_skips_finished_units_and_keeps_their_values)
     struct stat st;
     cr_assert_neq(stat(out, &st), 0, "no output may appear after a failure");
     cr_assert_eq(stat(partial, &st), 0, "the finished unit must be kept for --resume");
-    /* Replace the first dump: a resumed job must not recompute it. */
+    /* Replace the first dump: its finished unit no longer stands for it, and
+     * the resume is refused naming it (dumps are identified by content). */
+    char kept[160];
+    snprintf(kept, sizeof kept, "%s.kept", good);
+    cr_assert_eq(rename(good, kept), 0);
     write_dump(good, 100, -1);
     write_dump(bad, 9, -1);
     snprintf(args, sizeof args, "table %s %s -o %s -d 2 -s iid -v rrs --resume", good, bad, out);
+    cr_assert_eq(test_run_mdsd(args, 1, &log), 1, "%s", log);
+    cr_assert(strstr(log, "unit good.h5,0.7 was computed from") && strstr(log, "content has changed"),
+              "%s", log);
+    free(log);
+    /* The first dump as it was: a resumed job must not recompute its unit
+     * (a failure planted in its rows is never reached). */
+    cr_assert_eq(rename(kept, good), 0);
+    snprintf(args, sizeof args, "table %s %s -o %s -d 2 -s iid -v rrs --resume", good, bad, out);
+    setenv("MDSD_TABLE_FAIL", "0:0", 1);
     cr_assert_eq(test_run_mdsd(args, 1, &log), 0, "%s", log);
+    unsetenv("MDSD_TABLE_FAIL");
     free(log);
     char *resumed = slurp(out);
     cr_assert_neq(stat(partial, &st), 0, "the partial file is removed at the end");

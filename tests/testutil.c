@@ -249,6 +249,38 @@ void test_assert_within_5se(double estimate, double exact, uint64_t trials, cons
                   5.0 * se);
 }
 
+void test_h5_attr_string(hid_t f, const char *name, const char *value)
+{
+    hid_t ty = H5Tcopy(H5T_C_S1);
+    H5Tset_size(ty, H5T_VARIABLE);
+    H5Tset_cset(ty, H5T_CSET_UTF8);
+    hid_t sp = H5Screate(H5S_SCALAR);
+    hid_t a = H5Acreate2(f, name, ty, sp, H5P_DEFAULT, H5P_DEFAULT);
+    H5Awrite(a, ty, &value);
+    H5Aclose(a);
+    H5Sclose(sp);
+    H5Tclose(ty);
+}
+
+void test_h5_attr_int(hid_t f, const char *name, hid_t type, const void *v, hsize_t n)
+{
+    hid_t sp = n ? H5Screate_simple(1, &n, NULL) : H5Screate(H5S_SCALAR);
+    hid_t a = H5Acreate2(f, name, type, sp, H5P_DEFAULT, H5P_DEFAULT);
+    H5Awrite(a, type, v);
+    H5Aclose(a);
+    H5Sclose(sp);
+}
+
+void test_h5_dataset(hid_t f, const char *name, hid_t type, const void *v, hsize_t n, hsize_t cols)
+{
+    hsize_t dims[2] = {n, cols};
+    hid_t sp = H5Screate_simple(cols ? 2 : 1, dims, NULL);
+    hid_t d = H5Dcreate2(f, name, type, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, v);
+    H5Dclose(d);
+    H5Sclose(sp);
+}
+
 /* test_large_pair (testutil.h): a large LLM-like pair: logits quantised to 1/64 (ties, and ties up to
  * rounding after the softmax), by kind: moderate temperature; T <= 0.05 with
  * wide gaps (subnormal and zero masses); near-one-hot q; p = q up to a few

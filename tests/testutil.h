@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include <gsl/gsl_rng.h>
+#include <hdf5.h>
 
 #include "mdsd.h"
 #include "check.h"
@@ -68,5 +69,12 @@ int test_run_mdsd(const char *args, int merge_stderr, char **output);
 /* Runs a shell command with stderr merged into stdout; captures the output into a
  * malloc'd string; returns the exit status (-1 if it did not exit). */
 int test_run_shell(const char *cmd, char **output);
+
+/* Writing HDF5 by hand (tree dumps in the tests): a UTF-8 variable-length
+ * string attribute, a numeric attribute (n = 0: scalar, else [n]), a dataset
+ * [n] (cols = 0) or [n x cols]. */
+void test_h5_attr_string(hid_t f, const char *name, const char *value);
+void test_h5_attr_int(hid_t f, const char *name, hid_t type, const void *v, hsize_t n);
+void test_h5_dataset(hid_t f, const char *name, hid_t type, const void *v, hsize_t n, hsize_t cols);
 
 #endif

@@ -2,8 +2,9 @@
 # papers/block/run.sh - block efficiency E[tau] (tokens per target call) of multi-token
 # drafts: the KJV pair's analogues of SpecTr's and Khisti et al.'s sequence comparisons,
 # SpecHub's binary trees and Hu et al.'s trees (from tree dumps), and the optimal
-# token-level verifier on Markov toys (mdsd block --optimal). Writes results/*.csv, *.md
-# and the figures; about a minute on 2 cores.
+# token-level verifier on Markov toys (mdsd block --optimal), the block verifiers against
+# optimal-token and optimal-block (toys) and paired on the KJV large tree dump. Writes
+# results/*.csv, *.md and the figures; about 15 minutes of CPU (most of it the large dump).
 cd "$(dirname "$0")/../.."
 source papers/lib.sh
 OUT=papers/block/results
@@ -67,7 +68,21 @@ awk -F, 'NR == 1 { print "| toy | policy | verifier | E[tau] | optimal E[tau] | 
     printf "| %s | %s | %s | %.6f | %.6f | %.2e |\n", $1, $2, $3, $4, $5, g }' \
   "$OUT/toys.csv" > "$OUT/toys.md"
 
-# 4. Figures: tau vs L (K = 4) and tau vs K (L = 4) per verifier, from seq.csv.
+# 4. Block verifiers (issue 24): every verifier against optimal-token and optimal-block on
+#    the Markov toys (sun.txt: Sun et al.'s example), exact; then on the KJV pair's large
+#    tree dump (make tree-dump-large: 24 parts, about 140 s of CPU to make, kept in build/),
+#    differences paired by tree from the job's per-sample lines (verifiers.py).
+note "block verifiers: toys"
+/usr/bin/python3 papers/block/verifiers.py toys "$MDSD" "$OUT"
+/usr/bin/python3 papers/block/verifiers.py scan "$MDSD" "$OUT"
+note "block verifiers: the KJV large tree dump (about 10 minutes of CPU)"
+make --no-print-directory tree-dump-large
+"$MDSD" block build/kjv-trees-large --verifiers sd,rrs,kseq,is,bv,gbv,traversal --is-top 32 \
+  --sequences 1,2,3,4 --shard 1/1 -o "$work/kjv-large.part"
+/usr/bin/python3 papers/block/verifiers.py kjv "$MDSD" "$work/kjv-large.part" "$OUT"
+sed -i "s|$work/||; s|build/kjv-trees-large|kjv-trees-large|" "$OUT/kjv_seq.csv"
+
+# 5. Figures: tau vs L (K = 4) and tau vs K (L = 4) per verifier, from seq.csv.
 note "figures"
 awk -F, 'NR > 1 && $14 == 0 && $5 == 4 { print $2, $7, $11, $12 }' "$OUT/seq.csv" > "$work/vsL.dat"
 awk -F, 'NR > 1 && $14 == 0 && $7 == 4 { print $2, $5, $11, $12 }' "$OUT/seq.csv" > "$work/vsK.dat"

@@ -11,10 +11,11 @@
 #include <unistd.h>
 
 #include "fnv.h"
+#include "hash.h"
 #include "outfile.h"
 #include "verifier.h"
 
-#define MAGIC "#mdsd-block-partial 1 "
+#define MAGIC "#mdsd-block-partial 2 "
 #define FIX "pass --discard-partial to delete it and start over"
 
 int mdsd_block_signature(const char *options, char *const *dumps, size_t n_dumps, char **out,
@@ -27,7 +28,8 @@ int mdsd_block_signature(const char *options, char *const *dumps, size_t n_dumps
         return mdsd_fail(err, MDSD_ENOMEM, "block: out of memory");
     fprintf(m, "%s", options);
     /* A directory (a split dump) is recorded as its files, each with its
-     * size and time: a file changed, added or removed changes the signature. */
+     * content's SHA-256 (hash.h): a file changed, added or removed changes
+     * the signature, whatever its size and times. */
     int rc = MDSD_OK;
     for (size_t i = 0; i < n_dumps && rc == MDSD_OK; i++) {
         char **files = NULL;
@@ -35,15 +37,12 @@ int mdsd_block_signature(const char *options, char *const *dumps, size_t n_dumps
         if ((rc = mdsd_dump_parts(dumps[i], &files, &n, err)))
             break;
         for (size_t k = 0; k < n && rc == MDSD_OK; k++) {
-            struct stat st;
-            if (stat(files[k], &st) != 0) {
-                rc = mdsd_fail(err, MDSD_EIO, "cannot stat '%s': %s", files[k], strerror(errno));
+            char hex[MDSD_SHA256_HEX];
+            if ((rc = mdsd_file_sha256(files[k], hex, false, err)))
                 break;
-            }
             /* The path is the last field of the line: no character of it is
              * special, and newlines (which would end the line) are escaped. */
-            fprintf(m, " [%jd %jd.%09ld ", (intmax_t)st.st_size, (intmax_t)st.st_mtim.tv_sec,
-                    st.st_mtim.tv_nsec);
+            fprintf(m, " [%s ", hex);
             for (const char *c = files[k]; *c; c++)
                 fprintf(m, *c == '\n' || *c == '\\' || *c == ']' ? "\\%03o" : "%c", *c);
             fputc(']', m);
@@ -58,6 +57,33 @@ int mdsd_block_signature(const char *options, char *const *dumps, size_t n_dumps
     fclose(m);
     *out = buf;
     return MDSD_OK;
+}
+
+void mdsd_block_paths(const mdsd_block_files *f, mdsd_pathset *s)
+{
+    for (size_t i = 0; i < f->n_dumps; i++)
+        mdsd_pathset_dump(s, f->dumps[i]);
+    for (size_t i = 0; i < f->n_merged; i++)
+        mdsd_pathset_input(s, f->merged[i], "a shard");
+    const char *const shard[] = {".partial", ".lock", NULL}, *const none[] = {NULL};
+    const char *const with_provenance[] = {".partial", ".lock", ".provenance.json", NULL};
+    const char *const *family = f->shards ? shard
+                                : f->n_merged ? (f->provenance ? mdsd_suffixes_provenance : none)
+                                : f->provenance ? with_provenance : shard;
+    if (f->shards && f->rank) {
+        char name[4200];
+        mdsd_pathset_output(s, f->output, "-o");
+        for (size_t k = 0; k < 2; k++) {
+            snprintf(name, sizeof name, "%s.shard-%zu-of-%zu%s", f->output, f->shard, f->shards, shard[k]);
+            mdsd_pathset_output(s, name, "the %s of rank %zu of -o %s", k ? "lock file" : "checkpoint",
+                                f->shard - 1, f->output);
+        }
+    } else {
+        mdsd_pathset_output_family(s, f->output, "-o", family);
+    }
+    mdsd_pathset_output(s, f->markdown, "--markdown");
+    mdsd_pathset_output(s, f->latex, "--latex");
+    mdsd_pathset_stdout(s);
 }
 
 void mdsd_block_units_free(mdsd_block_unit *units, size_t n_dumps)

@@ -5,15 +5,16 @@
  * over its trees. After each dump the job appends the unit to OUTPUT.partial
  * and syncs it:
  *
- *     #mdsd-block-partial 1 <signature>          (first line: the job)
+ *     #mdsd-block-partial 2 <signature>          (first line: the job)
  *     r <verifier> <depth> <sequences> <trees> <samples> <tau> <se>
  *       <rate_1..L> <rate_se_1..L> <reach_1..L>   (one line per case)
  *     #done <dump index> rows=K fnv1a=H           (H over the r lines)
  *
  * with every double as a C99 hex float (%a), so resumed rows are the same
  * bits as computed ones. The signature holds the job's options and each
- * dump's path, size and modification time: a partial file of another job,
- * or of a dump that changed since, is refused. A unit whose rows are
+ * dump's path and SHA-256 (each file of a split one; hash.h): a partial
+ * file of another job, or of a dump whose content changed since, is
+ * refused. A unit whose rows are
  * missing, extra, reordered or altered is refused, naming it; lines after
  * the last marker are the unit that was being written when the job stopped
  * and are dropped. */
@@ -22,8 +23,29 @@
 
 #include <stdio.h>
 
+#include <stdbool.h>
+
 #include "err.h"
+#include "pathset.h"
 #include "treedump.h"
+
+/* The files of a block job over tree dumps, for the output-safety check
+ * (pathset.h): the dumps (each file of a split one) and the shards merged
+ * (names[n_merge]); the CSV -o with its checkpoint, lock file and
+ * provenance (provenance: a tool writes it; shard > 0: the aggregate of
+ * --shard with its checkpoint and lock, rank: an MPI rank's checkpoint
+ * OUTPUT.shard-I-of-N.partial; merge: no checkpoint), --markdown and
+ * --latex, standard output. */
+typedef struct {
+    const char *const *dumps;
+    size_t n_dumps;
+    const char *const *merged;
+    size_t n_merged;
+    const char *output, *markdown, *latex;
+    size_t shard, shards;
+    bool rank, provenance;
+} mdsd_block_files;
+void mdsd_block_paths(const mdsd_block_files *f, mdsd_pathset *s);
 
 /* One finished dump read back: its cases' results in case order. */
 typedef struct {

@@ -92,6 +92,28 @@ void mdsd_tree_dump_close(mdsd_tree_dump *t)
     free(t);
 }
 
+/* tree_contexts and tree_live_verifier (treedump.h). */
+static int read_contexts(mdsd_tree_dump *t, mdsd_err *err)
+{
+    const char *contexts = attr_text(t->dump, "tree_contexts");
+    const char *verifier = attr_text(t->dump, "tree_live_verifier");
+    t->live = contexts && !strcmp(contexts, "live");
+    if (contexts && !t->live && strcmp(contexts, "positions"))
+        return mdsd_fail(err, MDSD_EFORMAT, "%s: tree_contexts '%s' is neither positions nor live",
+                         t->path, contexts);
+    if (!t->live)
+        return verifier ? mdsd_fail(err, MDSD_EFORMAT, "%s: tree_live_verifier without "
+                                    "tree_contexts = live", t->path)
+                        : MDSD_OK;
+    mdsd_err e;
+    if (!verifier)
+        return mdsd_fail(err, MDSD_EFORMAT, "%s: tree_contexts = live without tree_live_verifier",
+                         t->path);
+    if (mdsd_verifier_parse(verifier, &t->live_verifier, &e))
+        return mdsd_fail(err, MDSD_EFORMAT, "%s: tree_live_verifier: %s", t->path, e.msg);
+    return MDSD_OK;
+}
+
 static int read_policy(mdsd_tree_dump *t, mdsd_err *err)
 {
     const mdsd_dump *d = t->dump;
@@ -152,7 +174,7 @@ static int read_policy(mdsd_tree_dump *t, mdsd_err *err)
     if (end == temp || *end || !(t->T > 0.0) || !isfinite(t->T))
         return mdsd_fail(err, MDSD_EFORMAT, "%s: tree_temperature '%s' is not a temperature > 0",
                          t->path, temp);
-    return MDSD_OK;
+    return read_contexts(t, err);
 }
 
 /* Every row against the tree rules; builds root[] and the child lists. */
@@ -326,7 +348,10 @@ static int check_tree_part(const mdsd_tree_dump *first, const mdsd_tree_dump *t,
                        : a->kind == MDSD_POLICY_TREE && a->scheme != b->scheme ? "tree_scheme"
                        : strcmp(attr_text(first->dump, "tree_drafter"), attr_text(t->dump, "tree_drafter"))
                            ? "tree_drafter"
-                       : first->T != t->T ? "tree_temperature" : NULL;
+                       : first->T != t->T ? "tree_temperature"
+                       : first->live != t->live || (first->live && first->live_verifier != t->live_verifier)
+                           ? "tree_contexts or tree_live_verifier"
+                           : NULL;
     if (what)
         return mdsd_fail(err, MDSD_EINVAL, "%s: its %s differs from that of %s, the first file of the "
                          "same split dump: the files are not parts of one dataset", t->path, what,
@@ -417,6 +442,8 @@ int mdsd_tree_dump_open(const char *path, mdsd_tree_dump **out, mdsd_err *err)
         t->pol = f->pol;
         t->drafter = f->drafter;
         t->T = f->T;
+        t->live = f->live;
+        t->live_verifier = f->live_verifier;
         t->V = f->V;
         t->S = f->S;
         rc = join_parts(t, err);
@@ -455,6 +482,27 @@ int mdsd_tree_dump_check_case(const mdsd_tree_dump *t, const mdsd_policy *pol, m
             return mdsd_fail(err, MDSD_EUNSUPPORTED, "%s: width %zu at depth %zu: the dump's "
                              "is %zu%s", t->path, pol->width[d], d + 1, t->pol.width[d],
                              prefix_ok ? "" : " (greedy and hub trees: their own widths only)");
+    return MDSD_OK;
+}
+
+int mdsd_tree_dump_check_live(const mdsd_tree_dump *t, const mdsd_block_case *c, mdsd_err *err)
+{
+    if (!t->live)
+        return MDSD_OK;
+    const mdsd_policy *a = &t->pol, *b = &c->pol;
+    bool same = !c->block && c->v == t->live_verifier && a->kind == b->kind &&
+                a->depth == b->depth;
+    if (same && a->kind == MDSD_POLICY_SEQ)
+        same = a->sequences == b->sequences;
+    for (size_t d = 0; same && a->kind == MDSD_POLICY_TREE && d < a->depth; d++)
+        same = a->width[d] == b->width[d] && a->scheme == b->scheme;
+    char want[128], got[128];
+    if (!same)
+        return mdsd_fail(err, MDSD_EUNSUPPORTED, "%s holds the trees of live decoding with %s, %s: "
+                         "%s, %s at those block starts is neither live decoding nor a position "
+                         "average (MATH.md 5.9)", t->path, mdsd_verifier_name(t->live_verifier),
+                         mdsd_policy_describe(a, want, sizeof want), mdsd_block_case_name(c),
+                         mdsd_policy_describe(b, got, sizeof got));
     return MDSD_OK;
 }
 
@@ -693,6 +741,8 @@ int mdsd_tree_dump_eval_part(mdsd_tree_dump *t, const mdsd_block_case *cases, si
         int rc = mdsd_tree_dump_check_case(t, &cases[c].pol, err);
         if (rc == MDSD_OK && cases[c].block)
             rc = mdsd_block_case_check(&cases[c], err);
+        if (rc == MDSD_OK)
+            rc = mdsd_tree_dump_check_live(t, &cases[c], err);
         if (rc)
             return rc;
     }

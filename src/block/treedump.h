@@ -28,6 +28,13 @@ typedef struct mdsd_tree_dump_s {
     mdsd_policy pol;          /* the policy the trees were drawn with */
     int drafter;              /* index of the tree drafter in dump->drafts */
     double T;                 /* tree_temperature: softmax(logits / T) */
+    /* Root attribute tree_contexts = "live" (absent or "positions": trees at
+     * fixed response positions): the trees were drawn at the block starts of
+     * live speculative decoding with tree_live_verifier under pol
+     * (MATH.md §5.9). Only that case is live tokens per target call, and
+     * mdsd_tree_dump_eval refuses every other. */
+    int live;
+    mdsd_verifier_kind live_verifier;
     size_t N, V, S;           /* rows, vocabulary, slots per row */
     long long *parent;        /* [N] */
     int *depth, *edge;        /* [N] */
@@ -76,6 +83,11 @@ int mdsd_block_case_parse(const char *name, mdsd_block_case *c, mdsd_err *err);
 /* Whether the case's verifier is defined for its policy (its scheme at the
  * root's drafts; MDSD_EUNSUPPORTED with the reason if not). */
 int mdsd_block_case_check(const mdsd_block_case *c, mdsd_err *err);
+
+/* On a live dump, whether c is its live case (the live verifier on the
+ * dump's own policy): MDSD_EUNSUPPORTED naming that case if not. MDSD_OK on a
+ * dump of fixed positions. */
+int mdsd_tree_dump_check_live(const mdsd_tree_dump *t, const mdsd_block_case *c, mdsd_err *err);
 
 /* Whether pol is a sub-policy the dump answers (see above); err says why not. */
 int mdsd_tree_dump_check_case(const mdsd_tree_dump *t, const mdsd_policy *pol, mdsd_err *err);

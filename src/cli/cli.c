@@ -1,6 +1,8 @@
 #include "cli.h"
+#include "parse.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -57,19 +59,27 @@ int cli_parse_double(const char *arg, const char *opt, const char *cmd, double *
 
 int cli_parse_u64(const char *arg, const char *opt, const char *cmd, unsigned long long *out)
 {
-    char *end;
-    errno = 0;
-    if (arg[0] == '-') {
+    unsigned long long x;
+    if (mdsd_parse_uint(arg, ULLONG_MAX, &x, NULL) == 0) {
+        *out = x;
+        return 0;
+    }
+    const char *digits = arg + (arg[0] == '+' || arg[0] == '-');
+    if (arg[0] == '-')
         cli_usage_error(cmd, "%s: '%s' must be a non-negative integer", opt, arg);
-        return -1;
-    }
-    unsigned long long x = strtoull(arg, &end, 10);
-    if (end == arg || *end != '\0' || errno == ERANGE) {
+    else if (*digits && strspn(digits, "0123456789") == strlen(digits))
+        cli_usage_error(cmd, "%s: '%s' is out of range (at most %llu)", opt, arg, ULLONG_MAX);
+    else
         cli_usage_error(cmd, "%s: '%s' is not a non-negative integer", opt, arg);
-        return -1;
-    }
-    *out = x;
-    return 0;
+    return -1;
+}
+
+int cli_parse_shard(const char *arg, const char *cmd, size_t *shard, size_t *shards)
+{
+    if (mdsd_parse_shard(arg, shard, shards) == 0)
+        return 0;
+    cli_usage_error(cmd, "--shard: '%s' is not I/N with 1 <= I <= N (decimal integers)", arg);
+    return -1;
 }
 
 int cli_parse_size(const char *arg, const char *opt, const char *cmd, size_t *out)
@@ -183,9 +193,40 @@ static int load_one(const cli_dist_opts *o, const char *spec, const char *what, 
     return rc;
 }
 
+/* ---- the command's files (pathset.h) -------------------------------------- */
+
+static mdsd_pathset command_paths;
+static bool command_paths_ready;
+
+mdsd_pathset *cli_paths(void)
+{
+    if (!command_paths_ready) {
+        mdsd_pathset_init(&command_paths);
+        mdsd_pathset_stdout(&command_paths);
+        command_paths_ready = true;
+    }
+    return &command_paths;
+}
+
+int cli_check_paths(const char *input, const char *role, mdsd_err *err)
+{
+    if (input)
+        mdsd_pathset_input(cli_paths(), input, "%s", role);
+    return mdsd_pathset_check(cli_paths(), err);
+}
+
 int cli_load_pq(const cli_dist_opts *o, bool need_p, bool need_q, cli_pq *pq, mdsd_err *err)
 {
     memset(pq, 0, sizeof *pq);
+    /* vectors read from @FILE: checked against every output, stdout included */
+    if (o->target_spec && o->target_spec[0] == '@')
+        mdsd_pathset_input(cli_paths(), o->target_spec + 1, "the target's values (-p)");
+    for (size_t j = 0; j < o->n_draft_specs; j++)
+        if (o->draft_spec[j] && o->draft_spec[j][0] == '@')
+            mdsd_pathset_input(cli_paths(), o->draft_spec[j] + 1, "a draft's values (-q)");
+    int checked = cli_check_paths(NULL, NULL, err);
+    if (checked)
+        return checked;
     if (need_p && !o->target_spec)
         return mdsd_fail(err, MDSD_EINVAL, "missing -p/--target");
     if (need_q && o->n_draft_specs == 0)
@@ -232,7 +273,8 @@ int cli_build_scheme(const char *scheme, size_t n, const char *custom_path, cons
     if (s->kind == MDSD_SCHEME_CUSTOM) {
         if (!custom_path)
             return mdsd_fail(err, MDSD_EINVAL, "the custom scheme needs --custom FILE");
-        if ((rc = mdsd_joint_read(custom_path, custom, err)))
+        if ((rc = cli_check_paths(custom_path, "the custom scheme (--custom)", err)) ||
+            (rc = mdsd_joint_read(custom_path, custom, err)))
             return rc;
         size_t V = pq->V;
         for (size_t t = 0; t < custom->count * custom->n && !pq->V; t++)

@@ -10,6 +10,7 @@
 
 #include "mdsd.h"
 #include "check.h"
+#include "pathset.h"
 #include "toy.h"
 
 enum { CLI_EXIT_OK = 0, CLI_EXIT_ERROR = 1, CLI_EXIT_USAGE = 2 };
@@ -120,6 +121,15 @@ int cli_run_on_scheme(const char *cmd, const cli_dist_opts *dist, const cli_sche
 int cli_parse_double(const char *arg, const char *opt, const char *cmd, double *out);
 int cli_parse_size(const char *arg, const char *opt, const char *cmd, size_t *out);
 int cli_parse_u64(const char *arg, const char *opt, const char *cmd, unsigned long long *out);
+/* --shard I/N (mdsd_parse_shard): 0, or -1 with the usage error printed. */
+int cli_parse_shard(const char *arg, const char *cmd, size_t *shard, size_t *shards);
+
+/* The files of the running command (pathset.h): it adds its outputs (its
+ * standard output is one), cli_load_pq and cli_build_scheme the files they
+ * read; cli_check_paths adds `input` (NULL: none; role names it) and makes
+ * the output-safety check of the whole set, before any work. */
+mdsd_pathset *cli_paths(void);
+int cli_check_paths(const char *input, const char *role, mdsd_err *err);
 
 /* Prints "mdsd CMD: message" to stderr; returns CLI_EXIT_ERROR. */
 int cli_report(const char *cmd, const mdsd_err *err);

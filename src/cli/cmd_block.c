@@ -9,13 +9,16 @@
 
 #include "block.h"
 #include "blockv.h"
+#include "checkpoint.h"
+#include "live.h"
 #include "blockjob.h"
 #include "cli.h"
 
 static const char usage_text[] =
     "Usage: mdsd block --markov FILE (--sequences K --depth L | --tree W1,W2,...\n"
     "                  [--scheme S]) --verifier V [--exact] [--trials T --seed S]\n"
-    "                  [--simulate] [--optimal] [--force] [--cost C1,C2,...] [--json]\n"
+    "                  [--simulate] [--optimal] [--force] [--live N|inf]\n"
+    "                  [--cost C1,C2,...] [--json]\n"
     "       mdsd block DUMP... [--verifiers V1,V2] [--sequences K1,K2,...]\n"
     "                  [--depth L1,L2,...] [--cost C1,...] [-o CSV] [--markdown FILE]\n"
     "                  [--latex FILE] [--threads N]\n"
@@ -57,6 +60,12 @@ static const char usage_text[] =
     "                     verifier (backward induction, one OTM LP per node, GLPK)\n"
     "                     and the gap to it (optimal-block: -v optimal-block)\n"
     "  --force            optimal-block: solve an LP above the cost guard anyway\n"
+    "  --live N|inf       also live decoding (exact; MATH.md 5.9; token-level\n"
+    "                     verifiers): blocks one after another, each from the last\n"
+    "                     token of the one before, over a run of N tokens from\n"
+    "                     token 0 (inf: the long run): live tokens per target\n"
+    "                     call, and beside it the mean of E[tau | context] over the\n"
+    "                     run's positions (what trees at fixed positions estimate)\n"
     "  --cost C1,...      draft-step cost c relative to a target call: speed-up\n"
     "                     E[tau] / (1 + c L) (L draft steps, each drafting a whole\n"
     "                     level at once; Leviathan et al. / SpecTr)\n"
@@ -70,6 +79,11 @@ static const char usage_text[] =
     "A directory is a tree dump split across its *.h5 files (name order), read as\n"
     "one dataset: samples of different files are distinct; every file must match\n"
     "the first (vocabulary, models, tokenizer, tree attributes).\n"
+    "Trees at fixed response positions (contexts = positions) give the mean of\n"
+    "E[tau | context] over those positions, not live decoding, which starts each\n"
+    "block where the last one stopped (MATH.md 5.9). A dump made at the block\n"
+    "starts of live runs (mdsd-runner --tree-live V; contexts = live) gives live\n"
+    "tokens per target call for V and its policy: it evaluates that case only.\n"
     "  --verifiers LIST   default: sd (one draft), rrs, kseq on seq and iid trees;\n"
     "                     rrsw on wor, greedy on greedy, spechub on hub trees; the\n"
     "                     block verifiers bv, gbv, traversal where defined\n"
@@ -80,7 +94,8 @@ static const char usage_text[] =
     "                     dump, verifier, policy, scheme, sequences, widths,\n"
     "                     depth, tree_size, trees, samples, block_efficiency,\n"
     "                     stderr, per_depth (rates d = 1..L, ';'), cost,\n"
-    "                     speedup, per_depth_stderr (delta method, clustered)\n"
+    "                     speedup, per_depth_stderr (delta method, clustered),\n"
+    "                     contexts (positions or live, above)\n"
     "  --markdown FILE, --latex FILE   the table as Markdown / LaTeX\n"
     "  --is-top S         is: free LP weights only among the top S tokens (needed\n"
     "                     at large V; see mdsd accept --help)\n"
@@ -101,7 +116,10 @@ static const char usage_text[] =
     "block_efficiency, stderr (0 exact), trials, seed, reach ([L+1],\n"
     "P(at least d accepted)), per_depth ([L], the rates), with --optimal:\n"
     "optimal_token_block_efficiency, gap_to_optimal_token (optimal-token -\n"
-    "block_efficiency); with --cost: speedup [{cost, speedup}].\n";
+    "block_efficiency); with --live: live_horizon (N, 0 = inf),\n"
+    "live_block_efficiency (live tokens per target call),\n"
+    "position_block_efficiency (the position mean), live_calls (E[calls] in N\n"
+    "tokens; inf: per token); with --cost: speedup [{cost, speedup}].\n";
 
 enum {
     OPT_MARKOV = CLI_OPT_COMMAND,
@@ -122,13 +140,14 @@ enum {
     OPT_RESUME,
     OPT_DISCARD_PARTIAL,
     OPT_SHARD,
-    OPT_FORCE
+    OPT_FORCE,
+    OPT_LIVE
 };
 
 typedef struct {
-    const char *markov, *verifier, *tree, *scheme, *cost;
+    const char *markov, *verifier, *tree, *scheme, *cost, *live;
     const char *sequences_spec, *depth_spec, *verifiers, *output, *markdown, *latex;
-    size_t sequences, depth, threads, is_top;
+    size_t sequences, depth, threads, is_top, live_n;
     char **dumps;
     size_t n_dumps;
     bool exact, simulate, optimal, force, json, help, resume, discard_partial;
@@ -171,6 +190,7 @@ static int parse_args(int argc, char **argv, block_opts *o)
         {"resume", no_argument, NULL, OPT_RESUME},
         {"discard-partial", no_argument, NULL, OPT_DISCARD_PARTIAL},
         {"shard", required_argument, NULL, OPT_SHARD},
+        {"live", required_argument, NULL, OPT_LIVE},
         {"json", no_argument, NULL, CLI_OPT_JSON},
         {"help", no_argument, NULL, 'h'},
         {0, 0, 0, 0}};
@@ -195,20 +215,14 @@ static int parse_args(int argc, char **argv, block_opts *o)
         case OPT_SIMULATE: o->simulate = true; break;
         case OPT_RESUME: o->resume = true; break;
         case OPT_DISCARD_PARTIAL: o->discard_partial = true; break;
-        case OPT_SHARD: {
-            unsigned long long i, n;
-            int used = 0;
-            if (sscanf(optarg, "%llu/%llu%n", &i, &n, &used) != 2 || optarg[used] || n < 1 || i < 1 ||
-                i > n) {
-                cli_usage_error("block", "--shard: '%s' is not I/N with 1 <= I <= N", optarg);
+        case OPT_SHARD:
+            if (cli_parse_shard(optarg, "block", &o->shard, &o->shards))
                 return -1;
-            }
-            o->shard = (size_t)i, o->shards = (size_t)n;
             break;
-        }
         case OPT_OPTIMAL: o->optimal = true; break;
         case OPT_FORCE: o->force = true; break;
         case OPT_COST: o->cost = optarg; break;
+        case OPT_LIVE: o->live = optarg; break;
         case CLI_OPT_JSON: o->json = true; break;
         case 'h': o->help = true; break;
         default: cli_usage_error("block", "unrecognised option"); return -1;
@@ -258,7 +272,7 @@ static int parse_widths(const char *spec, mdsd_policy *pol)
 
 static void print_json(const block_opts *o, const mdsd_policy *pol, size_t V, const char *vname,
                        const char *route, const mdsd_block_result *r, const mdsd_block_result *opt,
-                       const double *cost, size_t ncost)
+                       const mdsd_block_live_result *live, const double *cost, size_t ncost)
 {
     mdsd_json j;
     mdsd_json_init(&j, stdout);
@@ -291,6 +305,12 @@ static void print_json(const block_opts *o, const mdsd_policy *pol, size_t V, co
         mdsd_json_kv_number(&j, "optimal_token_block_efficiency", opt->tau);
         mdsd_json_kv_number(&j, "gap_to_optimal_token", opt->tau - r->tau);
     }
+    if (live) {
+        mdsd_json_kv_integer(&j, "live_horizon", (long long)live->horizon);
+        mdsd_json_kv_number(&j, "live_block_efficiency", live->live);
+        mdsd_json_kv_number(&j, "position_block_efficiency", live->positions);
+        mdsd_json_kv_number(&j, "live_calls", live->calls);
+    }
     if (ncost) {
         mdsd_json_key(&j, "speedup");
         mdsd_json_array_begin(&j);
@@ -307,7 +327,7 @@ static void print_json(const block_opts *o, const mdsd_policy *pol, size_t V, co
 
 static void print_text(const mdsd_policy *pol, size_t V, const char *vname, const char *route,
                        const mdsd_block_result *r, const mdsd_block_result *opt,
-                       const double *cost, size_t ncost)
+                       const mdsd_block_live_result *live, const double *cost, size_t ncost)
 {
     char desc[256];
     printf("verifier %s, policy %s, V = %zu, %s\n", vname,
@@ -324,6 +344,13 @@ static void print_text(const mdsd_policy *pol, size_t V, const char *vname, cons
     if (opt)
         printf("optimal token-level verifier: E[tau] = %.12g (gap %.6g)\n", opt->tau,
                opt->tau - r->tau);
+    if (live && live->horizon)
+        printf("live decoding, %zu tokens from token 0: %.12g tokens per target call (%.9g "
+               "calls); mean over the positions of E[tau | context]: %.12g\n", live->horizon,
+               live->live, live->calls, live->positions);
+    else if (live)
+        printf("live decoding, the long run: %.12g tokens per target call; stationary mean over "
+               "positions of E[tau | context]: %.12g\n", live->live, live->positions);
     for (size_t i = 0; i < ncost; i++)
         printf("speed-up at draft cost c = %g: %.6g\n", cost[i],
                r->tau / (1.0 + cost[i] * (double)pol->depth));
@@ -366,6 +393,8 @@ static int run(const block_opts *o, mdsd_err *err)
                            cost[i]);
     mdsd_markov m = {0};
     if (rc == MDSD_OK)
+        rc = cli_check_paths(o->markov, "the Markov pair (--markov)", err);
+    if (rc == MDSD_OK)
         rc = mdsd_markov_read(o->markov, &m, err);
     mdsd_block_opts bo;
     mdsd_block_opts_init(&bo);
@@ -374,6 +403,7 @@ static int run(const block_opts *o, mdsd_err *err)
     bo.threads = (int)o->threads;
     bo.max_seconds = o->force ? INFINITY : 0.0;
     mdsd_block_result r = {0}, opt = {0};
+    mdsd_block_live_result live = {0};
     const char *route = o->trials > 0 ? (o->simulate ? "simulated" : "sampled") : "exact";
     if (rc == MDSD_OK && o->optimal)
         rc = mdsd_block_optimal_token(&m, &pol, &bo, &opt, err);
@@ -393,13 +423,17 @@ static int run(const block_opts *o, mdsd_err *err)
         rc = (o->simulate ? mdsd_block_simulate : mdsd_block_sampled)(&m, &pol, kind, &bo, &r, err);
     else
         rc = mdsd_block_exact(&m, &pol, kind, &bo, &r, err);
+    if (rc == MDSD_OK && o->live && (bv || opt_token || tiebreak || opt_block))
+        rc = mdsd_fail(err, MDSD_EUNSUPPORTED, "--live: token-level verifiers only, not %s", vn);
+    else if (rc == MDSD_OK && o->live)
+        rc = mdsd_block_live_exact(&m, &pol, kind, o->live_n, &bo, &live, NULL, err);
     if (rc == MDSD_OK) {
         const char *vname = bv || opt_token || tiebreak || opt_block ? vn : mdsd_verifier_name(kind);
         const mdsd_block_result *po = o->optimal ? &opt : NULL;
         if (o->json)
-            print_json(o, &pol, m.V, vname, route, &r, po, cost, ncost);
+            print_json(o, &pol, m.V, vname, route, &r, po, o->live ? &live : NULL, cost, ncost);
         else
-            print_text(&pol, m.V, vname, route, &r, po, cost, ncost);
+            print_text(&pol, m.V, vname, route, &r, po, o->live ? &live : NULL, cost, ncost);
     }
     mdsd_markov_free(&m);
     free(cost);
@@ -436,7 +470,7 @@ static mdsd_block_job job_of(const block_opts *o)
 static int run_dumps(const block_opts *o)
 {
     if (o->markov || o->tree || o->scheme || o->verifier || o->exact || o->trials ||
-        o->simulate || o->optimal || o->json)
+        o->simulate || o->optimal || o->json || o->live)
         return cli_usage_error("block", "with tree dumps: --verifiers, --sequences, --depth, "
                                "--cost, -o, --markdown, --latex, --threads only");
     mdsd_block_job j = job_of(o);
@@ -527,6 +561,14 @@ int cmd_block(int argc, char **argv)
         return cli_usage_error("block", "--simulate needs --trials T");
     if (o.trials == 1)
         return cli_usage_error("block", "--trials must be at least 2 (for the standard error)");
+    if (o.live && o.trials)
+        return cli_usage_error("block", "--live is exact: drop --trials");
+    if (o.live && strcmp(o.live, "inf")) {
+        if (cli_parse_size(o.live, "--live", "block", &o.live_n))
+            return CLI_EXIT_USAGE;
+        if (o.live_n < 1)
+            return cli_usage_error("block", "--live 0: a horizon of at least 1 token, or inf");
+    }
     mdsd_err err;
     mdsd_err_clear(&err);
     int rc = run(&o, &err);

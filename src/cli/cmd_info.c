@@ -137,7 +137,8 @@ int cmd_info(int argc, char **argv)
     mdsd_err err;
     mdsd_err_clear(&err);
     mdsd_dump *d;
-    if (mdsd_dump_open(argv[optind], &d, &err))
+    mdsd_pathset_dump(cli_paths(), argv[optind]);
+    if (cli_check_paths(NULL, NULL, &err) || mdsd_dump_open(argv[optind], &d, &err))
         return cli_report("info", &err);
     int rc = MDSD_OK;
     if (validate)

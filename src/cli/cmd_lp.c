@@ -206,5 +206,7 @@ int cmd_lp(int argc, char **argv)
         fputs(usage_text, stdout);
         return CLI_EXIT_OK;
     }
+    mdsd_pathset_output(cli_paths(), o.write_data, "--write-data");
+    mdsd_pathset_output(cli_paths(), o.write, "--write");
     return cli_run_on_scheme("lp", &o.dist, &o.scheme, true, run, &o);
 }

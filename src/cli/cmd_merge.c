@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "outfile.h"
+#include "pathset.h"
 #include "provenance.h"
 #include "shard.h"
 
@@ -94,8 +95,22 @@ int cmd_merge(int argc, char **argv)
     mdsd_shard_input *in = calloc(n, sizeof *in);
     mdsd_err err;
     mdsd_err_clear(&err);
-    int rc = in ? mdsd_output_check(o.output, (const char *const *)argv + optind, n, &err)
-                : mdsd_fail(&err, MDSD_ENOMEM, "out of memory");
+    /* every file written, checked now against the shards and again (merge,
+     * block merge) once the shards name their dumps */
+    mdsd_pathset renders, paths;
+    mdsd_pathset_init(&renders);
+    mdsd_pathset_init(&paths);
+    if (o.markdown && strcmp(o.markdown, "-") != 0) /* "-": standard output */
+        mdsd_pathset_output(&renders, o.markdown, "--markdown");
+    if (o.latex && strcmp(o.latex, "-") != 0)
+        mdsd_pathset_output(&renders, o.latex, "--latex");
+    mdsd_pathset_stdout(&renders);
+    for (size_t i = 0; i < n; i++)
+        mdsd_pathset_input(&paths, argv[optind + (int)i], "a shard");
+    mdsd_pathset_output_family(&paths, o.output, "-o", mdsd_suffixes_provenance);
+    mdsd_pathset_add_all(&paths, &renders);
+    int rc = in ? mdsd_pathset_check(&paths, &err) : mdsd_fail(&err, MDSD_ENOMEM, "out of memory");
+    mdsd_pathset_free(&paths);
     for (size_t i = 0; i < n && rc == MDSD_OK; i++) {
         char *text = NULL;
         in[i].name = argv[optind + (int)i];
@@ -114,11 +129,12 @@ int cmd_merge(int argc, char **argv)
         for (size_t i = 0; i < n; i++)
             free((char *)in[i].text);
         free(in);
+        mdsd_pathset_free(&renders);
         return rc ? cli_report("merge", &err) : CLI_EXIT_OK;
     }
     if (rc == MDSD_OK) {
         mdsd_cleanup_signals("mdsd merge", NULL);
-        mdsd_merge_opts m = {n, in, o.output, &o.job, before_publish, &o};
+        mdsd_merge_opts m = {n, in, o.output, &o.job, before_publish, &o, &renders};
         rc = mdsd_batch_merge(&m, &rows, &count, &err);
     }
     mdsd_report_style style;
@@ -131,6 +147,7 @@ int cmd_merge(int argc, char **argv)
         free((char *)in[i].text);
     free(in);
     free(rows);
+    mdsd_pathset_free(&renders);
     mdsd_shard_job_free(&o.job);
     return rc ? cli_report("merge", &err) : CLI_EXIT_OK;
 }

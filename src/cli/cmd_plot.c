@@ -2,6 +2,7 @@
  * gnuplot scripts in plots/. This file selects and reshapes the rows (one
  * data block per scheme/method series) and runs gnuplot on a temporary output
  * name, renaming it into place only when gnuplot succeeded. */
+#define _GNU_SOURCE /* memmem */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -145,6 +146,27 @@ static int row_keys(const columns *c, size_t r, double *T, double *n, mdsd_err *
     return rc;
 }
 
+/* Every entry of a selection list names something in the CSV: a typo
+ * (--method RRS) is an error, not a figure without that series. */
+static int check_list(const mdsd_csv *t, int col, const char *list, const char *opt, bool one,
+                      mdsd_err *err)
+{
+    if (!list || (!one && !strcmp(list, "all")))
+        return MDSD_OK;
+    for (const char *p = list; *p;) {
+        size_t l = one ? strlen(p) : strcspn(p, ",");
+        bool found = false;
+        for (size_t r = 0; r < t->n_rows && !found; r++) {
+            const char *cell = mdsd_csv_cell(t, r, col);
+            found = strlen(cell) == l && !strncmp(cell, p, l);
+        }
+        if (!found)
+            return mdsd_fail(err, MDSD_EINVAL, "%s: '%.*s' matches no row of %s", opt, (int)l, p, t->path);
+        p += l + (p[l] == ',');
+    }
+    return MDSD_OK;
+}
+
 /* Marks the rows the figure uses in keep[]; fills in the fixed values. */
 static int select_rows(const columns *c, const plot_kind *k, plot_opts *o, unsigned char *keep,
                        mdsd_err *err)
@@ -153,6 +175,13 @@ static int select_rows(const columns *c, const plot_kind *k, plot_opts *o, unsig
     const char *fixed_dump = o->dump;
     double fixed_T = o->temperature, fixed_n = o->n >= 0 ? (double)o->n : NAN;
     int several_dump = 0, several_T = 0, several_n = 0;
+    int checked = check_list(t, c->c_scheme, o->scheme, "--scheme", false, err);
+    if (!checked)
+        checked = check_list(t, c->c_method, o->method, "--method", false, err);
+    if (!checked)
+        checked = check_list(t, c->c_dump, o->dump, o->overlay ? "--dumps" : "--dump", !o->overlay, err);
+    if (checked)
+        return checked;
     for (size_t r = 0; r < t->n_rows; r++) {
         double T, n;
         int rc = row_keys(c, r, &T, &n, err);
@@ -575,6 +604,32 @@ static char *style_vars(const char *script, const series_list *ms, const series_
     return v;
 }
 
+/* gnuplot exits 0 when it could not write the whole figure (a full disk):
+ * a PNG must end with its IEND chunk, a PDF with %%EOF, an SVG with </svg>
+ * (other formats, --terminal's: not empty). */
+static bool figure_complete(const char *path, const char *output)
+{
+    const char *dot = strrchr(output, '.'), *ext = dot ? dot + 1 : "";
+    FILE *f = fopen(path, "rb");
+    char tail[1025];
+    long size = f && fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    size_t got = 0;
+    if (size > 0 && fseek(f, size > 1024 ? size - 1024 : 0, SEEK_SET) == 0)
+        got = fread(tail, 1, sizeof tail - 1, f);
+    if (f)
+        fclose(f);
+    if (got == 0)
+        return false;
+    tail[got] = '\0';
+    if (!strcmp(ext, "png"))
+        return got >= 12 && !memcmp(tail + got - 12, "\0\0\0\0IEND\xae\x42\x60\x82", 12);
+    if (!strcmp(ext, "pdf"))
+        return memmem(tail, got, "%%EOF", 5) != NULL;
+    if (!strcmp(ext, "svg"))
+        return memmem(tail, got, "</svg>", 6) != NULL;
+    return true;
+}
+
 static int draw(const plot_kind *k, const plot_opts *o, const series_list *ms, const point *mp,
                 size_t mn, const series_list *bs, const point *bp, size_t bn, temp_files *tf,
                 mdsd_err *err)
@@ -639,6 +694,26 @@ static int draw(const plot_kind *k, const plot_opts *o, const series_list *ms, c
             return mdsd_fail(err, MDSD_EIO, "cannot run gnuplot (install the Debian package gnuplot-nox)");
         return mdsd_fail(err, MDSD_EIO, "gnuplot failed on %s (exit %d)%s%s", script, status,
                          why[0] ? ": " : "", why);
+    }
+    if (!figure_complete(tmp, o->output)) {
+        unlink(tmp);
+        mdsd_cleanup_unregister(tmp);
+        return mdsd_fail(err, MDSD_EIO, "cannot write '%s': gnuplot's figure came out incomplete (a full "
+                         "disk?)", o->output);
+    }
+    /* the sidecar first, finished and in place before the figure is: a
+     * failure leaves the old figure with its old sidecar */
+    mdsd_outfile side;
+    mdsd_provenance pv = {.tool = "mdsd plot", .argc = cli_argc(), .argv = cli_argv(), .output = o->output,
+                          .source = o->csv};
+    rc = mdsd_provenance_prepare(&pv, &side, err);
+    if (rc == MDSD_OK)
+        rc = mdsd_outfile_publish(&side, err);
+    mdsd_outfile_abort(&side);
+    if (rc) {
+        unlink(tmp);
+        mdsd_cleanup_unregister(tmp);
+        return rc;
     }
     return mdsd_publish(tmp, o->output, err);
 }
@@ -841,15 +916,25 @@ int cmd_plot(int argc, char **argv)
         return cli_usage_error("plot", "--kind: '%s' is not vs-temperature, vs-drafts, per-draft or gap", o.kind);
     mdsd_err err;
     mdsd_err_clear(&err);
-    /* the figure must not replace the CSV it is drawn from, nor a directory */
-    if (mdsd_output_check(o.output, &o.csv, 1, &err))
+    /* the figure and its provenance must not replace the CSV it is drawn
+     * from, its provenance, the gnuplot scripts, nor a directory */
+    char script[4096], side[4200], styles[4200];
+    if (find_script(o.scripts, k->name, script, sizeof script, &err))
+        return cli_report("plot", &err);
+    mdsd_provenance_path(o.csv, side, sizeof side);
+    const char *slash = strrchr(script, '/'); /* styles.gp lives beside the script */
+    if (slash)
+        snprintf(styles, sizeof styles, "%.*s/styles.gp", (int)(slash - script), script);
+    else
+        snprintf(styles, sizeof styles, "styles.gp");
+    mdsd_pathset_input(cli_paths(), o.csv, "the results CSV");
+    mdsd_pathset_input(cli_paths(), side, "the provenance of %s", o.csv);
+    mdsd_pathset_input(cli_paths(), script, "the gnuplot script");
+    mdsd_pathset_input(cli_paths(), styles, "the gnuplot styles");
+    mdsd_pathset_output_family(cli_paths(), o.output, "-o", mdsd_suffixes_provenance);
+    if (cli_check_paths(NULL, NULL, &err))
         return cli_report("plot", &err);
     mdsd_cleanup_signals("mdsd plot", NULL);
     int rc = plot(&o, k, &err);
-    if (rc == MDSD_OK) {
-        mdsd_provenance pv = {.tool = "mdsd plot", .argc = cli_argc(), .argv = cli_argv(), .output = o.output,
-                              .source = o.csv};
-        rc = mdsd_provenance_write(&pv, &err);
-    }
     return rc ? cli_report("plot", &err) : CLI_EXIT_OK;
 }

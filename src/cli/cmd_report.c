@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "csv.h"
 #include "outfile.h"
+#include "pathset.h"
 #include "provenance.h"
 
 static const char usage_text[] =
@@ -101,6 +102,10 @@ static int split(const char *arg, const char *opt, name_list *l)
             return cli_usage_error("report", "%s: more than %d entries", opt, MAX_ITEMS);
         l->items[l->count++] = tok;
     }
+    for (size_t i = 0; i < l->count; i++)
+        for (size_t k = 0; k < i; k++)
+            if (!strcmp(l->items[i], l->items[k]))
+                return cli_usage_error("report", "%s: '%s' is given twice", opt, l->items[i]);
     return l->count ? 0 : cli_usage_error("report", "%s: empty list", opt);
 }
 
@@ -132,6 +137,10 @@ static int check_numbers(const name_list *l, const char *opt)
         double x = strtod(l->items[i], &end);
         if (end == l->items[i] || *end || !isfinite(x))
             return cli_usage_error("report", "%s: '%s' is not a number", opt, l->items[i]);
+        for (size_t k = 0; k < i; k++) /* one value twice: only its first entry would match */
+            if (fabs(strtod(l->items[k], NULL) - x) <= 1e-9 * (1 + fabs(x)))
+                return cli_usage_error("report", "%s: '%s' and '%s' are the same value", opt,
+                                       l->items[k], l->items[i]);
     }
     return 0;
 }
@@ -162,7 +171,8 @@ static int read_rows(const report_opts *o, mdsd_report_row **rows_out, size_t *c
     size_t count = 0, cap = 0, lineno = 0, line_cap = 0;
     ranked_row *rr = NULL;
     int rc = MDSD_OK;
-    bool header = false;
+    bool header = false, seen[5][MAX_ITEMS] = {{false}};
+    const name_list *lists[5] = {&o->temperatures, &o->drafts, &o->schemes, &o->methods, &o->dumps};
     ssize_t len;
     while (rc == MDSD_OK && (len = getline(&line, &line_cap, f)) >= 0) {
         lineno++;
@@ -190,6 +200,9 @@ static int read_rows(const report_opts *o, mdsd_report_row **rows_out, size_t *c
                        rank_name(&o->schemes, r.scheme),
                        strcmp(r.method, "bound") ? rank_name(&o->methods, r.method) : -2,
                        rank_name(&o->dumps, r.dump)};
+        for (int k = 0; k < 5; k++) /* which entries name something in the file */
+            if (key[k] >= 0 && lists[k]->count)
+                seen[k][key[k]] = true;
         if (key[0] < 0 || key[1] < 0 || key[2] < 0 || key[3] == -1 || key[4] < 0)
             continue;
         if (count == cap) {
@@ -208,6 +221,14 @@ static int read_rows(const report_opts *o, mdsd_report_row **rows_out, size_t *c
     fclose(f);
     if (rc == MDSD_OK && !header)
         rc = mdsd_fail(err, MDSD_EFORMAT, "%s: empty file (no header)", o->csv);
+    /* an entry that names nothing (a typo: -m RRS) is an error, not a table without it */
+    static const char *const opts[5] = {"--temperatures", "--drafts", "--schemes", "--methods", "--dumps"};
+    for (int k = 0; k < 5 && rc == MDSD_OK; k++)
+        for (size_t i = 0; i < lists[k]->count && rc == MDSD_OK; i++)
+            if (!seen[k][i])
+                rc = mdsd_fail(err, MDSD_EINVAL, "%s: '%s' matches no row of %s%s", opts[k],
+                               lists[k]->items[i], o->csv,
+                               k == 3 ? " (methods are verifier names; the alpha* rows always stay)" : "");
     if (rc == MDSD_OK && count == 0)
         rc = mdsd_fail(err, MDSD_EINVAL, "%s: no rows left after the selection", o->csv);
     mdsd_report_row *rows = rc == MDSD_OK ? malloc(count * sizeof *rows) : NULL;
@@ -265,6 +286,26 @@ static int resolve_pair(const mdsd_csv *t, const char *a, const char *b, int *ca
     return MDSD_OK;
 }
 
+/* -o FILE, written to its temporary name: finished, then its provenance
+ * sidecar finished, then both published (a failure leaves neither new). */
+static int publish_with_provenance(const report_opts *o, mdsd_outfile *out, mdsd_err *err)
+{
+    mdsd_outfile sidecar;
+    memset(&sidecar, 0, sizeof sidecar);
+    mdsd_provenance pv = {.tool = "mdsd report", .argc = cli_argc(), .argv = cli_argv(),
+                          .output = o->output, .source = o->csv};
+    int rc = mdsd_outfile_finish(out, err);
+    if (rc == MDSD_OK)
+        rc = mdsd_provenance_prepare(&pv, &sidecar, err);
+    if (rc == MDSD_OK)
+        rc = mdsd_outfile_publish(&sidecar, err);
+    if (rc == MDSD_OK)
+        rc = mdsd_outfile_publish(out, err);
+    mdsd_outfile_abort(&sidecar);
+    mdsd_outfile_abort(out);
+    return rc;
+}
+
 /* mdsd report --paired: paired differences from a per-position CSV. */
 static int run_paired(const report_opts *o, const char *provenance_note, mdsd_err *err)
 {
@@ -297,7 +338,7 @@ static int run_paired(const report_opts *o, const char *provenance_note, mdsd_er
                 mdsd_report_paired_csv(f, rows, count);
             else
                 mdsd_report_paired_markdown(f, rows, count, provenance_note);
-            rc = o->output ? mdsd_outfile_commit(&out, err)
+            rc = o->output ? publish_with_provenance(o, &out, err)
                  : fflush(stdout) == 0 ? MDSD_OK : mdsd_fail(err, MDSD_EIO, "error writing the table");
         }
     }
@@ -307,20 +348,6 @@ static int run_paired(const report_opts *o, const char *provenance_note, mdsd_er
     free(cb);
     mdsd_csv_free(t);
     return rc;
-}
-
-/* Before any work: neither the output nor its provenance file may be the
- * input or the input's provenance file. */
-static int check_output(const report_opts *o, mdsd_err *err)
-{
-    if (!o->output)
-        return MDSD_OK;
-    char in_prov[4200], out_prov[4200];
-    mdsd_provenance_path(o->csv, in_prov, sizeof in_prov);
-    mdsd_provenance_path(o->output, out_prov, sizeof out_prov);
-    const char *inputs[] = {o->csv, in_prov};
-    int rc = mdsd_output_check(o->output, inputs, 2, err);
-    return rc ? rc : mdsd_output_check(out_prov, inputs, 2, err);
 }
 
 static int parse_args(int argc, char **argv, report_opts *o)
@@ -384,6 +411,8 @@ static int parse_args(int argc, char **argv, report_opts *o)
         return -1;
     }
     o->csv = argv[optind];
+    if (o->output && !strcmp(o->output, "-"))
+        o->output = NULL; /* standard output, as without -o */
     return 0;
 }
 
@@ -408,13 +437,22 @@ int cmd_report(int argc, char **argv)
     mdsd_err_clear(&err);
     mdsd_report_row *rows = NULL;
     size_t count = 0;
-    char *prov = NULL, note[4400];
-    int rc = check_output(&o, &err);
+    char *prov = NULL, note[4400], side[4200];
+    mdsd_provenance_path(o.csv, side, sizeof side);
+    /* every file written (pathset.h): the output and its provenance against
+     * the CSV read and its provenance */
+    mdsd_pathset paths;
+    mdsd_pathset_init(&paths);
+    mdsd_pathset_input(&paths, o.csv, o.paired ? "the per-position CSV" : "the results CSV");
+    mdsd_pathset_input(&paths, side, "the provenance of %s", o.csv);
+    mdsd_pathset_output_family(&paths, o.output, "-o", mdsd_suffixes_provenance);
+    if (!o.output)
+        mdsd_pathset_stdout(&paths);
+    int rc = mdsd_pathset_check(&paths, &err);
+    mdsd_pathset_free(&paths);
     if (rc == MDSD_OK)
         rc = mdsd_provenance_read(o.csv, &prov, &err);
     if (rc == MDSD_OK && o.paired) {
-        char side[4200];
-        mdsd_provenance_path(o.csv, side, sizeof side);
         snprintf(note, sizeof note, "paired differences by mdsd report %s from %s; how it was made: %s",
                  MDSD_VERSION, o.csv, prov ? side : "no provenance file");
         rc = run_paired(&o, note, &err);
@@ -428,19 +466,19 @@ int cmd_report(int argc, char **argv)
         style.label_prefix = o.label_prefix;
         style.is_top = o.is_top_given ? o.is_top : (size_t)mdsd_provenance_integer(prov, "is_top", 0);
         style.trials = mdsd_provenance_integer(prov, "trials", 0);
-        char side[4200];
-        mdsd_provenance_path(o.csv, side, sizeof side);
         snprintf(note, sizeof note, "rendered by mdsd report %s from %s; how it was made: %s", MDSD_VERSION,
                  o.csv, prov ? side : "no provenance file");
         style.provenance = note;
-        rc = cli_render_report(o.output ? o.output : "-",
-                               o.latex ? mdsd_report_render_latex : mdsd_report_render_markdown, rows, count,
-                               &style, &err);
-    }
-    if (rc == MDSD_OK && o.output) {
-        mdsd_provenance pv = {.tool = "mdsd report", .argc = cli_argc(), .argv = cli_argv(), .output = o.output,
-                              .source = o.csv};
-        rc = mdsd_provenance_write(&pv, &err);
+        cli_report_renderer fn = o.latex ? mdsd_report_render_latex : mdsd_report_render_markdown;
+        if (!o.output) {
+            rc = cli_render_report("-", fn, rows, count, &style, &err);
+        } else {
+            mdsd_outfile out;
+            if ((rc = mdsd_outfile_open(&out, o.output, &err)) == MDSD_OK) {
+                fn(out.f, rows, count, &style);
+                rc = publish_with_provenance(&o, &out, &err);
+            }
+        }
     }
     free(prov);
     free(rows);

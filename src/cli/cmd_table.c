@@ -1,6 +1,7 @@
 /* mdsd table: the batch job over logit dumps (batch.h), with the results as
  * a tidy CSV and, on request, Markdown / LaTeX tables (report.h). */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "parse.h"
 #include "outfile.h"
 #include "batch.h"
 #include "provenance.h"
@@ -163,10 +165,12 @@ static int parse_draft_models(const char *spec, table_opts *t)
 static int parse_positions(const char *spec, mdsd_batch_opts *b)
 {
     unsigned long long a = 0, e = 0;
-    int used = 0;
-    if (sscanf(spec, "%llu:%n", &a, &used) != 1 || used == 0)
-        return cli_usage_error("table", "--positions: '%s' is not a:b", spec);
-    if (spec[used] && (sscanf(spec + used, "%llu", &e) != 1 || e <= a))
+    const char *colon;
+    if (mdsd_parse_uint(spec, SIZE_MAX, &a, &colon) || *colon != ':' ||
+        (colon[1] && mdsd_parse_uint(colon + 1, SIZE_MAX, &e, NULL)))
+        return cli_usage_error("table", "--positions: '%s' is not a:b (decimal integers; b may be "
+                               "left out)", spec);
+    if (colon[1] && e <= a)
         return cli_usage_error("table", "--positions: '%s' needs a < b", spec);
     b->pub.row_begin = (size_t)a;
     b->pub.row_end = (size_t)e;
@@ -232,14 +236,7 @@ static int parse_option(int opt, const char *arg, table_opts *t)
         if (b->checkpoint_seconds == 0)
             b->checkpoint_seconds = -1; /* after every block */
         return 0;
-    case OPT_SHARD: {
-        unsigned long long i, n;
-        int used = 0;
-        if (sscanf(arg, "%llu/%llu%n", &i, &n, &used) != 2 || arg[used] || n < 1 || i < 1 || i > n)
-            return cli_usage_error("table", "--shard: '%s' is not I/N with 1 <= I <= N", arg);
-        b->shard = (size_t)i, b->shards = (size_t)n;
-        return 0;
-    }
+    case OPT_SHARD: return cli_parse_shard(arg, "table", &b->shard, &b->shards) ? CLI_EXIT_USAGE : 0;
     default: return cli_usage_error("table", "unrecognised option");
     }
 }
@@ -335,25 +332,21 @@ static void note_kept_units(const mdsd_batch_opts *b, const mdsd_err *err)
     }
 }
 
-/* Every output path is checked before any work: not a directory, not a dump
- * given as input, and no two outputs the same file. */
+/* Every file the job writes (pathset.h), the rendered tables with the job's
+ * own, is checked before any work. */
 static int check_render_paths(const table_opts *t, mdsd_err *err)
 {
-    const mdsd_batch_opts *b = &t->batch;
-    const char *files[2] = {t->want_markdown ? t->markdown : "-", t->want_latex ? t->latex : "-"};
-    const char *names[2] = {"--markdown", "--latex"};
-    for (int i = 0; i < 2; i++) {
-        if (!strcmp(files[i], "-"))
-            continue;
-        int rc = mdsd_output_check(files[i], b->pub.dumps, b->pub.n_dumps, err);
-        if (rc)
-            return rc;
-        const char *other = i == 0 ? files[1] : NULL;
-        if (!strcmp(files[i], b->pub.output) || (other && !strcmp(files[i], other)))
-            return mdsd_fail(err, MDSD_EINVAL, "%s=%s names another output of the same job", names[i],
-                             files[i]);
-    }
-    return MDSD_OK;
+    mdsd_pathset paths;
+    mdsd_pathset_init(&paths);
+    mdsd_batch_paths(&t->batch, &paths);
+    if (t->want_markdown && strcmp(t->markdown, "-") != 0) /* "-": standard output */
+        mdsd_pathset_output(&paths, t->markdown, "--markdown");
+    if (t->want_latex && strcmp(t->latex, "-") != 0)
+        mdsd_pathset_output(&paths, t->latex, "--latex");
+    mdsd_pathset_stdout(&paths);
+    int rc = mdsd_pathset_check(&paths, err);
+    mdsd_pathset_free(&paths);
+    return rc;
 }
 
 #ifdef MDSD_MPI
@@ -376,7 +369,7 @@ static int mpi_merge(void *ctx, const mdsd_shard_input *in, size_t n, mdsd_err *
     table_opts *t = ctx;
     mdsd_report_row *rows = NULL;
     size_t count = 0;
-    mdsd_merge_opts m = {n, in, t->batch.pub.output, NULL, render_files, t};
+    mdsd_merge_opts m = {n, in, t->batch.pub.output, NULL, render_files, t, NULL};
     int rc = mdsd_batch_merge(&m, &rows, &count, err);
     if (rc == MDSD_OK)
         rc = publish_renders(t, rows, count, err);

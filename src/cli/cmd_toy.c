@@ -336,7 +336,8 @@ int cmd_toy(int argc, char **argv)
         omp_set_num_threads((int)o.threads);
     /* refuse a directory (or unwritable place) before any work; an interrupt
      * removes the temporary dump */
-    if (mdsd_output_check(o.output, NULL, 0, &err)) {
+    mdsd_pathset_output(cli_paths(), o.output, "-o");
+    if (cli_check_paths(NULL, NULL, &err)) {
         free(list);
         return cli_report("toy", &err);
     }

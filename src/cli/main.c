@@ -1,7 +1,11 @@
 /* mdsd - command-line front end. Each subcommand is a thin program over the
  * library, in its own cmd_*.c file. */
+#include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+
+#include <hdf5.h>
 
 #include "cli.h"
 
@@ -46,7 +50,30 @@ static void usage(FILE *out)
             "  -V, --version  print the version\n");
 }
 
-int main(int argc, char **argv)
+/* As coreutils' close_stdout: what a command printed must have reached its
+ * standard output (a full disk, a closed pipe's EIO, /dev/full), else the
+ * command fails (status 1 where it had succeeded) saying so; a standard
+ * error that cannot be written fails it too, silently. */
+static int close_streams(const char *cmd, int code)
+{
+    int e = 0;
+    bool failed = ferror(stdout) != 0;
+    if (fflush(stdout) != 0)
+        failed = true, e = errno;
+    if (fclose(stdout) != 0 && !failed)
+        failed = true, e = errno;
+    if (failed) {
+        fprintf(stderr, "mdsd%s%s: write error on standard output%s%s\n", cmd ? " " : "", cmd ? cmd : "",
+                e ? ": " : "", e ? strerror(e) : "");
+        code = code ? code : CLI_EXIT_ERROR;
+    }
+    bool err_failed = ferror(stderr) != 0;
+    if (fclose(stderr) != 0 || err_failed)
+        code = code ? code : CLI_EXIT_ERROR;
+    return code;
+}
+
+static int run(int argc, char **argv, const char **cmd)
 {
     if (argc < 2) {
         usage(stderr);
@@ -63,9 +90,21 @@ int main(int argc, char **argv)
     }
     cli_save_command_line(argc - 1, argv + 1);
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
-        if (!strcmp(name, commands[i].name))
+        if (!strcmp(name, commands[i].name)) {
+            *cmd = commands[i].name;
             return commands[i].run(argc - 1, argv + 1);
+        }
     fprintf(stderr, "mdsd: unknown command '%s'\n\n", name);
     usage(stderr);
     return CLI_EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+    /* HDF5's own clean-up at exit crashes on a file whose close failed (a
+     * full disk while a dump is written): the process's end reclaims it */
+    H5dont_atexit();
+    const char *cmd = NULL;
+    int code = run(argc, argv, &cmd);
+    return close_streams(cmd, code);
 }

@@ -97,8 +97,13 @@ void mdsd_dump_close(mdsd_dump *d);
  * its *.h5 files in name order are read as one dump, rows and samples
  * concatenated (the table job; a sample never spans two files). parts gets
  * the files (for a plain path: the path itself); free with
- * mdsd_dump_parts_free. A directory without *.h5 is an error naming it. */
+ * mdsd_dump_parts_free. A directory without *.h5 is an error naming it, and
+ * so is one holding the same file twice (a symlink or hard link: the same
+ * device and inode) or the same content twice (a copy: the same SHA-256),
+ * which would count its samples twice. */
 int mdsd_dump_parts(const char *path, char ***parts, size_t *n, mdsd_err *err);
+/* The same listing without the duplicate check (pathset.h). */
+int mdsd_dump_list_parts(const char *path, char ***parts, size_t *n, mdsd_err *err);
 void mdsd_dump_parts_free(char **parts, size_t n);
 /* The files of a split dump must be parts of one dataset: d (drafter index
  * draft) against the first file (drafter draft0): the same vocabulary, target

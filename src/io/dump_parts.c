@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "dump.h"
+#include "hash.h"
 
 static int by_name(const void *a, const void *b)
 {
@@ -23,7 +24,7 @@ void mdsd_dump_parts_free(char **parts, size_t n)
     free(parts);
 }
 
-int mdsd_dump_parts(const char *path, char ***parts_out, size_t *n_out, mdsd_err *err)
+int mdsd_dump_list_parts(const char *path, char ***parts_out, size_t *n_out, mdsd_err *err)
 {
     struct stat st;
     char **parts = NULL;
@@ -76,6 +77,71 @@ int mdsd_dump_parts(const char *path, char ***parts_out, size_t *n_out, mdsd_err
     *parts_out = parts;
     *n_out = n;
     return MDSD_OK;
+}
+
+/* Files of one size: equal contents? Sampled blocks first (different dumps
+ * differ there), then the SHA-256 of both. */
+static int same_content(const char *a, const char *b, off_t size, bool *same, mdsd_err *err)
+{
+    enum { BLOCK = 4096, SAMPLES = 16 };
+    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+    int rc = fa && fb ? MDSD_OK
+                      : mdsd_fail(err, MDSD_EIO, "cannot read '%s': %s", fa ? b : a, strerror(errno));
+    *same = true;
+    for (int s = 0; s <= SAMPLES && rc == MDSD_OK && *same; s++) {
+        char x[BLOCK], y[BLOCK];
+        off_t at = size <= BLOCK ? 0 : (off_t)((double)(size - BLOCK) * s / SAMPLES);
+        size_t want = size < BLOCK ? (size_t)size : BLOCK;
+        if (fseeko(fa, at, SEEK_SET) || fseeko(fb, at, SEEK_SET) || fread(x, 1, want, fa) != want ||
+            fread(y, 1, want, fb) != want)
+            rc = mdsd_fail(err, MDSD_EIO, "cannot read '%s' or '%s'", a, b);
+        else
+            *same = memcmp(x, y, want) == 0;
+    }
+    if (fa)
+        fclose(fa);
+    if (fb)
+        fclose(fb);
+    char ha[MDSD_SHA256_HEX], hb[MDSD_SHA256_HEX];
+    if (rc == MDSD_OK && *same && (rc = mdsd_file_sha256(a, ha, false, err)) == MDSD_OK &&
+        (rc = mdsd_file_sha256(b, hb, false, err)) == MDSD_OK)
+        *same = strcmp(ha, hb) == 0;
+    return rc;
+}
+
+/* No file twice in one split dump: not by two names, not as a copy. */
+static int check_distinct(const char *dir, char *const *parts, size_t n, mdsd_err *err)
+{
+    struct stat *st = calloc(n, sizeof *st);
+    int rc = st ? MDSD_OK : mdsd_fail(err, MDSD_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n && rc == MDSD_OK; i++)
+        if (stat(parts[i], &st[i]) != 0)
+            rc = mdsd_fail(err, MDSD_EIO, "cannot open dump '%s': %s", parts[i], strerror(errno));
+    for (size_t i = 0; i < n && rc == MDSD_OK; i++)
+        for (size_t k = 0; k < i && rc == MDSD_OK; k++) {
+            bool same = st[i].st_dev == st[k].st_dev && st[i].st_ino == st[k].st_ino;
+            if (same)
+                rc = mdsd_fail(err, MDSD_EINVAL, "split dump '%s': '%s' and '%s' are the same file "
+                               "(a link): its samples would be counted twice", dir, parts[k], parts[i]);
+            else if (st[i].st_size == st[k].st_size && S_ISREG(st[i].st_mode) && S_ISREG(st[k].st_mode) &&
+                     (rc = same_content(parts[k], parts[i], st[i].st_size, &same, err)) == MDSD_OK &&
+                     same)
+                rc = mdsd_fail(err, MDSD_EINVAL, "split dump '%s': '%s' and '%s' hold the same content "
+                               "(the same SHA-256): its samples would be counted twice", dir, parts[k],
+                               parts[i]);
+        }
+    free(st);
+    return rc;
+}
+
+int mdsd_dump_parts(const char *path, char ***parts_out, size_t *n_out, mdsd_err *err)
+{
+    int rc = mdsd_dump_list_parts(path, parts_out, n_out, err);
+    if (rc == MDSD_OK && *n_out > 1 && (rc = check_distinct(path, *parts_out, *n_out, err))) {
+        mdsd_dump_parts_free(*parts_out, *n_out);
+        *parts_out = NULL, *n_out = 0;
+    }
+    return rc;
 }
 
 /* Whether two attributes of a split dump's files agree. */

@@ -5,9 +5,12 @@
 #include "lp_export.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lp_model.h"
 #include "outfile.h"
@@ -96,6 +99,26 @@ static int write_data(const lp_instance *in, const char *path, mdsd_err *err)
 /* CPLEX LP or free MPS through GLPK's writers, into a temporary file that is
  * then renamed. MPS has no objective sense, so its objective is -alpha,
  * minimised (any solver reads that the same way). */
+/* GLPK's writers do not check the final flush (a full disk leaves an empty
+ * or cut file and a success): the file is read back and must give the same
+ * rows, columns and coefficients, and is synced. */
+static bool written_whole(glp_prob *P, mdsd_lp_format format, const char *tmp)
+{
+    glp_prob *R = glp_create_prob();
+    int old_out = glp_term_out(GLP_OFF);
+    int ret = format == MDSD_LP_FORMAT_MPS ? glp_read_mps(R, GLP_MPS_FILE, NULL, tmp)
+                                           : glp_read_lp(R, NULL, tmp);
+    glp_term_out(old_out);
+    bool same = ret == 0 && glp_get_num_rows(R) == glp_get_num_rows(P) &&
+                glp_get_num_cols(R) == glp_get_num_cols(P) && glp_get_num_nz(R) == glp_get_num_nz(P);
+    glp_delete_prob(R);
+    int fd = same ? open(tmp, O_RDONLY) : -1;
+    same = same && fd >= 0 && fsync(fd) == 0;
+    if (fd >= 0)
+        close(fd);
+    return same;
+}
+
 static int write_glpk(const lp_instance *in, mdsd_lp_format format, const char *path,
                       mdsd_err *err)
 {
@@ -128,7 +151,14 @@ static int write_glpk(const lp_instance *in, mdsd_lp_format format, const char *
                            e ? strerror(e) : "");
         }
     }
+    if (rc == MDSD_OK && !written_whole(P, format, tmp)) {
+        remove(tmp);
+        rc = mdsd_fail(err, MDSD_EIO, "cannot write '%s': the file came out incomplete (a full disk?)",
+                       path);
+    }
     glp_delete_prob(P);
+    if (rc)
+        mdsd_cleanup_unregister(tmp);
     return rc ? rc : mdsd_publish(tmp, path, err);
 }
 

@@ -101,13 +101,31 @@ int mdsd_outfile_open(mdsd_outfile *o, const char *path, mdsd_err *err)
     int rc = mdsd_tmpname(path, o->tmp, sizeof o->tmp, err);
     if (rc)
         return rc;
-    o->f = fopen(o->tmp, "w");
+    mdsd_cleanup_unregister(o->tmp);
+    /* a new file, never through a file or link already at the temporary
+     * name (a crashed run's, whose pid this one reuses: then another name) */
+    int fd = -1;
+    for (int attempt = 0; fd < 0 && attempt < 100; attempt++) {
+        int len = attempt ? snprintf(o->tmp, sizeof o->tmp, "%s.tmp.%ld.%d", path, (long)getpid(), attempt)
+                          : snprintf(o->tmp, sizeof o->tmp, "%s.tmp.%ld", path, (long)getpid());
+        if (len < 0 || (size_t)len >= sizeof o->tmp)
+            break;
+        fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (fd < 0 && errno != EEXIST)
+            break;
+    }
+    int e = errno;
+    o->f = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (!o->f) {
-        int e = errno;
-        mdsd_cleanup_unregister(o->tmp);
+        if (fd >= 0) {
+            e = errno;
+            close(fd);
+            unlink(o->tmp);
+        }
         o->tmp[0] = '\0';
         return mdsd_fail(err, MDSD_EIO, "cannot write '%s': %s", path, strerror(e));
     }
+    mdsd_cleanup_register(o->tmp);
     return MDSD_OK;
 }
 
@@ -152,46 +170,6 @@ void mdsd_outfile_abort(mdsd_outfile *o)
         mdsd_cleanup_unregister(o->tmp);
         o->tmp[0] = '\0';
     }
-}
-
-/* ---- output paths -------------------------------------------------------- */
-
-int mdsd_output_check(const char *path, const char *const *inputs, size_t n_inputs,
-                      mdsd_err *err)
-{
-    size_t len = strlen(path);
-    if (len == 0)
-        return mdsd_fail(err, MDSD_EINVAL, "empty output path");
-    if (len >= 4000)
-        return mdsd_fail(err, MDSD_EINVAL, "output path too long: '%.60s...'", path);
-    struct stat st;
-    if (path[len - 1] == '/' || (stat(path, &st) == 0 && S_ISDIR(st.st_mode)))
-        return mdsd_fail(err, MDSD_EINVAL, "output '%s' is a directory; give a file name", path);
-    if (stat(path, &st) == 0) {
-        for (size_t i = 0; i < n_inputs; i++) {
-            struct stat in;
-            if (stat(inputs[i], &in) == 0 && in.st_dev == st.st_dev && in.st_ino == st.st_ino)
-                return mdsd_fail(err, MDSD_EINVAL,
-                                 "output '%s' is the input '%s'; refusing to overwrite an input",
-                                 path, inputs[i]);
-        }
-        if (!S_ISREG(st.st_mode))
-            return mdsd_fail(err, MDSD_EINVAL, "output '%s' exists and is not a regular file", path);
-    }
-    char dir[4096];
-    const char *slash = strrchr(path, '/');
-    if (!slash)
-        strcpy(dir, ".");
-    else if (slash == path)
-        strcpy(dir, "/");
-    else
-        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-        return mdsd_fail(err, MDSD_EIO, "cannot create output '%s': directory '%s' does not exist", path, dir);
-    if (access(dir, W_OK) != 0)
-        return mdsd_fail(err, MDSD_EIO, "output '%s': cannot write into directory '%s': %s", path, dir,
-                         strerror(errno));
-    return MDSD_OK;
 }
 
 /* ---- lock files ---------------------------------------------------------- */

@@ -30,12 +30,6 @@ void mdsd_outfile_abort(mdsd_outfile *o);
 int mdsd_tmpname(const char *path, char *tmp, size_t size, mdsd_err *err);
 int mdsd_publish(const char *tmp, const char *path, mdsd_err *err);
 
-/* Checks, before any work, that `path` can be an output: not a directory or
- * other non-regular file, not the same file as any of inputs[n_inputs] (by
- * device and inode), and in an existing, writable directory. */
-int mdsd_output_check(const char *path, const char *const *inputs, size_t n_inputs,
-                      mdsd_err *err);
-
 /* ---- cleanup on SIGINT / SIGTERM ----
  * Temporary names made by mdsd_tmpname (and lock files) are registered until
  * they are published or removed; mdsd_cleanup_signals installs handlers that

@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,4 +161,89 @@ int mdsd_parse_range(const char *spec, const char *what, double **out, size_t *l
     *out = v;
     *len = count;
     return MDSD_OK;
+}
+
+int mdsd_parse_uint(const char *s, unsigned long long max, unsigned long long *out, const char **end)
+{
+    const char *c = s;
+    unsigned long long x = 0;
+    if (*c < '0' || *c > '9')
+        return -1;
+    for (; *c >= '0' && *c <= '9'; c++) {
+        unsigned d = (unsigned)(*c - '0');
+        if (d > max || x > (max - d) / 10)
+            return -1; /* above max (or would overflow) */
+        x = 10 * x + d;
+    }
+    if (end)
+        *end = c;
+    else if (*c)
+        return -1;
+    *out = x;
+    return 0;
+}
+
+int mdsd_parse_shard(const char *s, size_t *shard, size_t *shards)
+{
+    unsigned long long i, n;
+    const char *slash;
+    if (mdsd_parse_uint(s, SIZE_MAX, &i, &slash) || *slash != '/' ||
+        mdsd_parse_uint(slash + 1, SIZE_MAX, &n, NULL) || i < 1 || i > n)
+        return -1;
+    *shard = (size_t)i, *shards = (size_t)n;
+    return 0;
+}
+
+static bool needs_escape(unsigned char c)
+{
+    return c < 0x20 || c == 0x7f || c == '\\';
+}
+
+size_t mdsd_escape(const char *s, char *buf, size_t size)
+{
+    size_t len = 0;
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+        char one[5] = {(char)*c, 0};
+        if (needs_escape(*c))
+            snprintf(one, sizeof one, "\\%03o", *c);
+        for (const char *o = one; *o; o++, len++)
+            if (len + 1 < size)
+                buf[len] = *o;
+    }
+    if (size)
+        buf[len < size ? len : size - 1] = '\0';
+    return len;
+}
+
+void mdsd_fputs_escaped(const char *s, FILE *f)
+{
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+        if (needs_escape(*c))
+            fprintf(f, "\\%03o", *c);
+        else
+            fputc(*c, f);
+    }
+}
+
+int mdsd_unescape(char *s)
+{
+    char *out = s;
+    for (const char *c = s; *c; c++) {
+        if (*c != '\\') {
+            *out++ = *c;
+            continue;
+        }
+        int v = 0;
+        for (int k = 1; k <= 3; k++) {
+            if (c[k] < '0' || c[k] > '7')
+                return -1;
+            v = 8 * v + (c[k] - '0');
+        }
+        if (v == 0 || v > 255)
+            return -1;
+        *out++ = (char)v;
+        c += 3;
+    }
+    *out = '\0';
+    return 0;
 }

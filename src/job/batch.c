@@ -33,17 +33,17 @@ typedef struct {
 } resume_state;
 
 static int read_resume(const mdsd_batch_opts *o, const plan *pl, const dump_job *jobs, size_t n_jobs,
-                       const char *partial_path, const char *signature, resume_state *rs,
+                       const char *partial_path, const job_signature *sig, resume_state *rs,
                        mdsd_err *err)
 {
     int rc = MDSD_OK;
     if (o->pub.resume)
-        rc = mdsd_partial_read(partial_path, signature, pl->count, &rs->done, &rs->prog, &rs->last,
-                               rs->last_key, err);
+        rc = mdsd_partial_read(partial_path, sig, o->pub.n_dumps, pl->count, &rs->done, &rs->prog,
+                               &rs->last, rs->last_key, err);
     if (rc == MDSD_OK)
-        rc = mdsd_partial_check_done(partial_path, o, jobs, n_jobs, &rs->done, err);
+        rc = mdsd_partial_check_done(partial_path, o, jobs, n_jobs, &rs->done, sig->changed, err);
     if (rc == MDSD_OK)
-        rc = mdsd_partial_check_progress(partial_path, o, jobs, n_jobs, &rs->prog, pl, err);
+        rc = mdsd_partial_check_progress(partial_path, o, jobs, n_jobs, &rs->prog, pl, sig->changed, err);
     bool resumed = rs->done.count > 0 || rs->prog.count > 0;
     if (rc == MDSD_OK && o->per_position && resumed && !rs->last.set)
         rc = mdsd_fail(err, MDSD_EFORMAT, "'%s' records no per-position rows (its job ran without "
@@ -70,12 +70,13 @@ static int close_per_position(per_position_out *pp, int rc, bool keep, mdsd_err 
 /* The single-process job over opened columns: resume, run every unit
  * (appended to OUTPUT.partial as it finishes), write the CSV. */
 static int run_table(const mdsd_batch_opts *o, const plan *pl, dump_job *jobs, size_t n_jobs,
-                     size_t total, const char *signature, const char *partial_path, row_list *all,
+                     size_t total, const job_signature *sig, const char *partial_path, row_list *all,
                      mdsd_err *err)
 {
     resume_state rs = {.last = {false, 0, 0}, .last_key = ""};
     row_list fresh = {0};
-    int rc = read_resume(o, pl, jobs, n_jobs, partial_path, signature, &rs, err);
+    const char *signature = sig->text;
+    int rc = read_resume(o, pl, jobs, n_jobs, partial_path, sig, &rs, err);
     bool resumed = rs.done.count > 0 || rs.prog.count > 0;
     per_position_out pp;
     bool pp_open = false;
@@ -142,8 +143,8 @@ int mdsd_batch_run(const mdsd_batch_opts *o, mdsd_report_row **rows_out, size_t 
     plan pl;
     if ((rc = mdsd_plan_make(o, max_n + 1, &pl, err)))
         return rc;
-    char signature[8192], partial_path[4200], lock_path[4200];
-    mdsd_partial_signature(o, &pl, signature, sizeof signature);
+    job_signature sig = {.changed = NULL};
+    char partial_path[4200], lock_path[4200];
     if (o->shards && o->shard_data) { /* MPI ranks: one checkpoint each beside the CSV */
         snprintf(partial_path, sizeof partial_path, "%s.shard-%zu-of-%zu.partial", o->pub.output,
                  o->shard, o->shards);
@@ -159,6 +160,8 @@ int mdsd_batch_run(const mdsd_batch_opts *o, mdsd_report_row **rows_out, size_t 
     if ((rc = mdsd_lock_acquire(&lock, lock_path, what, err)))
         return rc;
     rc = mdsd_partial_policy(o, partial_path, err);
+    if (rc == MDSD_OK) /* after --discard-partial has done what it was asked */
+        rc = mdsd_partial_signature(o, &pl, &sig, err);
 
     row_list all = {0};
     size_t n_jobs = mdsd_column_count(o), total = 0;
@@ -168,12 +171,13 @@ int mdsd_batch_run(const mdsd_batch_opts *o, mdsd_report_row **rows_out, size_t 
     if (rc == MDSD_OK)
         rc = open_columns(o, jobs, n_jobs, &total, err);
     if (rc == MDSD_OK && o->shards)
-        rc = mdsd_shardjob_run(o, &pl, jobs, n_jobs, signature, partial_path, err);
+        rc = mdsd_shardjob_run(o, &pl, jobs, n_jobs, sig.text, partial_path, err);
     else if (rc == MDSD_OK)
-        rc = run_table(o, &pl, jobs, n_jobs, total, signature, partial_path, &all, err);
+        rc = run_table(o, &pl, jobs, n_jobs, total, &sig, partial_path, &all, err);
     for (size_t i = 0; jobs && i < n_jobs; i++)
         mdsd_column_close(&jobs[i]);
     free(jobs);
+    free(sig.changed);
     mdsd_lock_release(&lock);
     if (rc == MDSD_OK && rows_out && !o->shards) {
         *rows_out = all.rows;

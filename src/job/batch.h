@@ -31,6 +31,7 @@
 #include <stdint.h>
 
 #include "err.h"
+#include "pathset.h"
 #include "report.h"
 #include "scheme.h"
 #include "verifier.h"
@@ -90,6 +91,13 @@ typedef struct {
     bool keep_partial;
     mdsd_batch_hooks test;
 } mdsd_batch_opts;
+
+/* Every file the job reads (the dumps, each file of a split one) and
+ * writes (the output, its .partial, .lock and .provenance.json, the
+ * per-position file and its .partial; an MPI rank's checkpoint), for the
+ * output-safety check (pathset.h) that mdsd_batch_run makes before any work;
+ * a caller writing more files adds them and checks the whole set first. */
+void mdsd_batch_paths(const mdsd_batch_opts *opts, mdsd_pathset *s);
 
 /* Runs the job and writes opts->output atomically. rows/count (optional)
  * receive the result rows (free with free()). */

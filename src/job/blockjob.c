@@ -50,6 +50,13 @@ static int parse_setup(mdsd_block_job *j, mdsd_block_setup *s, mdsd_err *err)
                 return mdsd_fail(err, MDSD_EINVAL, "--verifiers %s: %s", o->verifiers,
                                  e.msg[0] ? e.msg : "too many");
             }
+            const mdsd_block_case *c = &s->verifiers[s->n_verifiers - 1];
+            for (size_t k = 0; k + 1 < s->n_verifiers; k++)
+                if (s->verifiers[k].v == c->v && s->verifiers[k].block == c->block) {
+                    j->usage = true; /* its rows would appear twice */
+                    return mdsd_fail(err, MDSD_EINVAL, "--verifiers %s: '%s' is given twice",
+                                     o->verifiers, tok);
+                }
         }
     }
     if (o->costs) {
@@ -68,18 +75,30 @@ static int parse_setup(mdsd_block_job *j, mdsd_block_setup *s, mdsd_err *err)
     return MDSD_OK;
 }
 
-/* Every output is checked before any work: not a directory, not an input. */
-static int check_outputs(const mdsd_block_job_opts *o, mdsd_err *err)
+/* Every file the job reads and writes, checked before any work (pathset.h). */
+static int check_outputs(const mdsd_block_job *j, mdsd_err *err)
 {
-    const char *outs[3] = {o->output, o->markdown, o->latex};
-    int rc = MDSD_OK;
-    for (int k = 0; k < 3 && rc == MDSD_OK; k++) {
-        if (outs[k])
-            rc = mdsd_output_check(outs[k], o->dumps, o->n_dumps, err);
-        for (int l = 0; l < k && rc == MDSD_OK; l++)
-            if (outs[k] && outs[l] && !strcmp(outs[k], outs[l]))
-                rc = mdsd_fail(err, MDSD_EINVAL, "%s names two outputs of the same job", outs[k]);
-    }
+    const mdsd_block_job_opts *o = &j->pub;
+    const char **merged = calloc(j->merge_n + 1, sizeof *merged);
+    if (!merged)
+        return mdsd_fail(err, MDSD_ENOMEM, "out of memory");
+    for (size_t k = 0; k < j->merge_n; k++)
+        merged[k] = j->merge[k].in->name;
+    mdsd_block_files files = {o->dumps, o->n_dumps, merged, j->merge_n, o->output, o->markdown,
+                              o->latex, j->shard, j->shards, j->shard_data != NULL, j->tool != NULL};
+    mdsd_pathset paths;
+    mdsd_pathset_init(&paths);
+    mdsd_block_paths(&files, &paths);
+    int rc = mdsd_pathset_check(&paths, err);
+    mdsd_pathset_free(&paths);
+    free(merged);
+    /* a dump given twice (by name or as the same file) would make its rows
+     * twice, as mdsd table refuses */
+    for (size_t i = 0; rc == MDSD_OK && i < o->n_dumps; i++)
+        for (size_t k = 0; rc == MDSD_OK && k < i; k++)
+            if (!strcmp(o->dumps[i], o->dumps[k]) || mdsd_path_same(o->dumps[i], o->dumps[k]))
+                rc = mdsd_fail(err, MDSD_EINVAL, "block: dump '%s' is given twice (as '%s' and '%s')",
+                               o->dumps[i], o->dumps[k], o->dumps[i]);
     return rc;
 }
 
@@ -247,30 +266,36 @@ static int run_dump(mdsd_block_job *j, const mdsd_block_setup *s, size_t i, chec
     else if (rc == MDSD_OK)
         rc = evaluate(j, i, t, cases, nc, res, ck, &l->finished, err);
     for (size_t c = 0; rc == MDSD_OK && c < nc; c++)
-        l->rows[l->count++] = (mdsd_block_row){o->dumps[i], cases[c], res[c]};
+        l->rows[l->count++] = (mdsd_block_row){o->dumps[i], cases[c], res[c], t->live};
     free(res);
     mdsd_tree_dump_close(t);
     return rc;
 }
 
-/* The provenance sidecar and every output, each written atomically. */
+/* Every output and the provenance sidecar written to temporary files,
+ * then all published: a failure leaves none of them new. */
 static int write_outputs(const mdsd_block_job *j, const mdsd_block_setup *s, const row_list *l,
                          mdsd_err *err)
 {
     const mdsd_block_job_opts *o = &j->pub;
+    mdsd_outfile outs[4];
+    memset(outs, 0, sizeof outs);
+    const char *dest[3] = {o->output, o->markdown, o->latex};
     int rc = MDSD_OK;
-    if (o->output && j->tool) {
+    for (int k = 0; k < 3 && rc == MDSD_OK; k++)
+        if (dest[k])
+            rc = mdsd_block_write_file(dest[k], k, l->rows, l->count, s->cost, s->n_cost, &outs[k], err);
+    if (rc == MDSD_OK && o->output && j->tool) {
         mdsd_provenance pv = {.tool = j->tool, .argc = j->argc, .argv = j->argv, .output = o->output,
                               .is_block = true, .is_top = o->is_top, .n_dumps = o->n_dumps,
                               .dumps = o->dumps};
-        rc = mdsd_provenance_write(&pv, err);
+        rc = mdsd_provenance_prepare(&pv, &outs[3], err);
     }
-    if (rc == MDSD_OK && o->output)
-        rc = mdsd_block_write_file(o->output, 0, l->rows, l->count, s->cost, s->n_cost, err);
-    if (rc == MDSD_OK && o->markdown)
-        rc = mdsd_block_write_file(o->markdown, 1, l->rows, l->count, s->cost, s->n_cost, err);
-    if (rc == MDSD_OK && o->latex)
-        rc = mdsd_block_write_file(o->latex, 2, l->rows, l->count, s->cost, s->n_cost, err);
+    for (int k = 3; k >= 0; k--) {
+        if (rc == MDSD_OK && outs[k].tmp[0])
+            rc = mdsd_outfile_publish(&outs[k], err);
+        mdsd_outfile_abort(&outs[k]);
+    }
     if (rc == MDSD_OK && !o->output && !o->markdown && !o->latex)
         mdsd_block_write_table(stdout, 0, l->rows, l->count, s->cost, s->n_cost);
     return rc;
@@ -324,7 +349,7 @@ int mdsd_block_job_run(mdsd_block_job *j, mdsd_err *err)
     mdsd_block_setup s;
     int rc = parse_setup(j, &s, err);
     if (rc == MDSD_OK)
-        rc = check_outputs(o, err);
+        rc = check_outputs(j, err);
     if (rc == MDSD_OK && j->shards) {
         if ((o->markdown || o->latex) && !j->shard_data)
             rc = usage(j, err, "%s", "--shard writes partial aggregates: render the tables "

@@ -9,6 +9,7 @@
 
 #include <mdsd/block.h>
 
+#include "outfile.h"
 #include "shard.h"
 #include "treedump.h"
 
@@ -63,11 +64,13 @@ typedef struct {
     const char *dump;
     mdsd_block_case c;
     mdsd_block_dump_result r;
+    int live;  /* trees at the block starts of live decoding (treedump.h) */
 } mdsd_block_row;
 
-/* kind 0: the results CSV, 1: Markdown, 2: LaTeX; written atomically. */
+/* kind 0: the results CSV, 1: Markdown, 2: LaTeX; written and synced to a
+ * temporary file (*out), published by the caller with the job's others. */
 int mdsd_block_write_file(const char *path, int kind, const mdsd_block_row *rows, size_t n,
-                          const double *cost, size_t ncost, mdsd_err *err);
+                          const double *cost, size_t ncost, mdsd_outfile *out, mdsd_err *err);
 void mdsd_block_write_table(FILE *f, int latex, const mdsd_block_row *rows, size_t n,
                             const double *cost, size_t ncost);
 

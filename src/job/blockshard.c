@@ -12,10 +12,12 @@
 #include "blockjob_impl.h"
 #include "checkpoint.h"
 #include "fnv.h"
+#include "hash.h"
 #include "outfile.h"
+#include "parse.h"
 
-/* A block shard's header: the job (options, each dump's path, size and
- * modification time) and what a merge needs to redo its set-up. */
+/* A block shard's header: the job (options, each dump's path and SHA-256)
+ * and what a merge needs to redo its set-up. */
 static char *shard_header(const mdsd_block_job *j, mdsd_err *err)
 {
     const mdsd_block_job_opts *o = &j->pub;
@@ -34,8 +36,11 @@ static char *shard_header(const mdsd_block_job *j, mdsd_err *err)
             MDSD_BLOCK_SHARD_MAGIC, j->shard, j->shards, sig, o->verifiers ? o->verifiers : "-",
             o->sequences ? o->sequences : "-", o->depths ? o->depths : "-",
             o->is_top, o->costs ? o->costs : "-");
-    for (size_t i = 0; i < o->n_dumps; i++)
-        fprintf(f, "dump %s\n", o->dumps[i]);
+    for (size_t i = 0; i < o->n_dumps; i++) { /* one line each (parse.h) */
+        fputs("dump ", f);
+        mdsd_fputs_escaped(o->dumps[i], f);
+        fputc('\n', f);
+    }
     fputs("end\n", f);
     fclose(f);
     free(sig);
@@ -58,7 +63,9 @@ static int shard_unit(size_t i, const char *path, size_t tb, size_t te, const ch
         fwrite(lines, 1, lines_len, f);
     fflush(f);
     uint64_t hash = mdsd_fnv1a(MDSD_FNV_OFFSET, buf, n);
-    fprintf(f, "#done %s groups=%zu fnv1a=%016llx\n", path, n_lines, (unsigned long long)hash);
+    fputs("#done ", f);
+    mdsd_fputs_escaped(path, f); /* one line (parse.h) */
+    fprintf(f, " groups=%zu fnv1a=%016llx\n", n_lines, (unsigned long long)hash);
     fclose(f);
     *text = buf;
     *len = n;
@@ -264,6 +271,8 @@ int mdsd_block_shard_run(mdsd_block_job *j, const mdsd_block_setup *s, mdsd_err 
     bool kept = false;
     for (size_t i = 0; i < o->n_dumps && st.text; i++)
         kept = kept || st.text[i];
+    for (size_t i = 0; rc == MDSD_OK && !j->usage && i < o->n_dumps; i++)
+        mdsd_dump_sha256_keep(o->dumps[i]); /* the next shard's hash is a look-up */
     if (st.partial && ((rc == MDSD_OK && !j->usage && !j->keep_partial) || (rc != MDSD_OK && !kept)))
         unlink(st.partial_path);
     else if (st.partial && rc != MDSD_OK && !j->shard_data && j->note) {

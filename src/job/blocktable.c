@@ -25,6 +25,12 @@ static int parse_sizes(mdsd_block_job *j, const char *spec, const char *opt, siz
     for (size_t i = 0; !bad && i < len; i++) {
         bad = !(v[i] >= (double)lo && v[i] <= (double)hi && v[i] == floor(v[i]));
         out[i] = bad ? 0 : (size_t)v[i];
+        for (size_t k = 0; !bad && k < i; k++)
+            if (out[k] == out[i]) { /* its rows would appear twice */
+                free(v);
+                j->usage = true;
+                return mdsd_fail(err, MDSD_EINVAL, "%s %s: %zu is given twice", opt, spec, out[i]);
+            }
     }
     free(v);
     if (bad) {
@@ -70,6 +76,12 @@ int mdsd_block_dump_cases(mdsd_block_job *j, const mdsd_block_setup *s, const md
     const mdsd_block_job_opts *o = &j->pub;
     size_t Ls[MDSD_BLOCK_MAX_DEPTH], nL = 0, Ks[MDSD_BLOCK_MAX_DEPTH], nK = 0;
     int rc = MDSD_OK;
+    if (t->live && !s->n_verifiers && !o->depths && !o->sequences) {
+        /* a live dump answers its own case only (mdsd_tree_dump_check_live) */
+        cases[0] = (mdsd_block_case){t->live_verifier, t->pol, 0};
+        *ncases = 1;
+        return MDSD_OK;
+    }
     if (o->depths) {
         if ((rc = parse_sizes(j, o->depths, "--depth", 1, t->pol.depth, Ls, &nL, err)))
             return rc;
@@ -117,6 +129,13 @@ int mdsd_block_dump_cases(mdsd_block_job *j, const mdsd_block_setup *s, const md
                     n++;
             }
     *ncases = n;
+    if (n == 0) { /* the selection matches nothing here: not an empty table */
+        j->usage = true;
+        return mdsd_fail(err, MDSD_EINVAL, "%s: no case left: the verifiers %s apply to none of its "
+                         "policies with --sequences %s --depth %s", t->path,
+                         o->verifiers ? o->verifiers : "(default)", o->sequences ? o->sequences : "(all)",
+                         o->depths ? o->depths : "(all)");
+    }
     return MDSD_OK;
 }
 
@@ -138,7 +157,7 @@ static void widths_text(const mdsd_policy *pol, char *buf, size_t size)
 static void write_csv(FILE *f, const mdsd_block_row *rows, size_t n, const double *cost, size_t ncost)
 {
     fprintf(f, "dump,verifier,policy,scheme,sequences,widths,depth,tree_size,trees,samples,"
-               "block_efficiency,stderr,per_depth,cost,speedup,per_depth_stderr\n");
+               "block_efficiency,stderr,per_depth,cost,speedup,per_depth_stderr,contexts\n");
     for (size_t i = 0; i < n; i++) {
         const mdsd_policy *pol = &rows[i].c.pol;
         char w[256], rates[1024], rates_se[1024];
@@ -158,10 +177,11 @@ static void write_csv(FILE *f, const mdsd_block_row *rows, size_t n, const doubl
                     mdsd_scheme_name(pol->kind == MDSD_POLICY_SEQ ? MDSD_SCHEME_IID : pol->scheme));
             if (pol->kind == MDSD_POLICY_SEQ)
                 fprintf(f, "%zu", pol->sequences);
-            fprintf(f, ",%s,%zu,%.17g,%zu,%zu,%.17g,%.17g,%s,%.17g,%.17g,%s\n", w, pol->depth,
+            fprintf(f, ",%s,%zu,%.17g,%zu,%zu,%.17g,%.17g,%s,%.17g,%.17g,%s,%s\n", w, pol->depth,
                     mdsd_policy_size(pol), rows[i].r.trees, rows[i].r.samples, rows[i].r.tau,
                     rows[i].r.se, rates, cost[k],
-                    rows[i].r.tau / (1.0 + cost[k] * (double)pol->depth), rates_se);
+                    rows[i].r.tau / (1.0 + cost[k] * (double)pol->depth), rates_se,
+                    rows[i].live ? "live" : "positions");
         }
     }
 }
@@ -193,6 +213,8 @@ void mdsd_block_write_table(FILE *f, int latex, const mdsd_block_row *rows, size
             snprintf(desc, sizeof desc, "seq K=%zu", pol->sequences);
         else
             mdsd_policy_describe(pol, desc, sizeof desc);
+        if (rows[i].live)
+            strncat(desc, " live", sizeof desc - strlen(desc) - 1);
         if (latex)
             fprintf(f, "%s & %s & %zu & %.4f (%.4f) & ", mdsd_block_case_name(&rows[i].c), desc,
                     pol->depth, rows[i].r.tau, rows[i].r.se);
@@ -212,15 +234,14 @@ void mdsd_block_write_table(FILE *f, int latex, const mdsd_block_row *rows, size
 }
 
 int mdsd_block_write_file(const char *path, int kind, const mdsd_block_row *rows, size_t n,
-                          const double *cost, size_t ncost, mdsd_err *err)
+                          const double *cost, size_t ncost, mdsd_outfile *of, mdsd_err *err)
 {
-    mdsd_outfile of;
-    int rc = mdsd_outfile_open(&of, path, err);
+    int rc = mdsd_outfile_open(of, path, err);
     if (rc)
         return rc;
     if (kind == 0)
-        write_csv(of.f, rows, n, cost, ncost);
+        write_csv(of->f, rows, n, cost, ncost);
     else
-        mdsd_block_write_table(of.f, kind == 2, rows, n, cost, ncost);
-    return mdsd_outfile_commit(&of, err);
+        mdsd_block_write_table(of->f, kind == 2, rows, n, cost, ncost);
+    return mdsd_outfile_finish(of, err);
 }

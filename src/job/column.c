@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "parse.h"
 
 static const char *base_name(const char *path)
 {
@@ -65,10 +66,14 @@ int mdsd_column_open(const mdsd_batch_opts *o, size_t j, dump_job *job, mdsd_err
     job->dump = job->parts[0];
     job->draft = job->part_draft[0];
     job->index = j;
+    /* the label is one line of the CSV, the checkpoint and a shard: a
+     * newline or backslash in a file name is written \ooo (parse.h) */
+    char raw[sizeof job->label];
     if (drafters > 1)
-        snprintf(job->label, sizeof job->label, "%s:%s", dump_label(o, i), model);
+        snprintf(raw, sizeof raw, "%s:%s", dump_label(o, i), model);
     else
-        snprintf(job->label, sizeof job->label, "%s", dump_label(o, i));
+        snprintf(raw, sizeof raw, "%s", dump_label(o, i));
+    mdsd_escape(raw, job->label, sizeof job->label);
     size_t N = job->part_row0[n];
     job->begin = o->pub.row_begin;
     job->end = o->pub.row_end ? o->pub.row_end : N;

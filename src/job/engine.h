@@ -153,14 +153,27 @@ int mdsd_rows_collect(const mdsd_batch_opts *o, const dump_job *jobs, size_t n_j
                       const row_list *done, const row_list *fresh, row_list *out, mdsd_err *err);
 
 /* ---- partial.c ---- */
-void mdsd_partial_signature(const mdsd_batch_opts *o, const plan *pl, char *sig, size_t size);
+/* The job a checkpoint belongs to: its options, cells and dumps' paths
+ * (text[0, base_len)), then " sha256=" and each dump's content digest;
+ * changed[n_dumps] (malloc'd): dump i's digest differs from the resumed
+ * .partial's (set by mdsd_partial_read). */
+typedef struct {
+    char text[16384];
+    size_t base_len;
+    bool *changed;
+} job_signature;
+int mdsd_partial_signature(const mdsd_batch_opts *o, const plan *pl, job_signature *sig, mdsd_err *err);
+bool mdsd_partial_same_temperature(double job_T, double row_T);
 int mdsd_partial_policy(const mdsd_batch_opts *o, const char *partial_path, mdsd_err *err);
-int mdsd_partial_read(const char *path, const char *signature, size_t cells, row_list *done,
-                      progress_list *prog, perpos_mark *last, char last_key[600], mdsd_err *err);
+int mdsd_partial_read(const char *path, const job_signature *sig, size_t n_dumps, size_t cells,
+                      row_list *done, progress_list *prog, perpos_mark *last, char last_key[600],
+                      mdsd_err *err);
+/* changed (NULL: none): from the signature, a unit of a changed dump is refused */
 int mdsd_partial_check_done(const char *path, const mdsd_batch_opts *o, const dump_job *jobs,
-                            size_t n_jobs, const row_list *done, mdsd_err *err);
+                            size_t n_jobs, row_list *done, const bool *changed, mdsd_err *err);
 int mdsd_partial_check_progress(const char *path, const mdsd_batch_opts *o, const dump_job *jobs,
-                                size_t n_jobs, const progress_list *prog, const plan *pl, mdsd_err *err);
+                                size_t n_jobs, const progress_list *prog, const plan *pl,
+                                const bool *changed, mdsd_err *err);
 FILE *mdsd_partial_start(const char *partial_path, const char *signature, const row_list *done,
                          const progress_list *prog, const plan *pl, const perpos_mark *last,
                          const char *last_key, mdsd_err *err);

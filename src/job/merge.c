@@ -9,6 +9,8 @@
 
 #include "blockjob.h"
 #include "outfile.h"
+#include "parse.h"
+#include "pathset.h"
 #include "report.h"
 #include "shard.h"
 
@@ -39,8 +41,8 @@ static int parse_header(const mdsd_shard_file *f, char *copy, const char **dumps
             o->costs = opt;
         else if (!strcmp(line, "is_top"))
             o->is_top = (size_t)strtoull(val, NULL, 10);
-        else if (!strcmp(line, "dump"))
-            dumps[o->n_dumps++] = val;
+        else if (!strcmp(line, "dump") && v && mdsd_unescape(v + 1) == 0) /* one line (parse.h) */
+            dumps[o->n_dumps++] = v + 1;
         else if (strcmp(line, "end") != 0)
             rc = mdsd_fail(err, MDSD_EFORMAT, "'%s': '%.80s' is not a header line of a block shard",
                            f->in->name, line);
@@ -77,8 +79,8 @@ int mdsd_block_job_merge(const mdsd_shard_input *in, size_t n, const mdsd_block_
     if (rc == MDSD_OK)
         rc = mdsd_block_signature(opts, (char *const *)j.pub.dumps, j.pub.n_dumps, &sig, err);
     if (rc == MDSD_OK && strcmp(sig, job) != 0)
-        rc = mdsd_fail(err, MDSD_EINVAL, "a dump of the shards changed since they read it (size or "
-                       "modification time differ): rerun the shards");
+        rc = mdsd_fail(err, MDSD_EINVAL, "a dump of the shards changed since they read it (its "
+                       "content, SHA-256, differs): rerun the shards");
     free(sig);
     j.merge = files, j.merge_n = N;
     if (rc == MDSD_OK && (rc = mdsd_block_job_run(&j, err)) != MDSD_OK && j.usage) {
@@ -121,8 +123,19 @@ int mdsd_merge(const char *const *shards, size_t n, const char *output, const ch
     if (!output)
         return mdsd_fail(err, MDSD_EINVAL, "merge: no output file");
     mdsd_shard_input *in = calloc(n, sizeof *in);
-    int rc = in ? mdsd_output_check(output, shards, n, err)
-                : mdsd_fail(err, MDSD_ENOMEM, "out of memory");
+    /* every file written, checked now against the shards and again (with
+     * the dumps the shards name) by the table's or the block job's merge */
+    mdsd_pathset renders, paths;
+    mdsd_pathset_init(&renders);
+    mdsd_pathset_init(&paths);
+    mdsd_pathset_output(&renders, markdown, "--markdown");
+    mdsd_pathset_output(&renders, latex, "--latex");
+    for (size_t i = 0; i < n; i++)
+        mdsd_pathset_input(&paths, shards[i], "a shard");
+    mdsd_pathset_output_family(&paths, output, "-o", mdsd_suffixes_provenance);
+    mdsd_pathset_add_all(&paths, &renders);
+    int rc = in ? mdsd_pathset_check(&paths, err) : mdsd_fail(err, MDSD_ENOMEM, "out of memory");
+    mdsd_pathset_free(&paths);
     for (size_t i = 0; i < n && rc == MDSD_OK; i++) {
         char *text = NULL;
         in[i].name = shards[i];
@@ -135,12 +148,13 @@ int mdsd_merge(const char *const *shards, size_t n, const char *output, const ch
         rc = mdsd_block_job_merge(in, n, &how, err);
     } else if (rc == MDSD_OK) {
         table_merge m = {markdown, latex, {0}};
-        mdsd_merge_opts mo = {n, in, output, &m.job, before_publish, &m};
+        mdsd_merge_opts mo = {n, in, output, &m.job, before_publish, &m, &renders};
         rc = mdsd_batch_merge(&mo, NULL, NULL, err);
         mdsd_shard_job_free(&m.job);
     }
     for (size_t i = 0; in && i < n; i++)
         free((char *)in[i].text);
     free(in);
+    mdsd_pathset_free(&renders);
     return rc;
 }

@@ -10,26 +10,67 @@
 
 #include "engine.h"
 #include "fnv.h"
+#include "hash.h"
 #include "outfile.h"
+#include "parse.h"
 
-/* The first line of the .partial file: resuming is refused unless the job is
- * the same one. Version 2: units carry their row count and hash. */
-void mdsd_partial_signature(const mdsd_batch_opts *o, const plan *pl, char *sig, size_t size)
+/* The first line of the .partial file (version 3): the job a checkpoint
+ * belongs to: options, cells and each dump's path (newlines and backslashes
+ * escaped: one line), then " sha256=H1,H2,..." (each dump's content,
+ * hash.h) from sig->base_len on. A shard's header must match it whole; a
+ * resumed .partial may differ in the digests of dumps none of whose units it
+ * holds (mdsd_partial_read, mdsd_partial_check_done). */
+int mdsd_partial_signature(const mdsd_batch_opts *o, const plan *pl, job_signature *sig, mdsd_err *err)
 {
-    size_t len = (size_t)snprintf(sig, size,
-                                  "#mdsd-table 2 trials=%llu%s seed=%llu rows=%zu:%zu top-k=%zu top-p=%.17g "
+    char *text = sig->text;
+    size_t size = sizeof sig->text;
+    sig->changed = calloc(o->pub.n_dumps ? o->pub.n_dumps : 1, sizeof *sig->changed);
+    if (!sig->changed)
+        return mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
+    size_t len = (size_t)snprintf(text, size,
+                                  "#mdsd-table 3 trials=%llu%s seed=%llu rows=%zu:%zu top-k=%zu top-p=%.17g "
                                   "is-top=%zu draft=",
                                   (unsigned long long)o->pub.trials, o->pub.simulate ? " simulate" : "",
                                   (unsigned long long)o->pub.seed, o->pub.row_begin, o->pub.row_end, o->pub.top_k,
                                   o->pub.top_p > 0.0 ? o->pub.top_p : 1.0, o->pub.verifier_opts.is_top);
     for (size_t i = 0; i < o->pub.n_draft_models && len < size; i++)
-        len += (size_t)snprintf(sig + len, size - len, "%s%s", i ? "," : "", o->pub.draft_models[i]);
-    len += (size_t)snprintf(sig + len, size - len, " cells=");
+        len += (size_t)snprintf(text + len, size - len, "%s%s", i ? "," : "", o->pub.draft_models[i]);
+    len += (size_t)snprintf(text + len, size - len, " cells=");
     for (size_t c = 0; c < pl->count && len < size; c++)
-        len += (size_t)snprintf(sig + len, size - len, "%zu/%s/%d;", pl->cells[c].n,
+        len += (size_t)snprintf(text + len, size - len, "%zu/%s/%d;", pl->cells[c].n,
                                 mdsd_scheme_name(pl->cells[c].scheme), pl->cells[c].verifier);
-    for (size_t i = 0; i < o->pub.n_dumps && len < size; i++)
-        len += (size_t)snprintf(sig + len, size - len, " %s", o->pub.dumps[i]);
+    for (size_t i = 0; i < o->pub.n_dumps && len < size; i++) {
+        len += (size_t)snprintf(text + len, size - len, " ");
+        len += mdsd_escape(o->pub.dumps[i], text + len, len < size ? size - len : 0);
+    }
+    sig->base_len = len;
+    for (size_t i = 0; i < o->pub.n_dumps && len < size; i++) {
+        char hex[MDSD_SHA256_HEX];
+        int rc = mdsd_dump_sha256(o->pub.dumps[i], hex, err);
+        if (rc)
+            return rc;
+        len += (size_t)snprintf(text + len, size - len, "%s%s", i ? "," : " sha256=", hex);
+    }
+    if (len >= size)
+        return mdsd_fail(err, MDSD_ETOOBIG, "table: the dump names are too long together for the "
+                         "checkpoint (%zu bytes at most)", size - 1);
+    return MDSD_OK;
+}
+
+/* The .partial's first line against this job's signature: the same job,
+ * with changed[i] set for each dump whose content differs since. */
+static bool same_job(const char *line, const job_signature *sig, size_t n_dumps)
+{
+    size_t sl = strlen(sig->text), ll = strcspn(line, "\n"), at = sig->base_len + 8;
+    if (ll != sl || strncmp(line, sig->text, at) != 0) /* the base and " sha256=" */
+        return false;
+    for (size_t i = 0; i < n_dumps; i++) {
+        const char *a = line + at + 65 * i, *b = sig->text + at + 65 * i;
+        if (strspn(a, "0123456789abcdef") < 64 || (i + 1 < n_dumps && a[64] != ','))
+            return false;
+        sig->changed[i] = memcmp(a, b, 64) != 0;
+    }
+    return true;
 }
 
 /* One unit being read back: its rows since the last marker. */
@@ -147,8 +188,9 @@ void mdsd_partial_progress_free(progress_list *prog)
 
 /* last (out): the "#perpos" record before the file's last marker (unset if
  * it had none), last_key: that marker's unit. */
-int mdsd_partial_read(const char *path, const char *signature, size_t cells, row_list *done,
-                      progress_list *prog, perpos_mark *last, char last_key[600], mdsd_err *err)
+int mdsd_partial_read(const char *path, const job_signature *sig, size_t n_dumps, size_t cells,
+                      row_list *done, progress_list *prog, perpos_mark *last, char last_key[600],
+                      mdsd_err *err)
 {
     perpos_mark seen = {false, 0, 0};
     FILE *f = fopen(path, "r");
@@ -159,11 +201,10 @@ int mdsd_partial_read(const char *path, const char *signature, size_t cells, row
     size_t cap = 0, lineno = 1;
     ssize_t len = getline(&line, &cap, f);
     int rc = MDSD_OK;
-    if (len < 0 || strncmp(line, signature, strlen(signature)) != 0 ||
-        (line[strlen(signature)] != '\n' && line[strlen(signature)] != '\0'))
-        rc = mdsd_fail(err, MDSD_EINVAL, "'%s' was made by a different table job (or another mdsd "
-                       "version); pass --discard-partial to delete it and start over, or run the "
-                       "job that made it", path);
+    if (len < 0 || !same_job(line, sig, n_dumps))
+        rc = mdsd_fail(err, MDSD_EINVAL, "'%s' was made by a different table job (other options or "
+                       "dumps, a dump whose content changed since, or another mdsd version); pass "
+                       "--discard-partial to delete it and start over, or run the job that made it", path);
     partial_unit u = {{0}, MDSD_FNV_OFFSET};
     /* A bad line is fatal only if a marker follows it: after the last marker
      * it is the tail of a unit that was being written when the job stopped,
@@ -385,22 +426,49 @@ FILE *mdsd_partial_start(const char *partial_path, const char *signature, const 
     return f;
 }
 
-/* Every resumed unit must be one this job makes. */
+/* A unit kept from a dump whose content changed since is refused. */
+static int check_unchanged(const char *path, const mdsd_batch_opts *o, size_t j, const bool *changed,
+                           const char *key, mdsd_err *err)
+{
+    size_t i = j / (o->pub.n_draft_models ? o->pub.n_draft_models : 1);
+    if (!changed || !changed[i])
+        return MDSD_OK;
+    return mdsd_fail(err, MDSD_EINVAL, "'%s': unit %s was computed from '%s', whose content has "
+                     "changed since (its SHA-256 differs); pass --discard-partial to start over",
+                     path, key, o->pub.dumps[i]);
+}
+
+/* A kept row's temperature went through the CSV's %.10g: it is the job's
+ * temperature that prints the same (0.1:1:0.1 makes 0.30000000000000004). */
+bool mdsd_partial_same_temperature(double job_T, double row_T)
+{
+    char a[64], b[64];
+    snprintf(a, sizeof a, "%.10g", job_T);
+    snprintf(b, sizeof b, "%.10g", row_T);
+    return job_T == row_T || !strcmp(a, b);
+}
+
+/* Every resumed unit must be one this job makes, from an unchanged dump. */
 int mdsd_partial_check_done(const char *path, const mdsd_batch_opts *o, const dump_job *jobs,
-                            size_t n_jobs, const row_list *done, mdsd_err *err)
+                            size_t n_jobs, row_list *done, const bool *changed, mdsd_err *err)
 {
     for (size_t i = 0; i < done->count; i++) {
-        const mdsd_report_row *r = &done->rows[i];
+        mdsd_report_row *r = &done->rows[i];
+        size_t j = 0;
         bool known = false;
-        for (size_t j = 0; j < n_jobs && !known; j++)
+        for (; j < n_jobs && !known; j++)
             for (size_t t = 0; t < o->pub.n_temperatures && !known; t++)
-                known = !strcmp(jobs[j].label, r->dump) && o->pub.temperatures[t] == r->temperature;
-        if (!known) {
-            char key[600];
-            mdsd_rows_unit_key(r, key, sizeof key);
+                if ((known = !strcmp(jobs[j].label, r->dump) &&
+                             mdsd_partial_same_temperature(o->pub.temperatures[t], r->temperature)))
+                    r->temperature = o->pub.temperatures[t]; /* the job's own value from here on */
+        char key[600];
+        mdsd_rows_unit_key(r, key, sizeof key);
+        if (!known)
             return mdsd_fail(err, MDSD_EFORMAT, "'%s': unit %s is not part of this job; pass "
                              "--discard-partial to start over", path, key);
-        }
+        int rc = check_unchanged(path, o, j - 1, changed, key, err);
+        if (rc)
+            return rc;
     }
     return MDSD_OK;
 }
@@ -409,7 +477,8 @@ int mdsd_partial_check_done(const char *path, const mdsd_batch_opts *o, const du
  * units, hold whole summaries of its cells and cover its rows up to the
  * recorded next row: checked before the partial file is rewritten. */
 int mdsd_partial_check_progress(const char *path, const mdsd_batch_opts *o, const dump_job *jobs,
-                                size_t n_jobs, const progress_list *prog, const plan *pl, mdsd_err *err)
+                                size_t n_jobs, const progress_list *prog, const plan *pl,
+                                const bool *changed, mdsd_err *err)
 {
     mdsd_batch_group *g = malloc(sizeof *g);
     int rc = g ? MDSD_OK : mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
@@ -428,6 +497,8 @@ int mdsd_partial_check_progress(const char *path, const mdsd_batch_opts *o, cons
                            "job; pass --discard-partial to start over", path, u->key);
             break;
         }
+        if ((rc = check_unchanged(path, o, (size_t)(job - jobs), changed, u->key, err)))
+            break;
         size_t rows = 0;
         for (const char *s = u->text; rc == MDSD_OK && s < u->text + u->len; s += strcspn(s, "\n") + 1)
             if (mdsd_batch_group_parse(s, pl, g) != MDSD_OK)

@@ -1,6 +1,7 @@
 /* plan.c - the table job's options checked, its plan of cells (n, scheme,
  * method) per unit, and the up-front warning about Monte-Carlo cost (engine.h). */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -168,6 +169,64 @@ void mdsd_plan_warn_monte_carlo(const mdsd_batch_opts *o, const plan *pl, size_t
     free(p), free(q);
 }
 
+void mdsd_batch_paths(const mdsd_batch_opts *o, mdsd_pathset *s)
+{
+    for (size_t i = 0; i < o->pub.n_dumps; i++)
+        mdsd_pathset_dump(s, o->pub.dumps[i]);
+    if (o->shards && o->shard_data) { /* an MPI rank: its checkpoint beside the CSV */
+        mdsd_pathset_output_family(s, o->pub.output, "-o", mdsd_suffixes_provenance);
+        const char *const rank[] = {".partial", ".lock"};
+        for (size_t k = 0; k < 2; k++) {
+            char name[4200];
+            snprintf(name, sizeof name, "%s.shard-%zu-of-%zu%s", o->pub.output, o->shard, o->shards,
+                     rank[k]);
+            mdsd_pathset_output(s, name, "the %s of rank %zu of -o %s", k ? "lock file" : "checkpoint",
+                                o->shard - 1, o->pub.output);
+        }
+    } else if (o->shards) { /* --shard I/N: the aggregate, no provenance */
+        const char *const shard[] = {".partial", ".lock", NULL};
+        mdsd_pathset_output_family(s, o->pub.output, "-o", shard);
+    } else {
+        mdsd_pathset_output_family(s, o->pub.output, "-o", mdsd_suffixes_job);
+    }
+    const char *const partial[] = {".partial", NULL};
+    mdsd_pathset_output_family(s, o->per_position, "--per-position", partial);
+}
+
+/* A dump (by name or as the same file), temperature (to the CSV's 10
+ * digits), n, scheme or verifier given twice would make its rows twice (two
+ * temperatures that print alike: two units of one name). */
+static int check_twice(const mdsd_batch_opts *o, mdsd_err *err)
+{
+    const mdsd_table_opts *p = &o->pub;
+    for (size_t i = 0; i < p->n_dumps; i++)
+        for (size_t k = 0; k < i; k++)
+            if (!strcmp(p->dumps[i], p->dumps[k]) || mdsd_path_same(p->dumps[i], p->dumps[k]))
+                return mdsd_fail(err, MDSD_EINVAL, "table: dump '%s' is given twice (as '%s' and '%s')",
+                                 p->dumps[i], p->dumps[k], p->dumps[i]);
+    for (size_t i = 0; i < p->n_temperatures; i++)
+        for (size_t k = 0; k < i; k++)
+            if (mdsd_partial_same_temperature(p->temperatures[k], p->temperatures[i]))
+                return mdsd_fail(err, MDSD_EINVAL, "table: temperature %.10g is given twice%s",
+                                 p->temperatures[i], p->temperatures[k] == p->temperatures[i] ? ""
+                                 : " (two values the results CSV, at 10 digits, cannot tell apart)");
+    for (size_t i = 0; i < p->n_counts; i++)
+        for (size_t k = 0; k < i; k++)
+            if (p->draft_counts[i] == p->draft_counts[k])
+                return mdsd_fail(err, MDSD_EINVAL, "table: n = %zu is given twice", p->draft_counts[i]);
+    for (size_t i = 0; i < p->n_schemes; i++)
+        for (size_t k = 0; k < i; k++)
+            if (p->schemes[i] == p->schemes[k])
+                return mdsd_fail(err, MDSD_EINVAL, "table: scheme %s is given twice",
+                                 mdsd_scheme_name(p->schemes[i]));
+    for (size_t i = 0; i < p->n_verifiers; i++)
+        for (size_t k = 0; k < i; k++)
+            if (p->verifiers[i] == p->verifiers[k])
+                return mdsd_fail(err, MDSD_EINVAL, "table: verifier %s is given twice",
+                                 mdsd_verifier_name(p->verifiers[i]));
+    return MDSD_OK;
+}
+
 int mdsd_plan_check_options(const mdsd_batch_opts *o, mdsd_err *err)
 {
     if (o->pub.n_dumps == 0)
@@ -185,10 +244,9 @@ int mdsd_plan_check_options(const mdsd_batch_opts *o, mdsd_err *err)
         if (o->pub.schemes[i] == MDSD_SCHEME_MULTI || o->pub.schemes[i] == MDSD_SCHEME_CUSTOM)
             return mdsd_fail(err, MDSD_EUNSUPPORTED, "table: the %s scheme is not available in "
                              "batch jobs (one drafter per dump)", mdsd_scheme_name(o->pub.schemes[i]));
-    for (size_t i = 0; i < o->pub.n_dumps; i++)
-        for (size_t k = 0; k < i; k++)
-            if (!strcmp(o->pub.dumps[i], o->pub.dumps[k]))
-                return mdsd_fail(err, MDSD_EINVAL, "table: dump '%s' is given twice", o->pub.dumps[i]);
+    int rc = check_twice(o, err);
+    if (rc)
+        return rc;
     for (size_t i = 0; i < o->pub.n_draft_models; i++)
         for (size_t k = 0; k < i; k++)
             if (!strcmp(o->pub.draft_models[i], o->pub.draft_models[k]))
@@ -196,7 +254,11 @@ int mdsd_plan_check_options(const mdsd_batch_opts *o, mdsd_err *err)
                                  o->pub.draft_models[i]);
     if (!o->pub.output)
         return mdsd_fail(err, MDSD_EINVAL, "table: no output file (-o)");
-    int rc = mdsd_output_check(o->pub.output, o->pub.dumps, o->pub.n_dumps, err);
+    mdsd_pathset paths; /* every file read and written (pathset.h) */
+    mdsd_pathset_init(&paths);
+    mdsd_batch_paths(o, &paths);
+    rc = mdsd_pathset_check(&paths, err);
+    mdsd_pathset_free(&paths);
     if (rc)
         return rc;
     if (o->pub.resume && o->discard_partial)

@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "hash.h"
 #include "json.h"
 #include "outfile.h"
 
@@ -20,46 +20,6 @@
 void mdsd_provenance_path(const char *path, char *buf, size_t size)
 {
     snprintf(buf, size, "%s.provenance.json", path);
-}
-
-/* SHA-256 of a file by coreutils' sha256sum (no hashing code of our own). */
-static int sha256_file(const char *path, char hex[65], mdsd_err *err)
-{
-    int fd[2];
-    if (pipe(fd) != 0)
-        return mdsd_fail(err, MDSD_EIO, "cannot checksum '%s': %s", path, strerror(errno));
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(fd[0]), close(fd[1]);
-        return mdsd_fail(err, MDSD_EIO, "cannot checksum '%s': %s", path, strerror(errno));
-    }
-    if (pid == 0) {
-        dup2(fd[1], STDOUT_FILENO);
-        close(fd[0]), close(fd[1]);
-        execlp("sha256sum", "sha256sum", "--", path, (char *)NULL);
-        _exit(127);
-    }
-    close(fd[1]);
-    char buf[128] = "";
-    ssize_t got = 0, r;
-    while (got < (ssize_t)sizeof buf - 1 && (r = read(fd[0], buf + got, sizeof buf - 1 - (size_t)got)) != 0) {
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            break;
-        got += r;
-    }
-    buf[got > 0 ? got : 0] = '\0';
-    close(fd[0]);
-    int status;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || strspn(buf, "0123456789abcdef") < 64)
-        return mdsd_fail(err, MDSD_EIO, "cannot checksum '%s' with sha256sum (coreutils)", path);
-    memcpy(hex, buf, 64);
-    hex[64] = '\0';
-    return MDSD_OK;
 }
 
 static const char *base_name(const char *path)
@@ -98,11 +58,11 @@ static int write_dump_keys(mdsd_json *j, const mdsd_provenance *p, mdsd_err *err
         int rc = mdsd_dump_parts(p->dumps[i], &parts, &n, err);
         for (size_t k = 0; k < n && rc == MDSD_OK; k++) {
             struct stat st;
-            char hex[65];
+            char hex[MDSD_SHA256_HEX];
             if (stat(parts[k], &st) != 0)
                 rc = mdsd_fail(err, MDSD_EIO, "cannot stat '%s': %s", parts[k], strerror(errno));
             else
-                rc = sha256_file(parts[k], hex, err);
+                rc = mdsd_file_sha256(parts[k], hex, true, err);
             if (rc)
                 break;
             mdsd_json_object_begin(j);
@@ -121,9 +81,20 @@ static int write_dump_keys(mdsd_json *j, const mdsd_provenance *p, mdsd_err *err
 
 int mdsd_provenance_write(const mdsd_provenance *p, mdsd_err *err)
 {
+    mdsd_outfile out;
+    int rc = mdsd_provenance_prepare(p, &out, err);
+    if (rc == MDSD_OK)
+        rc = mdsd_outfile_publish(&out, err);
+    mdsd_outfile_abort(&out);
+    return rc;
+}
+
+int mdsd_provenance_prepare(const mdsd_provenance *p, mdsd_outfile *outp, mdsd_err *err)
+{
     char path[4200];
     mdsd_provenance_path(p->output, path, sizeof path);
     char *source = NULL;
+    memset(outp, 0, sizeof *outp);
     int rc = p->source ? mdsd_provenance_read(p->source, &source, err) : MDSD_OK;
     if (rc)
         return rc;
@@ -171,7 +142,9 @@ int mdsd_provenance_write(const mdsd_provenance *p, mdsd_err *err)
         mdsd_outfile_abort(&out);
         return rc;
     }
-    return mdsd_outfile_commit(&out, err);
+    rc = mdsd_outfile_finish(&out, err);
+    *outp = out;
+    return rc;
 }
 
 int mdsd_provenance_read(const char *path, char **json, mdsd_err *err)

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "err.h"
+#include "outfile.h"
 
 typedef struct {
     const char *tool;            /* "mdsd table" */
@@ -49,9 +50,17 @@ typedef struct {
 /* path + ".provenance.json" into buf. */
 void mdsd_provenance_path(const char *path, char *buf, size_t size);
 
-/* Writes the sidecar of p->output atomically; for the table job it reads
- * every dump once for its SHA-256 (coreutils' sha256sum). */
+/* Writes the sidecar of p->output atomically; for the table and block jobs
+ * it takes every dump's SHA-256 (hash.h: computed in process once, and
+ * cached beside the dump, FILE.mdsd-sha256). */
 int mdsd_provenance_write(const mdsd_provenance *p, mdsd_err *err);
+
+/* The same, written and synced to a temporary file but not yet renamed into
+ * place: the caller publishes it with its other outputs, all finished first
+ * (mdsd_outfile_publish; mdsd_outfile_abort removes it), so that a failure
+ * leaves neither a new file without its sidecar nor the old file with a new
+ * sidecar. */
+int mdsd_provenance_prepare(const mdsd_provenance *p, mdsd_outfile *out, mdsd_err *err);
 
 /* The sidecar of results file `path` as malloc'd text, or NULL (and
  * MDSD_OK) when there is none. A sidecar that is not a JSON object is an

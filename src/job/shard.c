@@ -1,6 +1,7 @@
 /* shard.c - the table job's partial aggregates read back: a shard's
  * checkpoint (resume) and mdsd merge (shard.h). */
 #include "shard.h"
+#include "parse.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -11,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "fold.h"
+#include "hash.h"
 #include "fnv.h"
 
 int mdsd_shard_read_file(const char *path, char **text, size_t *size, mdsd_err *err)
@@ -159,24 +161,29 @@ typedef struct {
     double *temps;
     size_t n_columns;
     char (*columns)[512];
-    long long *sizes, *mtimes;
+    long long *sizes;              /* [file] of every dump */
+    char (*digests)[MDSD_SHA256_HEX];
 } merge_header;
 
 static int split_header(const mdsd_shard_input *in, const char *magic, shard_file *sf, mdsd_err *err)
 {
     size_t ml = strlen(magic);
     const char *t = in->text, *end = in->text + in->size;
-    int used = 0;
     if (in->size < ml || memcmp(t, magic, ml) != 0)
         return mdsd_fail(err, MDSD_EFORMAT, "'%s' is not a partial aggregate of %s --shard "
                          "(no '%.*s' line)", in->name,
                          strcmp(magic, MDSD_SHARD_MAGIC) ? "mdsd block" : "mdsd table", (int)ml - 1, magic);
     t += ml;
-    if (sscanf(t, "shard %zu/%zu%n", &sf->shard, &sf->shards, &used) != 2 || t[used] != '\n' ||
-        sf->shards == 0 || sf->shard < 1 || sf->shard > sf->shards)
+    /* strict digits: no sign, space or wrap-around (parse.h) */
+    char spec[64];
+    size_t len = strncmp(t, "shard ", 6) ? 0 : strcspn(t + 6, "\n");
+    if (len > 0 && len < sizeof spec && t + 6 + len < end)
+        memcpy(spec, t + 6, len), spec[len] = '\0';
+    if (len == 0 || len >= sizeof spec || t + 6 + len >= end ||
+        mdsd_parse_shard(spec, &sf->shard, &sf->shards))
         return mdsd_fail(err, MDSD_EFORMAT, "'%s', line 2: not a 'shard I/N' line with 1 <= I <= N",
                          in->name);
-    sf->header = t + used + 1;
+    sf->header = t + 6 + len + 1;
     const char *stop = strstr(sf->header, "\nend\n");
     if (!stop || stop >= end)
         return mdsd_fail(err, MDSD_EFORMAT, "'%s': the header has no 'end' line (the file is cut "
@@ -190,7 +197,7 @@ static int split_header(const mdsd_shard_input *in, const char *magic, shard_fil
 
 static void header_free(merge_header *h)
 {
-    free(h->temps), free(h->columns), free(h->sizes), free(h->mtimes);
+    free(h->temps), free(h->columns), free(h->sizes), free(h->digests);
 }
 
 int mdsd_shard_collect(const mdsd_shard_input *inputs, size_t n, const char *magic,
@@ -261,9 +268,9 @@ static int parse_header(const shard_file *sf, merge_header *h, mdsd_shard_job *j
     h->temps = malloc(lines * sizeof *h->temps);
     h->columns = malloc(lines * sizeof *h->columns);
     h->sizes = malloc(lines * sizeof *h->sizes);
-    h->mtimes = malloc(lines * sizeof *h->mtimes);
+    h->digests = malloc(lines * sizeof *h->digests);
     job->dumps = calloc(lines, sizeof *job->dumps);
-    int rc = h->temps && h->columns && h->sizes && h->mtimes && job->dumps
+    int rc = h->temps && h->columns && h->sizes && h->digests && job->dumps
                  ? MDSD_OK : mdsd_fail(err, MDSD_ENOMEM, "out of memory");
     int simulate = 0, ok = 1;
     char *save = NULL;
@@ -310,10 +317,19 @@ static int parse_header(const shard_file *sf, merge_header *h, mdsd_shard_job *j
             }
         } else if (!strncmp(line, "temperature ", 12)) {
             h->temps[h->n_temps++] = strtod(line + 12, NULL);
-        } else if (sscanf(line, "dump %lld %lld %n", &h->sizes[job->n_dumps], &h->mtimes[job->n_dumps],
-                          &used) == 2 && used > 0) {
-            if (!(job->dumps[job->n_dumps++] = strdup(line + used)))
+        } else if (!strncmp(line, "dump ", 5)) {
+            /* "dump SIZE MTIME SHA256 PATH": the path is the rest of the
+             * line after one space, as written (a leading space is its own) */
+            long long mtime;
+            char *hex = h->digests[job->n_dumps];
+            if (sscanf(line, "dump %lld %lld %64[0-9a-f]%n", &h->sizes[job->n_dumps], &mtime, hex, &used) != 3 ||
+                strlen(hex) != 64 || line[used] != ' ' || !line[used + 1]) {
+                ok = 0;
+            } else if (!(job->dumps[job->n_dumps++] = strdup(line + used + 1))) {
                 rc = mdsd_fail(err, MDSD_ENOMEM, "out of memory");
+            } else if (mdsd_unescape(job->dumps[job->n_dumps - 1])) {
+                ok = 0; /* the path is written escaped (parse.h) */
+            }
         } else if (!strncmp(line, "column ", 7)) {
             snprintf(h->columns[h->n_columns++], sizeof h->columns[0], "%s", line + 7);
         } else {
@@ -334,18 +350,25 @@ static int parse_header(const shard_file *sf, merge_header *h, mdsd_shard_job *j
     return rc;
 }
 
-/* The dumps must be the files the shards read (the provenance hashes them). */
+/* The dumps must be the files the shards read, by content (SHA-256, as
+ * resume identifies them; a touch is no change): the provenance hashes them
+ * now and the numbers come from what the shards read. */
 static int check_dumps(const merge_header *h, const mdsd_shard_job *job, mdsd_err *err)
 {
     for (size_t i = 0; i < job->n_dumps; i++) {
         struct stat st;
+        char hex[MDSD_SHA256_HEX];
         if (stat(job->dumps[i], &st) != 0)
             return mdsd_fail(err, MDSD_EIO, "dump '%s' of the shards cannot be read here (%s): run "
                              "mdsd merge where the dumps are", job->dumps[i], strerror(errno));
-        long long mt = (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
-        if ((long long)st.st_size != h->sizes[i] || mt != h->mtimes[i])
-            return mdsd_fail(err, MDSD_EINVAL, "dump '%s' changed since the shards read it (size or "
-                             "modification time differ): rerun the shards", job->dumps[i]);
+        int rc = (long long)st.st_size == h->sizes[i] ? mdsd_file_sha256(job->dumps[i], hex, false, err)
+                                                       : MDSD_OK;
+        if (rc)
+            return rc;
+        if ((long long)st.st_size != h->sizes[i] || strcmp(hex, h->digests[i]) != 0)
+            return mdsd_fail(err, MDSD_EINVAL, "dump '%s' changed since the shards read it (its %s "
+                             "differs): rerun the shards", job->dumps[i],
+                             (long long)st.st_size != h->sizes[i] ? "size" : "content, SHA-256,");
     }
     return MDSD_OK;
 }
@@ -405,6 +428,22 @@ static int fold_units(shard_file *by, size_t N, const merge_header *h, const mds
     return rc;
 }
 
+/* The output-safety check (pathset.h) once the dumps are known. */
+static int merge_paths(const mdsd_merge_opts *m, const mdsd_shard_job *job, mdsd_err *err)
+{
+    mdsd_pathset s;
+    mdsd_pathset_init(&s);
+    for (size_t i = 0; i < m->n_inputs; i++)
+        mdsd_pathset_input(&s, m->inputs[i].name, "a shard");
+    for (size_t i = 0; i < job->n_dumps; i++)
+        mdsd_pathset_dump(&s, job->dumps[i]);
+    mdsd_pathset_output_family(&s, m->output, "-o", mdsd_suffixes_provenance);
+    mdsd_pathset_add_all(&s, m->paths);
+    int rc = mdsd_pathset_check(&s, err);
+    mdsd_pathset_free(&s);
+    return rc;
+}
+
 int mdsd_batch_merge(const mdsd_merge_opts *m, mdsd_report_row **rows_out, size_t *count_out,
                      mdsd_err *err)
 {
@@ -421,6 +460,8 @@ int mdsd_batch_merge(const mdsd_merge_opts *m, mdsd_report_row **rows_out, size_
     mdsd_shard_job scratch = {0}, *job = m->job ? m->job : &scratch;
     if (rc == MDSD_OK)
         rc = parse_header(&ordered[0], &h, job, err);
+    if (rc == MDSD_OK) /* before the dumps are hashed */
+        rc = merge_paths(m, job, err);
     if (rc == MDSD_OK)
         rc = check_dumps(&h, job, err);
     size_t count = h.n_columns * h.n_temps * h.plan.count;

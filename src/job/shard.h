@@ -12,14 +12,15 @@
  * temperature, row), never by shard or rank.
  *
  * The aggregate file (text):
- *   #mdsd-table-shard 1
+ *   #mdsd-table-shard 2
  *   shard I/N
  *   job SIGNATURE                  (options and cells, as the .partial's)
  *   seed S / trials K / simulate 0|1 / top_k K / top_p P / is_top S /
  *   positions A:B / max_n M        (one a line, "key value")
  *   cell N SCHEME METHOD           (one per result row of a unit)
  *   temperature T                  (C99 hex float, one per temperature)
- *   dump SIZE MTIME_NS PATH        (each dump as the shard saw it)
+ *   dump SIZE MTIME_NS SHA256 PATH (each file of each dump as the shard saw
+ *                                  it; a merge checks size and content)
  *   column LABEL                   (each dump column)
  *   end
  * then per (column, temperature) unit, in job order:
@@ -36,9 +37,10 @@
 #include <stdint.h>
 
 #include "err.h"
+#include "pathset.h"
 #include "report.h"
 
-#define MDSD_SHARD_MAGIC "#mdsd-table-shard 1\n"
+#define MDSD_SHARD_MAGIC "#mdsd-table-shard 2\n"
 
 /* One aggregate: a file's name (for messages) and its text. */
 typedef struct {
@@ -70,6 +72,10 @@ typedef struct {
     mdsd_shard_job *job;
     int (*before_publish)(const mdsd_report_row *rows, size_t count, void *ctx, mdsd_err *err);
     void *publish_ctx;
+    /* the caller's other files (rendered tables), checked (pathset.h) with
+     * the shards, the dumps they name and the CSV with its provenance
+     * before anything is written; NULL = none */
+    const mdsd_pathset *paths;
 } mdsd_merge_opts;
 
 /* Checks that the inputs are shards 1..N of one job, each once, whose dumps

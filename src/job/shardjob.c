@@ -10,7 +10,9 @@
 
 #include "engine.h"
 #include "fnv.h"
+#include "hash.h"
 #include "outfile.h"
+#include "parse.h"
 #include "shard.h"
 
 /* Row k of N of the job's rows: the k-th equal share's first row, moved on
@@ -85,7 +87,15 @@ static char *shard_header(const mdsd_batch_opts *o, const plan *pl, const dump_j
     for (size_t i = 0; i < o->pub.n_dumps; i++) /* every file of a split dump */
         for (size_t p = 0; p < jobs[i * drafters].n_parts; p++) {
             const mdsd_dump *d = jobs[i * drafters].parts[p];
-            fprintf(f, "dump %lld %lld %s\n", d->file_size, d->file_mtime_ns, d->path);
+            char hex[MDSD_SHA256_HEX]; /* known already: the signature hashed it */
+            if (mdsd_file_sha256(d->path, hex, false, err) != MDSD_OK) {
+                fclose(f);
+                free(text);
+                return NULL;
+            }
+            fprintf(f, "dump %lld %lld %s ", d->file_size, d->file_mtime_ns, hex);
+            mdsd_fputs_escaped(d->path, f); /* one line (parse.h) */
+            fputc('\n', f);
         }
     for (size_t j = 0; j < n_jobs; j++)
         fprintf(f, "column %s\n", jobs[j].label);
@@ -183,7 +193,7 @@ static int shard_resume(const mdsd_batch_opts *o, const char *path, const char *
     for (size_t i = 0; i < count && rc == MDSD_OK; i++)
         mdsd_partial_progress_drop(prog, units[i].key);
     if (rc == MDSD_OK)
-        rc = mdsd_partial_check_progress(path, o, jobs, n_jobs, prog, pl, err);
+        rc = mdsd_partial_check_progress(path, o, jobs, n_jobs, prog, pl, NULL, err);
     free(units);
     free(text);
     return rc;
@@ -276,6 +286,8 @@ int mdsd_shardjob_run(const mdsd_batch_opts *o, const plan *pl, dump_job *jobs, 
     }
     if (rc == MDSD_OK && !o->keep_partial)
         unlink(partial_path);
+    for (size_t i = 0; rc == MDSD_OK && i < o->pub.n_dumps; i++)
+        mdsd_dump_sha256_keep(o->pub.dumps[i]); /* the next shard's hash is a look-up */
     free(agg);
     free(header);
     mdsd_partial_progress_free(&prog);

@@ -12,7 +12,8 @@ Each node of depth < L is one row, with the logits of the target and of the draf
 its prefix (teacher forcing on context + the node's draft path; an n-gram model reads the
 history). The drafts are drawn from the *stored* logits (rounded to --logits-dtype first),
 so a reader that applies softmax(logits / T) sees exactly the law they were drawn from.
-Every tree draws from its own stream seeded by (seed, sample, position)."""
+Every tree draws from its own stream seeded by (seed, sample, position). With --tree-live
+VERIFIER the trees are at the block starts of live decoding instead (live.py)."""
 
 import json
 import os
@@ -38,10 +39,16 @@ def add_arguments(p):
     g.add_argument("--tree-scheme", choices=SCHEMES, default="iid", help="tree: children's scheme")
     g.add_argument("--tree-drafter", metavar="NAME",
                    help="the drafter that draws the trees (default: the first)")
-    g.add_argument("--tree-contexts", type=int, default=4, metavar="C",
+    g.add_argument("--tree-contexts", type=int, metavar="C",
                    help="trees per sample (default 4)")
-    g.add_argument("--tree-stride", type=int, default=8, metavar="S",
+    g.add_argument("--tree-stride", type=int, metavar="S",
                    help="response positions between two trees of a sample (default 8)")
+    g.add_argument("--tree-live", metavar="VERIFIER",
+                   help="trees at the block starts of live speculative decoding with this "
+                        "token-level verifier (sd, rrs, rrsw, kseq, spechub, greedy, is, otm; "
+                        "run through the mdsd Python package) instead of at fixed positions: "
+                        "`mdsd block` then reports live tokens per target call for it "
+                        "(MATH.md 5.9)")
 
 
 def _policy(args):
@@ -187,7 +194,19 @@ def run_trees(args, tokenizer, target, drafts, prompts, encoded_config, backend,
     drafter = dict(drafts)[name]
     T = float(args.gen_temperature)
     n = args.num_samples if args.num_samples is not None else len(prompts)
-    if n < 1 or args.tree_contexts < 1 or args.tree_stride < 1:
+    live = getattr(args, "tree_live", None)
+    if live:
+        from .live import VERIFIERS
+        if live not in VERIFIERS:
+            raise RunnerError(f"--tree-live {live}: not a token-level verifier "
+                              f"({', '.join(VERIFIERS)})")
+    if live and (args.tree_contexts is not None or args.tree_stride is not None):
+        raise RunnerError("--tree-contexts and --tree-stride place trees at fixed positions; "
+                          "--tree-live places them where live decoding starts its blocks: "
+                          "give one")
+    contexts = 4 if args.tree_contexts is None else args.tree_contexts
+    stride = 8 if args.tree_stride is None else args.tree_stride
+    if n < 1 or contexts < 1 or stride < 1:
         raise RunnerError("--num-samples, --tree-contexts and --tree-stride must be at least 1")
     encoded = []
     for p in prompts:
@@ -196,6 +215,14 @@ def run_trees(args, tokenizer, target, drafts, prompts, encoded_config, backend,
             raise RunnerError(f"{p.where}: the prompt encodes to no tokens")
         encoded.append(list(ids))
     t0 = time.time()
+    if live:
+        from .live import live_trees
+        specs, trees = live_trees(args, pol, target, drafter, V, T, encoded, n, tokenizer.eos_ids,
+                                  tokenizer.pad_id, _grow)
+        _write(args.output, pol, specs, trees, V, T, name, tokenizer, target, drafter, backend,
+               dataset, args, encoded_config)
+        return {"output": args.output, "trees": len(trees), "rows": sum(len(t) for t in trees),
+                "vocab_size": V, "seconds": time.time() - t0}
     specs = []
     for first in range(0, n, args.batch_size):
         batch = list(range(first, min(n, first + args.batch_size)))
@@ -205,8 +232,8 @@ def run_trees(args, tokenizer, target, drafts, prompts, encoded_config, backend,
                              tokenizer.pad_id)
         for k, i in enumerate(batch):
             r = responses[k]
-            for c, t in enumerate(range(0, len(r), args.tree_stride)):
-                if c == args.tree_contexts:
+            for c, t in enumerate(range(0, len(r), stride)):
+                if c == contexts:
                     break
                 specs.append({"sample": i, "position": t, "context": bp[k] + r[:t],
                               "emitted": r[t],
@@ -253,6 +280,10 @@ def _write(out, pol, specs, trees, V, T, drafter_name, tokenizer, target, drafte
                 f.attrs["tree_scheme"] = pol["scheme"]
             f.attrs["tree_drafter"] = drafter_name
             f.attrs.create("tree_temperature", T, dtype=np.float64)
+            if getattr(args, "tree_live", None):  # trees at live block starts (live.py)
+                f.attrs["tree_contexts"] = "live"
+                f.attrs["tree_live_verifier"] = args.tree_live
+                pol = dict(pol, live=args.tree_live)
             f.attrs["runner_config"] = json.dumps(dict(config, tree=pol), sort_keys=True)
             f["tokens"] = np.asarray([node["token"] for _, _, node in rows], np.int32)
             f["sample_id"] = np.asarray([ti for ti, _, _ in rows], np.int32)
@@ -264,6 +295,8 @@ def _write(out, pol, specs, trees, V, T, drafter_name, tokenizer, target, drafte
             f["slots"] = np.asarray([node["slots"] for _, _, node in rows], np.int32).reshape(N, S)
             f["tree_sample"] = np.asarray([specs[ti]["sample"] for ti, _, _ in rows], np.int32)
             f["tree_position"] = np.asarray([specs[ti]["position"] for ti, _, _ in rows], np.int32)
+            if getattr(args, "tree_live", None):
+                f["tree_tau"] = np.asarray([specs[ti]["tau"] for ti, _, _ in rows], np.int32)
             for group, model, key in (("target", target, "target"), (f"drafts/{drafter_name}",
                                                                      drafter, "draft")):
                 data = np.stack([node[key] for _, _, node in rows])

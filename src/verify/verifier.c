@@ -55,7 +55,7 @@ static mdsd_verifier_opts with_defaults(const mdsd_verifier_opts *opts)
     mdsd_verifier_opts_init(&o);
     if (opts)
         o = *opts;
-    if (o.max_paths <= 0.0)
+    if (!(o.max_paths > 0.0)) /* 0, negative or NaN (a NaN guard would guard nothing) */
         o.max_paths = MDSD_RRSW_MAX_PATHS;
     if (o.max_tuples == 0)
         o.max_tuples = MDSD_JOINT_MAX_TUPLES;

@@ -32,10 +32,12 @@ def run_json(cmd):
     return json.loads(out.strip().splitlines()[-1])
 
 
-def run_rusage(cmd):
-    """Runs cmd; returns (wall seconds, CPU seconds of the child, peak RSS in MB)."""
+def run_rusage(cmd, env=None):
+    """Runs cmd (env: variables added to ours); returns (wall seconds, CPU seconds of the
+    child, peak RSS in MB)."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env=None if env is None else {**os.environ, **env})
     _, status, ru = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
     err = proc.stderr.read().decode()
@@ -349,6 +351,34 @@ class Bench:
                  ", ".join(f"{t:,.0f} positions/s" for _, _, t in peaks))
         self.data["rss"] = peaks
 
+    # ---- the provenance's SHA-256 (in process, GNU Nettle; cached beside the dump) ----------
+
+    def hashing(self):
+        """The iid-only table job (the job of issue 27's profile, where a sha256sum child
+        was 53 % of the CPU) with the dump's digest read from its cache, computed (no
+        cache) and recomputed (MDSD_REHASH=1); the three alternate round by round."""
+        N = 500 if self.a.quick else 2000
+        dump = self.dump(32000, N)
+        out = self.path("table-hash.csv")
+        cmd = [self.a.mdsd, "table", dump, "-o", out, "-t", "0.7", "-d", "3", "-s", "iid",
+               "-v", "none", "--threads", "1"]
+        run_rusage(cmd)  # leaves the cache beside the dump
+        ways = {"cached": {}, "no cache": {"MDSD_HASH_CACHE": "0"}, "rehash": {"MDSD_REHASH": "1"}}
+        cpu = {w: [] for w in ways}
+        for _ in range(3 if self.a.quick else 7):
+            for w, env in ways.items():
+                cpu[w].append(run_rusage(cmd, env)[1])
+        c = {w: median(v) for w, v in cpu.items()}
+        mb = os.path.getsize(dump) / 1e6
+        hashing = c["no cache"] - c["cached"]
+        self.row("`mdsd table -s iid -v none --threads 1` CPU-seconds: dump digest from the cache "
+                 "beside it vs hashed in process (no cache; MDSD_REHASH=1)",
+                 f"V = 32,000 Zipf dump (float16), {N:,} positions, {mb:,.0f} MB",
+                 f"cached {c['cached']:.3g} s; hashed {c['no cache']:.3g} s; rehash {c['rehash']:.3g} s",
+                 "–", f"{c['no cache'] / c['cached']:.3g}×",
+                 f"hashing ≈ {mb / hashing:,.0f} MB per CPU-second" if hashing > 0 else "–")
+        self.data["hashing"] = {"positions": N, "megabytes": mb, "cpu": cpu}
+
     # ---- output -------------------------------------------------------------------------------
 
     def report(self, model, cores, load_before, load_after):
@@ -398,6 +428,7 @@ def main():
     b.rrsw(32000)
     b.table_iid()
     b.table()
+    b.hashing()
     b.report(model, cores, load_before, machine()[2])
 
 

@@ -2,9 +2,10 @@
  * shards' checkpoints (src/job/shard.c). The input is cut at 0xff bytes into
  * up to four "files"; they go to mdsd_shard_collect under the table's and
  * the block job's magic, and each one's body to mdsd_shard_units_parse with
- * and without drop_tail. Whatever the bytes: no crash, no leak, no read past
- * an input; a refusal names its problem; an accepted set holds shards 1..N
- * in order, each unit inside its file.
+ * and without drop_tail; then the whole table merge (mdsd_batch_merge: the
+ * header's lines, the dumps by size and SHA-256). Whatever the bytes: no
+ * crash, no leak, no read past an input; a refusal names its problem; an
+ * accepted set holds shards 1..N in order, each unit inside its file.
  *
  *   build: `make fuzz` (every tests/fuzz/fuzz_*.c is linked against the
  *   library sources with clang -fsanitize=fuzzer,address,undefined)
@@ -78,6 +79,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 check_units(texts[k], in[k].size, units, count);
             free(units);
         }
+    /* the whole table merge: the header's lines (cells, temperatures, the
+     * dumps' "dump SIZE MTIME SHA256 PATH" lines) parsed and the dumps
+     * checked by size and content; a fuzzed dump matches no file's SHA-256,
+     * so nothing is written */
+    static char out[64];
+    if (!out[0]) {
+        char dir[] = "/tmp/fuzz-shard-XXXXXX";
+        if (!mkdtemp(dir))
+            abort();
+        snprintf(out, sizeof out, "%s/m.csv", dir);
+    }
+    if (n) {
+        mdsd_shard_job job = {0};
+        mdsd_merge_opts mo = {n, in, out, &job, NULL, NULL, NULL};
+        mdsd_err err;
+        mdsd_err_clear(&err);
+        if (mdsd_batch_merge(&mo, NULL, NULL, &err) != MDSD_OK && err.msg[0] == '\0')
+            abort();
+        mdsd_shard_job_free(&job);
+    }
     for (size_t k = 0; k < n; k++)
         free(texts[k]);
     return 0;

@@ -316,5 +316,110 @@ class Errors(unittest.TestCase):
         self.assertIs(np.ascontiguousarray(p, dtype=np.float64), p)
 
 
+def cli_error(*args):
+    """The stderr of a refused command (exit 2, a usage error)."""
+    out = subprocess.run([mdsd_bin(), *map(str, args)], capture_output=True, text=True,
+                         cwd=ROOT, timeout=60)
+    assert out.returncode == 2, (args, out.returncode, out.stderr)
+    return out.stderr
+
+
+class StrictIntegers(unittest.TestCase):
+    """Every integer handed to C is refused when negative, not integral or out of range,
+    with the command line's words (issue 25, case 8: 2**64 + 2 was n = 2, 2.7 was 2, a
+    token 2**32 + 1 or 1.9 was token 1, Rng(2**64 + 1) was Rng(1), top_k=-1 ran)."""
+
+    P = np.array([0.5, 0.3, 0.2])
+    Q = np.array([0.2, 0.3, 0.5])
+
+    def refused(self, fn, *words):
+        with self.assertRaises(mdsd.MdsdError) as cm:
+            fn()
+        for w in words:
+            self.assertIn(w, str(cm.exception))
+        return str(cm.exception)
+
+    def test_same_words_as_the_cli(self):
+        p, q = "0.5,0.3,0.2", "0.2,0.3,0.5"
+        for value, words in (("-1", "must be a non-negative integer"),
+                             ("2.7", "is not a non-negative integer"),
+                             (str(2**64 + 2), "is out of range (at most 18446744073709551615)")):
+            err = cli_error("bound", "-p", p, "-q", q, "-n", value, "-s", "iid")
+            self.assertIn(f"'{value}' {words}", err)
+            py = self.refused(lambda: mdsd.alpha_star(self.P, self.Q, n=eval(value)), words)
+            self.assertIn(f"n: '{value}' {words}", py)
+
+    def test_issue_cases(self):
+        P, Q = self.P, self.Q
+        self.refused(lambda: mdsd.alpha_star(P, Q, 2**64 + 2), "out of range")
+        self.refused(lambda: mdsd.alpha_star(P, Q, 2.7), "not a non-negative integer")
+        self.refused(lambda: mdsd.alpha_star(P, Q, True), "not a non-negative integer")
+        for tok in (2**32 + 1, 1.9, -1):
+            joint = (np.array([[tok, 0]], dtype=object), np.array([1.0]))
+            self.refused(lambda: mdsd.alpha_star(P, None, None, scheme="custom", joint=joint),
+                         "custom joint tokens[0]")
+            self.refused(lambda: mdsd.Verifier("rrs", n=2).verify(P, Q, [tok, 0], mdsd.Rng(1)),
+                         "drafts[0]")
+        self.refused(lambda: mdsd.Rng(2**64 + 1), "seed", "out of range")
+        self.refused(lambda: mdsd.Rng(1).seed(-3), "seed", "must be a non-negative integer")
+        t = np.zeros((2, 3), dtype=np.float32)
+        self.refused(lambda: mdsd.batch(t, t, top_k=-1), "top_k", "must be a non-negative integer")
+        self.refused(lambda: mdsd.batch(t, t, seed=1.5), "seed")
+        self.refused(lambda: mdsd.monte_carlo("rrs", P, Q, n=2, trials=-5), "trials")
+        self.refused(lambda: mdsd.monte_carlo("rrs", P, Q, n=2, threads=2**31), "threads")
+        self.refused(lambda: mdsd.table("x.h5", "o.csv", draft_counts=(2, -1)), "draft_counts[1]")
+        self.refused(lambda: mdsd.table("x.h5", "o.csv", rows=(0, 2.5)), "rows[1]")
+
+    def test_exact_integers_still_accepted(self):
+        want = mdsd.alpha_star(self.P, self.Q, n=2)
+        for n in (2, np.int64(2), np.uint8(2), 2.0):
+            self.assertEqual(mdsd.alpha_star(self.P, self.Q, n=n), want)
+        joint = (np.array([[0, 1], [2, 2]], dtype=np.int64), np.array([0.5, 0.5]))
+        a = mdsd.alpha_star(self.P, None, None, scheme="custom", joint=joint)
+        b = mdsd.alpha_star(self.P, None, None, scheme="custom",
+                            joint=(joint[0].astype(float), joint[1]))
+        self.assertEqual(a, b)
+        self.assertEqual(mdsd.Rng(2**64 - 1).uniform(), mdsd.Rng(2**64 - 1).uniform())
+
+
+class StrictNames(unittest.TestCase):
+    """File names and text handed to C as the OS spells them: a NUL byte cut the name short
+    in C (table(["d.h5\\0x"], "r.csv\\0d.h5") read d.h5 and wrote r.csv), a bytes path
+    became "b'x.lp'" (str(b"x.lp")); a NaN max_paths disabled the rrsw guard (the CLI's
+    --max-paths refuses it)."""
+
+    def test_nul_bytes_refused(self):
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "r.csv")
+            for fn in (lambda: mdsd.table(["x.h5\0y"], out),
+                       lambda: mdsd.table(["x.h5"], out + "\0x.h5"),
+                       lambda: mdsd.block([b"t.h5\0"], out),
+                       lambda: mdsd.merge(["s1\0", "s2"], out),
+                       lambda: mdsd.lp_export(out + "\0.lp", [0.5, 0.5], [0.5, 0.5], 2),
+                       lambda: mdsd.DumpReader("x.h5\0"),
+                       lambda: mdsd.validate_dump("x.h5\0"),
+                       lambda: mdsd.DumpWriter(out + "\0.h5", 4, ["d"]),
+                       lambda: mdsd.DumpWriter(out + ".h5", 4, ["d\0e"])):
+                with self.assertRaises(mdsd.MdsdError) as cm:
+                    fn()
+                self.assertIn("contains a NUL byte", str(cm.exception))
+            self.assertEqual(os.listdir(d), [])
+
+    def test_bytes_and_pathlike_names(self):
+        import pathlib
+        with tempfile.TemporaryDirectory() as d:
+            for name in (os.fsencode(os.path.join(d, "a.lp")), pathlib.Path(d) / "b.lp"):
+                mdsd.lp_export(name, [0.5, 0.5], [0.9, 0.1], 2)
+            self.assertEqual(sorted(os.listdir(d)), ["a.lp", "b.lp"])
+
+    def test_max_paths_nan_refused(self):
+        for bad in (float("nan"), -1.0, 0.5):
+            with self.assertRaises(mdsd.MdsdError) as cm:
+                mdsd.verifier_rate("rrsw", [0.5, 0.5], [0.9, 0.1], 2, max_paths=bad)
+            self.assertIn("max_paths", str(cm.exception))
+        self.assertEqual(mdsd.verifier_rate("rrsw", [0.5, 0.5], [0.9, 0.1], 2, max_paths=1e7)[0],
+                         mdsd.verifier_rate("rrsw", [0.5, 0.5], [0.9, 0.1], 2)[0])
+
+
 if __name__ == "__main__":
     unittest.main()

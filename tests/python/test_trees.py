@@ -1,8 +1,11 @@
 """Tree dumps (src/mdsd_runner/trees.py, data/README.md "Tree dumps") from the ngram backend
 on a tiny corpus: the layout and the tree rules, the drafting schemes' laws, drafts drawn
-from the stored logits, reproducibility, bad options; and the shipped data/kjv-trees.h5
-remade by `make tree-dump`'s command."""
+from the stored logits, reproducibility, bad options; trees at the block starts of live
+decoding (--tree-live, live.py): each tree where the one before stopped, `mdsd block`
+answering the live case only, and its estimate against the realised tokens per call of the
+same runs; and the shipped data/kjv-trees.h5 remade by `make tree-dump`'s command."""
 
+import csv
 import json
 import os
 import shlex
@@ -129,13 +132,85 @@ class TreeDumps(unittest.TestCase):
                 proc = subprocess.run([mdsd_bin(), "block", path], capture_output=True, text=True)
                 self.assertEqual(proc.returncode, 0, proc.stderr)
 
+    def test_live_dump(self):
+        live = ["--order", "4", "--draft-order", "2", "--vocab-size", "30", "--num-samples",
+                "300", "--seed", "3", "--max-new-tokens", "12", "-q"]
+        policy = ["--tree-policy", "seq", "--tree-sequences", "2", "--tree-depth", "3"]
+        out = os.path.join(self.tmp.name, "live.h5")
+        rc, _, err = run_cli("ngram", "--corpus", self.corpus, "--prompts", self.prompts, "-o",
+                             out, *live, *policy, "--tree-live", "rrs")
+        self.assertEqual(rc, 0, err)
+        a, slots, _, depth = self.check_tree_rules(out)
+        self.assertEqual((a["tree_contexts"], a["tree_live_verifier"]), ("live", "rrs"))
+        self.assertEqual(json.loads(a["runner_config"])["tree"]["live"], "rrs")
+        with h5py.File(out) as f:
+            root = f["parent"][:] < 0
+            sample, pos = f["tree_sample"][:][root], f["tree_position"][:][root]
+            tau = f["tree_tau"][:][root]
+        self.assertTrue(((tau >= 1) & (tau <= 4)).all())
+        for s in np.unique(sample):  # each block starts where the one before stopped
+            p, t = pos[sample == s], tau[sample == s]
+            self.assertEqual(p[0], 0)
+            np.testing.assert_array_equal(p[1:], p[:-1] + t[:-1])
+            self.assertTrue((p < 12).all())
+        if not mdsd_bin():
+            return
+        table = os.path.join(self.tmp.name, "live.csv")
+        proc = subprocess.run([mdsd_bin(), "block", out, "-o", table], capture_output=True,
+                              text=True)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        with open(table) as f:
+            rows = list(csv.DictReader(f))
+        self.assertEqual([(r["verifier"], r["sequences"], r["depth"], r["contexts"]) for r in rows],
+                         [("rrs", "2", "3", "live")])
+        est, se = float(rows[0]["block_efficiency"]), float(rows[0]["stderr"])
+        # the realised tokens per call of the same runs (a ratio, clustered by sample): the
+        # estimate integrates the verifier's randomness out of the same trees, so the two
+        # differ by a mean-zero martingale whose s.e. is at most the realised one's
+        C, A = np.unique(sample, return_inverse=True)[0].size, tau.sum()
+        ratio = A / tau.size
+        z = np.bincount(np.unique(sample, return_inverse=True)[1], weights=tau - ratio)
+        se_real = np.sqrt(C / (C - 1) * (z ** 2).sum()) / tau.size
+        self.assertLess(abs(est - ratio), 4 * se_real, (est, se, ratio, se_real))
+        proc = subprocess.run([mdsd_bin(), "block", out, "--verifiers", "kseq"],
+                              capture_output=True, text=True)
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertIn("live decoding with rrs, seq K=2 L=3", proc.stderr)
+        # the same trees whatever the batch size (each tree's and each block's own streams)
+        again = os.path.join(self.tmp.name, "live-b3.h5")
+        rc, _, err = run_cli("ngram", "--corpus", self.corpus, "--prompts", self.prompts, "-o",
+                             again, *live, *policy, "--tree-live", "rrs", "--batch-size", "3")
+        self.assertEqual(rc, 0, err)
+        with h5py.File(out) as f, h5py.File(again) as g:
+            for name in ("slots", "parent", "tree_position", "tree_tau", "target/logits"):
+                np.testing.assert_array_equal(f[name][()], g[name][()], err_msg=name)
+        # a tree policy, another verifier
+        tree = os.path.join(self.tmp.name, "live-tree.h5")
+        fewer = ["40" if a == "300" else a for a in live]
+        rc, _, err = run_cli("ngram", "--corpus", self.corpus, "--prompts", self.prompts, "-o",
+                             tree, *fewer, "--tree-policy", "tree", "--tree-widths", "2,2",
+                             "--tree-live", "kseq")
+        self.assertEqual(rc, 0, err)
+        self.check_tree_rules(tree)
+        proc = subprocess.run([mdsd_bin(), "block", tree], capture_output=True, text=True)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("| kseq | tree 2,2 iid live | 2 |", proc.stdout)
+        # a verifier the policy's nodes cannot run: refused before any work
+        rc, _, err = run_cli("ngram", "--corpus", self.corpus, "--prompts", self.prompts, "-o",
+                             out + ".bad", *live, *policy, "--tree-live", "rrsw")
+        self.assertEqual(rc, 1, err)
+        self.assertIn("--tree-live rrsw on iid drafts", err)
+        self.assertFalse(os.path.exists(out + ".bad"))
+
     def test_bad_options(self):
         for extra, msg in ((["--tree-policy", "tree"], "--tree-widths"),
                            (["--tree-policy", "tree", "--tree-widths", "2,x"], "--tree-widths"),
                            (["--tree-policy", "tree", "--tree-widths", "3", "--tree-scheme", "hub"],
                             "hub"),
                            (["--tree-policy", "seq", "--tree-sequences", "0"], "--tree-sequences"),
-                           (["--tree-policy", "seq", "--tree-drafter", "kn7"], "kn7")):
+                           (["--tree-policy", "seq", "--tree-drafter", "kn7"], "kn7"),
+                           (["--tree-policy", "seq", "--tree-live", "rrs"], "--tree-stride"),
+                           (["--tree-policy", "seq", "--tree-live", "rrs-skipdup"], "rrs-skipdup")):
             out, rc, err = self.make("bad.h5", *extra, ok=False)
             self.assertEqual(rc, 1, err)
             self.assertIn(msg, err)

@@ -14,6 +14,7 @@ released during each call); errors raise MdsdError carrying the library's messag
 """
 
 import ctypes
+import math
 import numbers
 import os
 from collections import namedtuple
@@ -64,12 +65,78 @@ def version():
 
 
 def _enum(names, name, what):
-    if isinstance(name, int) and 0 <= name < len(names):
-        return name
+    if isinstance(name, (int, np.integer)) and not isinstance(name, bool) and 0 <= name < len(names):
+        return int(name)
     try:
         return names.index(name)
     except ValueError:
         raise MdsdError(1, f"unknown {what} '{name}' (one of {', '.join(names)})") from None
+
+
+_U64_MAX = 2**64 - 1
+_INT_MAX = 2**31 - 1
+
+
+def _not_integer(what, x):
+    return MdsdError(1, f"{what}: '{x}' is not a non-negative integer")
+
+
+def _uint(x, what, hi=_U64_MAX):
+    """x as the non-negative integer the C library takes (a count, n, seed, top-k, index),
+    refused with the command line's words when negative, not integral or above hi: never
+    truncated (2.7 -> 2) nor wrapped (2**64 + 2 -> 2)."""
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer, float, np.floating)):
+        raise _not_integer(what, x)
+    if isinstance(x, (float, np.floating)) and not (math.isfinite(x) and float(x).is_integer()):
+        raise _not_integer(what, x)
+    v = int(x)
+    if v < 0:
+        raise MdsdError(1, f"{what}: '{x}' must be a non-negative integer")
+    if v > hi:
+        raise MdsdError(1, f"{what}: '{x}' is out of range (at most {hi})")
+    return v
+
+
+def _int_array(x, what, lo, hi, dtype):
+    """An array of integers in [lo, hi] as dtype, refused (naming the first bad entry and
+    its index) when an entry is not integral or out of range: never truncated nor wrapped."""
+    a = np.asarray(x)
+    if a.dtype.kind in "iu" and a.size:
+        bad = np.flatnonzero((a.ravel() < lo) | (a.ravel() > hi))
+    elif a.dtype.kind in "iu" or a.size == 0:
+        bad = np.array([], dtype=np.intp)
+    else:
+        flat = a.ravel()
+        ok = []
+        for v in flat.tolist():
+            good = (isinstance(v, int) and not isinstance(v, bool)) or \
+                (isinstance(v, float) and math.isfinite(v) and v.is_integer())
+            ok.append(good and lo <= int(v) <= hi)
+        bad = np.flatnonzero(~np.array(ok, dtype=bool))
+    if bad.size:
+        v = a.ravel()[bad[0]]
+        if isinstance(v, (bool, np.bool_)):
+            raise MdsdError(1, f"{what}[{bad[0]}]: '{v}' is not an integer")
+        try:
+            iv = int(v) if float(v).is_integer() else None
+        except (TypeError, ValueError, OverflowError):
+            iv = None
+        if iv is None:
+            raise MdsdError(1, f"{what}[{bad[0]}]: '{v}' is not an integer")
+        if lo == 0 and iv < 0:
+            raise MdsdError(1, f"{what}[{bad[0]}]: '{v}' must be a non-negative integer")
+        raise MdsdError(1, f"{what}[{bad[0]}]: '{v}' is out of range ({lo} to {hi})")
+    return np.ascontiguousarray(a.astype(dtype) if a.size else a, dtype=dtype)
+
+
+def _cstr(x, what):
+    """Text or a file name (str, bytes, os.PathLike) as the C string the library takes:
+    a name as the OS spells it (os.fsencode, never str(b'...')), refused when it holds a
+    NUL byte, which would cut it short in C (Python's open() refuses it too)."""
+    b = os.fsencode(x) if isinstance(x, (str, bytes, os.PathLike)) else str(x).encode()
+    if b"\0" in b:
+        raise MdsdError(1, f"{what}: {x!r} contains a NUL byte")
+    return b
 
 
 def _f64(x, what, ndim=None):
@@ -85,12 +152,12 @@ class Rng:
 
     def __init__(self, seed=1):
         err = _lib.Err()
-        self._h = lib.mdsd_rng_new(int(seed), ctypes.byref(err))
+        self._h = lib.mdsd_rng_new(_uint(seed, "seed"), ctypes.byref(err))
         if not self._h:
             _raise(err.code or 2, err)
 
     def seed(self, seed):
-        lib.mdsd_rng_seed(self._h, int(seed))
+        lib.mdsd_rng_seed(self._h, _uint(seed, "seed"))
 
     def uniform(self):
         return lib.mdsd_rng_uniform(self._h)
@@ -112,7 +179,7 @@ class _SchemeArgs:
         if kind == SCHEMES.index("custom"):
             if joint is None:
                 raise MdsdError(1, "the custom scheme needs joint=(tokens [count, n], prob [count])")
-            tokens = np.ascontiguousarray(joint[0], dtype=np.int32)
+            tokens = _int_array(joint[0], "custom joint tokens", 0, _INT_MAX, np.int32)
             prob = _f64(joint[1], "joint probabilities", 1)
             if tokens.ndim != 2 or tokens.shape[0] != prob.shape[0]:
                 raise MdsdError(1, f"custom joint: tokens shape {tokens.shape} does not match "
@@ -121,7 +188,7 @@ class _SchemeArgs:
                                 prob.ctypes.data)
             self.keep += [tokens, prob]
             self.s.n = tokens.shape[1]
-            self.s.V = int(V) if V is not None else int(tokens.max()) + 1
+            self.s.V = _uint(V, "V") if V is not None else (int(tokens.max()) + 1 if tokens.size else 0)
             self.s.custom = ctypes.pointer(self.j)
             return
         qa = _f64(q, "draft q")
@@ -136,7 +203,7 @@ class _SchemeArgs:
         if n is None:
             raise MdsdError(1, "the number of drafts n is required")
         self.keep.append(qa)
-        self.s.n = int(n)
+        self.s.n = _uint(n, "n")
         self.s.V = qa.shape[-1]
         self.s.q = qa.ctypes.data
 
@@ -174,7 +241,10 @@ def alpha_star(p, q=None, n=None, scheme="iid", method="auto", joint=None):
 
 
 def _vopts(is_top=0, max_paths=0.0, max_tuples=0):
-    return _lib.VerifierOpts(int(is_top), float(max_paths), int(max_tuples))
+    mp = float(max_paths)
+    if mp != 0.0 and not (math.isfinite(mp) and mp >= 1.0):  # 0: the default; as --max-paths
+        raise MdsdError(1, f"max_paths: {max_paths} is not a number >= 1")
+    return _lib.VerifierOpts(_uint(is_top, "is_top"), mp, _uint(max_tuples, "max_tuples"))
 
 
 def verifier_rate(verifier, p, q=None, n=None, scheme=None, joint=None, **opts):
@@ -214,7 +284,7 @@ class _Prepared:
             _raise(err.code or 2, err)
 
     def verify(self, drafts, rng):
-        d = np.ascontiguousarray(drafts, dtype=np.int32)
+        d = _int_array(drafts, "drafts", 0, _INT_MAX, np.int32)
         if d.shape != (self.n,):
             raise MdsdError(1, f"verify: expected {self.n} drafts, got shape {d.shape}")
         acc = ctypes.c_int(-1)
@@ -282,7 +352,7 @@ class Sampler:
             _raise(err.code or 2, err)
 
     def draw(self, rng, size=None):
-        out = np.empty((1 if size is None else int(size), self.n), dtype=np.int32)
+        out = np.empty((1 if size is None else _uint(size, "size"), self.n), dtype=np.int32)
         for i in range(out.shape[0]):
             lib.mdsd_sampler_draw_drafts(self._h, rng._h, out[i].ctypes.data)
         return out[0] if size is None else out
@@ -308,7 +378,8 @@ def monte_carlo(verifier, p, q=None, n=None, scheme=None, trials=1000000, seed=1
     v = Verifier(verifier, n, scheme, **opts)
     prep = v.prepare(p, q, joint)
     try:
-        mo = _lib.MonteCarloOpts(int(trials), int(seed), int(position), int(threads))
+        mo = _lib.MonteCarloOpts(_uint(trials, "trials"), _uint(seed, "seed"), _uint(position, "position"),
+                                 _uint(threads, "threads", _INT_MAX))
         res = _lib.MonteCarloResult()
         per = np.zeros(prep.n, dtype=np.float64)
         hist = np.zeros(np.shape(p)[0], dtype=np.uint64) if histogram else None
@@ -385,16 +456,16 @@ def batch(target_logits, draft_logits, temperature=1.0, n=2, scheme="iid", verif
     N, V = t.shape
     o = _lib.BatchEvalOpts()
     lib.mdsd_batch_eval_opts_init(ctypes.byref(o))
-    o.temperature, o.top_k, o.top_p = float(temperature), int(top_k), float(top_p)
-    o.scheme, o.n = _enum(SCHEMES, scheme, "scheme"), int(n)
+    o.temperature, o.top_k, o.top_p = float(temperature), _uint(top_k, "top_k"), float(top_p)
+    o.scheme, o.n = _enum(SCHEMES, scheme, "scheme"), _uint(n, "n")
     o.verifier = -1 if verifier is None else _enum(VERIFIERS, verifier, "verifier")
     o.verifier_opts = _vopts(**opts)
-    o.trials, o.simulate, o.seed = int(trials), 1 if simulate else 0, int(seed)
-    o.row0, o.threads = int(row0), int(threads)
+    o.trials, o.simulate, o.seed = _uint(trials, "trials"), 1 if simulate else 0, _uint(seed, "seed")
+    o.row0, o.threads = _uint(row0, "row0"), _uint(threads, "threads", _INT_MAX)
     alpha = np.empty(N)
     rate = per = exact = None
     if verifier is not None:
-        rate, per, exact = np.empty(N), np.empty((N, int(n))), np.empty(N, dtype=np.uint8)
+        rate, per, exact = np.empty(N), np.empty((N, o.n)), np.empty(N, dtype=np.uint8)
     err = _lib.Err()
     fn = lib.mdsd_batch_eval if dtype == np.float32 else lib.mdsd_batch_eval_double
     rc = fn(t.ctypes.data, d.ctypes.data, N, V, ctypes.byref(o), alpha.ctypes.data,
@@ -415,9 +486,9 @@ def table(dumps, output, temperatures=(1.0,), draft_counts=(2,), schemes=("iid",
     o = _lib.TableOpts()
     lib.mdsd_table_opts_init(ctypes.byref(o))
     from .dump import _strings
-    dl, ml = _strings(dumps), _strings(draft_models)
+    dl, ml = _strings(dumps, "dump"), _strings(draft_models, "draft_models")
     temps = np.ascontiguousarray(temperatures, dtype=np.float64)
-    counts = np.ascontiguousarray(draft_counts, dtype=np.uintp)
+    counts = _int_array(draft_counts, "draft_counts", 0, _U64_MAX, np.uintp)
     sch = np.array([_enum(SCHEMES, s, "scheme") for s in schemes], dtype=np.intc)
     ver = np.array([_enum(VERIFIERS, v, "verifier") for v in verifiers], dtype=np.intc)
     o.n_dumps, o.dumps = len(dumps), ctypes.cast(dl, ctypes.POINTER(ctypes.c_char_p))
@@ -428,11 +499,12 @@ def table(dumps, output, temperatures=(1.0,), draft_counts=(2,), schemes=("iid",
     o.n_draft_models = len(draft_models)
     o.draft_models = ctypes.cast(ml, ctypes.POINTER(ctypes.c_char_p))
     if rows is not None:
-        o.row_begin, o.row_end = int(rows[0]), int(rows[1])
-    o.top_k, o.top_p, o.trials = int(top_k), float(top_p), int(trials)
-    o.simulate, o.seed, o.threads = 1 if simulate else 0, int(seed), int(threads)
+        o.row_begin, o.row_end = _uint(rows[0], "rows[0]"), _uint(rows[1], "rows[1]")
+    o.top_k, o.top_p, o.trials = _uint(top_k, "top_k"), float(top_p), _uint(trials, "trials")
+    o.simulate, o.seed = 1 if simulate else 0, _uint(seed, "seed")
+    o.threads = _uint(threads, "threads", _INT_MAX)
     o.verifier_opts = _vopts(**opts)
-    o.output, o.resume = os.fsencode(output), 1 if resume else 0
+    o.output, o.resume = _cstr(output, "output"), 1 if resume else 0
     err = _lib.Err()
     _raise(lib.mdsd_table_run(ctypes.byref(o), ctypes.byref(err)), err)
 
@@ -443,11 +515,11 @@ def _list(values):
         return None
     if not isinstance(values, (str, bytes)):
         values = ",".join(str(v) for v in values)
-    return values.encode() if isinstance(values, str) else values
+    return _cstr(values, "list")
 
 
-def _path(p):
-    return None if p is None else os.fsencode(p)
+def _path(p, what="file name"):
+    return None if p is None else _cstr(p, what)
 
 
 def block(dumps, output, verifiers=None, sequences=None, depths=None, costs=None, is_top=0,
@@ -458,13 +530,13 @@ def block(dumps, output, verifiers=None, sequences=None, depths=None, costs=None
     None = the CLI's defaults. Resumable from OUTPUT.partial (resume=True)."""
     dumps = [dumps] if isinstance(dumps, (str, bytes, os.PathLike)) else list(dumps)
     from .dump import _strings
-    dl = _strings(dumps)
+    dl = _strings(dumps, "dump")
     o = _lib.BlockJobOpts()
     lib.mdsd_block_job_opts_init(ctypes.byref(o))
     o.n_dumps, o.dumps = len(dumps), ctypes.cast(dl, ctypes.POINTER(ctypes.c_char_p))
     o.verifiers, o.sequences = _list(verifiers), _list(sequences)
     o.depths, o.costs = _list(depths), _list(costs)
-    o.is_top, o.threads = int(is_top), int(threads)
+    o.is_top, o.threads = _uint(is_top, "is_top"), _uint(threads, "threads", _INT_MAX)
     o.output, o.markdown, o.latex = _path(output), _path(markdown), _path(latex)
     o.resume, o.discard_partial = 1 if resume else 0, 1 if discard_partial else 0
     err = _lib.Err()
@@ -477,7 +549,7 @@ def merge(shards, output, markdown=None, latex=None):
     bytes as one process writes; optionally the Markdown and LaTeX tables."""
     shards = [shards] if isinstance(shards, (str, bytes, os.PathLike)) else list(shards)
     from .dump import _strings
-    sl = _strings(shards)
+    sl = _strings(shards, "shard")
     err = _lib.Err()
     _raise(lib.mdsd_merge(ctypes.cast(sl, ctypes.POINTER(ctypes.c_char_p)), len(shards),
                           _path(output), _path(markdown), _path(latex), ctypes.byref(err)), err)
@@ -489,7 +561,7 @@ def lp_export(path, p, q=None, n=None, scheme="iid", reduced=False, joint=None):
     sa = _SchemeArgs(q, n, scheme, V=pa.shape[0], joint=joint)
     err = _lib.Err()
     _raise(lib.mdsd_lp_export(pa.ctypes.data, ctypes.byref(sa.s), 1 if reduced else 0,
-                              str(path).encode(), ctypes.byref(err)), err)
+                              _cstr(path, "path"), ctypes.byref(err)), err)
 
 
 from .dump import DumpReader, DumpWriter, validate_dump  # noqa: E402

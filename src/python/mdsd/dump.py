@@ -7,7 +7,7 @@ import os
 
 import numpy as np
 
-from . import MdsdError, _lib, _raise
+from . import _INT_MAX, MdsdError, _cstr, _int_array, _lib, _raise, _uint
 from ._lib import lib
 
 DTYPES = ("float32", "float16", "bfloat16")
@@ -23,7 +23,7 @@ class DumpReader:
     def __init__(self, path):
         self.path = str(path)
         err = _lib.Err()
-        self._h = lib.mdsd_dump_reader_open(self.path.encode(), ctypes.byref(err))
+        self._h = lib.mdsd_dump_reader_open(_cstr(path, "dump"), ctypes.byref(err))
         if not self._h:
             _raise(err.code or 2, err)
         info = _lib.DumpInfo()
@@ -43,10 +43,18 @@ class DumpReader:
                 raise MdsdError(1, f"{self.path}: no drafter named '{which}' "
                                 f"(drafters: {', '.join(self.draft_names)})")
             return self.draft_names.index(which)
-        return int(which)
+        if isinstance(which, (int, np.integer)) and not isinstance(which, bool) and which == TARGET:
+            return TARGET
+        return _uint(which, "which", _INT_MAX)
+
+    def _rest(self, row0):
+        if row0 > self.N:
+            raise MdsdError(1, f"{self.path}: row0 {row0} is beyond the dump's {self.N} rows")
+        return self.N - row0
 
     def logits(self, which=TARGET, row0=0, rows=None):
-        rows = self.N - row0 if rows is None else rows
+        row0 = _uint(row0, "row0")
+        rows = self._rest(row0) if rows is None else _uint(rows, "rows")
         out = np.empty((rows, self.V), dtype=np.float32)
         err = _lib.Err()
         _raise(lib.mdsd_dump_reader_logits(self._h, self._which(which), row0, rows,
@@ -54,7 +62,8 @@ class DumpReader:
         return out
 
     def rows(self, row0=0, rows=None):
-        rows = self.N - row0 if rows is None else rows
+        row0 = _uint(row0, "row0")
+        rows = self._rest(row0) if rows is None else _uint(rows, "rows")
         tok, sid, pos = (np.empty(rows, dtype=np.int32) for _ in range(3))
         err = _lib.Err()
         _raise(lib.mdsd_dump_reader_rows(self._h, row0, rows, tok.ctypes.data, sid.ctypes.data,
@@ -83,13 +92,13 @@ def validate_dump(path):
     """Checks a dump's structure and every row (the validator of `mdsd info --validate`);
     raises MdsdError naming the file, dataset, row and value."""
     err = _lib.Err()
-    _raise(lib.mdsd_dump_validate_file(str(path).encode(), ctypes.byref(err)), err)
+    _raise(lib.mdsd_dump_validate_file(_cstr(path, "dump"), ctypes.byref(err)), err)
 
 
-def _strings(values):
+def _strings(values, what="name"):
     arr = (ctypes.c_char_p * max(1, len(values)))()
     for i, v in enumerate(values):
-        arr[i] = os.fsencode(v) if isinstance(v, (bytes, os.PathLike)) else str(v).encode()
+        arr[i] = _cstr(v, what)
     return arr
 
 
@@ -104,7 +113,7 @@ class DumpWriter:
                  target_model="", target_vocab_size=0, chunk_rows=0, gzip=0, creator="",
                  dataset="", tokenizer="", generation_temperature=1.0, attrs=None):
         self.path = str(path)
-        self.V = int(V)
+        self.V = _uint(V, "V")
         self.n_drafts = len(draft_names)
         lay = _lib.DumpLayout()
         lib.mdsd_dump_layout_init(ctypes.byref(lay))
@@ -118,13 +127,13 @@ class DumpWriter:
         if lay.dtype < 0:
             raise MdsdError(1, f"{self.path}: unknown logits dtype '{dtype}' "
                             f"(one of {', '.join(DTYPES)})")
-        lay.chunk_rows, lay.gzip = int(chunk_rows), int(gzip)
-        lay.creator, lay.dataset, lay.tokenizer = (str(creator).encode(), str(dataset).encode(),
-                                                   str(tokenizer).encode())
+        lay.chunk_rows, lay.gzip = _uint(chunk_rows, "chunk_rows"), _uint(gzip, "gzip", _INT_MAX)
+        lay.creator, lay.dataset, lay.tokenizer = (_cstr(creator, "creator"), _cstr(dataset, "dataset"),
+                                                   _cstr(tokenizer, "tokenizer"))
         gt = float(generation_temperature) if generation_temperature is not None else math.nan
         lay.generation_temperature = gt
-        lay.target_model = str(target_model).encode()
-        lay.target_vocab_size = int(target_vocab_size)
+        lay.target_model = _cstr(target_model, "target_model")
+        lay.target_vocab_size = _uint(target_vocab_size, "target_vocab_size", 2**63 - 1)
         lay.n_drafts = self.n_drafts
         lay.draft_names = ctypes.cast(names, ctypes.POINTER(ctypes.c_char_p))
         if models is not None:
@@ -133,7 +142,7 @@ class DumpWriter:
         lay.extra_names = ctypes.cast(en, ctypes.POINTER(ctypes.c_char_p))
         lay.extra_values = ctypes.cast(ev, ctypes.POINTER(ctypes.c_char_p))
         err = _lib.Err()
-        self._h = lib.mdsd_dump_writer_new(self.path.encode(), ctypes.byref(lay),
+        self._h = lib.mdsd_dump_writer_new(_cstr(path, "path"), ctypes.byref(lay),
                                            ctypes.byref(err))
         if not self._h:
             _raise(err.code or 2, err)
@@ -150,7 +159,8 @@ class DumpWriter:
         if len(ds) != self.n_drafts or any(d.shape != t.shape for d in ds):
             raise MdsdError(1, f"{self.path}: expected {self.n_drafts} draft arrays of shape "
                             f"{t.shape}")
-        meta = [np.ascontiguousarray(m, dtype=np.int32) for m in (tokens, sample_id, position)]
+        meta = [_int_array(m, f"{self.path}: {name}", -2**31, _INT_MAX, np.int32)
+                for m, name in ((tokens, "tokens"), (sample_id, "sample_id"), (position, "position"))]
         if any(m.shape != (rows,) for m in meta):
             raise MdsdError(1, f"{self.path}: tokens, sample_id, position must have {rows} rows")
         ptrs = (ctypes.c_void_p * self.n_drafts)(*[d.ctypes.data for d in ds])
