@@ -6,6 +6,8 @@
 #   make test     install missing Debian packages, build, run the test suite
 #   make sanitize the same tests under AddressSanitizer + UBSan
 #   make dump     remake the shipped logit dump data/kjv-ngram.h5 (ngram backend)
+#   make neural-models  retrain the shipped neural KJV pair data/kjv-neural/ (torch backend)
+#   make pair-dumps, make pair-trees   both KJV pairs' large dumps in build/pairs/ (below)
 #   make tree-dump-large, make tree-dump-live   large KJV tree dumps in build/ (below)
 #   make papers   reproduce the seed papers' figures and tables in papers/*/
 #
@@ -312,6 +314,76 @@ tree-dump: deps
 	src/bin/mdsd-runner $(TREE_DUMP_ARGS) --tree-policy seq --tree-sequences 4 --tree-depth 4 \
 	  -o $(TREE_DUMP_OUT)
 
+# The neural KJV pair (data/README.md, "The neural pair"): causal transformers trained with
+# Debian's PyTorch on the KJV (held-out verses excluded) by src/mdsd_runner/train.py: target
+# tf4 (4 layers, width 256) on one core while the drafters tf1 and tf2 (1 and 2 layers, width
+# 128) train on the other; 2,766 CPU-seconds, about 28 minutes on two free cores (tf4's
+# 1,703 CPU-s on one core; tf1 then tf2, 1,063, on the other). Same
+# weights every run on the same machine (one thread each). Debian's torch calls libblas.so.3;
+# the reference BLAS is 8 times slower, so the target uses OpenBLAS unpacked into
+# build/openblas (apt-get download; the system's BLAS is left as it is).
+NEURAL_DIR ?= data/kjv-neural
+OPENBLAS_DIR := build/openblas
+OPENBLAS_LIB = $(CURDIR)/$(OPENBLAS_DIR)/usr/lib/$(shell gcc -dumpmachine)/openblas-pthread
+TRAIN = OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 LD_LIBRARY_PATH=$(OPENBLAS_LIB) PYTHONPATH=src \
+  nice $(RUNNER_PYTHON) -m mdsd_runner.train model --seed 1
+.PHONY: neural-models
+$(OPENBLAS_DIR)/.unpacked:
+	@mkdir -p $(OPENBLAS_DIR)
+	cd $(OPENBLAS_DIR) && { apt-get download libopenblas0-pthread 2>/dev/null || \
+	  { if [ "$$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi; $$sudo apt-get update -qq && \
+	    apt-get download libopenblas0-pthread; }; } && dpkg -x libopenblas0-pthread_*.deb . && touch .unpacked
+neural-models: deps $(OPENBLAS_DIR)/.unpacked
+	$(TRAIN) --out $(NEURAL_DIR)/tf4 --name tf4 --d-model 256 --n-layer 4 --steps 900 --lr 1.5e-3 & \
+	target=$$!; \
+	{ $(TRAIN) --out $(NEURAL_DIR)/tf1 --name tf1 --d-model 128 --n-layer 1 --steps 650 && \
+	  $(TRAIN) --out $(NEURAL_DIR)/tf2 --name tf2 --d-model 128 --n-layer 2 --steps 650; }; \
+	drafts=$$?; wait $$target && [ $$drafts -eq 0 ]
+
+# Dumps that resolve orderings, for both pairs (data/README.md, "Pair dumps"; not shipped:
+# about 0.1 GB (ngram) and 0.4 GB (neural) per file): 400 responses to the openings of the
+# held-out verses, regenerated at each temperature of PAIR_TEMPERATURES (as Hu et al. do),
+# in $(PAIR_DIR)/kjv-PAIR-T<T>.h5 with PAIR ngram (the Kneser-Ney pair of `make dump`) or
+# neural (tf4 with drafters tf1, tf2); and tree dumps in PAIR_TREE_PARTS parts of 200
+# samples each, $(PAIR_DIR)/kjv-PAIR-trees/part-NNN.h5 (`mdsd block DIR` reads them as one):
+# seq K = 4, L = 4, T = 1, drafted by kn2 or tf1, at every 8th response position (at most 8
+# per sample); part k draws with --seed k from the prompts 200 (k - 1) on. Every file is
+# written atomically and kept: an interrupted make resumes; -j2 makes two at a time.
+PAIR_DIR ?= build/pairs
+PAIR_TEMPERATURES ?= 0.05 0.1 0.3 0.5 0.6 0.7 0.9 1
+PAIR_TREE_PARTS ?= 20
+PAIR_PROMPTS := data/prompts/kjv-held-out.jsonl
+PAIR_RUNNER = MDSD_PYTHON=$(RUNNER_PYTHON) OMP_NUM_THREADS=1 nice src/bin/mdsd-runner
+PAIR_ngram := ngram --corpus kjv --order 4 --draft-order 2 --draft-order 3 --vocab-size 8192
+PAIR_neural = torch --target $(NEURAL_DIR)/tf4 --draft $(NEURAL_DIR)/tf1 --draft $(NEURAL_DIR)/tf2 \
+  --device cpu --threads 1
+# The neural pair runs with OpenBLAS too (as neural-models trains: the reference BLAS is slower).
+PAIR_ENV_neural = LD_LIBRARY_PATH=$(OPENBLAS_LIB) OPENBLAS_NUM_THREADS=1
+PAIR_NEEDS_neural := $(OPENBLAS_DIR)/.unpacked
+PAIR_COMMON := --dataset kjv-held-out --max-new-tokens 64 --logits-dtype float16 --compression gzip -q
+.PHONY: pair-dumps pair-trees
+pair-dumps: deps
+	@$(MAKE) --no-print-directory $(foreach p,ngram neural,$(foreach t,$(PAIR_TEMPERATURES),$(PAIR_DIR)/kjv-$(p)-T$(t).h5))
+pair-trees: deps
+	@$(MAKE) --no-print-directory $(foreach p,ngram neural,$(foreach k,$(shell seq -f %03g 1 $(PAIR_TREE_PARTS)),$(PAIR_DIR)/kjv-$(p)-trees/part-$(k).h5))
+# PAIR_RULES PAIR TREE_DRAFTER: the two rules of a pair. Part k's prompts: the held-out
+# openings from line 200 (k - 1) + 1 on, cyclically.
+define PAIR_RULES
+$(PAIR_DIR)/kjv-$(1)-T%.h5: | $(PAIR_NEEDS_$(1))
+	@mkdir -p $$(@D)
+	$(PAIR_ENV_$(1)) $(PAIR_RUNNER) $$(PAIR_$(1)) $(PAIR_COMMON) --prompts $(PAIR_PROMPTS) --num-samples 400 \
+	  --seed 1 --gen-temperature $$* -o $$@
+$(PAIR_DIR)/kjv-$(1)-trees/part-%.h5: | $(PAIR_NEEDS_$(1))
+	@mkdir -p $$(@D)
+	k=$$$$(expr $$* + 0); awk -v s=$$$$(( (k - 1) * 200 )) \
+	  '{ p[NR - 1] = $$$$0 } END { for (j = 0; j < 200; j++) print p[(s + j) % NR] }' \
+	  $(PAIR_PROMPTS) > $$(@D)/prompts-$$*.jsonl && \
+	$(PAIR_ENV_$(1)) $(PAIR_RUNNER) $$(PAIR_$(1)) $(PAIR_COMMON) --prompts $$(@D)/prompts-$$*.jsonl \
+	  --num-samples 200 --seed $$$$k --gen-temperature 1 --tree-policy seq --tree-sequences 4 \
+	  --tree-depth 4 --tree-contexts 8 --tree-stride 8 --tree-drafter $(2) -o $$@
+endef
+$(eval $(call PAIR_RULES,ngram,kn2))
+$(eval $(call PAIR_RULES,neural,tf1))
 # Tree dumps large enough to order the verifiers (data/README.md, "Large tree dumps"; not
 # shipped: about 23 MB per part, 552 MB in all): the KJV pair of tree-dump, seq K = 4, L = 4, in
 # parts that `mdsd block DIR` reads as one dump; part k draws with --seed k. Each part is

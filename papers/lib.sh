@@ -65,3 +65,23 @@ with open(out + ".tmp", "w", newline="") as f:
 os.replace(out + ".tmp", out)
 PY
 }
+
+# The two model pairs' large dumps (data/README.md, "Pair dumps"; `make pair-dumps`,
+# `make pair-trees`), PAIR = ngram or neural:
+#   DUMP=$(pair_dump PAIR T)     the dump whose responses were generated at temperature T
+#   DRAFTS=$(pair_drafters PAIR) its drafters, the smaller first (for --draft-model)
+#   TREES=$(pair_trees PAIR)     its tree dump (a directory of parts, for mdsd block)
+PAIR_DIR=${PAIR_DIR:-build/pairs}
+pair_check() {
+  [ -e "$1" ] || { echo "papers: $1 not found; run 'make $2' (data/README.md, \"Pair dumps\")" >&2; return 1; }
+  printf '%s\n' "$1"
+}
+pair_dump() { pair_drafters "$1" > /dev/null && pair_check "$PAIR_DIR/kjv-$1-T$(printf %g "$2").h5" pair-dumps; }
+pair_trees() { pair_drafters "$1" > /dev/null && pair_check "$PAIR_DIR/kjv-$1-trees" pair-trees; }
+pair_drafters() {
+  case $1 in
+    ngram) echo kn2,kn3 ;;
+    neural) echo tf1,tf2 ;;
+    *) echo "papers: no model pair '$1' (ngram or neural)" >&2; return 1 ;;
+  esac
+}

@@ -54,6 +54,8 @@ Test(runner, ngram_backend_end_to_end) { python_suite("test_ngram_end_to_end"); 
 Test(runner, bad_inputs) { python_suite("test_bad_inputs"); }
 Test(runner, hf_backend_with_stand_in_transformers_per_version) { python_suite("test_hf_adapter"); }
 Test(runner, hf_backend_real_torch_on_a_tiny_causal_lm) { python_suite("test_hf_torch"); }
+Test(runner, torch_backend_end_to_end_on_tiny_random_models) { python_suite("test_torch_backend"); }
+Test(runner, shipped_neural_pair_loads_and_dumps) { python_suite("test_shipped_models"); }
 Test(runner, hf_loading_options_device_placement_and_readme_command) { python_suite("test_hf_loading"); }
 Test(runner, wrapper_picks_the_users_python) { python_suite("test_wrapper"); }
 Test(runner, dump_validator) { python_suite("test_schema"); }

@@ -1,4 +1,4 @@
-"""The command line: `mdsd-runner ngram|hf|validate ...` (src/bin/mdsd-runner, which picks
+"""The command line: `mdsd-runner ngram|hf|torch|validate ...` (src/bin/mdsd-runner, which picks
 the Python; or, with PYTHONPATH=src, `python3 -m mdsd_runner ...`). Exit status 0 success,
 1 bad input or failure (the message names the problem), 2 usage error, 130 interrupted
 (rerun the command to resume)."""
@@ -126,9 +126,20 @@ def _parser():
                     help='a JSON object of extra chat-template variables, e.g. '
                          '\'{"enable_thinking": false}\' for Qwen3')
 
+    from .torch_backend import add_arguments as torch_arguments
+    tp = sub.add_parser(
+        "torch", epilog=EPILOG,
+        help="small causal transformers in plain PyTorch (a config and a state dict per folder)",
+        description="Models of src/mdsd_runner/tinylm.py (data/README.md, 'The neural pair'): "
+                    "the target generates; target and drafters are teacher-forced on prompt + "
+                    "response. Needs torch only (no transformers).")
+    _common(tp, 1.0)
+    torch_arguments(tp)
+
     from .trees import add_arguments as tree_arguments
     tree_arguments(ng)
     tree_arguments(hf)
+    tree_arguments(tp)
 
     va = sub.add_parser("validate", help="check dumps against the format (data/README.md)",
                         description="Checks each FILE against dump format version 1; prints a "
@@ -165,6 +176,9 @@ def _dump(args):
         tokenizer, target, drafts, info = ngram.build(args.corpus, args.vocab_size, args.order, orders)
         config = dict(info, order=args.order, draft_orders=orders, vocab_size=args.vocab_size)
         logits_dtype = "float32" if args.logits_dtype == "auto" else args.logits_dtype
+    elif args.command == "torch":
+        from . import torch_backend
+        tokenizer, target, drafts, config, logits_dtype = torch_backend.setup(args)
     else:
         from . import hf
         device_map = hf.parse_device_map(args.device_map)

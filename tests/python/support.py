@@ -37,3 +37,32 @@ def run_main(*args):
         except SystemExit as e:
             rc = e.code
     return rc, out.getvalue(), err.getvalue()
+
+
+def replay_sampler(test, response, rows, rng, temperature, tol, where):
+    """Checks that each token of `response` is what pipeline.sample_token draws with the
+    sample's stream `rng` from logits within `tol` of `rows` (float64 [len, V]); returns
+    (tokens checked, tokens). Greedy (temperature 0): the argmax, where the top two logits
+    are more than 2 tol apart. Sampled: the inverse-CDF draw u lies in the token's CDF
+    interval widened by expm1(2 tol / T) (logits within tol move each weight by a factor
+    within exp(+-tol / T), so the normalised CDF by less than that)."""
+    import math
+
+    import numpy as np
+    checked = 0
+    for j, t in enumerate(response):
+        z = rows[j]
+        if temperature == 0:
+            top = np.sort(z)[-2:]
+            if top[1] - top[0] > 2 * tol:
+                checked += 1
+                test.assertEqual(t, int(np.argmax(z)), (where, j))
+            continue
+        w = np.exp((z - z.max()) / temperature)
+        cdf = np.cumsum(w) / w.sum()
+        u = rng.random()
+        lo, hi = (cdf[t - 1] if t else 0.0), cdf[t]
+        slack = math.expm1(2 * tol / temperature)
+        test.assertTrue(lo - slack <= u <= hi + slack, (where, j, t, u, lo, hi))
+        checked += 1
+    return checked, len(response)

@@ -24,7 +24,7 @@ import torch
 from torch import nn
 
 from fakes import HFLikeTokenizer
-from support import mdsd_bin, run_main
+from support import mdsd_bin, replay_sampler, run_main
 from mdsd_runner import pipeline
 from mdsd_runner.dump import from_bfloat16_bits
 from mdsd_runner.pipeline import sample_rng
@@ -245,25 +245,8 @@ class RealTorch(unittest.TestCase):
             # The generation (left padding, cache) sampled each token from logits within
             # tol of these: replay the inverse CDF with the sample's random stream.
             rows = reference(built["tiny/target"], prompt, response)
-            rng = sample_rng(3, i)
-            for j, t in enumerate(response):
-                total += 1
-                z = rows[j]
-                if temperature == 0:
-                    top = np.sort(z)[-2:]
-                    if top[1] - top[0] > 2 * tol:
-                        checked += 1
-                        self.assertEqual(t, int(np.argmax(z)), (i, j))
-                    continue
-                w = np.exp((z - z.max()) / temperature)
-                cdf = np.cumsum(w) / w.sum()
-                u = rng.random()
-                lo, hi = (cdf[t - 1] if t else 0.0), cdf[t]
-                # Logits within tol move each weight by a factor within exp(+-tol / T),
-                # so the normalised CDF by less than expm1(2 tol / T).
-                slack = math.expm1(2 * tol / temperature)
-                self.assertTrue(lo - slack <= u <= hi + slack, (i, j, t, u, lo, hi))
-                checked += 1
+            c, n = replay_sampler(self, response, rows, sample_rng(3, i), temperature, tol, i)
+            checked, total = checked + c, total + n
         self.assertGreaterEqual(checked, 0.6 * total)
         binary = mdsd_bin()
         self.assertIsNotNone(binary, "no mdsd binary: run through make test (MDSD_BIN)")

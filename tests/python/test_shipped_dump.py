@@ -59,7 +59,8 @@ class ShippedDump(unittest.TestCase):
         folder = os.path.join(ROOT, "data", "prompts")
         sizes = {name: len(load_prompts(os.path.join(folder, name)))
                  for name in sorted(os.listdir(folder))}
-        self.assertEqual(sizes, {"kjv-openings.jsonl": 40, "questions.jsonl": 30})
+        self.assertEqual(sizes, {"kjv-held-out.jsonl": 1555, "kjv-openings.jsonl": 40,
+                                 "questions.jsonl": 30})
 
 
 if __name__ == "__main__":
