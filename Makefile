@@ -22,6 +22,8 @@ DEBIAN_PACKAGES := build-essential pkg-config libglpk-dev glpk-utils libgsl-dev 
 # 140 MB to download, 580 MB installed, a minute) lets `make test` run the hf backend's real
 # torch code on a tiny model built in the test (tests/python/test_hf_torch.py).
 DEBIAN_PACKAGES += python3 python3-numpy python3-h5py python3-torch bible-kjv bible-kjv-text
+# `pip install --no-build-isolation .` (pyproject.toml) offline, and its test in a venv.
+DEBIAN_PACKAGES += python3-setuptools python3-wheel python3-pip python3-venv
 # The Python that `make dump` runs the runner under (same values on every machine).
 RUNNER_PYTHON ?= /usr/bin/python3
 # make test compiles the LaTeX tables (pdflatex; booktabs is in -recommended).
@@ -247,12 +249,20 @@ clean:
 
 # make install PREFIX=/usr/local DESTDIR=: the library (libmdsd.so.0, libmdsd.a), the
 # public headers (<mdsd/mdsd.h>), mdsd.pc, the programs mdsd and mdsd-runner, the man
-# page mdsd.1 (made from the help texts), the Python package mdsd under PYTHON_SITE (on
-# Debian's path for PREFIX=/usr; else add it to PYTHONPATH) and the runner's package
-# under PREFIX/lib/mdsd/python, where the mdsd-runner wrapper looks for it.
+# page mdsd.1 (made from the help texts), the gnuplot scripts of `mdsd plot` under
+# PREFIX/share/mdsd/plots (where an installed mdsd looks), the Python package mdsd under
+# PYTHON_SITE and the runner's package under PREFIX/lib/mdsd/python, where the
+# mdsd-runner wrapper looks for it. PYTHON_SITE: the site directory under PREFIX/lib that
+# INSTALL_PYTHON has on its sys.path (Debian's /usr/bin/python3: /usr/local/lib/python3.X/
+# dist-packages for /usr/local, /usr/lib/python3/dist-packages for /usr; a venv's python
+# with its own PREFIX: its site-packages); for any other PREFIX, PREFIX/lib/python3/
+# dist-packages (add it to PYTHONPATH).
 PREFIX ?= /usr/local
 DESTDIR ?=
-PYTHON_SITE ?= $(PREFIX)/lib/python3/dist-packages
+INSTALL_PYTHON ?= /usr/bin/python3
+PYTHON_SITE ?= $(or $(shell $(INSTALL_PYTHON) -c 'import site, sys; lib = sys.argv[1].rstrip("/") + "/lib/"; \
+  print(next((d for d in site.getsitepackages() if d.startswith(lib)), ""))' '$(PREFIX)' 2>/dev/null), \
+  $(PREFIX)/lib/python3/dist-packages)
 INSTALL_LIB := $(DESTDIR)$(PREFIX)/lib
 install: all
 	@$(MAKE) --no-print-directory install-files
@@ -261,7 +271,7 @@ install: all
 install-files: $(BIN) $(LIB) $(SHLIB)
 	install -d $(INSTALL_LIB)/pkgconfig $(DESTDIR)$(PREFIX)/include/mdsd $(DESTDIR)$(PREFIX)/bin \
 	  $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PYTHON_SITE)/mdsd \
-	  $(INSTALL_LIB)/mdsd/python/mdsd_runner
+	  $(INSTALL_LIB)/mdsd/python/mdsd_runner $(DESTDIR)$(PREFIX)/share/mdsd/plots
 	install -m 644 $(LIB) $(INSTALL_LIB)/libmdsd.a
 	install -m 755 $(SHLIB) $(INSTALL_LIB)/$(notdir $(SHLIB))
 	ln -sf $(notdir $(SHLIB)) $(INSTALL_LIB)/$(SONAME)
@@ -276,6 +286,10 @@ install-files: $(BIN) $(LIB) $(SHLIB)
 	printf '"""Written by make install."""\nLIBDIR = "%s"\n' '$(PREFIX)/lib' \
 	  > $(DESTDIR)$(PYTHON_SITE)/mdsd/_install.py
 	install -m 644 src/mdsd_runner/*.py $(INSTALL_LIB)/mdsd/python/mdsd_runner/
+	install -m 644 plots/*.gp $(DESTDIR)$(PREFIX)/share/mdsd/plots/
+	@echo "Python package: $(PYTHON_SITE)/mdsd$$($(INSTALL_PYTHON) -c 'import sys; \
+	  print("" if sys.argv[1] in sys.path else " (not on the path of $(INSTALL_PYTHON): add it to PYTHONPATH)")' \
+	  '$(PYTHON_SITE)' 2>/dev/null)"
 
 # The shipped dump: Kneser-Ney 4-gram target, bigram and trigram drafters, trained on the
 # King James Bible, 40 samples. Same values on every run (data/README.md).

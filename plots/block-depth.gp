@@ -19,7 +19,9 @@ set xtics 1
 set ylabel ylabeltext
 set key @keyspec
 set grid
-set offsets graph 0.05, graph 0.05, graph 0.05, graph 0.05
+# L is discrete: ticks at the data's depths only, half a step of margin either side
+set autoscale xfix
+set offsets 0.5, 0.5, graph 0.05, graph 0.05
 plot for [i=0:nseries-1] datafile index i using 1:2:3 with yerrorlines \
          lt method_lt(word(seriesmethods, i+1)) dt 0+int(word(seriesdash, i+1)) \
          title columnheader(1)

@@ -25,7 +25,9 @@ set xtics 1
 set ylabel "acceptance rate α"
 set key @keyspec
 set grid
-set offsets graph 0.02, graph 0.02, graph 0.05, graph 0.05
+# n is discrete: ticks at the data's counts only, half a step of margin either side
+set autoscale xfix
+set offsets 0.5, 0.5, graph 0.05, graph 0.05
 plot for [i=0:nbounds-1] boundfile index i using 1:($2 - 1.96 * $3):($2 + 1.96 * $3) \
          with filledcurves fs transparent solid 0.12 noborder \
          lc rgb (word(boundschemes, i+1) eq "iid" || word(boundschemes, i+1) eq "wor" || \
@@ -37,6 +39,6 @@ plot for [i=0:nbounds-1] boundfile index i using 1:($2 - 1.96 * $3):($2 + 1.96 *
          dt 0+(overlay ? dump_dt(word(seriesdumps, i+1)) : 1) title columnheader(1), \
      for [i=0:nbounds-1] boundfile index i using 1:2 with linespoints \
          lt bound_lt(word(boundschemes, i+1)) \
-         dt 0+(overlay ? dump_dt(word(bounddumps, i+1)) : bound_dt(word(boundschemes, i+1))) \
+         dt 0+(overlay ? bound_dump_dt(word(bounddumps, i+1)) : bound_dt(word(boundschemes, i+1))) \
          title columnheader(1)
 unset output

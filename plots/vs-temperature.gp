@@ -36,6 +36,6 @@ plot for [i=0:nbounds-1] boundfile index i using 1:($2 - 1.96 * $3):($2 + 1.96 *
          dt 0+(overlay ? dump_dt(word(seriesdumps, i+1)) : 1) title columnheader(1), \
      for [i=0:nbounds-1] boundfile index i using 1:2 with linespoints \
          lt bound_lt(word(boundschemes, i+1)) \
-         dt 0+(overlay ? dump_dt(word(bounddumps, i+1)) : bound_dt(word(boundschemes, i+1))) \
+         dt 0+(overlay ? bound_dump_dt(word(bounddumps, i+1)) : bound_dt(word(boundschemes, i+1))) \
          title columnheader(1)
 unset output

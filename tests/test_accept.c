@@ -1,6 +1,7 @@
 /* mdsd accept: exact and Monte Carlo agree through the command line, the JSON
  * keys, and each bad-input path exits non-zero with a message naming it. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,6 +60,13 @@ Test(accept, text_output_and_monte_carlo_only)
     free(out);
     cr_assert_eq(test_run_mdsd("accept --help", 0, &out), 0);
     cr_assert(strstr(out, "JSON keys") && strstr(out, "taus2"), "%s", out);
+    /* every verifier the library knows is listed, the audit variants as such */
+    for (int k = 0; k < MDSD_VERIFIER_COUNT; k++) {
+        char word[64];
+        snprintf(word, sizeof word, " %s", mdsd_verifier_name(k));
+        cr_expect(strstr(out, word), "accept --help does not list %s", word + 1);
+    }
+    cr_assert(strstr(out, "Audit variants") && strstr(out, "INVALID"), "%s", out);
     free(out);
 }
 

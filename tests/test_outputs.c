@@ -154,6 +154,63 @@ Test(outputs, latex_compiles_with_labels_marks_and_the_combined_table)
     cr_assert_neq(compile_latex("bad"), 0, "a raw underscore compiled: the LaTeX check is blind");
 }
 
+/* pdflatex on NAME.tex (rows rendered standalone in LAYOUT); its log, which must not say
+ * "Float too large" nor "Overfull \hbox". */
+static char *compile_fitting(const char *name, const mdsd_report_row *rows, size_t k,
+                             mdsd_report_layout layout)
+{
+    mdsd_report_style st;
+    mdsd_report_style_init(&st);
+    st.layout = layout;
+    st.standalone = true;
+    char path[128];
+    snprintf(path, sizeof path, "%s/%s.tex", dir, name);
+    FILE *f = fopen(path, "w");
+    mdsd_report_render_latex(f, rows, k, &st);
+    fclose(f);
+    int rc = compile_latex(name);
+    snprintf(path, sizeof path, "%s/%s.log", dir, name);
+    char *log = slurp(path);
+    cr_assert_eq(rc, 0, "pdflatex failed on %s:\n%s", name, log ? log : "");
+    cr_assert(log && !strstr(log, "Float too large") && !strstr(log, "Overfull \\hbox"),
+              "%s.tex does not fit the page:\n%s", name, log ? log : "(no log)");
+    return log;
+}
+
+/* What fits on the page: the drafter sweep's shape (4 temperatures x 3 draft counts, 2
+ * schemes, 2 verifiers, 2 drafters) as per-setting tables and the combined one (which ran
+ * 293 pt off the page: now shrunk to it), and one setting over 9 dumps with long names
+ * (wider than the text: shrunk to it). */
+Test(outputs, long_and_wide_latex_tables_fit_the_page)
+{
+    mdsd_report_row rows[16 * 12];
+    size_t k = 0;
+    const double temps[] = {0.3, 0.5, 0.7, 1.0};
+    for (int t = 0; t < 4; t++)
+        for (size_t n = 2; n <= 4; n++)
+            for (int d = 0; d < 2; d++) {
+                const char *dump = d ? "kjv-ngram.h5:kn3" : "kjv-ngram.h5:kn2";
+                rows[k++] = row(dump, temps[t], n, "iid", "bound", 0.8, true);
+                rows[k++] = row(dump, temps[t], n, "iid", "rrs", 0.75, true);
+                rows[k++] = row(dump, temps[t], n, "iid", "kseq", 0.76, true);
+                rows[k++] = row(dump, temps[t], n, "wor", "bound", 0.82, true);
+            }
+    char *log = compile_fitting("long", rows, k, MDSD_REPORT_BOTH);
+    char *tex = slurp(strcat(strcpy((char[160]){0}, dir), "/long.tex"));
+    cr_expect(strstr(tex, "\\usepackage{booktabs,graphicx}") && strstr(tex, "\\resizebox*{!}") &&
+              strstr(tex, "\\label{tab:mdsd-all}"), "%s", tex);
+    free(tex);
+    free(log);
+    k = 0;
+    for (int d = 0; d < 9; d++) {
+        char name[64];
+        snprintf(name, sizeof name, "a-rather-long-dump-name-%d.h5:drafter", d);
+        rows[k++] = row(name, 0.9, 5, "iid", "bound", 0.8, true);
+        rows[k++] = row(name, 0.9, 5, "iid", "rrs", 0.7, false);
+    }
+    free(compile_fitting("wide", rows, k, MDSD_REPORT_PER_SETTING));
+}
+
 Test(outputs, markdown_escapes_labels_and_explains_marks)
 {
     mdsd_report_row rows[3] = {row("qwen_0.5b|x", 0.7, 2, "wor", "bound", 0.85, true),
@@ -697,8 +754,9 @@ Test(outputs, analysis_recipes_write_their_tables_and_figures, .timeout = 300)
         snprintf(name, sizeof name, "doc-%s", recipes[r][0]);
         snprintf(doc, sizeof doc, "%s/%s.tex", dir, name);
         FILE *f = fopen(doc, "w");
-        fprintf(f, "\\documentclass{article}\n\\usepackage{booktabs}\n\\begin{document}\n"
-                   "\\input{out-%s/%s.tex}\n\\end{document}\n", recipes[r][0], recipes[r][0]);
+        fprintf(f, "\\documentclass{article}\n\\usepackage{" MDSD_REPORT_LATEX_PACKAGES "}\n"
+                   "\\begin{document}\n\\input{out-%s/%s.tex}\n\\end{document}\n", recipes[r][0],
+                recipes[r][0]);
         fclose(f);
         cr_expect_eq(compile_latex(name), 0, "%s.tex does not compile", recipes[r][0]);
     }

@@ -240,3 +240,64 @@ Test(plot, plots_the_csv_written_by_report_h)
     }
     rm_tree(dir);
 }
+
+/* The style table's rules, evaluated by gnuplot itself: methods outside the table get
+ * styles of their own (is-top5 and is-top50 were drawn alike), alpha* is never solid
+ * when dumps are overlaid, and markers are scaled down for the PDF presets. */
+Test(plot, style_rules)
+{
+    char *out;
+    cr_assert_eq(test_run_shell("gnuplot -e \"othermethods='rrs is-top5 kseq is-top50'\" "
+                                "-e \"load 'plots/styles.gp'; print method_lt('is-top5'), "
+                                "method_lt('is-top50'), method_lt('rrs'), method_lt('kseq'); "
+                                "print bound_dump_dt('1'), bound_dump_dt('2'), dump_dt('1'); "
+                                "print pointscale\" 2>&1", &out), 0, "%s", out);
+    cr_assert(strstr(out, "22 24 2 4\n2 3 1\n1.0\n"), "%s", out);
+    free(out);
+    cr_assert_eq(test_run_shell("gnuplot -e \"pointscale=0.4\" -e \"load 'plots/styles.gp'; "
+                                "show linetype 2\" 2>&1", &out), 0, "%s", out);
+    cr_assert(strstr(out, "pointsize 0.520"), "%s", out);
+    free(out);
+}
+
+/* mdsd plot passes the other methods and the PDF presets' marker scale; a fake gnuplot
+ * first on PATH records the -e it was given, then runs the real one. */
+Test(plot, passes_other_methods_and_the_pdf_marker_scale)
+{
+    char *dir = make_dir(), cmd[4096], *out;
+    snprintf(cmd, sizeof cmd,
+             "set -e; cd %s; mkdir bin; real=$(command -v gnuplot); "
+             "printf '#!/bin/sh\\necho \"$@\" >> %s/args\\nexec %%s \"$@\"\\n' \"$real\" > bin/gnuplot; "
+             "chmod +x bin/gnuplot; "
+             "printf 'dump,temperature,n,scheme,method,alpha,stderr,positions\\n"
+             "d,1,2,iid,bound,0.9,0,10\\nd,1,2,iid,is-top5,0.8,0.01,10\\nd,1,2,iid,rrs,0.7,0.01,10\\n"
+             "d,1,2,iid,is-top50,0.85,0.01,10\\nd,1,3,iid,is-top5,0.82,0.01,10\\n' > r.csv; "
+             "PATH=%s/bin:$PATH %s plot r.csv --kind vs-drafts --size column -o c.pdf; "
+             "PATH=%s/bin:$PATH %s plot r.csv --kind vs-drafts --size full -o f.png; "
+             "grep -o \"pointscale=[0-9.]*\\|othermethods='[^']*'\" args",
+             dir, dir, dir, test_mdsd_bin(), dir, test_mdsd_bin());
+    cr_assert_eq(test_run_shell(cmd, &out), 0, "%s", out);
+    cr_assert(strstr(out, "pointscale=0.4\nothermethods='is-top5 rrs is-top50'\npointscale=1\n"
+                          "othermethods='is-top5 rrs is-top50'\n"), "%s", out);
+    free(out);
+    rm_tree(dir);
+}
+
+/* Discrete axes (n, j, L) span the data's values and half a step either side, ticks at
+ * whole numbers: data at n = 2..4 gives [1.5, 4.5], not gnuplot's [1, 5]. */
+Test(plot, discrete_axes_span_the_data)
+{
+    char *dir = make_dir(), cmd[4096], *out;
+    snprintf(cmd, sizeof cmd,
+             "cd %s && printf '\"rrs (iid)\"\\n2 0.6 0.01\\n3 0.7 0.01\\n4 0.75 0.01\\n' > d && "
+             "printf '\"alpha* iid\"\\n2 0.7 0\\n4 0.8 0\\n' > b && "
+             "for s in vs-drafts per-draft; do gnuplot -e \"datafile='d'; boundfile='b'; nseries=1; "
+             "nbounds=1; outfile='x.png'; term='pngcairo'; plottitle='t'; stylefile='%s/plots/styles.gp'; "
+             "seriesmethods='rrs'; seriesdumps='1'; boundschemes='iid'; bounddumps='1'; overlay=0; "
+             "keyspec='off'\" %s/plots/$s.gp -e 'print GPVAL_X_MIN, GPVAL_X_MAX'; done 2>&1",
+             dir, getenv("PWD"), getenv("PWD"));
+    cr_assert_eq(test_run_shell(cmd, &out), 0, "%s", out);
+    cr_assert(strstr(out, "1.5 4.5\n1.5 4.5\n"), "%s", out);
+    free(out);
+    rm_tree(dir);
+}

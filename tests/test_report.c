@@ -135,13 +135,51 @@ Test(report, csv_round_trips)
     free(buf);
 }
 
+/* Two-sided t tests with samples - 1 degrees of freedom; the p-values in the
+ * comments are scipy's (stats.t.sf), an independent reference. */
 Test(report, significance_levels)
 {
-    cr_assert_str_eq(mdsd_report_significance(0.0, 1.0), "");
-    cr_assert_str_eq(mdsd_report_significance(2.0, 1.0), "*");
-    cr_assert_str_eq(mdsd_report_significance(-2.7, 1.0), "**");
-    cr_assert_str_eq(mdsd_report_significance(3.5, 1.0), "***");
-    cr_assert_str_eq(mdsd_report_significance(NAN, 1.0), "");
+    cr_assert_str_eq(mdsd_report_significance(0.0, 1.0, 1000), "");
+    cr_assert_str_eq(mdsd_report_significance(2.0, 1.0, 1000), "*");    /* p = 0.0458 */
+    cr_assert_str_eq(mdsd_report_significance(-2.7, 1.0, 1000), "**");  /* p = 0.0071 */
+    cr_assert_str_eq(mdsd_report_significance(3.5, 1.0, 1000), "***");  /* p = 0.00049 */
+    cr_assert_str_eq(mdsd_report_significance(NAN, 1.0, 1000), "");
+    /* 8 samples, 7 d.f.: a normal law would give *, ** and *** here */
+    cr_assert_str_eq(mdsd_report_significance(2.0, 1.0, 8), "");        /* p = 0.0856 */
+    cr_assert_str_eq(mdsd_report_significance(2.36, 1.0, 8), "");       /* p = 0.0503 */
+    cr_assert_str_eq(mdsd_report_significance(2.37, 1.0, 8), "*");      /* p = 0.0496 */
+    cr_assert_str_eq(mdsd_report_significance(-2.7, 1.0, 8), "*");      /* p = 0.0306 */
+    cr_assert_str_eq(mdsd_report_significance(3.5, 1.0, 8), "**");      /* p = 0.00999 */
+    cr_assert_str_eq(mdsd_report_significance(4.0, 1.0, 8), "**");      /* p = 0.0052 */
+    cr_assert_str_eq(mdsd_report_significance(5.5, 1.0, 8), "***");     /* p = 0.00091 */
+    /* one sample: the s.e. is the i.i.d. fallback, no stars however large the gap */
+    cr_assert_str_eq(mdsd_report_significance(50.0, 1.0, 1), "");
+    cr_assert_str_eq(mdsd_report_significance(50.0, 1.0, 0), "");
+}
+
+/* One-sample rows: marked §, explained under the table, no stars, and a note. */
+Test(report, one_sample_rows_are_marked_and_have_no_stars)
+{
+    mdsd_report_row rows[2] = {row("solo.h5", "iid", "bound", 0.81, NAN),
+                               row("solo.h5", "iid", "rrs", 0.70, -0.11)};
+    rows[0].samples = rows[1].samples = 1;
+    char *buf;
+    size_t len;
+    FILE *f = open_memstream(&buf, &len);
+    mdsd_report_markdown(f, rows, 2);
+    fclose(f);
+    cr_assert(strstr(buf, "| iid | rrs | 0.7000 ± 0.0010§ (↓0.1100) |"), "%s", buf);
+    cr_assert(strstr(buf, "§ one sample: s.e. over positions as if independent"), "%s", buf);
+    cr_assert(strstr(buf, "two-sided t test, samples − 1 degrees of freedom"), "%s", buf);
+    free(buf);
+    f = open_memstream(&buf, &len);
+    mdsd_report_csv_row(f, &rows[1], 2);
+    mdsd_report_note_one_sample(f, "prog", rows, 2);
+    fclose(f);
+    cr_assert(strstr(buf, ",-0.11,0.001,,"), "a one-sample row has no significance:\n%s", buf);
+    cr_assert_eq(strstr(buf, "prog: note: solo.h5 has one sample") != NULL, 1, "%s", buf);
+    cr_assert(!strstr(strstr(buf, "prog: note:") + 1, "prog: note:"), "one note per dump:\n%s", buf);
+    free(buf);
 }
 
 Test(report, markdown_and_latex_tables)

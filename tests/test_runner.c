@@ -54,6 +54,7 @@ Test(runner, ngram_backend_end_to_end) { python_suite("test_ngram_end_to_end"); 
 Test(runner, bad_inputs) { python_suite("test_bad_inputs"); }
 Test(runner, hf_backend_with_stand_in_transformers_per_version) { python_suite("test_hf_adapter"); }
 Test(runner, hf_backend_real_torch_on_a_tiny_causal_lm) { python_suite("test_hf_torch"); }
+Test(runner, hf_loading_options_device_placement_and_readme_command) { python_suite("test_hf_loading"); }
 Test(runner, wrapper_picks_the_users_python) { python_suite("test_wrapper"); }
 Test(runner, dump_validator) { python_suite("test_schema"); }
 Test(runner, shipped_dump_is_reproducible) { python_suite("test_shipped_dump"); }

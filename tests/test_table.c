@@ -384,3 +384,36 @@ Test(table, bad_inputs_fail_cleanly)
         cr_assert_neq(stat(partial, &st), 0, "%s left a partial file", args);
     }
 }
+
+/* Column labels name the drafter wherever a dump has several (DUMP:NAME), and the
+ * default choice (the first by name) is said on stderr with how to choose; a dump of
+ * one drafter keeps its plain label and gets no note. */
+Test(table, the_drafter_is_named_and_a_default_choice_is_said)
+{
+    char out[128], args[512], *log, *csv;
+    snprintf(out, sizeof out, "%s/drafters.csv", dir);
+    snprintf(args, sizeof args, "table data/kjv-ngram.h5 -o %s -d 2 -v none -s iid --positions 0:60", out);
+    cr_assert_eq(test_run_mdsd(args, 1, &log), 0, "%s", log);
+    cr_assert(strstr(log, "data/kjv-ngram.h5 has 2 drafters (kn2, kn3); using kn2, the first by "
+                          "name (column kjv-ngram.h5:kn2); --draft-model NAME picks one"), "%s", log);
+    free(log);
+    csv = slurp(out);
+    cr_assert(strstr(csv, "\nkjv-ngram.h5:kn2,0.7,2,iid,bound,"), "%s", csv);
+    free(csv);
+    snprintf(args, sizeof args, "table data/kjv-ngram.h5 -o %s -d 2 -v none -s iid --positions 0:60 "
+             "--draft-model kn3 --markdown", out);
+    cr_assert_eq(test_run_mdsd(args, 1, &log), 0, "%s", log);
+    cr_assert(!strstr(log, "drafters (") && strstr(log, "| scheme | method | kjv-ngram.h5:kn3 |"),
+              "%s", log);
+    free(log);
+    char one[128];
+    snprintf(one, sizeof one, "%s/one.h5", dir);
+    write_dump(one, 3, -1);
+    snprintf(args, sizeof args, "table %s -o %s -d 2 -v none -s iid", one, out);
+    cr_assert_eq(test_run_mdsd(args, 1, &log), 0, "%s", log);
+    cr_assert(!strstr(log, "drafters ("), "%s", log);
+    free(log);
+    csv = slurp(out);
+    cr_assert(strstr(csv, "\none.h5,0.7,2,iid,bound,"), "%s", csv);
+    free(csv);
+}

@@ -87,15 +87,22 @@ note "figures"
 awk -F, 'NR > 1 && $14 == 0 && $5 == 4 { print $2, $7, $11, $12 }' "$OUT/seq.csv" > "$work/vsL.dat"
 awk -F, 'NR > 1 && $14 == 0 && $7 == 4 { print $2, $5, $11, $12 }' "$OUT/seq.csv" > "$work/vsK.dat"
 plot() { # DATA XLABEL TITLE PNG VERIFIERS
-  gnuplot <<GP
+  # each verifier in its fixed style (plots/styles.gp); K and L are discrete: ticks at the
+  # data's values only, half a step of margin so that the end error bars show whole
+  local ticks
+  ticks=$(awk '{ print $2 }' "$1" | sort -nu | paste -sd, -)
+  LC_ALL=C.UTF-8 gnuplot <<GP
 set terminal pngcairo size 640,420 font ",10"
 set output "$4"
-load "papers/colors.gp"
+load "plots/styles.gp"
 set key left top
-set xlabel "$2"; set ylabel "E[tau] (tokens per target call)"
+set xlabel "$2"; set ylabel "E[τ] (tokens per target call)"
 set title "$3"
 set grid
-plot for [v in "$5"] "< grep '^".v." ' $1" using 2:3:4 with yerrorlines title v
+set xtics ($ticks)
+set autoscale xfix
+set offsets 0.5, 0.5, graph 0.05, graph 0.05
+plot for [v in "$5"] "< grep '^".v." ' $1" using 2:3:4 with yerrorlines lt method_lt(v) title v
 GP
 }
 plot "$work/vsL.dat" "draft length L" "KJV pair (4-gram target, bigram drafter), K = 4 sequences" "$OUT/tau_vs_L.png" "rrs kseq is"

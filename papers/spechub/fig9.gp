@@ -7,11 +7,16 @@ set output outfile
 set title "SpecHub Fig. 9 analogue: per-draft acceptance, T = 1 (kjv-ngram.h5, kn2 drafter)"
 set xlabel "draft number j"
 set ylabel "P(draft j accepted)"
-set xtics 1
+set xtics 1 scale 0
 set xrange [0.5:10.5]
 set yrange [0:*]
 set key right top box
-set grid
-plot datafile using 1:2 with linespoints lt method_lt("rrsw") title "RRSw (n = 10)", \
-     datafile using 1:3 with linespoints lt method_lt("rrs") title "RRS (n = 10)", \
-     datafile using 1:4 with linespoints lt method_lt("spechub") title "SpecHub (n = 2)"
+set grid ytics
+# j is discrete: the three methods' bars side by side at each j, not lines between them
+w = 0.27
+plot datafile using ($1 - w):2:(w) with boxes lt method_lt("rrsw") fs solid 0.85 border lt -1 \
+       title "RRSw (n = 10)", \
+     datafile using 1:3:(w) with boxes lt method_lt("rrs") fs solid 0.85 border lt -1 \
+       title "RRS (n = 10)", \
+     datafile using ($1 + w):4:(w) with boxes lt method_lt("spechub") fs solid 0.85 border lt -1 \
+       title "SpecHub (n = 2)"

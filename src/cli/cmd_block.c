@@ -12,6 +12,7 @@
 #include "blockpartial.h"
 #include "live.h"
 #include "blockjob.h"
+#include "blockmarkov.h"
 #include "cli.h"
 
 static const char usage_text[] =
@@ -28,7 +29,10 @@ static const char usage_text[] =
     "is accepted and verification goes on at that child with the drafts through\n"
     "it; otherwise the step ends. Or of a block verifier, which sees the whole\n"
     "draft and accepts a drafted prefix and one next token jointly. Per-depth rate\n"
-    "d = P(depth d accepted | depth d-1 accepted).\n\n"
+    "d = P(depth d accepted | depth d-1 accepted). In vLLM's words: its mean\n"
+    "acceptance length (1 + accepted / drafts) is E[tau], and its per-position\n"
+    "acceptance rate at d (accepted at d / drafts) is the unconditional\n"
+    "P(at least d accepted), the product of the rates 1..d.\n\n"
     "  --markov FILE      Markov toy pair: a line 'V', the target's V x V\n"
     "                     transition rows, a blank line, the draft's rows;\n"
     "                     the context is token 0\n"
@@ -95,7 +99,10 @@ static const char usage_text[] =
     "                     depth, tree_size, trees, samples, block_efficiency,\n"
     "                     stderr, per_depth (rates d = 1..L, ';'), cost,\n"
     "                     speedup, per_depth_stderr (delta method, clustered),\n"
-    "                     contexts (positions or live, above)\n"
+    "                     contexts (positions or live, above),\n"
+    "                     mean_acceptance_length (vLLM's; = block_efficiency),\n"
+    "                     per_position_acceptance_rate (vLLM's, unconditional,\n"
+    "                     d = 1..L, ';')\n"
     "  --markdown FILE, --latex FILE   the table as Markdown / LaTeX\n"
     "  --is-top S         is: free LP weights only among the top S tokens (needed\n"
     "                     at large V; see mdsd accept --help)\n"
@@ -114,7 +121,9 @@ static const char usage_text[] =
     "\nJSON keys: verifier, policy, depth, sequences (seq) or widths and scheme\n"
     "(tree), tree_size (draft tokens), V, route (exact, sampled, simulated),\n"
     "block_efficiency, stderr (0 exact), trials, seed, reach ([L+1],\n"
-    "P(at least d accepted)), per_depth ([L], the rates), with --optimal:\n"
+    "P(at least d accepted)), per_depth ([L], the rates), mean_acceptance_length\n"
+    "(vLLM's name; = block_efficiency), per_position_acceptance_rate ([L], vLLM's\n"
+    "name for reach 1..L), with --optimal:\n"
     "optimal_token_block_efficiency, gap_to_optimal_token (optimal-token -\n"
     "block_efficiency); with --live: live_horizon (N, 0 = inf),\n"
     "live_block_efficiency (live tokens per target call),\n"
@@ -246,30 +255,6 @@ static int parse_args(int argc, char **argv, block_opts *o)
 }
 
 /* "2,2,1" into pol->width; 0 or a usage error (printed). */
-static int parse_widths(const char *spec, mdsd_policy *pol)
-{
-    double *w = NULL;
-    size_t n = 0;
-    mdsd_err err;
-    if (mdsd_parse_vector(spec, "--tree", &w, &n, &err) != MDSD_OK) {
-        cli_usage_error("block", "%s", err.msg);
-        return -1;
-    }
-    int bad = n < 1 || n > MDSD_BLOCK_MAX_DEPTH;
-    for (size_t d = 0; !bad && d < n; d++) {
-        bad = !(w[d] >= 1.0 && w[d] <= MDSD_BLOCK_MAX_DRAFTS && w[d] == floor(w[d]));
-        pol->width[d] = bad ? 0 : (size_t)w[d];
-    }
-    free(w);
-    if (bad) {
-        cli_usage_error("block", "--tree %s: give 1 to %d widths, integers in [1, %d]", spec,
-                        MDSD_BLOCK_MAX_DEPTH, MDSD_BLOCK_MAX_DRAFTS);
-        return -1;
-    }
-    pol->depth = n;
-    return 0;
-}
-
 static void print_json(const block_opts *o, const mdsd_policy *pol, size_t V, const char *vname,
                        const char *route, const mdsd_block_result *r, const mdsd_block_result *opt,
                        const mdsd_block_live_result *live, const double *cost, size_t ncost)
@@ -301,6 +286,10 @@ static void print_json(const block_opts *o, const mdsd_policy *pol, size_t V, co
     mdsd_json_number_array(&j, r->reach, pol->depth + 1);
     mdsd_json_key(&j, "per_depth");
     mdsd_json_number_array(&j, r->rate + 1, pol->depth);
+    /* vLLM's names for E[tau] and the unconditional reaches (MATH.md §5.2) */
+    mdsd_json_kv_number(&j, "mean_acceptance_length", r->tau);
+    mdsd_json_key(&j, "per_position_acceptance_rate");
+    mdsd_json_number_array(&j, r->reach + 1, pol->depth);
     if (opt) {
         mdsd_json_kv_number(&j, "optimal_token_block_efficiency", opt->tau);
         mdsd_json_kv_number(&j, "gap_to_optimal_token", opt->tau - r->tau);
@@ -340,6 +329,10 @@ static void print_text(const mdsd_policy *pol, size_t V, const char *vname, cons
     printf("per-depth acceptance:");
     for (size_t d = 1; d <= pol->depth; d++)
         printf(" %.6g", r->rate[d]);
+    printf("\nvLLM's mean acceptance length (= E[tau]): %.12g\n"
+           "vLLM's per-position acceptance rate (unconditional):", r->tau);
+    for (size_t d = 1; d <= pol->depth; d++)
+        printf(" %.6g", r->reach[d]);
     printf("\n");
     if (opt)
         printf("optimal token-level verifier: E[tau] = %.12g (gap %.6g)\n", opt->tau,
@@ -356,86 +349,44 @@ static void print_text(const mdsd_policy *pol, size_t V, const char *vname, cons
                r->tau / (1.0 + cost[i] * (double)pol->depth));
 }
 
+/* The library's Markov route (blockmarkov.h), printed as text or JSON;
+ * -1: a refused option (told, exit 2). */
 static int run(const block_opts *o, mdsd_err *err)
 {
-    mdsd_policy pol = {0};
-    if (o->tree) {
-        pol.kind = MDSD_POLICY_TREE;
-        if (parse_widths(o->tree, &pol))
-            return -1;
-        pol.scheme = MDSD_SCHEME_IID;
-        if (o->scheme && mdsd_scheme_parse(o->scheme, &pol.scheme, err))
-            return err->code;
-    } else {
-        pol.kind = MDSD_POLICY_SEQ;
-        pol.sequences = o->sequences;
-        pol.depth = o->depth;
-    }
-    /* the verifier: token-level, a block verifier, or one of the optima */
-    const char *vn = o->verifier;
-    int opt_token = !strcmp(vn, "optimal-token"), tiebreak = !strcmp(vn, "otm-tiebreak");
-    int opt_block = !strcmp(vn, "optimal-block");
-    mdsd_verifier_kind kind = MDSD_VERIFIER_OTM;
-    mdsd_blockv_kind bkind = MDSD_BLOCKV_COUNT;
-    int rc = MDSD_OK;
-    if (!opt_token && !tiebreak && !opt_block && mdsd_blockv_parse(vn, &bkind, NULL) != MDSD_OK &&
-        mdsd_verifier_parse(vn, &kind, err) != MDSD_OK)
-        rc = mdsd_fail(err, MDSD_EINVAL, "%s; or a block verifier (bv, gbv, traversal), or "
-                       "optimal-token, otm-tiebreak, optimal-block", err->msg);
-    const mdsd_blockv_ops *bv = mdsd_blockv(bkind);
+    mdsd_block_markov_opts mo;
+    mdsd_block_markov_opts_init(&mo);
+    mo.markov = o->markov, mo.verifier = o->verifier;
+    mo.tree = o->tree, mo.scheme = o->scheme;
+    mo.sequences = o->sequences, mo.depth = o->depth;
+    mo.trials = o->trials, mo.simulate = o->simulate, mo.seed = o->seed;
+    mo.threads = (int)o->threads, mo.optimal = o->optimal, mo.force = o->force;
     double *cost = NULL;
     size_t ncost = 0;
-    if (rc == MDSD_OK && o->cost)
+    int rc = MDSD_OK;
+    if (o->cost)
         rc = mdsd_parse_vector(o->cost, "--cost", &cost, &ncost, err);
     for (size_t i = 0; rc == MDSD_OK && i < ncost; i++)
         if (!(cost[i] >= 0.0 && isfinite(cost[i])))
             rc = mdsd_fail(err, MDSD_EINVAL, "--cost: value %zu is %g, not a cost >= 0", i + 1,
                            cost[i]);
-    mdsd_markov m = {0};
     if (rc == MDSD_OK)
         rc = cli_check_paths(o->markov, "the Markov pair (--markov)", err);
-    if (rc == MDSD_OK)
-        rc = mdsd_markov_read(o->markov, &m, err);
-    mdsd_block_opts bo;
-    mdsd_block_opts_init(&bo);
-    bo.trials = o->trials;
-    bo.seed = o->seed;
-    bo.threads = (int)o->threads;
-    bo.max_seconds = o->force ? INFINITY : 0.0;
-    mdsd_block_result r = {0}, opt = {0};
-    mdsd_block_live_result live = {0};
-    const char *route = o->trials > 0 ? (o->simulate ? "simulated" : "sampled") : "exact";
-    if (rc == MDSD_OK && o->optimal)
-        rc = mdsd_block_optimal_token(&m, &pol, &bo, &opt, err);
-    if (rc != MDSD_OK || (opt_token && o->optimal))
-        r = opt; /* nothing to do, or done */
-    else if (opt_token)
-        rc = mdsd_block_optimal_token(&m, &pol, &bo, &r, err);
-    else if (tiebreak)
-        rc = mdsd_block_otm_tiebreak(&m, &pol, &bo, &r, err);
-    else if (opt_block)
-        rc = mdsd_block_optimal_block(&m, &pol, &bo, &r, err);
-    else if (bv && o->trials > 0)
-        rc = (o->simulate ? mdsd_blockv_simulate : mdsd_blockv_sampled)(&m, &pol, bv, &bo, &r, err);
-    else if (bv)
-        rc = mdsd_blockv_exact(&m, &pol, bv, &bo, &r, err);
-    else if (o->trials > 0)
-        rc = (o->simulate ? mdsd_block_simulate : mdsd_block_sampled)(&m, &pol, kind, &bo, &r, err);
-    else
-        rc = mdsd_block_exact(&m, &pol, kind, &bo, &r, err);
-    if (rc == MDSD_OK && o->live && (bv || opt_token || tiebreak || opt_block))
-        rc = mdsd_fail(err, MDSD_EUNSUPPORTED, "--live: token-level verifiers only, not %s", vn);
-    else if (rc == MDSD_OK && o->live)
-        rc = mdsd_block_live_exact(&m, &pol, kind, o->live_n, &bo, &live, NULL, err);
-    if (rc == MDSD_OK) {
-        const char *vname = bv || opt_token || tiebreak || opt_block ? vn : mdsd_verifier_name(kind);
-        const mdsd_block_result *po = o->optimal ? &opt : NULL;
-        if (o->json)
-            print_json(o, &pol, m.V, vname, route, &r, po, o->live ? &live : NULL, cost, ncost);
-        else
-            print_text(&pol, m.V, vname, route, &r, po, o->live ? &live : NULL, cost, ncost);
+    mdsd_block_markov_run r;
+    if (rc == MDSD_OK &&
+        (rc = mdsd_block_markov_eval(&mo, o->live ? &o->live_n : NULL, &r, err)) != MDSD_OK &&
+        r.usage) {
+        cli_usage_error("block", "%s", err->msg);
+        free(cost);
+        return -1;
     }
-    mdsd_markov_free(&m);
+    if (rc == MDSD_OK) {
+        const mdsd_block_result *po = o->optimal ? &r.opt : NULL;
+        const mdsd_block_live_result *live = o->live ? &r.live : NULL;
+        if (o->json)
+            print_json(o, &r.pol, r.V, r.verifier, r.route, &r.r, po, live, cost, ncost);
+        else
+            print_text(&r.pol, r.V, r.verifier, r.route, &r.r, po, live, cost, ncost);
+    }
     free(cost);
     return rc;
 }
@@ -540,27 +491,8 @@ int cmd_block(int argc, char **argv)
         return cli_usage_error("block", "missing --markov FILE or tree dumps");
     if (o.resume || o.discard_partial)
         return cli_usage_error("block", "--resume and --discard-partial are for tree dumps");
-    if (!o.verifier)
-        return cli_usage_error("block", "missing --verifier");
-    if (!strcmp(o.verifier, "optimal"))
-        return cli_usage_error("block", "-v optimal names no class: give -v optimal-token (the "
-                               "best token-level verifier) or -v optimal-block (the best lossless "
-                               "verifier that sees the whole draft)");
-    if ((!strcmp(o.verifier, "optimal-token") || !strcmp(o.verifier, "otm-tiebreak") ||
-         !strcmp(o.verifier, "optimal-block")) && o.trials)
-        return cli_usage_error("block", "-v %s is computed exactly: drop --trials", o.verifier);
-    if (o.tree && (o.sequences || o.depth))
-        return cli_usage_error("block", "--tree excludes --sequences and --depth");
-    if (!o.tree && (!o.sequences || !o.depth))
-        return cli_usage_error("block", "give --sequences K and --depth L, or --tree W1,W2,...");
-    if (o.scheme && !o.tree)
-        return cli_usage_error("block", "--scheme is for --tree (seq drafts are iid)");
     if (o.exact && o.trials)
         return cli_usage_error("block", "--exact and --trials are two routes: give one");
-    if (o.simulate && !o.trials)
-        return cli_usage_error("block", "--simulate needs --trials T");
-    if (o.trials == 1)
-        return cli_usage_error("block", "--trials must be at least 2 (for the standard error)");
     if (o.live && o.trials)
         return cli_usage_error("block", "--live is exact: drop --trials");
     if (o.live && strcmp(o.live, "inf")) {

@@ -50,7 +50,9 @@ static const char usage_text[] =
     "                        (default: outside; below for --size column)\n"
     "      --terminal TERM   gnuplot terminal (default from the extension)\n"
     "      --scripts DIR     where KIND.gp lives (default: $MDSD_PLOTS, plots/\n"
-    "                        beside the mdsd binary or its repository, ./plots)\n"
+    "                        beside the mdsd binary, PREFIX/share/mdsd/plots of\n"
+    "                        an installed PREFIX/bin/mdsd, the repository's plots/,\n"
+    "                        ./plots)\n"
     "  -h, --help            this help\n\n"
     "A column the figure holds fixed (dump and n for vs-temperature, dump and T\n"
     "for vs-drafts, all three for per-draft, dump and n for gap) that has several\n"
@@ -389,15 +391,18 @@ static int terminal_available(const char *name, const char *log)
 
 /* The terminal for the output's extension, with fallbacks. */
 /* Paper-size presets: terminal size and font for vector (inches) and
- * raster/SVG (pixels) output. */
+ * raster/SVG (pixels) output, and the marker scale (styles.gp's pointscale) of
+ * the vector one: pdfcairo's point unit is large against a figure of a few
+ * inches, and full-size markers would hide the error bars. */
 typedef struct {
     const char *name, *inches, *pixels, *font_pt, *font_px;
+    double pdf_pointscale;
 } size_preset;
 
 static const size_preset presets[] = {
-    {"screen", "6in,4in", "900,600", ",10", ",12"},
-    {"column", "3.4in,2.6in", "1020,780", ",7", ",17"},
-    {"full", "7in,3in", "1400,600", ",9", ",15"},
+    {"screen", "6in,4in", "900,600", ",10", ",12", 0.6},
+    {"column", "3.4in,2.6in", "1020,780", ",7", ",17", 0.4},
+    {"full", "7in,3in", "1400,600", ",9", ",15", 0.5},
 };
 
 static const size_preset *find_preset(const char *name)
@@ -476,7 +481,8 @@ static int file_exists(const char *path)
 }
 
 /* plots/KIND.gp: --scripts, $MDSD_PLOTS, beside the binary (./mdsd in the
- * repository, or build/<flavour>/mdsd two levels down), ./plots. */
+ * repository), PREFIX/share/mdsd/plots of an installed PREFIX/bin/mdsd (make
+ * install), two levels up (build/<flavour>/mdsd), ./plots. */
 static int find_script(const char *dir_opt, const char *kind, char *path, size_t size, mdsd_err *err)
 {
     char exe[4096] = "";
@@ -486,13 +492,15 @@ static int find_script(const char *dir_opt, const char *kind, char *path, size_t
     if (slash)
         *slash = '\0';
     const char *env = getenv("MDSD_PLOTS");
-    const char *fmt[] = {"%s/%s.gp", "%s/%s.gp", "%s/plots/%s.gp", "%s/../../plots/%s.gp", "%s/%s.gp"};
-    const char *dirs[] = {dir_opt, env, exe[0] ? exe : NULL, exe[0] ? exe : NULL, "plots"};
+    const char *fmt[] = {"%s/%s.gp", "%s/%s.gp", "%s/plots/%s.gp", "%s/../share/mdsd/plots/%s.gp",
+                         "%s/../../plots/%s.gp", "%s/%s.gp"};
+    const char *self = exe[0] ? exe : NULL;
+    const char *dirs[] = {dir_opt, env, self, self, self, "plots"};
     if (dir_opt) {
         snprintf(path, size, "%s/%s.gp", dir_opt, kind);
         return file_exists(path) ? MDSD_OK : mdsd_fail(err, MDSD_EIO, "no gnuplot script %s", path);
     }
-    for (size_t i = 1; i < 5; i++) {
+    for (size_t i = 1; i < sizeof dirs / sizeof *dirs; i++) {
         if (!dirs[i] || !dirs[i][0])
             continue;
         snprintf(path, size, fmt[i], dirs[i], kind);
@@ -552,13 +560,36 @@ static int make_temp(char *path, size_t size, const char *what, mdsd_err *err)
     return MDSD_OK;
 }
 
+/* "; othermethods='W1 W2 ..'": the distinct words of `methods` in order, so that
+ * styles.gp gives each method outside its table a style of its own. */
+static size_t other_methods(char *v, size_t cap, const char *methods)
+{
+    char copy[65536], *save = NULL;
+    snprintf(copy, sizeof copy, "%s", methods);
+    const char *seen[256];
+    size_t n = 0, len = (size_t)snprintf(v, cap, "; othermethods='");
+    for (char *w = strtok_r(copy, " ", &save); w && n < 256; w = strtok_r(NULL, " ", &save)) {
+        size_t k = 0;
+        while (k < n && strcmp(seen[k], w))
+            k++;
+        if (k == n && len < cap) {
+            len += (size_t)snprintf(v + len, cap - len, "%s%s", n ? " " : "", w);
+            seen[n++] = w;
+        }
+    }
+    if (len < cap)
+        len += (size_t)snprintf(v + len, cap - len, "'");
+    return len < cap ? len : cap;
+}
+
 /* The style variables the scripts read: stylefile (plots/styles.gp beside
  * the script), seriesmethods / boundschemes (one word per block, the key of
  * the style table), seriesdumps / bounddumps (1-based dump of each block when
- * overlaid, else 1), overlay, keyspec. */
+ * overlaid, else 1), othermethods (their distinct methods), overlay, keyspec,
+ * pointscale (markers: smaller for the PDF presets). */
 static char *style_vars(const char *script, const series_list *ms, const series_list *bs, const plot_opts *o)
 {
-    size_t cap = 1024 + strlen(script) + 600 * (ms->n + bs->n);
+    size_t cap = 1024 + strlen(script) + 900 * (ms->n + bs->n);
     char *v = malloc(cap);
     if (!v)
         return NULL;
@@ -572,8 +603,12 @@ static char *style_vars(const char *script, const series_list *ms, const series_
     char style_path[4200];
     snprintf(style_path, sizeof style_path, "%s/styles.gp", dir);
     gp_string(q_style, sizeof q_style, style_path);
-    size_t len = (size_t)snprintf(v, cap, "stylefile=%s; overlay=%d; keyspec='%s'", q_style, o->overlay ? 1 : 0,
-                                  legend_spec(o->legend, o->size));
+    const char *dot = strrchr(o->output, '.');
+    bool vector = (o->terminal && !strncmp(o->terminal, "pdf", 3)) ||
+                  (!o->terminal && dot && !strcmp(dot, ".pdf"));
+    size_t len = (size_t)snprintf(v, cap, "stylefile=%s; overlay=%d; keyspec='%s'; pointscale=%g", q_style,
+                                  o->overlay ? 1 : 0, legend_spec(o->legend, o->size),
+                                  vector ? find_preset(o->size)->pdf_pointscale : 1.0);
     /* distinct dumps in order of first appearance over both lists */
     const char *dumps[64];
     size_t nd = 0;
@@ -599,6 +634,8 @@ static char *style_vars(const char *script, const series_list *ms, const series_
                 break;
         }
         len += (size_t)snprintf(v + len, cap - len, "; %s='%s'; %s='%s'", names[l][0], words[0], names[l][1], words[1]);
+        if (l == 0)
+            len += other_methods(v + len, cap - len, words[0]);
     }
     (void)len;
     return v;

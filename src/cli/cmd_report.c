@@ -19,9 +19,9 @@ static const char usage_text[] =
     "each scheme's alpha*, columns dumps) without recomputing.\n\n"
     "  -o, --output FILE       write here (atomically; default standard output)\n"
     "      --markdown          Markdown (default)\n"
-    "      --latex             LaTeX (booktabs); every label escaped, a \\label per\n"
+    "      --latex             LaTeX (booktabs, graphicx); every label escaped, a \\label per\n"
     "                          table, marks for Monte-Carlo and --is-top cells\n"
-    "      --standalone        LaTeX: a whole document (article + booktabs)\n"
+    "      --standalone        LaTeX: a whole document (article, booktabs, graphicx)\n"
     "      --layout L          per-setting, combined (T x n as row groups) or both\n"
     "                          (default)\n"
     "      --label-prefix P    LaTeX labels P-T<T>-n<n> and P-all (default tab:mdsd)\n"
@@ -458,6 +458,8 @@ int cmd_report(int argc, char **argv)
         rc = run_paired(&o, note, &err);
     } else if (rc == MDSD_OK)
         rc = read_rows(&o, &rows, &count, &err);
+    if (rc == MDSD_OK && !o.paired)
+        mdsd_report_note_one_sample(stderr, "mdsd report", rows, count);
     if (rc == MDSD_OK && !o.paired) {
         mdsd_report_style style;
         mdsd_report_style_init(&style);

@@ -35,7 +35,9 @@ static const char usage_text[] =
     "                           LLM vocabularies; rrsw at n >= 4 there (and is/otm\n"
     "                           at large V) need --trials\n"
     "      --draft-model LIST   drafter groups under /drafts to compare, each a table\n"
-    "                           column DUMP:NAME (default: the first drafter)\n"
+    "                           column DUMP:NAME (default: the first drafter by\n"
+    "                           name, with a note; the column is DUMP:NAME whenever\n"
+    "                           the dump has several drafters)\n"
     "      --trials K           Monte-Carlo trials per position where a verifier has\n"
     "                           no exact form (default 0: exact only)\n"
     "      --simulate           Monte Carlo for every verifier, even where an exact\n"
@@ -59,9 +61,11 @@ static const char usage_text[] =
     "      --is-top S           is verifier: free weights only among the top S tokens\n"
     "      --markdown[=FILE]    also render a Hu-et-al.-Table-1-style Markdown table\n"
     "                           (to standard output without FILE)\n"
-    "      --latex[=FILE]       the same table in LaTeX (booktabs; labels escaped,\n"
-    "                           \\label{tab:mdsd-T<T>-n<n>}, marks: dagger = Monte\n"
-    "                           Carlo, double dagger = is truncated by --is-top)\n"
+    "      --latex[=FILE]       the same table in LaTeX (booktabs, graphicx; labels\n"
+    "                           escaped, \\label{tab:mdsd-T<T>-n<n>}; marks: dagger =\n"
+    "                           Monte Carlo, double dagger = is truncated by\n"
+    "                           --is-top, section = one sample, s.e. not clustered;\n"
+    "                           stars: t test, samples - 1 degrees of freedom)\n"
     "      --layout L           per-setting (a table per T, n), combined (one table,\n"
     "                           T x n as row groups) or both (default)\n"
     "      --per-position FILE  per-row CSV, streamed: dump,temperature,row,sample,\n"
@@ -483,6 +487,8 @@ int cmd_table(int argc, char **argv)
         rc = publish_renders(&t, rows, count, &err);
     else
         note_kept_units(b, &err);
+    if (rc == MDSD_OK)
+        mdsd_report_note_one_sample(stderr, "mdsd table", rows, count);
     mdsd_outfile_abort(&t.markdown_out);
     mdsd_outfile_abort(&t.latex_out);
     free(rows);

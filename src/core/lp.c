@@ -12,6 +12,7 @@
 
 #include "dist.h"
 #include "glpk_solve.h"
+#include "keysort.h"
 #include "lp_model.h"
 
 /* How far the LP optimum may leave [0, 1] (simplex tolerances) before it is
@@ -121,9 +122,9 @@ static void acc_add(double *sum, double *comp, double x)
  * sorted distinct tokens packed into one 64-bit key, `bits` bits per token
  * with the first token highest, under the length in the top 4 bits, so that
  * the numeric order of keys is entry_cmp's order (length, then
- * lexicographic). A stable LSD radix sort (16-bit digits, 8-bit for fewer
- * than 65,536 tuples so that small laws do not pay for a large histogram;
- * passes with one digit value skipped) keeps the tuples of a set in their order, so the
+ * lexicographic). A stable LSD radix sort (keysort.h; 16-bit digits, 8-bit
+ * for fewer than 65,536 tuples so that small laws do not pay for a large
+ * histogram) keeps the tuples of a set in their order, so the
  * sets, their order and their compensated sums are those of the qsort path. */
 static int sets_build_packed(const mdsd_joint *D, double d_scale, unsigned bits, lp_sets *S,
                              mdsd_err *err)
@@ -132,8 +133,7 @@ static int sets_build_packed(const mdsd_joint *D, double d_scale, unsigned bits,
     uint64_t *key = malloc(2 * T * sizeof *key);
     uint32_t *idx = malloc(2 * T * sizeof *idx);
     unsigned width = T < 65536 ? 8 : 16;
-    size_t digits = (size_t)1 << width, mask = digits - 1;
-    size_t *count = malloc(digits * sizeof *count);
+    uint32_t *count = malloc(MDSD_RADIX_COUNT(0, 64, width) * sizeof *count);
     if (!key || !idx || !count) {
         free(key), free(idx), free(count);
         return mdsd_fail(err, MDSD_ENOMEM, "set law: out of memory aggregating %zu tuples", T);
@@ -158,30 +158,8 @@ static int sets_build_packed(const mdsd_joint *D, double d_scale, unsigned bits,
         key[t] = k;
         idx[t] = (uint32_t)t;
     }
-    uint64_t *kin = key, *kout = key + T;
-    uint32_t *iin = idx, *iout = idx + T;
-    for (unsigned shift = 0; shift < 64; shift += width) {
-        memset(count, 0, digits * sizeof *count);
-        for (size_t t = 0; t < T; t++)
-            count[kin[t] >> shift & mask]++;
-        if (count[kin[0] >> shift & mask] == T)
-            continue; /* one digit value: the pass would not move anything */
-        size_t at = 0;
-        for (size_t d = 0; d < digits; d++) {
-            size_t c = count[d];
-            count[d] = at;
-            at += c;
-        }
-        for (size_t t = 0; t < T; t++) {
-            size_t to = count[kin[t] >> shift & mask]++;
-            kout[to] = kin[t];
-            iout[to] = iin[t];
-        }
-        uint64_t *kt = kin;
-        kin = kout, kout = kt;
-        uint32_t *it = iin;
-        iin = iout, iout = it;
-    }
+    uint32_t *iin = idx;
+    uint64_t *kin = mdsd_radix_sort(key, key + T, &iin, idx + T, T, 0, 64, width, count);
     free(count);
     size_t K = 0, M = 0;
     for (size_t t = 0; t < T; t++)

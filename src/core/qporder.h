@@ -11,13 +11,11 @@
  *      Q unchanged, so no optimal H needs them.
  * The scan runs over prefixes of length 0..n_scan of groups 1 and 2.
  *
- * Speed: an LSD radix sort (11-11-10 bits) on the float image of q/p, which is
- * monotone in the double ratio, followed by an exact fix-up of runs whose
- * float keys are equal but whose double ratios differ (a counting sort on
- * the distance in ulps for the ties up to rounding that the softmax of
- * quantised logits makes; a radix sort on 32 bits of the double, or qsort
- * where the float over- or underflows). An MSD radix sort on the 64-bit
- * keys was tried: 1.5-2x slower on float32 logits, 10% faster on float16. */
+ * Speed: group 2 by keysort.h's tokens-by-double-key sort (an LSD radix sort,
+ * 11-11-10 bits, on the float image of q/p, which is monotone in the double
+ * ratio, followed by an exact fix-up of the runs whose float keys are equal
+ * but whose double ratios differ). An MSD radix sort on the 64-bit keys was
+ * tried: 1.5-2x slower on float32 logits, 10% faster on float16. */
 #ifndef MDSD_QPORDER_H
 #define MDSD_QPORDER_H
 
@@ -25,6 +23,7 @@
 #include <stdint.h>
 
 #include "err.h"
+#include "keysort.h"
 
 typedef struct {
     size_t V;          /* capacity */
@@ -32,9 +31,8 @@ typedef struct {
     size_t n_zero_p;   /* group 1 size (p = 0, q > 0) */
     size_t n_scan;     /* groups 1 + 2: the scanned tokens */
     /* scratch */
-    uint64_t *words, *words_tmp; /* [V] (key << 32 | token) for the radix sort */
+    mdsd_keysort ks;   /* the sort (keysort.h), for V tokens */
     double *ratio;     /* [V] q/p by token id */
-    void *run;         /* [V] fix-up scratch */
     /* sort-free route (mdsd_qp_bucket_fill): allocated at its first use */
     struct mdsd_qp_bucket *bucket; /* [MDSD_QP_BUCKETS]: all zero outside [lo, hi] */
     uint32_t *next;    /* [V] the tokens of a bucket, linked from its head */

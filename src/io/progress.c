@@ -48,6 +48,8 @@ void mdsd_progress_add(mdsd_progress *pr, uint64_t done)
     pr->done += done;
     if (pr->enabled && now() - pr->last_draw > 0.1)
         draw(pr);
+    if (pr->callback)
+        pr->callback(pr->done, pr->total, pr->ctx);
 }
 
 void mdsd_progress_skip(mdsd_progress *pr, uint64_t done)

@@ -15,6 +15,9 @@ typedef struct {
     double started;    /* seconds, monotonic */
     double last_draw;
     char label[64];
+    /* told after every add (set after mdsd_progress_start); NULL = none */
+    void (*callback)(uint64_t done, uint64_t total, void *ctx);
+    void *ctx;
 } mdsd_progress;
 
 void mdsd_progress_start(mdsd_progress *pr, const char *label, uint64_t total);

@@ -101,6 +101,8 @@ static int run_table(const mdsd_batch_opts *o, const plan *pl, dump_job *jobs, s
     mdsd_progress_start(&progress, "mdsd table", total);
     if (!o->progress)
         progress.enabled = false;
+    progress.callback = o->pub.on_progress;
+    progress.ctx = o->pub.progress_ctx;
     for (size_t i = 0; i < n_jobs && rc == MDSD_OK; i++)
         rc = mdsd_unit_run_column(o, pl, &jobs[i], &rs.done, &rs.prog, &fresh, partial, &progress, NULL,
                                   err);

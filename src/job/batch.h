@@ -50,9 +50,9 @@ typedef struct {
 typedef struct {
     /* The public options (mdsd/batch.h): dumps, temperatures, draft counts,
      * schemes, verifiers, drafters (each a column, labelled DUMP:NAME when
-     * several), rows, top-k / top-p truncation of p and q, trials, simulate,
-     * seed, threads, verifier options, the results CSV (its .partial file
-     * lives beside it) and resume. */
+     * several are compared or the dump has several), rows, top-k / top-p
+     * truncation of p and q, trials, simulate, seed, threads, verifier
+     * options, the results CSV (its .partial file lives beside it) and resume. */
     mdsd_table_opts pub;
     /* Per-position results: a CSV streamed row by row (written to a temporary
      * name, renamed at the end), one line per (dump column, temperature, row):

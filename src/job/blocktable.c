@@ -154,22 +154,31 @@ static void widths_text(const mdsd_policy *pol, char *buf, size_t size)
         at += (size_t)snprintf(buf + at, size - at, d ? ";%zu" : "%zu", pol->width[d]);
 }
 
+/* values[1..L] as "v1;v2;..." (%.9g) into buf. */
+static void depth_list(const double *values, size_t L, char *buf, size_t size)
+{
+    size_t at = 0;
+    buf[0] = 0;
+    for (size_t d = 1; d <= L && at < size; d++)
+        at += (size_t)snprintf(buf + at, size - at, d > 1 ? ";%.9g" : "%.9g", values[d]);
+}
+
+/* The last three columns are vLLM's names for the same quantities (MATH.md
+ * §5.2): its "mean acceptance length" 1 + accepted / drafts is E[tau], and
+ * its "per-position acceptance rate" at position d, accepted at d / drafts,
+ * is the unconditional reach_d = P(at least d accepted), not per_depth. */
 static void write_csv(FILE *f, const mdsd_block_row *rows, size_t n, const double *cost, size_t ncost)
 {
     fprintf(f, "dump,verifier,policy,scheme,sequences,widths,depth,tree_size,trees,samples,"
-               "block_efficiency,stderr,per_depth,cost,speedup,per_depth_stderr,contexts\n");
+               "block_efficiency,stderr,per_depth,cost,speedup,per_depth_stderr,contexts,"
+               "mean_acceptance_length,per_position_acceptance_rate\n");
     for (size_t i = 0; i < n; i++) {
         const mdsd_policy *pol = &rows[i].c.pol;
-        char w[256], rates[1024], rates_se[1024];
+        char w[256], rates[1024], rates_se[1024], reach[1024];
         widths_text(pol, w, sizeof w);
-        size_t at = 0, at_se = 0;
-        rates[0] = rates_se[0] = 0;
-        for (size_t d = 1; d <= pol->depth && at < sizeof rates; d++)
-            at += (size_t)snprintf(rates + at, sizeof rates - at, d > 1 ? ";%.9g" : "%.9g",
-                                   rows[i].r.rate[d]);
-        for (size_t d = 1; d <= pol->depth && at_se < sizeof rates_se; d++)
-            at_se += (size_t)snprintf(rates_se + at_se, sizeof rates_se - at_se,
-                                      d > 1 ? ";%.9g" : "%.9g", rows[i].r.rate_se[d]);
+        depth_list(rows[i].r.rate, pol->depth, rates, sizeof rates);
+        depth_list(rows[i].r.rate_se, pol->depth, rates_se, sizeof rates_se);
+        depth_list(rows[i].r.reach, pol->depth, reach, sizeof reach);
         for (size_t k = 0; k < ncost; k++) {
             mdsd_csv_write_field(f, rows[i].dump);
             fprintf(f, ",%s,%s,%s,", mdsd_block_case_name(&rows[i].c),
@@ -177,11 +186,11 @@ static void write_csv(FILE *f, const mdsd_block_row *rows, size_t n, const doubl
                     mdsd_scheme_name(pol->kind == MDSD_POLICY_SEQ ? MDSD_SCHEME_IID : pol->scheme));
             if (pol->kind == MDSD_POLICY_SEQ)
                 fprintf(f, "%zu", pol->sequences);
-            fprintf(f, ",%s,%zu,%.17g,%zu,%zu,%.17g,%.17g,%s,%.17g,%.17g,%s,%s\n", w, pol->depth,
-                    mdsd_policy_size(pol), rows[i].r.trees, rows[i].r.samples, rows[i].r.tau,
-                    rows[i].r.se, rates, cost[k],
+            fprintf(f, ",%s,%zu,%.17g,%zu,%zu,%.17g,%.17g,%s,%.17g,%.17g,%s,%s,%.17g,%s\n", w,
+                    pol->depth, mdsd_policy_size(pol), rows[i].r.trees, rows[i].r.samples,
+                    rows[i].r.tau, rows[i].r.se, rates, cost[k],
                     rows[i].r.tau / (1.0 + cost[k] * (double)pol->depth), rates_se,
-                    rows[i].live ? "live" : "positions");
+                    rows[i].live ? "live" : "positions", rows[i].r.tau, reach);
         }
     }
 }
@@ -190,18 +199,20 @@ void mdsd_block_write_table(FILE *f, int latex, const mdsd_block_row *rows, size
                             const double *cost, size_t ncost)
 {
     if (latex) {
-        fprintf(f, "\\begin{tabular}{llrrl");
+        fprintf(f, "\\begin{tabular}{llrrlrl");
         for (size_t k = 0; k < ncost; k++)
             fprintf(f, "r");
-        fprintf(f, "}\n\\hline\nverifier & policy & $L$ & $E[\\tau]$ & per-depth rates");
+        fprintf(f, "}\n\\hline\nverifier & policy & $L$ & $E[\\tau]$ & per-depth rates & "
+                   "mean acceptance length & per-position acceptance rate");
         for (size_t k = 0; k < ncost; k++)
             fprintf(f, " & speed-up $c=%g$", cost[k]);
         fprintf(f, " \\\\\n\\hline\n");
     } else {
-        fprintf(f, "| dump | verifier | policy | L | E[tau] (s.e.) | per-depth rates |");
+        fprintf(f, "| dump | verifier | policy | L | E[tau] (s.e.) | per-depth rates | "
+                   "mean acceptance length | per-position acceptance rate |");
         for (size_t k = 0; k < ncost; k++)
             fprintf(f, " speed-up c=%g |", cost[k]);
-        fprintf(f, "\n|---|---|---|---:|---:|---|");
+        fprintf(f, "\n|---|---|---|---:|---:|---|---:|---|");
         for (size_t k = 0; k < ncost; k++)
             fprintf(f, "---:|");
         fprintf(f, "\n");
@@ -224,6 +235,10 @@ void mdsd_block_write_table(FILE *f, int latex, const mdsd_block_row *rows, size
                     rows[i].r.se);
         for (size_t d = 1; d <= pol->depth; d++)
             fprintf(f, d > 1 ? " %.3f" : "%.3f", rows[i].r.rate[d]);
+        /* vLLM's names (see write_csv): E[tau] again, and the reaches */
+        fprintf(f, latex ? " & %.4f & " : " | %.4f | ", rows[i].r.tau);
+        for (size_t d = 1; d <= pol->depth; d++)
+            fprintf(f, d > 1 ? " %.3f" : "%.3f", rows[i].r.reach[d]);
         for (size_t k = 0; k < ncost; k++)
             fprintf(f, latex ? " & %.3f" : " | %.3f",
                     rows[i].r.tau / (1.0 + cost[k] * (double)pol->depth));

@@ -1,5 +1,6 @@
 /* column.c - a column of the table job: a dump (one file, or a directory
  * of files read as one) with one of its drafters, and its rows (engine.h). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +25,24 @@ static const char *dump_label(const mdsd_batch_opts *o, size_t i)
 size_t mdsd_column_count(const mdsd_batch_opts *o)
 {
     return o->pub.n_dumps * (o->pub.n_draft_models ? o->pub.n_draft_models : 1);
+}
+
+/* Without --draft-model a dump of several drafters is read with its first by name:
+ * said on the note channel, with the others and how to choose. */
+static void note_default_drafter(const mdsd_batch_opts *o, const char *path, const char *label,
+                                 const mdsd_dump *d)
+{
+    if (!o->note)
+        return;
+    char msg[1024];
+    size_t len = (size_t)snprintf(msg, sizeof msg, "%s has %zu drafters (", path, d->n_drafts);
+    for (size_t k = 0; k < d->n_drafts && len < sizeof msg; k++)
+        len += (size_t)snprintf(msg + len, sizeof msg - len, "%s%s", k ? ", " : "", d->drafts[k].name);
+    if (len < sizeof msg)
+        snprintf(msg + len, sizeof msg - len, "); using %s, the first by name (column %s:%s); "
+                 "--draft-model NAME picks one, --draft-model A,B compares them",
+                 d->drafts[0].name, label, d->drafts[0].name);
+    o->note(msg, o->note_ctx);
 }
 
 /* Job j: dump j / drafters, drafter j % drafters. A directory is one dump
@@ -66,14 +85,18 @@ int mdsd_column_open(const mdsd_batch_opts *o, size_t j, dump_job *job, mdsd_err
     job->dump = job->parts[0];
     job->draft = job->part_draft[0];
     job->index = j;
-    /* the label is one line of the CSV, the checkpoint and a shard: a
-     * newline or backslash in a file name is written \ooo (parse.h) */
+    /* The column names the drafter wherever the dump has a choice of them.
+     * The label is one line of the CSV, the checkpoint and a shard: a
+     * newline or backslash in a file name is written \ooo (parse.h). */
+    const mdsd_dump *d0 = job->parts[0];
     char raw[sizeof job->label];
-    if (drafters > 1)
-        snprintf(raw, sizeof raw, "%s:%s", dump_label(o, i), model);
+    if (drafters > 1 || d0->n_drafts > 1)
+        snprintf(raw, sizeof raw, "%s:%s", dump_label(o, i), d0->drafts[job->draft].name);
     else
         snprintf(raw, sizeof raw, "%s", dump_label(o, i));
     mdsd_escape(raw, job->label, sizeof job->label);
+    if (!model && d0->n_drafts > 1)
+        note_default_drafter(o, o->pub.dumps[i], dump_label(o, i), d0);
     size_t N = job->part_row0[n];
     job->begin = o->pub.row_begin;
     job->end = o->pub.row_end ? o->pub.row_end : N;

@@ -16,12 +16,29 @@
  * GLPK's 1e-7; a verifier that attains alpha* shows "(=)" and no marker. */
 #define GAP_ROUNDING 1e-7
 
-const char *mdsd_report_significance(double gap, double gap_se)
+/* A t test with C - 1 degrees of freedom for a standard error clustered over C
+ * samples (a normal law would overstate the evidence with few clusters). One
+ * sample: the s.e. treats positions as independent, which they are not (tokens
+ * of one response are correlated), so no stars at all. */
+const char *mdsd_report_significance(double gap, double gap_se, size_t samples)
 {
-    if (!isfinite(gap) || !(gap_se > 0) || fabs(gap) < GAP_ROUNDING)
+    if (!isfinite(gap) || !(gap_se > 0) || fabs(gap) < GAP_ROUNDING || samples < 2)
         return "";
-    double p = 2 * gsl_cdf_ugaussian_Q(fabs(gap) / gap_se);
+    double p = 2 * gsl_cdf_tdist_Q(fabs(gap) / gap_se, (double)(samples - 1));
     return p < 0.001 ? "***" : p < 0.01 ? "**" : p < 0.05 ? "*" : "";
+}
+
+void mdsd_report_note_one_sample(FILE *err, const char *prog, const mdsd_report_row *rows, size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        bool first = rows[i].samples < 2;
+        for (size_t k = 0; k < i && first; k++)
+            first = !(rows[k].samples < 2 && !strcmp(rows[k].dump, rows[i].dump));
+        if (first)
+            fprintf(err, "%s: note: %s has one sample: its standard errors treat the positions as "
+                         "independent (no clustering is possible) and are likely too small; no "
+                         "significance stars for it\n", prog, rows[i].dump);
+    }
 }
 
 void mdsd_report_csv_header(FILE *out, size_t max_drafts)
@@ -49,8 +66,8 @@ void mdsd_report_csv_row(FILE *out, const mdsd_report_row *r, size_t max_drafts)
     csv_number(out, r->se);
     csv_number(out, r->gap);
     csv_number(out, r->gap_se);
-    fprintf(out, ",%s,%zu,%zu,%d", mdsd_report_significance(r->gap, r->gap_se), r->positions,
-            r->samples, r->exact ? 1 : 0);
+    fprintf(out, ",%s,%zu,%zu,%d", mdsd_report_significance(r->gap, r->gap_se, r->samples),
+            r->positions, r->samples, r->exact ? 1 : 0);
     for (size_t j = 0; j < max_drafts; j++)
         csv_number(out, j < r->n_per_draft ? r->per_draft[j] : NAN);
     fputc('\n', out);
@@ -158,8 +175,9 @@ static void text(FILE *out, const char *s, style st)
         markdown_escape(out, s);
 }
 
-/* The marks a cell carries (bit 1: Monte Carlo, bit 2: truncated is). */
-enum { MARK_MC = 1, MARK_IS_TOP = 2 };
+/* The marks a cell carries (bit 1: Monte Carlo, bit 2: truncated is, bit 3:
+ * one sample, s.e. over positions as if independent). */
+enum { MARK_MC = 1, MARK_IS_TOP = 2, MARK_ONE_SAMPLE = 4 };
 
 static int cell_marks(const mdsd_report_row *r, const mdsd_report_style *ss)
 {
@@ -168,6 +186,8 @@ static int cell_marks(const mdsd_report_row *r, const mdsd_report_style *ss)
         m |= MARK_MC;
     if (ss->is_top > 0 && !strcmp(r->method, "is"))
         m |= MARK_IS_TOP;
+    if (r->samples < 2)
+        m |= MARK_ONE_SAMPLE;
     return m;
 }
 
@@ -175,10 +195,11 @@ static void marks(FILE *out, int m, style st)
 {
     if (st == STYLE_LATEX) {
         if (m)
-            fprintf(out, "$^{%s%s}$", m & MARK_MC ? "\\dagger" : "",
-                    m & MARK_IS_TOP ? "\\ddagger" : "");
+            fprintf(out, "$^{%s%s%s}$", m & MARK_MC ? "\\dagger" : "",
+                    m & MARK_IS_TOP ? "\\ddagger" : "", m & MARK_ONE_SAMPLE ? "\\S" : "");
     } else {
-        fprintf(out, "%s%s", m & MARK_MC ? "†" : "", m & MARK_IS_TOP ? "‡" : "");
+        fprintf(out, "%s%s%s", m & MARK_MC ? "†" : "", m & MARK_IS_TOP ? "‡" : "",
+                m & MARK_ONE_SAMPLE ? "§" : "");
     }
 }
 
@@ -195,7 +216,7 @@ static void cell(FILE *out, const mdsd_report_row *r, const mdsd_report_style *s
     }
     const char *arrow = r->gap < 0 ? (st == STYLE_LATEX ? "$\\downarrow$" : "↓")
                                    : (st == STYLE_LATEX ? "$\\uparrow$" : "↑");
-    const char *sig = mdsd_report_significance(r->gap, r->gap_se);
+    const char *sig = mdsd_report_significance(r->gap, r->gap_se, r->samples);
     if (st == STYLE_LATEX && *sig)
         fprintf(out, " (%s%.4f$^{%s}$)", arrow, fabs(r->gap), sig);
     else
@@ -303,19 +324,44 @@ static void latex_label(FILE *out, const char *prefix, const char *suffix)
     fprintf(out, "%s}\n", suffix);
 }
 
+/* LaTeX: the column specification "{llc..c}\n". */
+static void latex_spec(renderer *R)
+{
+    fputs("{ll", R->out);
+    for (size_t d = 0; d < R->dumps.count; d++)
+        fputc('c', R->out);
+    fputs("}\n", R->out);
+}
+
+/* LaTeX: "\toprule\nscheme & method & DUMPS \\\n\midrule\n". */
+static void latex_head(renderer *R)
+{
+    FILE *out = R->out;
+    fputs("\\toprule\nscheme & method", out);
+    for (size_t d = 0; d < R->dumps.count; d++) {
+        fputs(" & ", out);
+        mdsd_report_latex_escape(out, R->dumps.labels[d]);
+    }
+    fputs(" \\\\\n\\midrule\n", out);
+}
+
+/* The tabular is shrunk (never enlarged) to fit the page: to \linewidth when wider, and
+ * to 0.8\textheight (room for the caption and legend) when taller (graphicx: \width and
+ * \totalheight are the box's natural size). A many-column or many-setting table stays on
+ * the page, a float LaTeX can place in one- and two-column documents alike. */
+static const char fit_open[] =
+    "\\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}{%\n"
+    "\\resizebox*{!}{\\ifdim\\totalheight>0.8\\textheight 0.8\\textheight\\else\\totalheight\\fi}{%\n";
+static const char fit_close[] = "}}\n";
+
 static void header_row(renderer *R)
 {
     FILE *out = R->out;
     if (R->st == STYLE_LATEX) {
-        fputs("\\begin{tabular}{ll", out);
-        for (size_t d = 0; d < R->dumps.count; d++)
-            fputc('c', out);
-        fputs("}\n\\toprule\nscheme & method", out);
-        for (size_t d = 0; d < R->dumps.count; d++) {
-            fputs(" & ", out);
-            mdsd_report_latex_escape(out, R->dumps.labels[d]);
-        }
-        fputs(" \\\\\n\\midrule\n", out);
+        fputs(fit_open, out);
+        fputs("\\begin{tabular}", out);
+        latex_spec(R);
+        latex_head(R);
         return;
     }
     fputs("| scheme | method", out);
@@ -340,13 +386,18 @@ static void legend(renderer *R)
     if (R->ss->trials)
         snprintf(trials, sizeof trials, ", %llu trials per position", R->ss->trials);
     if (R->st == STYLE_LATEX) {
-        fputs("\\par\\smallskip\\footnotesize\n", out);
+        fputs("\\par\\smallskip{\\footnotesize\n", out);
         if (m & MARK_MC)
             fprintf(out, "$^\\dagger$~Monte-Carlo estimate%s; the rest are exact.\n", trials);
         if (m & MARK_IS_TOP)
             fprintf(out, "%s$^\\ddagger$~\\texttt{is} with weights optimised only among "
                          "the top %zu tokens (\\texttt{-{}-is-top %zu}), not over the "
                          "whole vocabulary.\n", m & MARK_MC ? "\\\\\n" : "", R->ss->is_top, R->ss->is_top);
+        if (m & MARK_ONE_SAMPLE)
+            fprintf(out, "%s$^\\S$~one sample: s.e.\\ over positions as if independent (no "
+                         "clustering possible), likely too small; no significance stars.\n",
+                    m & (MARK_MC | MARK_IS_TOP) ? "\\\\\n" : "");
+        fputs("\\par}\n", out);
     } else {
         if (m & MARK_MC)
             fprintf(out, "\n† Monte-Carlo estimate%s; the rest are exact.\n", trials);
@@ -354,6 +405,10 @@ static void legend(renderer *R)
             fprintf(out, "%s‡ `is` with weights optimised only among the top %zu tokens (`--is-top %zu`), "
                          "not over the whole vocabulary.\n", m & MARK_MC ? "" : "\n",
                     R->ss->is_top, R->ss->is_top);
+        if (m & MARK_ONE_SAMPLE)
+            fprintf(out, "%s§ one sample: s.e. over positions as if independent (no clustering "
+                         "possible), likely too small; no significance stars.\n",
+                    m & (MARK_MC | MARK_IS_TOP) ? "" : "\n");
     }
     R->used_marks = 0;
 }
@@ -362,9 +417,11 @@ static const char *caption_text(style st)
 {
     return st == STYLE_LATEX
                ? "mean $\\pm$ s.e.\\ clustered by sample; arrows: gap to the scheme's $\\alpha^*$, "
-                 "$^{*}p<0.05$, $^{**}p<0.01$, $^{***}p<0.001$; (=): attains $\\alpha^*$"
+                 "$^{*}p<0.05$, $^{**}p<0.01$, $^{***}p<0.001$ (two-sided $t$ test, samples $-$ 1 "
+                 "degrees of freedom); (=): attains $\\alpha^*$"
                : "α ± s.e. clustered by sample; (↓Δ) = gap to the scheme's α*, * p<0.05, "
-                 "** p<0.01, *** p<0.001; (=) attains α*";
+                 "** p<0.01, *** p<0.001 (two-sided t test, samples − 1 degrees of freedom); "
+                 "(=) attains α*";
 }
 
 static void render_setting(renderer *R, double T, size_t n)
@@ -382,7 +439,7 @@ static void render_setting(renderer *R, double T, size_t n)
     header_row(R);
     render_setting_rows(R, T, n);
     if (R->st == STYLE_LATEX)
-        fputs("\\bottomrule\n\\end{tabular}\n", out);
+        fprintf(out, "\\bottomrule\n\\end{tabular}%s", fit_close);
     legend(R);
     if (R->st == STYLE_LATEX)
         fputs("\\end{table}\n\n", out);
@@ -427,7 +484,7 @@ static void render_combined(renderer *R)
         render_setting_rows(R, T, n);
     }
     if (R->st == STYLE_LATEX)
-        fputs("\\bottomrule\n\\end{tabular}\n", out);
+        fprintf(out, "\\bottomrule\n\\end{tabular}%s", fit_close);
     legend(R);
     if (R->st == STYLE_LATEX)
         fputs("\\end{table}\n\n", out);
@@ -452,7 +509,10 @@ static void render(FILE *out, const mdsd_report_row *rows, size_t count, style s
     else if (ss->provenance)
         fprintf(out, "<!-- %s -->\n", ss->provenance);
     if (st == STYLE_LATEX && ss->standalone)
-        fputs("\\documentclass{article}\n\\usepackage{booktabs}\n\\begin{document}\n\n", out);
+        fputs("\\documentclass{article}\n\\usepackage{" MDSD_REPORT_LATEX_PACKAGES "}\n"
+              "\\begin{document}\n\n", out);
+    else if (st == STYLE_LATEX)
+        fputs("% needs \\usepackage{" MDSD_REPORT_LATEX_PACKAGES "}\n", out);
     bool per_setting = ss->layout & MDSD_REPORT_PER_SETTING;
     /* one setting: the combined table would repeat the per-setting one */
     bool combined = (ss->layout & MDSD_REPORT_COMBINED) && (!per_setting || setting_count(rows, count) > 1);
@@ -635,7 +695,8 @@ void mdsd_report_paired_csv(FILE *out, const mdsd_report_paired_row *rows, size_
         csv_number(out, r->diff);
         csv_number(out, r->se);
         csv_number(out, paired_z(r));
-        fprintf(out, ",%s,%zu,%zu\n", mdsd_report_significance(r->diff, r->se), r->positions, r->samples);
+        fprintf(out, ",%s,%zu,%zu\n", mdsd_report_significance(r->diff, r->se, r->samples), r->positions,
+                r->samples);
     }
 }
 
@@ -645,7 +706,8 @@ void mdsd_report_paired_markdown(FILE *out, const mdsd_report_paired_row *rows, 
     if (provenance)
         fprintf(out, "<!-- %s -->\n\n", provenance);
     fputs("Paired differences a − b over the same positions (mean ± s.e. clustered by sample; "
-          "z = difference / s.e.; * p<0.05, ** p<0.01, *** p<0.001, two-sided)\n\n"
+          "z = difference / s.e.; * p<0.05, ** p<0.01, *** p<0.001, two-sided t test with "
+          "samples − 1 degrees of freedom)\n\n"
           "| dump | T | a | b | a − b | z | positions | samples |\n"
           "|---|---:|---|---|---:|---:|---:|---:|\n", out);
     for (size_t i = 0; i < count; i++) {
@@ -659,7 +721,7 @@ void mdsd_report_paired_markdown(FILE *out, const mdsd_report_paired_row *rows, 
         double z = paired_z(r);
         /* 4 decimals as the results tables, more where the s.e. is below them */
         fprintf(out, r->se >= 5e-5 ? " | %+.4f ± %.4f%s | " : " | %+.3g ± %.2g%s | ", r->diff, r->se,
-                mdsd_report_significance(r->diff, r->se));
+                mdsd_report_significance(r->diff, r->se, r->samples));
         if (isfinite(z))
             fprintf(out, "%.1f", z);
         else

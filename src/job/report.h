@@ -38,9 +38,16 @@ typedef struct {
     double per_draft[MDSD_REPORT_MAX_DRAFTS]; /* P(draft j is the accepted one) */
 } mdsd_report_row;
 
-/* "***" (p < 0.001), "**" (< 0.01), "*" (< 0.05) or "" for a two-sided
- * normal test of gap = 0. */
-const char *mdsd_report_significance(double gap, double gap_se);
+/* "***" (p < 0.001), "**" (< 0.01), "*" (< 0.05) or "" for a two-sided t
+ * test of gap = 0 with samples - 1 degrees of freedom (gap_se clustered over
+ * that many samples); "" for one sample, whose s.e. treats positions as
+ * independent. */
+const char *mdsd_report_significance(double gap, double gap_se, size_t samples);
+
+/* "PROG: note: DUMP has one sample: ..." on err, once per dump whose rows have
+ * samples < 2. */
+void mdsd_report_note_one_sample(FILE *err, const char *prog, const mdsd_report_row *rows,
+                                 size_t count);
 
 void mdsd_report_csv_header(FILE *out, size_t max_drafts);
 void mdsd_report_csv_row(FILE *out, const mdsd_report_row *r, size_t max_drafts);
@@ -61,6 +68,11 @@ typedef enum {
     MDSD_REPORT_COMBINED = 2,    /* one table, (temperature, n) as row groups */
     MDSD_REPORT_BOTH = 3
 } mdsd_report_layout;
+
+/* The LaTeX packages the rendered tables use (a standalone document loads them;
+ * a snippet names them in its first comment): every tabular is shrunk to the
+ * line width and 0.8 of the text height when larger (graphicx's \resizebox). */
+#define MDSD_REPORT_LATEX_PACKAGES "booktabs,graphicx"
 
 typedef struct {
     mdsd_report_layout layout;

@@ -113,7 +113,7 @@ static int evaluate_block(const unit_ctx *u, worker *workers, const mdsd_dump_bl
     {
 #pragma omp single nowait
         if (pf->block)
-            pf->rc = mdsd_dump_block_read(pf->dump, pf->block, pf->row0, 1, &pf->err);
+            pf->rc = mdsd_dump_block_read(pf->dump, pf->block, pf->row0, 0, &pf->err);
 #pragma omp for schedule(dynamic, 4)
         for (size_t i = 0; i < rows; i++) {
             worker *w = &workers[omp_get_thread_num()];
@@ -134,8 +134,45 @@ static int evaluate_block(const unit_ctx *u, worker *workers, const mdsd_dump_bl
     return MDSD_OK;
 }
 
-/* The streaming validation of a block's metadata (the logits were checked
- * when the block was read): the rows [b->row0, b->row0 + rows) only. */
+/* The logits of a block's rows [first, last) checked as mdsd_dump_block_read
+ * checks them (target, then each drafter): the same message for the same
+ * bad value. */
+static int check_block_logits(const mdsd_dump *d, const mdsd_dump_block *b, size_t first,
+                              size_t last, mdsd_err *err)
+{
+    if (first >= last)
+        return MDSD_OK;
+    size_t V = b->V;
+    int rc = mdsd_dump_check_logits(d, MDSD_DUMP_TARGET, b->row0 + first, last - first,
+                                    b->target + first * V, err);
+    for (size_t j = 0; rc == MDSD_OK && j < b->n_drafts; j++)
+        rc = mdsd_dump_check_logits(d, b->which[j], b->row0 + first, last - first,
+                                    b->draft[j] + first * V, err);
+    return rc;
+}
+
+/* The logits are validated in the compute pass: blocks are read unchecked,
+ * and the softmax of every evaluated row refuses what the check refuses
+ * (NaN, +inf, every logit -inf). A block whose metadata check or evaluation
+ * fails is checked as a whole first, so that a bad logit gives the read
+ * check's message, as before; rows read but not evaluated (past the end of
+ * a range) are checked on their own. */
+static int check_block_rest(const mdsd_dump *d, const mdsd_dump_block *b, size_t rows, int rc,
+                            mdsd_err *err)
+{
+    if (rc != MDSD_OK) {
+        mdsd_err e;
+        mdsd_err_clear(&e);
+        int bad = check_block_logits(d, b, 0, b->rows, &e);
+        if (bad)
+            *err = e;
+        return bad ? bad : rc;
+    }
+    return check_block_logits(d, b, rows, b->rows, err);
+}
+
+/* The streaming validation of a block's metadata (the logits are checked in
+ * the compute pass, check_block_rest): the rows [b->row0, b->row0 + rows) only. */
 static int check_block_meta(mdsd_dump *d, const mdsd_dump_block *b, size_t rows,
                             mdsd_dump_meta_check *meta, mdsd_err *err)
 {
@@ -224,7 +261,7 @@ static int run_part(unit_ctx *u, const dump_job *job, size_t p, size_t begin, si
     int rc = !blk[0] || !blk[1] ? mdsd_fail_from(err, &e, "table: row block") : MDSD_OK;
     u->row_offset = job->part_row0[p];
     if (rc == MDSD_OK)
-        rc = mdsd_dump_block_read(d, blk[0], begin, 1, err);
+        rc = mdsd_dump_block_read(d, blk[0], begin, 0, err);
     mdsd_dump_meta_check meta;
     mdsd_dump_meta_check_init(&meta);
     size_t k = 0;
@@ -232,9 +269,10 @@ static int run_part(unit_ctx *u, const dump_job *job, size_t p, size_t begin, si
         mdsd_dump_block *b = blk[k % 2];
         size_t rows = b->rows < end - row0 ? b->rows : end - row0;
         prefetch pf = {d, row0 + cap < end ? blk[(k + 1) % 2] : NULL, row0 + cap, MDSD_OK, {0}};
-        if ((rc = check_block_meta(d, b, rows, &meta, err)))
-            break;
-        if ((rc = evaluate_block(u, workers, b, rows, br, &pf, err)))
+        rc = check_block_meta(d, b, rows, &meta, err);
+        if (rc == MDSD_OK)
+            rc = evaluate_block(u, workers, b, rows, br, &pf, err);
+        if ((rc = check_block_rest(d, b, rows, rc, err)))
             break;
         for (size_t i = 0; i < rows; i++)
             accumulate(acc, pl, br, i, sample_key(p, b->sample_id[i]), u->row_offset + b->row0 + i);

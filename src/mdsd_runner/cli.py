@@ -111,6 +111,15 @@ def _parser():
                          "JSON object {module: device} (transformers' device_map)")
     hf.add_argument("--dtype", choices=("bf16", "fp16", "fp32"), default="bf16",
                     help="model weights and compute type (default bf16)")
+    hf.add_argument("--revision", action="append", metavar="[MODEL=]REV",
+                    help="a branch, tag or commit of the models in the local cache (repeatable: "
+                         "REV for every model, MODEL=REV for one of --target / --draft)")
+    hf.add_argument("--trust-remote-code", action="store_true",
+                    help="run the model folders' own Python code (transformers' "
+                         "trust_remote_code; only for folders you trust)")
+    hf.add_argument("--attn-implementation", metavar="NAME",
+                    help="transformers' attn_implementation: eager, sdpa, flash_attention_2, ... "
+                         "(default: transformers' choice)")
     hf.add_argument("--chat", action="store_true",
                     help='wrap {"prompt"} records as one user message for the chat template')
     hf.add_argument("--chat-template-kwargs", type=_option(parse_template_kwargs), metavar="JSON",
@@ -160,10 +169,16 @@ def _dump(args):
         from . import hf
         device_map = hf.parse_device_map(args.device_map)
         template_kwargs = hf.parse_template_kwargs(args.chat_template_kwargs)
+        revisions = hf.parse_revisions(args.revision, [args.target, *args.draft])
         tokenizer, target, drafts = hf.load(args.target, args.draft, args.device, args.dtype,
-                                            args.chat, device_map, template_kwargs)
+                                            args.chat, device_map, template_kwargs, revisions,
+                                            args.trust_remote_code, args.attn_implementation)
         config = dict(target=args.target, drafts=args.draft, dtype=args.dtype, chat=args.chat,
                       **hf.versions())
+        for key, value in (("revisions", revisions), ("attn_implementation",
+                           args.attn_implementation), ("trust_remote_code", args.trust_remote_code)):
+            if value:
+                config[key] = value
         # The placement the run used: one device, or a device map.
         if device_map is None:
             config["device"] = args.device

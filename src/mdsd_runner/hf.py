@@ -4,9 +4,10 @@ torch and transformers are imported only when the backend runs, so that the rest
 runner works without them.
 
 What it relies on of transformers (tests/python/fakes.py mirrors each, per version):
-  AutoTokenizer.from_pretrained(path, local_files_only=True)
+  AutoTokenizer.from_pretrained(path, local_files_only=True[, revision=, trust_remote_code=])
   AutoModelForCausalLM.from_pretrained(path, dtype= (>= 4.56) or torch_dtype= (before),
-      local_files_only=True[, device_map=...])
+      local_files_only=True[, device_map=, revision=, trust_remote_code=,
+      attn_implementation=])
   model(input_ids, attention_mask, position_ids, past_key_values, use_cache
       [, logits_to_keep= (>= 4.50: int or index tensor) or num_logits_to_keep= (int)]).logits
   model.get_output_embeddings() (a module: the lm head), get_input_embeddings(), dtype
@@ -107,6 +108,28 @@ def parse_device_map(text):
         raise RunnerError(f"--device-map {text!r}: expected auto, balanced, balanced_low_0, "
                           "sequential, a device (cpu, cuda:N) or a JSON object")
     return int(text) if text.isdigit() else text
+
+
+def parse_revisions(values, models):
+    """--revision [MODEL=]REV (repeatable): {model: revision}. A plain REV is every model's
+    (those named by MODEL= excepted); MODEL must be the --target or a --draft."""
+    common, named = None, {}
+    for value in values or ():
+        model, eq, rev = value.rpartition("=") if "=" in value else ("", "", value)
+        if eq and model not in models:
+            raise RunnerError(f"--revision {value}: {model!r} is not the --target or a --draft "
+                              f"({', '.join(models)})")
+        if not rev.strip():
+            raise RunnerError(f"--revision {value!r}: an empty revision")
+        if not eq:
+            if common is not None:
+                raise RunnerError(f"--revision given twice without a model ({common}, {rev})")
+            common = rev
+        elif model in named:
+            raise RunnerError(f"--revision: {model} given twice ({named[model]}, {rev})")
+        else:
+            named[model] = rev
+    return {m: named.get(m, common) for m in models if named.get(m, common) is not None}
 
 
 def parse_template_kwargs(text):
@@ -285,39 +308,65 @@ class HFModel:
 
 
 def load(target, drafts, device="cuda", dtype="bf16", chat=False, device_map=None,
-         template_kwargs=None):
+         template_kwargs=None, revisions=None, trust_remote_code=False, attn_implementation=None):
     """(tokenizer, target HFModel, [(name, HFModel)]) from local files. device_map (see
-    parse_device_map) spreads each model over devices with accelerate instead of `device`."""
+    parse_device_map) spreads each model over devices with accelerate instead of `device`;
+    without it a model loads straight onto `device` (device_map=device: no full copy in
+    host memory first), or, without accelerate, on the CPU and is then moved. revisions:
+    {model: revision} (parse_revisions); trust_remote_code and attn_implementation are
+    passed to from_pretrained as given (attn_implementation to the models only)."""
     torch, transformers = _import()
     if device_map is None and device == "cuda" and not torch.cuda.is_available():
         raise RunnerError("--device cuda, but PyTorch finds no CUDA device; use --device cpu")
     wanted = getattr(torch, DTYPES[dtype])
     dtype_kw = dtype_keyword(transformers)
 
+    def options(path):
+        kw = {"local_files_only": True}
+        if (revisions or {}).get(path) is not None:
+            kw["revision"] = revisions[path]
+        if trust_remote_code:
+            kw["trust_remote_code"] = True
+        return kw
+
     def tokenizer(path):
         try:
-            return transformers.AutoTokenizer.from_pretrained(path, local_files_only=True)
+            return transformers.AutoTokenizer.from_pretrained(path, **options(path))
         except (OSError, ValueError) as e:
             raise RunnerError(f"cannot load the tokenizer of {path} from local files: {e}") from None
 
-    def model(path):
-        kwargs = {dtype_kw: wanted, "local_files_only": True}
-        if device_map is not None:
-            kwargs["device_map"] = device_map
+    def from_pretrained(path, **extra):
+        kwargs = {dtype_kw: wanted, **options(path), **extra}
+        if attn_implementation is not None:
+            kwargs["attn_implementation"] = attn_implementation
         try:
-            m = transformers.AutoModelForCausalLM.from_pretrained(path, **kwargs)
-        except ImportError as e:    # device_map without accelerate
-            raise RunnerError(f"cannot load the model {path}: {e}\n"
-                              + install_hint(["accelerate"])) from None
+            return transformers.AutoModelForCausalLM.from_pretrained(path, **kwargs)
         except (OSError, ValueError, RuntimeError, TypeError) as e:
             raise RunnerError(f"cannot load the model {path} from local files with transformers "
                               f"{getattr(transformers, '__version__', '?')}: "
                               f"{type(e).__name__}: {e}") from None
+
+    def model(path):
+        # A CPU model loads where it runs; a GPU one goes straight there (device_map places
+        # each weight as it is read) rather than through a full copy in host memory.
+        placement = device_map if device_map is not None else (None if device == "cpu" else device)
+        moved = False
+        try:
+            m = (from_pretrained(path, device_map=placement) if placement is not None
+                 else from_pretrained(path))
+        except ImportError as e:    # a device_map without accelerate
+            if device_map is not None:
+                raise RunnerError(f"cannot load the model {path}: {e}\n"
+                                  + install_hint(["accelerate"])) from None
+            print(f"mdsd-runner: note: without accelerate ({e}), {path} loads into host memory "
+                  f"and then moves to {device} (host memory the size of the model); "
+                  "pip install accelerate to load it straight onto the device", file=sys.stderr)
+            m, moved = from_pretrained(path), True
         got = getattr(m, "dtype", wanted)
         if got != wanted:
             raise RunnerError(f"the model {path} loaded as {got}, not the {wanted} asked for "
                               f"with {dtype_kw}= (transformers {transformers.__version__})")
-        if device_map is None:
+        if moved:
             m = m.to(device)
         return m.eval()
 

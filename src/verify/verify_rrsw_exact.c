@@ -13,6 +13,7 @@
 
 #include "simd.h"
 #include "dist.h"
+#include "keysort.h"
 #include "verifier.h"
 #include "verify_common.h"
 #include "rrsw_shared.h"
@@ -199,98 +200,6 @@ typedef struct {
     void *block;
 } rrsw_tables;
 
-/* Tokens sorted by a nonnegative double key (+inf included), ascending or
- * descending, ties by token: a stable LSD radix sort (three passes of 11
- * bits, histograms in one read, passes where every key has the same digit
- * skipped) on the key rounded to float, whose order is the doubles' up to
- * ties, then each run of equal float keys put in the order of the doubles
- * (insertion sort; qsort for long runs, e.g. keys that underflow float). */
-enum { RADIX_BITS = 11, RADIX_DIGITS = 3, RADIX = 1 << RADIX_BITS };
-
-typedef struct {
-    uint32_t *key, *key_tmp;
-    int *tok, *tok_tmp;
-    uint32_t (*count)[RADIX];
-    keyed *run;
-} radix_work;
-
-static uint32_t float_bits(double x)
-{
-    float f = (float)x;
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
-/* Sorts tokens 0..V-1 by dkey (ascending, or descending if desc) into tok. */
-static void sort_by_key(radix_work *wk, const double *dkey, int desc, size_t V)
-{
-    enum { BITS = RADIX_BITS, DIGITS = RADIX_DIGITS };
-    uint32_t *from_k = wk->key, *to_k = wk->key_tmp;
-    int *from_t = wk->tok, *to_t = wk->tok_tmp;
-    for (size_t x = 0; x < V; x++) {
-        uint32_t u = float_bits(dkey[x]);
-        from_k[x] = desc ? ~u : u;
-        from_t[x] = (int)x;
-    }
-    memset(wk->count, 0, DIGITS * sizeof *wk->count);
-    for (size_t i = 0; i < V; i++)
-        for (int d = 0; d < DIGITS; d++)
-            wk->count[d][(from_k[i] >> (BITS * d)) & (RADIX - 1)]++;
-    for (int d = 0; d < DIGITS; d++) {
-        uint32_t *c = wk->count[d];
-        if (c[(from_k[0] >> (BITS * d)) & (RADIX - 1)] == V)
-            continue; /* every key has this digit */
-        uint32_t sum = 0;
-        for (int b = 0; b < RADIX; b++) {
-            uint32_t k = c[b];
-            c[b] = sum;
-            sum += k;
-        }
-        for (size_t i = 0; i < V; i++) {
-            uint32_t at = c[(from_k[i] >> (BITS * d)) & (RADIX - 1)]++;
-            to_k[at] = from_k[i];
-            to_t[at] = from_t[i];
-        }
-        uint32_t *sk = from_k;
-        from_k = to_k, to_k = sk;
-        int *st = from_t;
-        from_t = to_t, to_t = st;
-    }
-    if (from_t != wk->tok)
-        memcpy(wk->tok, from_t, V * sizeof *wk->tok);
-    int *tok = wk->tok;
-    /* runs of equal float keys: order by the double key, ties by token */
-    for (size_t i = 0; i < V;) {
-        size_t e = i + 1;
-        while (e < V && from_k[e] == from_k[i])
-            e++;
-        size_t len = e - i;
-        if (len > 1) {
-            keyed *run = wk->run;
-            for (size_t k = 0; k < len; k++)
-                run[k] = (keyed){dkey[tok[i + k]], tok[i + k]};
-            if (len > 32)
-                qsort(run, len, sizeof *run, desc ? by_ratio_desc : by_q_ascending);
-            else /* insertion sort: stable, and the tokens came in ascending order */
-                for (size_t k = 1; k < len; k++) {
-                    keyed v = run[k];
-                    size_t m = k;
-                    for (; m > 0; m--) {
-                        double u = run[m - 1].ratio;
-                        if (desc ? !(u < v.ratio) : !(u > v.ratio))
-                            break;
-                        run[m] = run[m - 1];
-                    }
-                    run[m] = v;
-                }
-            for (size_t k = 0; k < len; k++)
-                tok[i + k] = run[k].token;
-        }
-        i = e;
-    }
-}
-
 static void tables_free(rrsw_tables *t)
 {
     free(t->ratio), free(t->pos), free(t->by_q), free(t->q_rank), free(t->block);
@@ -311,21 +220,19 @@ static int tables_build(rrsw_tables *t, const double *p, const double *q, size_t
     t->rp = mdsd_vc_malloc(V * sizeof *t->rp, "rrsw", err);
     t->rpos = mdsd_vc_malloc(V * sizeof *t->rpos, "rrsw", err);
     t->block = mdsd_vc_malloc(9 * (V + 1) * sizeof(long double), "rrsw", err);
-    radix_work wk = {
-        .key = mdsd_vc_malloc(2 * V * sizeof *wk.key, "rrsw", err),
-        .tok = mdsd_vc_malloc(2 * V * sizeof *wk.tok, "rrsw", err),
-        .count = mdsd_vc_malloc(RADIX_DIGITS * sizeof *wk.count, "rrsw", err),
-        .run = mdsd_vc_malloc(V * sizeof *wk.run, "rrsw", err),
-    };
+    /* tokens by a double key (keysort.h): p/q descending, then q ascending */
+    mdsd_keysort ks;
+    int rc = mdsd_keysort_init(&ks, V, err);
+    uint32_t *tok = mdsd_vc_malloc(V * sizeof *tok, "rrsw", err);
     double *dkey = mdsd_vc_malloc(V * sizeof *dkey, "rrsw", err);
-    if (!t->ratio || !t->pos || !t->by_q || !t->q_rank || !t->block || !t->rq || !t->rp ||
-        !t->rpos || !t->tok || !wk.key || !wk.tok || !wk.count || !wk.run || !dkey) {
-        free(wk.key), free(wk.tok), free(wk.count), free(wk.run), free(dkey);
+    if (rc || !t->ratio || !t->pos || !t->by_q || !t->q_rank || !t->block || !t->rq || !t->rp ||
+        !t->rpos || !t->tok || !tok || !dkey) {
+        if (rc == MDSD_OK)
+            mdsd_keysort_destroy(&ks);
+        free(tok), free(dkey);
         tables_free(t);
         return MDSD_ENOMEM;
     }
-    wk.key_tmp = wk.key + V, wk.tok_tmp = wk.tok + V;
-    int *tok = wk.tok;
     long double *b = t->block;
     long double **arrays[] = {&t->P, &t->Q, &t->Q2, &t->Q3, &t->PQ1, &t->PQ2,
                               &t->A};
@@ -336,7 +243,7 @@ static int tables_build(rrsw_tables *t, const double *p, const double *q, size_t
 
     for (size_t x = 0; x < V; x++)
         dkey[x] = q[x] > 0.0 ? p[x] / q[x] : INFINITY;
-    sort_by_key(&wk, dkey, 1, V);
+    mdsd_keysort_tokens(&ks, dkey, true, V, tok);
     t->P[0] = t->Q[0] = t->Q2[0] = t->Q3[0] = t->PQ1[0] = t->PQ2[0] = 0.0L;
     for (size_t i = 0; i < V; i++) {
         int x = tok[i];
@@ -352,7 +259,7 @@ static int tables_build(rrsw_tables *t, const double *p, const double *q, size_t
         t->PQ2[i + 1] = t->PQ2[i] + px * qx * qx;
     }
 
-    sort_by_key(&wk, q, 0, V);
+    mdsd_keysort_tokens(&ks, q, false, V, tok);
     t->A[0] = 0.0L;
     t->A2[0] = t->A3[0] = 0.0;
     for (size_t r = 0; r < V; r++) {
@@ -366,7 +273,8 @@ static int tables_build(rrsw_tables *t, const double *p, const double *q, size_t
         t->A2[r + 1] = t->A2[r] + (double)(qx * qx);
         t->A3[r + 1] = t->A3[r] + (double)(qx * qx * qx);
     }
-    free(wk.key), free(wk.tok), free(wk.count), free(wk.run), free(dkey);
+    mdsd_keysort_destroy(&ks);
+    free(tok), free(dkey);
     return MDSD_OK;
 }
 

@@ -110,12 +110,14 @@ def rrs_mc_loop(p, q, n, trials, seed):
 
 
 def timed(fn, repeats):
-    times, value = [], None
+    """The value, and the median wall and CPU seconds of repeats calls."""
+    times, cpu, value = [], [], None
     for _ in range(repeats):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         value = fn()
         times.append(time.perf_counter() - t0)
-    return value, float(np.median(times))
+        cpu.append(time.process_time() - c0)
+    return value, float(np.median(times)), float(np.median(cpu))
 
 
 def read_f32(path, V):
@@ -162,17 +164,17 @@ def main():
                 values.append(alpha_iid_sort(p, q, a.n))
             return values
 
-        values, secs = timed(run, a.repeats)
-        out.update(value=float(np.mean(values)), values=values, median_seconds=secs,
+        values, secs, cpu = timed(run, a.repeats)
+        out.update(value=float(np.mean(values)), values=values, median_seconds=secs, cpu_seconds=cpu,
                    positions=len(pairs), positions_per_second=len(pairs) / secs)
     elif a.task == "lp-full":
         p, q = pairs[0]
-        value, secs = timed(lambda: lp_full_iid(p, q, a.n), a.repeats)
+        value, secs, _ = timed(lambda: lp_full_iid(p, q, a.n), a.repeats)
         out.update(value=value, median_seconds=secs)
     else:
         p, q = pairs[0]
         fn = rrs_mc if a.task == "rrs-mc" else rrs_mc_loop
-        value, secs = timed(lambda: fn(p, q, a.n, a.trials, a.seed), a.repeats)
+        value, secs, _ = timed(lambda: fn(p, q, a.n, a.trials, a.seed), a.repeats)
         out.update(value=value, median_seconds=secs, trials=a.trials,
                    trials_per_second=a.trials / secs)
     print(json.dumps(out))

@@ -262,13 +262,45 @@ class Bench:
 
     # ---- mdsd table end to end, and its memory ----------------------------------------------
 
-    def dump(self, V, N, family="zipf"):
-        path = self.path(f"{family}-{V}-{N}.h5")
+    def dump(self, V, N, family="zipf", dtype="float16"):
+        path = self.path(f"{family}-{V}-{N}{'' if dtype == 'float16' else '-' + dtype}.h5")
         if not os.path.exists(path):
             subprocess.run([self.a.mdsd, "toy", "--family", family, "--vocab", str(V),
-                            "--positions", str(N), "--seed", "1", "--dtype", "float16", "-o", path],
+                            "--positions", str(N), "--seed", "1", "--dtype", dtype, "-o", path],
                            check=True, stdout=subprocess.DEVNULL)
         return path
+
+    def table_iid(self):
+        """The iid-only table job end to end (its reading, validation,
+        provenance and output included) in CPU-seconds, one thread, beside
+        the numpy peer's loop on the same float32 logits already in memory;
+        rounds alternate the two."""
+        V, N = 32000, 100 if self.a.quick else 400
+        dump = self.dump(V, N, dtype="float32")
+        f32 = self.path(f"table-iid-{V}-{N}.f32")
+        subprocess.run([PY, "-c", "import sys, h5py, numpy as np\n"
+                        "f = h5py.File(sys.argv[1], 'r')\n"
+                        "np.stack([f['/target/logits'][:], f['/drafts/draft/logits'][:]], axis=1)"
+                        ".astype('<f4').tofile(sys.argv[2])", dump, f32], check=True)
+        cmd = [self.a.mdsd, "table", dump, "-o", self.path("table-iid.csv"), "-t", "0.7", "-d", "3",
+               "-s", "iid", "-v", "none", "--threads", "1"]
+        peer_t, cpu = [], []
+        for _ in range(2 if self.a.quick else 5):
+            peer = self.peer("alpha-iid", f32, "--f32", "--vocab", V, "--n", 3, "--temperature", 0.7,
+                             "--repeats", 1)
+            peer_t.append(peer["cpu_seconds"])
+            cpu.append(run_rusage(cmd)[1])
+        t_peer, t_ours = median(peer_t) / N, median(cpu) / N
+        with open(self.path("table-iid.csv")) as f:
+            ours = float(f.read().splitlines()[1].split(",")[5])
+        mean_peer = sum(peer["values"]) / len(peer["values"])
+        self.row("`mdsd table -s iid -v none` end to end (reading, validation, provenance and "
+                 "output included), CPU-seconds, --threads 1, vs the numpy loop on the logits in "
+                 "memory", f"V = {V:,} float32 dump, {N} positions, n = 3",
+                 f"{fmt_time(t_ours)}/pos ({1 / t_ours:,.0f} per CPU-second)",
+                 f"{fmt_time(t_peer)}/pos (CPU)", f"{t_peer / t_ours:.1f}×",
+                 f"mean α\\* {ours:.10g} vs numpy {mean_peer:.10g}")
+        self.data["table-iid"] = {"positions": N, "cpu": cpu, "peer_round_seconds": peer_t}
 
     def table_cmd(self, dump, out, threads=2):
         return [self.a.mdsd, "table", dump, "-o", out, "-t", "0.7", "-d", "3", "-s", "iid,wor,greedy",
@@ -284,12 +316,15 @@ class Bench:
         rss = max(r[2] for r in runs)
         one = [run_rusage(self.table_cmd(dump, out, 1)) for _ in range(1 if self.a.quick else 3)]
         wall1 = median([r[0] for r in one])
+        cpu1 = median([r[1] for r in one])
         self.row("`mdsd table` end to end: T = 0.7, n = 3, iid,wor,greedy α\\* + exact rrs,kseq,greedy, "
                  "--threads 2", f"V = 32,000 Zipf dump (float16), {N:,} positions",
                  f"{N / wall:,.0f} positions/s ({N / cpu:,.0f} per CPU-second; --threads 1: "
-                 f"{N / wall1:,.0f}/s)", "–", "–", f"peak RSS {rss:.0f} MB")
+                 f"{N / wall1:,.0f}/s, {N / cpu1:,.0f} per CPU-second; 2 threads "
+                 f"{wall1 / wall:.2f}× the wall speed of 1)", "–", "–", f"peak RSS {rss:.0f} MB")
         self.data["table"] = {"positions": N, "wall": [r[0] for r in runs], "cpu": [r[1] for r in runs],
-                              "wall_1_thread": [r[0] for r in one], "rss_mb": rss}
+                              "wall_1_thread": [r[0] for r in one], "cpu_1_thread": [r[1] for r in one],
+                              "rss_mb": rss}
         # exact rrsw at n = 3 inside the job (the wor alpha* beside it), one thread
         Nr = 100 if self.a.quick else 400
         dump_r = self.dump(32000, Nr)
@@ -391,6 +426,7 @@ def main():
     b.flow()
     b.mc(32000)
     b.rrsw(32000)
+    b.table_iid()
     b.table()
     b.hashing()
     b.report(model, cores, load_before, machine()[2])

@@ -152,6 +152,13 @@ def _torch_module(torch, vocab_rows, head_scale):
             self.generation_config = types.SimpleNamespace(eos_token_id=eos)
             self.config = types.SimpleNamespace(vocab_size=lm.model_vocab_size)
             self.positions_computed = []    # rows of logits computed per call
+            self.moves = []                 # devices the runner moved it to after loading
+
+        def to(self, *args, **kwargs):
+            if "moves" in self.__dict__ and args and isinstance(args[0], (str, torch.device)):
+                self.moves.append(str(args[0]))     # a stand-in has no such device: recorded
+                return self
+            return super().to(*args, **kwargs)
 
         @property
         def dtype(self):
@@ -280,6 +287,7 @@ class FakeHub:
         self.V = V
         self.version = version
         self.calls = []
+        self.options = []       # (kind, path, revision, trust_remote_code[, attn_implementation])
         self.accelerate = accelerate
         self.loaded = {}
         self.lms = {"fake/target": FakeLM(V, padding=padding, seed=1),
@@ -296,19 +304,22 @@ class FakeHub:
         hub, torch = self, self.torch
         new_dtype = version_tuple(hub.version) >= (4, 56)
 
-        def tokenizer(path, *, local_files_only=False):
+        def tokenizer(path, *, local_files_only=False, revision=None, trust_remote_code=False):
             hub.calls.append(("tokenizer", path, local_files_only))
+            hub.options.append(("tokenizer", path, revision, trust_remote_code))
             if path not in hub.toks:
                 raise OSError(f"{path} is not a local folder and not in the cache")
             return hub.toks[path]
 
-        def model(path, *model_args, local_files_only=False, device_map=None, **kwargs):
+        def model(path, *model_args, local_files_only=False, device_map=None, revision=None,
+                  trust_remote_code=False, attn_implementation=None, **kwargs):
             assert not model_args
             if new_dtype and "torch_dtype" in kwargs:
                 raise TypeError("torch_dtype is deprecated! Use dtype instead!")
             dtype = kwargs.pop("dtype" if new_dtype else "torch_dtype", None)
             # Any other keyword goes to the config and is ignored, as in transformers.
             hub.calls.append(("model", path, dtype, local_files_only, device_map))
+            hub.options.append(("model", path, revision, trust_remote_code, attn_implementation))
             if device_map is not None and not hub.accelerate:
                 raise ImportError("Using a `device_map` requires `accelerate`")
             if path not in hub.lms:

@@ -72,6 +72,10 @@ typedef struct {
     mdsd_verifier_opts verifier_opts;
     const char *output;                    /* the results CSV */
     int resume;                            /* continue from OUTPUT.partial */
+    /* Called as blocks of rows finish (in the calling thread): rows done and
+     * rows in all, over every (dump, temperature) unit; NULL = none. */
+    void (*on_progress)(uint64_t done, uint64_t total, void *ctx);
+    void *progress_ctx;
 } mdsd_table_opts;
 
 MDSD_API void mdsd_table_opts_init(mdsd_table_opts *opts);

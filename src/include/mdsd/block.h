@@ -46,6 +46,49 @@ MDSD_API int mdsd_block_run(const mdsd_block_job_opts *opts, mdsd_err *err);
 MDSD_API int mdsd_merge(const char *const *shards, size_t n, const char *output,
                         const char *markdown, const char *latex, mdsd_err *err);
 
+/* ---- a Markov toy pair (`mdsd block --markov FILE ...`) ----
+ * E[tau] of one verifier under one drafting policy on a toy pair of Markov
+ * chains, exactly, from sampled draft trees or by plain speculative steps;
+ * optionally the best token-level verifier's E[tau] beside it (MATH.md §5). */
+#define MDSD_BLOCK_MARKOV_MAX_DEPTH 32
+
+typedef struct {
+    const char *markov;     /* the toy file: a line V, the target's V x V transition
+                             * rows, a blank line, the draft's rows; context token 0 */
+    size_t sequences;       /* seq policy: K i.i.d. draft sequences ... */
+    size_t depth;           /* ... of length L */
+    const char *tree;       /* or a tree policy "W1,W2,...,WL" (sequences, depth 0) */
+    const char *scheme;     /* the tree's per-node scheme: iid (NULL), wor, greedy, hub */
+    const char *verifier;   /* token-level (sd, rrs, rrsw, kseq, spechub, greedy, is,
+                             * otm), block (bv, gbv, traversal), or optimal-token,
+                             * otm-tiebreak, optimal-block (exact only) */
+    uint64_t trials;        /* 0 = exact; T sampled draft trees */
+    int simulate;           /* with trials: plain speculative steps instead */
+    uint64_t seed;          /* default 1 */
+    int threads;            /* 0 = OpenMP's default; results do not depend on it */
+    int optimal;            /* also optimal-token's E[tau] */
+    int force;              /* optimal-block: solve above the LP cost guard */
+} mdsd_block_markov_opts;
+
+typedef struct {
+    size_t V, depth;
+    double tree_size;       /* draft tokens in a whole draft */
+    const char *route;      /* "exact", "sampled" or "simulated" */
+    const char *verifier;   /* the verifier's name */
+    double block_efficiency;/* E[tau] = vLLM's mean acceptance length */
+    double se;              /* its standard error (0 exact) */
+    uint64_t trials;
+    /* reach[d] = P(at least d accepted), reach[0] = 1: vLLM's per-position
+     * acceptance rate at d; per_depth[d] = reach[d] / reach[d-1] (d = 1..L) */
+    double reach[MDSD_BLOCK_MARKOV_MAX_DEPTH + 1];
+    double per_depth[MDSD_BLOCK_MARKOV_MAX_DEPTH + 1];
+    double optimal_token;   /* with optimal: optimal-token's E[tau]; else NaN */
+} mdsd_block_markov_result;
+
+MDSD_API void mdsd_block_markov_opts_init(mdsd_block_markov_opts *opts);
+MDSD_API int mdsd_block_markov(const mdsd_block_markov_opts *opts, mdsd_block_markov_result *res,
+                               mdsd_err *err);
+
 #ifdef __cplusplus
 }
 #endif

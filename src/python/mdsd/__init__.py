@@ -17,6 +17,7 @@ import ctypes
 import math
 import numbers
 import os
+import re
 from collections import namedtuple
 
 import numpy as np
@@ -24,10 +25,10 @@ import numpy as np
 from . import _lib
 from ._lib import lib
 
-__all__ = ["MdsdError", "version", "Rng", "SCHEMES", "METHODS", "VERIFIERS", "alpha_star",
+__all__ = ["MdsdError", "version", "__version__", "Rng", "SCHEMES", "METHODS", "VERIFIERS", "alpha_star",
            "alpha_star_result", "verifier_rate", "Verifier", "Sampler", "sample_drafts",
            "monte_carlo", "batch", "table", "block", "merge", "softmax", "DumpReader", "DumpWriter", "validate_dump",
-           "lp_export", "truncate"]
+           "lp_export", "truncate", "evaluate", "read_table", "Table"]
 
 SCHEMES = ("iid", "wor", "greedy", "hub", "cps", "multi", "custom")
 METHODS = ("auto", "lp-full", "lp-reduced", "brute", "sort", "k2", "maxflow")
@@ -48,10 +49,56 @@ class MdsdError(Exception):
         self.code_name = _CODES.get(code, str(code))
 
 
+# The library's messages name the command line's options; a Python caller gets the
+# keyword or function that does the same instead (tests/python/test_mdsd_words.py).
+_TRIALS = "mdsd.monte_carlo, or trials=K in mdsd.batch and mdsd.table"
+_PYTHON_WORDS = [(re.compile(a), b) for a, b in (
+    (r"pass --logits if these are logits", "pass mdsd.softmax(logits) if these are logits"),
+    (r"try mdsd bound --method sort \(([^)]*)\), maxflow or lp-reduced",
+     r"try method='sort' (\1), 'maxflow' or 'lp-reduced'"),
+    (r"try mdsd bound --method sort \(([^)]*)\) or maxflow", r"try method='sort' (\1) or 'maxflow'"),
+    (r"--method sort \(([^)]*)\) or maxflow", r"method='sort' (\1) or 'maxflow'"),
+    (r"--method brute or lp-reduced", "method='brute' or 'lp-reduced'"),
+    (r", or pass --force to solve it anyway", " (the command line's `mdsd bound --force` solves "
+     "it anyway)"),
+    (r"\(--is-top S, ", "(is_top=S, "),
+    (r"\(--max-paths\)", "(max_paths=)"),
+    (r"exceed --max-paths", "exceed max_paths="),
+    (r"\(--trials\)", f"({_TRIALS})"),
+    (r"pass --trials K for Monte Carlo", "pass trials=K for Monte Carlo"),
+    (r"give --temperatures and --drafts", "give temperatures= and draft_counts="),
+    (r"--simulate needs --trials K", "simulate=True needs trials=K"),
+    (r"no output file \(-o\)", "no output file (output=)"),
+    (r"pass --discard-partial to start over", "delete that file to start over"),
+    (r"--resume and --discard-partial", "resume=True and discard_partial=True"),
+    (r"--verifiers (\S+):", r"verifiers='\1':"),
+    (r"--sequences (\d+)", r"sequences=\1"),
+    (r"--sequences is", "sequences= is"),
+    # the Markov route of mdsd.block (markov=FILE)
+    (r"--tree excludes --sequences and --depth", "tree= excludes sequences= and depths="),
+    (r"give --sequences K and --depth L, or --tree W1,W2,\.\.\.",
+     "give sequences=K and depths=L, or tree=(W1, W2, ...)"),
+    (r"--scheme is for --tree", "scheme= is for tree="),
+    (r"missing --verifier", "missing verifier="),
+    (r"(?<![\w-])-v ([\w-]+)", r"verifier='\1'"),
+    (r"drop --trials", "drop trials="),
+    (r"--simulate needs --trials T", "simulate=True needs trials=T"),
+    (r"--trials must be", "trials must be"),
+    (r"--tree ([^:]*):", r"tree=\1:"),
+    (r"^--tree:", "tree:"),
+)]
+
+
+def _python_words(msg):
+    for pattern, repl in _PYTHON_WORDS:
+        msg = pattern.sub(repl, msg)
+    return msg
+
+
 def _raise(rc, err):
     if rc:
         msg = err.msg.decode("utf-8", "replace") or lib.mdsd_strerror(rc).decode()
-        raise MdsdError(rc, msg)
+        raise MdsdError(rc, _python_words(msg))
 
 
 def _check(rc, err):
@@ -62,6 +109,11 @@ def _check(rc, err):
 def version():
     """The C library's version string."""
     return lib.mdsd_version().decode()
+
+
+# The package is the library's bindings: one version, the Makefile's VERSION (compiled into
+# the library, and the wheel's version through setup.py).
+__version__ = version()
 
 
 def _enum(names, name, what):
@@ -435,24 +487,65 @@ def _top_p(x):
 
 Batch = namedtuple("Batch", "alpha_star rate per_draft exact")
 
+_LOGIT_TYPES = "float16, bfloat16, float32 or float64"
+
+
+def _from_torch(x, what):
+    """A torch tensor (any device) as numpy: bf16 and fp16 widened to float32 (exact)."""
+    import torch  # only when given a tensor: torch is optional
+    x = x.detach()
+    if x.is_complex() or x.dtype == torch.bool:
+        raise TypeError(f"{what}: logits must be {_LOGIT_TYPES}, not the tensor type {x.dtype}")
+    if x.device.type != "cpu":
+        x = x.cpu()
+    if x.dtype in (torch.bfloat16, torch.float16):
+        x = x.float()
+    return x.numpy()
+
+
+def _logit_rows(x, what):
+    """Logits as numpy: float32 for 16- and 32-bit floating inputs (the widening is exact,
+    and float32 is how `mdsd table` reads a dump's float16 / bfloat16 / float32 rows),
+    float64 for float64 and integers; numpy arrays (bfloat16 from ml_dtypes too), torch
+    tensors or nested lists. Anything else is a TypeError naming the argument."""
+    if type(x).__module__.split(".")[0] == "torch" and hasattr(x, "detach"):
+        x = _from_torch(x, what)
+    a = np.asarray(x)
+    if a.dtype.name == "bfloat16" or a.dtype == np.float16:
+        return a.astype(np.float32)
+    if a.dtype in (np.float32, np.float64):
+        return a
+    if a.dtype.kind in "iu":
+        return a.astype(np.float64)
+    raise TypeError(f"{what}: logits must be {_LOGIT_TYPES} (numpy or torch), not {a.dtype}")
+
 
 def batch(target_logits, draft_logits, temperature=1.0, n=2, scheme="iid", verifier=None,
-          top_k=0, top_p=1.0, trials=0, simulate=False, seed=1, row0=0, threads=0, **opts):
-    """Per-position evaluation of logit rows [N, V] (float32 or float64, not copied when
-    C-contiguous): softmax at `temperature`, top-k / top-p truncation of both models
-    (top_k 0 = none; top_p in (0, 1], 1 = none, as `--top-p`; MATH.md §0.3),
-    alpha* of the scheme and, with `verifier`, its acceptance (exact where a closed form
-    exists, else Monte Carlo with `trials`). The pipeline of `mdsd table`: a dump's rows
-    give the same per-position numbers. Returns Batch(alpha_star [N], rate [N] or None,
-    per_draft [N, n] or None, exact [N] bool or None)."""
+          top_k=0, top_p=1.0, trials=0, simulate=False, seed=1, row0=0, threads=0,
+          progress=None, **opts):
+    """Per-position evaluation of logit rows [N, V]: softmax at `temperature`, top-k /
+    top-p truncation of both models (top_k 0 = none; top_p in (0, 1], 1 = none, as
+    `--top-p`; MATH.md §0.3), alpha* of the scheme and, with `verifier`, its
+    acceptance (exact where a closed form exists, else Monte Carlo with `trials`). The
+    pipeline of `mdsd table`: a dump's rows give the same per-position numbers.
+    Logits: numpy arrays or torch tensors (any device) of float16, bfloat16, float32 or
+    float64. 16- and 32-bit inputs are evaluated in float32, as `mdsd table` reads a dump
+    (C-contiguous float32 is not copied); float64 if either input is float64.
+    progress: a callable progress(done_rows, N), called as blocks of rows finish (the
+    results do not depend on it: random streams are keyed by row0 + row).
+    Returns Batch(alpha_star [N], rate [N] or None, per_draft [N, n] or None, exact [N]
+    bool or None)."""
     top_p = _top_p(top_p)
-    t = np.asarray(target_logits)
-    d = np.asarray(draft_logits)
+    t = _logit_rows(target_logits, "target_logits")
+    d = _logit_rows(draft_logits, "draft_logits")
     dtype = np.float32 if t.dtype == np.float32 and d.dtype == np.float32 else np.float64
     t = np.ascontiguousarray(t, dtype=dtype)
     d = np.ascontiguousarray(d, dtype=dtype)
     if t.ndim != 2 or t.shape != d.shape:
-        raise MdsdError(1, f"batch: target {t.shape} and draft {d.shape} must both be [N, V]")
+        raise MdsdError(1, f"batch: target_logits {t.shape} and draft_logits {d.shape} must "
+                        "both be [N, V]")
+    if progress is not None and not callable(progress):
+        raise TypeError(f"batch: progress must be callable (done_rows, N), not {progress!r}")
     N, V = t.shape
     o = _lib.BatchEvalOpts()
     lib.mdsd_batch_eval_opts_init(ctypes.byref(o))
@@ -465,22 +558,52 @@ def batch(target_logits, draft_logits, temperature=1.0, n=2, scheme="iid", verif
     alpha = np.empty(N)
     rate = per = exact = None
     if verifier is not None:
-        rate, per, exact = np.empty(N), np.empty((N, o.n)), np.empty(N, dtype=np.uint8)
-    err = _lib.Err()
+        rate, per, exact = np.empty(N), np.empty((N, int(n))), np.empty(N, dtype=np.uint8)
     fn = lib.mdsd_batch_eval if dtype == np.float32 else lib.mdsd_batch_eval_double
-    rc = fn(t.ctypes.data, d.ctypes.data, N, V, ctypes.byref(o), alpha.ctypes.data,
-            None if rate is None else rate.ctypes.data, None if per is None else per.ctypes.data,
-            None if exact is None else exact.ctypes.data, ctypes.byref(err))
-    _raise(rc, err)
+    # With a progress callback, blocks of about 1% of the rows (at least 64) each
+    # (row0 advances with them, so the rows' random streams stay where they were).
+    step = max(N, 1) if progress is None else max(64, math.ceil(N / 100))
+    first_row = o.row0
+    for b in range(0, max(N, 1), step):
+        m = min(step, N - b)
+        o.row0 = first_row + b
+        err = _lib.Err()
+
+        def at(a, width=1):
+            return None if a is None else a.ctypes.data + b * width * a.itemsize
+        rc = fn(at(t, V), at(d, V), m, V, ctypes.byref(o), at(alpha), at(rate),
+                at(per, int(n)), at(exact), ctypes.byref(err))
+        _raise(rc, err)
+        if progress is not None:
+            progress(b + m, N)
     return Batch(alpha, rate, per, None if exact is None else exact.astype(bool))
+
+
+def _one_sample_note(result, stacklevel):
+    """The i.i.d. fallback told in Python words, as `mdsd table` tells it on stderr."""
+    import warnings
+    samples = np.asarray(result["samples"])
+    if samples.size and (samples == 1).any():
+        warnings.warn("rows with samples = 1: their standard errors treat positions as "
+                      "independent (not clustered by sample) and carry no significance "
+                      "stars; pass samples= (mdsd.evaluate) or dumps of several samples for "
+                      "clustered ones", stacklevel=stacklevel)
 
 
 def table(dumps, output, temperatures=(1.0,), draft_counts=(2,), schemes=("iid",),
           verifiers=(), draft_models=(), rows=None, top_k=0, top_p=1.0, trials=0,
-          simulate=False, seed=1, threads=0, resume=False, **opts):
+          simulate=False, seed=1, threads=0, resume=False, progress=None, pandas=None,
+          _stacklevel=3, **opts):
     """The `mdsd table` job over HDF5 logit dumps: writes the tidy results CSV `output`
     (mean acceptance per dump, temperature, n, scheme / verifier, with standard errors
-    clustered by sample). rows = (begin, end) limits the rows of every dump."""
+    clustered by sample) and returns it as a tidy table (mdsd.read_table: a pandas
+    DataFrame when pandas is present, else an mdsd.Table of numpy columns). rows =
+    (begin, end) limits the rows of every dump. progress: a callable
+    progress(done_rows, total_rows), called as blocks of rows finish (it cannot stop the
+    job; an exception it raises is raised once the job ends)."""
+    if progress is not None and not callable(progress):
+        raise TypeError(f"table: progress must be callable (done_rows, total_rows), not "
+                        f"{progress!r}")
     top_p = _top_p(top_p)
     dumps = [dumps] if isinstance(dumps, (str, bytes, os.PathLike)) else list(dumps)
     o = _lib.TableOpts()
@@ -505,8 +628,22 @@ def table(dumps, output, temperatures=(1.0,), draft_counts=(2,), schemes=("iid",
     o.threads = _uint(threads, "threads", _INT_MAX)
     o.verifier_opts = _vopts(**opts)
     o.output, o.resume = _cstr(output, "output"), 1 if resume else 0
+    raised = []
+    if progress is not None:
+        def tell(done, total, _ctx):
+            if not raised:
+                try:
+                    progress(int(done), int(total))
+                except BaseException as e:  # noqa: B036 - re-raised below, after the job
+                    raised.append(e)
+        o.on_progress = _lib.TABLE_PROGRESS(tell)
     err = _lib.Err()
     _raise(lib.mdsd_table_run(ctypes.byref(o), ctypes.byref(err)), err)
+    if raised:
+        raise raised[0]
+    result = read_table(output, pandas=False)
+    _one_sample_note(result, _stacklevel)
+    return result.to_pandas() if _want_pandas(pandas) else result
 
 
 def _list(values):
@@ -522,12 +659,69 @@ def _path(p, what="file name"):
     return None if p is None else _cstr(p, what)
 
 
-def block(dumps, output, verifiers=None, sequences=None, depths=None, costs=None, is_top=0,
-          threads=0, markdown=None, latex=None, resume=False, discard_partial=False):
-    """The `mdsd block DUMP...` job over tree dumps: E[tau] per (dump, verifier, policy,
-    depth), written as the results CSV `output` (the CLI's bytes), optionally Markdown and
-    LaTeX tables. verifiers, sequences, depths, costs: lists (or the CLI's "a,b" text);
-    None = the CLI's defaults. Resumable from OUTPUT.partial (resume=True)."""
+BlockMarkov = namedtuple("BlockMarkov", "verifier route V depth tree_size block_efficiency "
+                         "stderr trials per_depth reach mean_acceptance_length "
+                         "per_position_acceptance_rate optimal_token_block_efficiency")
+
+
+def _block_markov(markov, verifier, sequences, depth, tree, scheme, trials, simulate, seed,
+                  threads, optimal, force):
+    o = _lib.BlockMarkovOpts()
+    lib.mdsd_block_markov_opts_init(ctypes.byref(o))
+    o.markov, o.verifier = _path(markov), None if verifier is None else str(verifier).encode()
+    o.sequences = _uint(sequences or 0, "sequences", _INT_MAX)
+    o.depth = _uint(depth or 0, "depths", _INT_MAX)
+    o.tree, o.scheme = _list(tree), None if scheme is None else str(scheme).encode()
+    o.trials, o.simulate = _uint(trials, "trials"), 1 if simulate else 0
+    o.seed = _uint(seed, "seed")
+    o.threads = _uint(threads, "threads", _INT_MAX)
+    o.optimal, o.force = 1 if optimal else 0, 1 if force else 0
+    r = _lib.BlockMarkovResult()
+    err = _lib.Err()
+    _raise(lib.mdsd_block_markov(ctypes.byref(o), ctypes.byref(r), ctypes.byref(err)), err)
+    L = r.depth
+    reach = np.array(r.reach[:L + 1])
+    return BlockMarkov(r.verifier.decode(), r.route.decode(), r.V, L, r.tree_size,
+                       r.block_efficiency, r.se, r.trials, np.array(r.per_depth[1:L + 1]), reach,
+                       r.block_efficiency, reach[1:].copy(),
+                       r.optimal_token if optimal else None)
+
+
+def block(dumps=None, output=None, verifiers=None, sequences=None, depths=None, costs=None,
+          is_top=0, threads=0, markdown=None, latex=None, resume=False, discard_partial=False,
+          pandas=None, markov=None, verifier=None, tree=None, scheme=None, trials=0,
+          simulate=False, seed=1, optimal=False, force=False):
+    """Block efficiency E[tau] (expected tokens per target call), as `mdsd block`.
+
+    Tree dumps: mdsd.block(DUMPS, OUTPUT, ...) runs the job over tree dumps - E[tau] per
+    (dump, verifier, policy, depth) - writes the results CSV `output` (the CLI's bytes),
+    optionally Markdown and LaTeX tables, and returns it as a tidy table
+    (mdsd.read_table). verifiers, sequences, depths, costs: lists (or the CLI's "a,b"
+    text); None = the CLI's defaults. Resumable from OUTPUT.partial (resume=True).
+
+    A Markov toy pair: mdsd.block(markov=FILE, verifier=V, sequences=K, depths=L) (seq
+    policy) or tree=(W1, ..., WL) with scheme= (tree policy), exactly, or from `trials`
+    sampled draft trees (simulate=True: plain speculative steps), optimal=True for the
+    best token-level verifier's E[tau] beside it. Returns BlockMarkov(verifier, route, V,
+    depth, tree_size, block_efficiency, stderr, trials, per_depth [L] (conditional
+    rates), reach [L + 1], mean_acceptance_length (vLLM's name; = block_efficiency),
+    per_position_acceptance_rate [L] (vLLM's: unconditional, reach[1:]),
+    optimal_token_block_efficiency (None without optimal))."""
+    if markov is not None:
+        if dumps is not None or output is not None:
+            raise MdsdError(1, "block: give tree dumps (dumps, output) or markov=FILE, not both")
+        for name, value in (("depths", depths), ("sequences", sequences)):
+            if value is not None and not isinstance(value, (int, np.integer)):
+                raise MdsdError(1, f"block(markov=...): {name} is one whole number, not "
+                                f"{value!r}")
+        return _block_markov(markov, verifier, sequences, depths, tree, scheme, trials,
+                             simulate, seed, threads, optimal, force)
+    if dumps is None or output is None:
+        raise MdsdError(1, "block: give tree dumps and output=CSV, or markov=FILE")
+    for name, value in (("verifier", verifier), ("tree", tree), ("scheme", scheme)):
+        if value is not None:
+            raise MdsdError(1, f"block: {name}= is for markov=FILE; tree dumps take "
+                            "verifiers=, sequences=, depths=")
     dumps = [dumps] if isinstance(dumps, (str, bytes, os.PathLike)) else list(dumps)
     from .dump import _strings
     dl = _strings(dumps, "dump")
@@ -541,6 +735,7 @@ def block(dumps, output, verifiers=None, sequences=None, depths=None, costs=None
     o.resume, o.discard_partial = 1 if resume else 0, 1 if discard_partial else 0
     err = _lib.Err()
     _raise(lib.mdsd_block_run(ctypes.byref(o), ctypes.byref(err)), err)
+    return read_table(output, pandas=pandas)
 
 
 def merge(shards, output, markdown=None, latex=None):
@@ -565,3 +760,4 @@ def lp_export(path, p, q=None, n=None, scheme="iid", reduced=False, joint=None):
 
 
 from .dump import DumpReader, DumpWriter, validate_dump  # noqa: E402
+from .tables import Table, _want_pandas, evaluate, read_table  # noqa: E402

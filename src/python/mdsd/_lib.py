@@ -53,6 +53,10 @@ class BatchEvalOpts(Structure):
                 ("seed", c_uint64), ("row0", c_size_t), ("threads", c_int)]
 
 
+# void (*on_progress)(uint64_t done, uint64_t total, void *ctx)
+TABLE_PROGRESS = ctypes.CFUNCTYPE(None, c_uint64, c_uint64, c_void_p)
+
+
 class TableOpts(Structure):
     _fields_ = [("n_dumps", c_size_t), ("dumps", POINTER(c_char_p)),
                 ("n_temperatures", c_size_t), ("temperatures", c_void_p),
@@ -63,7 +67,8 @@ class TableOpts(Structure):
                 ("row_begin", c_size_t), ("row_end", c_size_t), ("top_k", c_size_t),
                 ("top_p", c_double), ("trials", c_uint64), ("simulate", c_int),
                 ("seed", c_uint64), ("threads", c_int), ("verifier_opts", VerifierOpts),
-                ("output", c_char_p), ("resume", c_int)]
+                ("output", c_char_p), ("resume", c_int),
+                ("on_progress", TABLE_PROGRESS), ("progress_ctx", c_void_p)]
 
 
 class BlockJobOpts(Structure):
@@ -72,6 +77,25 @@ class BlockJobOpts(Structure):
                 ("is_top", c_size_t), ("threads", c_int), ("output", c_char_p),
                 ("markdown", c_char_p), ("latex", c_char_p), ("resume", c_int),
                 ("discard_partial", c_int)]
+
+
+class BlockMarkovOpts(Structure):
+    _fields_ = [("markov", c_char_p), ("sequences", c_size_t), ("depth", c_size_t),
+                ("tree", c_char_p), ("scheme", c_char_p), ("verifier", c_char_p),
+                ("trials", c_uint64), ("simulate", c_int), ("seed", c_uint64), ("threads", c_int),
+                ("optimal", c_int), ("force", c_int)]
+
+
+BLOCK_MARKOV_MAX_DEPTH = 32
+
+
+class BlockMarkovResult(Structure):
+    _fields_ = [("V", c_size_t), ("depth", c_size_t), ("tree_size", c_double),
+                ("route", c_char_p), ("verifier", c_char_p), ("block_efficiency", c_double),
+                ("se", c_double), ("trials", c_uint64),
+                ("reach", c_double * (BLOCK_MARKOV_MAX_DEPTH + 1)),
+                ("per_depth", c_double * (BLOCK_MARKOV_MAX_DEPTH + 1)),
+                ("optimal_token", c_double)]
 
 
 class DumpInfo(Structure):
@@ -94,12 +118,14 @@ def _candidates():
     if env:
         return [env]
     here = os.path.dirname(os.path.abspath(__file__))
+    # a wheel (pip install .): the library inside the package
+    bundled = [os.path.join(here, SONAME)]
     try:  # an installed package: the library make install put beside it
         from ._install import LIBDIR
         installed = [os.path.join(LIBDIR, SONAME)]
     except ImportError:
         installed = []
-    return installed + [
+    return bundled + installed + [
         # installed: PREFIX/lib/python3/dist-packages/mdsd -> PREFIX/lib
         os.path.join(here, "..", "..", "..", SONAME),
         # source tree: src/python/mdsd -> build/release
@@ -171,6 +197,8 @@ _sig("mdsd_table_opts_init", None, POINTER(TableOpts))
 _sig("mdsd_table_run", c_int, POINTER(TableOpts), E)
 _sig("mdsd_block_job_opts_init", None, POINTER(BlockJobOpts))
 _sig("mdsd_block_run", c_int, POINTER(BlockJobOpts), E)
+_sig("mdsd_block_markov_opts_init", None, POINTER(BlockMarkovOpts))
+_sig("mdsd_block_markov", c_int, POINTER(BlockMarkovOpts), POINTER(BlockMarkovResult), E)
 _sig("mdsd_merge", c_int, POINTER(c_char_p), c_size_t, c_char_p, c_char_p, c_char_p, E)
 _sig("mdsd_dump_reader_open", c_void_p, c_char_p, E)
 _sig("mdsd_dump_reader_info", None, c_void_p, POINTER(DumpInfo))

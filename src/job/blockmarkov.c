@@ -1,0 +1,185 @@
+/* blockmarkov.c - E[tau] of one verifier and policy on a Markov toy pair
+ * (`mdsd block --markov`, mdsd_block_markov in mdsd/block.h): the options
+ * checked, the route run (exact, sampled trees, simulated steps, a block
+ * verifier's, or one of the optima), optionally optimal-token beside it. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mdsd/block.h>
+
+#include "block.h"
+#include "blockmarkov.h"
+#include "blockv.h"
+#include "parse.h"
+
+_Static_assert(MDSD_BLOCK_MARKOV_MAX_DEPTH == MDSD_BLOCK_MAX_DEPTH, "public depth bound");
+
+void mdsd_block_markov_opts_init(mdsd_block_markov_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->seed = 1;
+}
+
+static int usage(bool *flag, mdsd_err *err, const char *msg, const char *arg)
+{
+    *flag = true;
+    return mdsd_fail(err, MDSD_EINVAL, msg, arg);
+}
+
+/* The policy of the options; a refusal is a usage error. */
+static int policy_of(const mdsd_block_markov_opts *o, mdsd_policy *pol, bool *bad, mdsd_err *err)
+{
+    memset(pol, 0, sizeof *pol);
+    if (o->tree && (o->sequences || o->depth))
+        return usage(bad, err, "%s", "--tree excludes --sequences and --depth");
+    if (!o->tree && (!o->sequences || !o->depth))
+        return usage(bad, err, "%s", "give --sequences K and --depth L, or --tree W1,W2,...");
+    if (o->scheme && !o->tree)
+        return usage(bad, err, "%s", "--scheme is for --tree (seq drafts are iid)");
+    if (!o->tree) {
+        pol->kind = MDSD_POLICY_SEQ;
+        pol->sequences = o->sequences;
+        pol->depth = o->depth;
+        return MDSD_OK;
+    }
+    pol->kind = MDSD_POLICY_TREE;
+    pol->scheme = MDSD_SCHEME_IID;
+    double *w = NULL;
+    size_t n = 0;
+    if (mdsd_parse_vector(o->tree, "--tree", &w, &n, err) != MDSD_OK) {
+        *bad = true;
+        return err->code;
+    }
+    int wrong = n < 1 || n > MDSD_BLOCK_MAX_DEPTH;
+    for (size_t d = 0; !wrong && d < n; d++) {
+        wrong = !(w[d] >= 1.0 && w[d] <= MDSD_BLOCK_MAX_DRAFTS && w[d] == floor(w[d]));
+        pol->width[d] = wrong ? 0 : (size_t)w[d];
+    }
+    free(w);
+    if (wrong) {
+        *bad = true;
+        return mdsd_fail(err, MDSD_EINVAL, "--tree %s: give 1 to %d widths, integers in [1, %d]",
+                         o->tree, MDSD_BLOCK_MAX_DEPTH, MDSD_BLOCK_MAX_DRAFTS);
+    }
+    pol->depth = n;
+    if (o->scheme && mdsd_scheme_parse(o->scheme, &pol->scheme, err) != MDSD_OK) {
+        *bad = true;
+        return err->code;
+    }
+    return MDSD_OK;
+}
+
+static int check_route(const mdsd_block_markov_opts *o, bool *bad, mdsd_err *err)
+{
+    const char *v = o->verifier;
+    if (!v)
+        return usage(bad, err, "%s", "missing --verifier");
+    if (!strcmp(v, "optimal"))
+        return usage(bad, err, "%s", "-v optimal names no class: give -v optimal-token (the best "
+                     "token-level verifier) or -v optimal-block (the best lossless verifier that "
+                     "sees the whole draft)");
+    if ((!strcmp(v, "optimal-token") || !strcmp(v, "otm-tiebreak") ||
+         !strcmp(v, "optimal-block")) && o->trials)
+        return usage(bad, err, "-v %s is computed exactly: drop --trials", v);
+    if (o->simulate && !o->trials)
+        return usage(bad, err, "%s", "--simulate needs --trials T");
+    if (o->trials == 1)
+        return usage(bad, err, "%s", "--trials must be at least 2 (for the standard error)");
+    return MDSD_OK;
+}
+
+static int run_route(const mdsd_block_markov_opts *o, const mdsd_markov *m,
+                     const mdsd_policy *pol, const mdsd_block_opts *bo, const size_t *live,
+                     mdsd_block_markov_run *out, mdsd_err *err)
+{
+    const char *vn = o->verifier;
+    int opt_token = !strcmp(vn, "optimal-token"), tiebreak = !strcmp(vn, "otm-tiebreak");
+    int opt_block = !strcmp(vn, "optimal-block");
+    mdsd_verifier_kind kind = MDSD_VERIFIER_OTM;
+    mdsd_blockv_kind bkind = MDSD_BLOCKV_COUNT;
+    mdsd_err e;
+    if (!opt_token && !tiebreak && !opt_block && mdsd_blockv_parse(vn, &bkind, NULL) != MDSD_OK &&
+        mdsd_verifier_parse(vn, &kind, &e) != MDSD_OK) /* e: not err, which the message fills */
+        return mdsd_fail(err, MDSD_EINVAL, "%s; or a block verifier (bv, gbv, traversal), or "
+                         "optimal-token, otm-tiebreak, optimal-block", e.msg);
+    const mdsd_blockv_ops *bv = mdsd_blockv(bkind);
+    out->verifier = bv || opt_token || tiebreak || opt_block ? vn : mdsd_verifier_name(kind);
+    if (live && (bv || opt_token || tiebreak || opt_block))
+        return mdsd_fail(err, MDSD_EUNSUPPORTED, "--live: token-level verifiers only, not %s", vn);
+    int rc = live ? mdsd_block_live_exact(m, pol, kind, *live, bo, &out->live, NULL, err) : MDSD_OK;
+    if (rc)
+        return rc;
+    mdsd_block_result *r = &out->r;
+    if (opt_token && o->optimal) {
+        *r = out->opt;
+        return MDSD_OK;
+    }
+    if (opt_token)
+        return mdsd_block_optimal_token(m, pol, bo, r, err);
+    if (tiebreak)
+        return mdsd_block_otm_tiebreak(m, pol, bo, r, err);
+    if (opt_block)
+        return mdsd_block_optimal_block(m, pol, bo, r, err);
+    if (bv && o->trials > 0)
+        return (o->simulate ? mdsd_blockv_simulate : mdsd_blockv_sampled)(m, pol, bv, bo, r, err);
+    if (bv)
+        return mdsd_blockv_exact(m, pol, bv, bo, r, err);
+    if (o->trials > 0)
+        return (o->simulate ? mdsd_block_simulate : mdsd_block_sampled)(m, pol, kind, bo, r, err);
+    return mdsd_block_exact(m, pol, kind, bo, r, err);
+}
+
+int mdsd_block_markov_eval(const mdsd_block_markov_opts *o, const size_t *live,
+                           mdsd_block_markov_run *out, mdsd_err *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!o || !o->markov)
+        return usage(&out->usage, err, "%s", "missing --markov FILE");
+    int rc = check_route(o, &out->usage, err);
+    if (rc == MDSD_OK)
+        rc = policy_of(o, &out->pol, &out->usage, err);
+    if (rc)
+        return rc;
+    mdsd_markov m = {0};
+    if ((rc = mdsd_markov_read(o->markov, &m, err)))
+        return rc;
+    mdsd_block_opts bo;
+    mdsd_block_opts_init(&bo);
+    bo.trials = o->trials;
+    bo.seed = o->seed;
+    bo.threads = o->threads;
+    bo.max_seconds = o->force ? INFINITY : 0.0;
+    out->V = m.V;
+    out->route = o->trials > 0 ? (o->simulate ? "simulated" : "sampled") : "exact";
+    if (o->optimal)
+        rc = mdsd_block_optimal_token(&m, &out->pol, &bo, &out->opt, err);
+    if (rc == MDSD_OK)
+        rc = run_route(o, &m, &out->pol, &bo, live, out, err);
+    mdsd_markov_free(&m);
+    return rc;
+}
+
+int mdsd_block_markov(const mdsd_block_markov_opts *o, mdsd_block_markov_result *res, mdsd_err *err)
+{
+    mdsd_block_markov_run run;
+    memset(res, 0, sizeof *res);
+    int rc = mdsd_block_markov_eval(o, NULL, &run, err);
+    if (rc)
+        return rc;
+    const mdsd_block_result *r = &run.r;
+    res->V = run.V;
+    res->depth = run.pol.depth;
+    res->tree_size = mdsd_policy_size(&run.pol);
+    res->route = run.route;
+    res->verifier = run.verifier;
+    res->block_efficiency = r->tau;
+    res->se = r->se;
+    res->trials = r->trials;
+    for (size_t d = 0; d <= run.pol.depth; d++) {
+        res->reach[d] = r->reach[d];
+        res->per_depth[d] = d ? r->rate[d] : 1.0;
+    }
+    res->optimal_token = o->optimal ? run.opt.tau : NAN;
+    return MDSD_OK;
+}

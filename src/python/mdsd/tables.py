@@ -1,0 +1,198 @@
+"""Tidy results tables: the results CSV of the table and block jobs as columns of numpy
+arrays (a pandas DataFrame when pandas is installed), and the table job over logits held
+in memory (mdsd.evaluate)."""
+
+import csv
+import math
+import os
+import shutil
+import tempfile
+
+import numpy as np
+
+from . import MdsdError
+
+# Columns of whole numbers in the jobs' CSVs (mdsd table: n, positions, samples, exact;
+# mdsd block: sequences, depth, trees, samples). Empty fields (a block row's sequences on
+# a tree policy) make a column float with NaN.
+_INTEGER_COLUMNS = frozenset(("n", "positions", "samples", "exact", "sequences", "depth",
+                              "trees"))
+
+
+class Table(dict):
+    """A tidy table: {column name: numpy array}, every array of the same length, in the
+    results CSV's column order. Numbers are float64 (NaN for an empty field) or int64;
+    text (dump, scheme, method, significance, ';' lists) is an object array of str.
+    t["alpha"], t.columns, len(t) (rows), t.rows() (one dict per row), t.to_pandas()."""
+
+    @property
+    def columns(self):
+        return list(self.keys())
+
+    def __len__(self):
+        return len(next(iter(self.values()))) if dict.__len__(self) else 0
+
+    def rows(self):
+        cols = self.columns
+        return [{c: self[c][i] for c in cols} for i in range(len(self))]
+
+    def to_pandas(self):
+        import pandas  # only when asked for
+        return pandas.DataFrame(dict(self))
+
+    def __repr__(self):
+        return f"<mdsd.Table: {len(self)} rows; {', '.join(self.columns)}>"
+
+
+# Text columns, even when every field is empty or looks like a number.
+_TEXT_COLUMNS = frozenset(("dump", "scheme", "method", "significance", "verifier", "policy",
+                           "widths", "per_depth", "per_depth_stderr",
+                           "per_position_acceptance_rate"))
+
+
+def _column(name, values):
+    if name in _TEXT_COLUMNS:
+        return np.array(values, dtype=object)
+    if name in _INTEGER_COLUMNS and all(v.strip().lstrip("-").isdigit() for v in values):
+        return np.array([int(v) for v in values], dtype=np.int64)
+    try:
+        return np.array([float(v) if v.strip() else math.nan for v in values], dtype=np.float64)
+    except ValueError:
+        return np.array(values, dtype=object)
+
+
+def read_table(path, pandas=None):
+    """A results CSV of `mdsd table`, `mdsd block` or `mdsd report` as a tidy table:
+    a pandas DataFrame when pandas is importable (pandas=None) or asked for (True), else
+    (or with pandas=False) an mdsd.Table of numpy columns."""
+    with open(path, newline="") as f:
+        reader = csv.reader(f)
+        try:
+            head = next(reader)
+        except StopIteration:
+            raise MdsdError(5, f"{path}: empty, not a results CSV") from None
+        body = list(reader)
+    for i, row in enumerate(body):
+        if len(row) != len(head):
+            raise MdsdError(5, f"{path}: row {i + 2} has {len(row)} fields, the header "
+                            f"{len(head)}")
+    table = Table((name, _column(name, [r[k] for r in body])) for k, name in enumerate(head))
+    return table.to_pandas() if _want_pandas(pandas) else table
+
+
+def _want_pandas(pandas):
+    if pandas is None:
+        try:
+            import pandas as _  # noqa: F401
+            return True
+        except ImportError:
+            return False
+    return bool(pandas)
+
+
+def _drafters(draft_logits):
+    """{name: array} from one array (named "draft") or a mapping of drafter names."""
+    if isinstance(draft_logits, dict):
+        if not draft_logits:
+            raise MdsdError(1, "evaluate: draft_logits is an empty dict (give one drafter at "
+                            "least)")
+        return {str(k): v for k, v in draft_logits.items()}
+    return {"draft": draft_logits}
+
+
+def _row_labels(samples, positions, N):
+    """sample_id and position [N] as int32: samples None = one sample; positions None =
+    0, 1, ... within each sample."""
+    sid = np.zeros(N, dtype=np.int64) if samples is None else np.asarray(samples)
+    if sid.shape != (N,) or sid.dtype.kind not in "iu":
+        raise MdsdError(1, f"evaluate: samples must be {N} integer sample ids (one per row), "
+                        f"got shape {sid.shape} of {sid.dtype}")
+    if positions is None:
+        pos = np.zeros(N, dtype=np.int64)
+        for i in range(1, N):
+            pos[i] = pos[i - 1] + 1 if sid[i] == sid[i - 1] else 0
+    else:
+        pos = np.asarray(positions)
+        if pos.shape != (N,) or pos.dtype.kind not in "iu":
+            raise MdsdError(1, f"evaluate: positions must be {N} integers, got shape "
+                            f"{pos.shape} of {pos.dtype}")
+    starts = np.flatnonzero(np.r_[True, sid[1:] != sid[:-1]])
+    first = {}
+    for row in starts:
+        s = int(sid[row])
+        if s in first:
+            raise MdsdError(1, f"evaluate: samples: row {row}: sample {s} starts again (a "
+                            f"sample's rows must be contiguous; first seen at row {first[s]})")
+        first[s] = int(row)
+    for what, a in (("samples", sid), ("positions", pos)):
+        if N and (a.min() < 0 or a.max() > np.iinfo(np.int32).max):
+            raise MdsdError(1, f"evaluate: {what} must lie in [0, 2^31 - 1] (got "
+                            f"{a.min()} .. {a.max()})")
+    return sid.astype(np.int32), pos.astype(np.int32)
+
+
+def evaluate(target_logits, draft_logits, temperatures=(1.0,), draft_counts=(2,),
+             schemes=("iid",), verifiers=(), samples=None, positions=None, label="arrays",
+             top_k=0, top_p=1.0, trials=0, simulate=False, seed=1, threads=0, progress=None,
+             output=None, pandas=None, **opts):
+    """The `mdsd table` job over logits in memory, every scheme and verifier in one pass
+    over the rows: per (temperature, n, scheme, method) the mean acceptance, its standard
+    error clustered by sample, the gap to alpha* and per-draft rates, as a tidy table
+    (read_table: a pandas DataFrame when pandas is present, else an mdsd.Table of numpy
+    columns), the columns and numbers of `mdsd table`'s results CSV.
+
+    target_logits [N, V]; draft_logits [N, V], or {name: [N, V]} for several drafters
+    (each a column LABEL:NAME). numpy arrays or torch tensors (any device) of float16,
+    bfloat16, float32 or float64, or nested lists. The job reads logits in float32, as it
+    reads a dump: 16-bit inputs widen exactly, float64 rounds to float32 (mdsd.batch
+    evaluates float64 rows in float64). samples: [N] sample ids (the clusters of the
+    standard errors; a sample's rows contiguous), None = one sample, whose standard errors
+    fall back to i.i.d. rows with a note and no significance stars, as in `mdsd table`;
+    positions: [N], None = 0, 1, ... within each sample. label: the table's dump column.
+    progress: a callable progress(done_rows, total_rows) over every (drafter, temperature)
+    pass, called as blocks of rows finish (it cannot stop the job; an exception it raises
+    is raised once the job ends). output: also keep the results CSV there. The rows go to
+    the job through a temporary dump (the library's writer, float32, in the temporary
+    directory: 4 (1 + drafters) N V bytes), removed afterwards."""
+    from . import _logit_rows, table
+    from .dump import DumpWriter
+    t = _logit_rows(target_logits, "target_logits")
+    drafts = {k: _logit_rows(v, f"draft_logits['{k}']" if isinstance(draft_logits, dict)
+                             else "draft_logits") for k, v in _drafters(draft_logits).items()}
+    if t.ndim != 2:
+        raise MdsdError(1, f"evaluate: target_logits must be [N, V], got shape {t.shape}")
+    for k, d in drafts.items():
+        if d.shape != t.shape:
+            raise MdsdError(1, f"evaluate: draft_logits{'' if k == 'draft' else f'[{k!r}]'} "
+                            f"has shape {d.shape}, target_logits {t.shape}")
+    N, V = t.shape
+    if N == 0:
+        raise MdsdError(1, "evaluate: no rows (target_logits has N = 0)")
+    sid, pos = _row_labels(samples, positions, N)
+    label = str(label)
+    if not label or "/" in label or label.startswith("."):
+        raise MdsdError(1, f"evaluate: label {label!r} must be a plain name (no '/')")
+    work = tempfile.mkdtemp(prefix="mdsd-evaluate-")
+    try:
+        dump = os.path.join(work, label)
+        with DumpWriter(dump, V, list(drafts), dtype="float32", creator="mdsd.evaluate",
+                        generation_temperature=None) as w:
+            step = max(1, (64 << 20) // (4 * V * (1 + len(drafts))))  # blocks of ~64 MiB
+            for b in range(0, N, step):
+                e = min(N, b + step)
+                w.write(t[b:e], [d[b:e] for d in drafts.values()], np.zeros(e - b, np.int32),
+                        sid[b:e], pos[b:e])
+        csv_path = os.path.join(work, "results.csv")
+        result = table(dump, csv_path, temperatures=temperatures, draft_counts=draft_counts,
+                       schemes=schemes, verifiers=verifiers, draft_models=list(drafts),
+                       top_k=top_k, top_p=top_p, trials=trials, simulate=simulate, seed=seed,
+                       threads=threads, progress=progress, pandas=pandas, _stacklevel=4,
+                       **opts)
+        if output is not None:
+            shutil.copyfile(csv_path, os.fspath(output) + ".tmp")
+            os.replace(os.fspath(output) + ".tmp", output)
+        return result
+    except MdsdError as e:  # name the arrays, not the temporary dump
+        raise MdsdError(e.code, str(e).replace(dump, f"evaluate ({label})")) from None
+    finally:
+        shutil.rmtree(work, ignore_errors=True)

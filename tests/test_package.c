@@ -1,0 +1,174 @@
+/* Installing, as a new user would, with no network: `pip install --no-build-isolation .`
+ * (pyproject.toml, setup.py) into a fresh venv builds a wheel holding libmdsd and the
+ * package, and the README's Python example runs from it in a clean environment; a
+ * default `make install` (staged with DESTDIR) puts the package where Debian's
+ * /usr/bin/python3 looks and the plot scripts where the installed `mdsd plot` finds
+ * them (release build only: the sanitizer build's library needs its runtime); and the
+ * package's input types and error words (tests/python/test_mdsd_inputs.py). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "testutil.h"
+
+static int release_build(void)
+{
+    const char *b = getenv("MDSD_BUILD");
+    if (b && strstr(b, "sanitize")) {
+        fprintf(stderr, "package: install tests run in the release build only\n");
+        return 0;
+    }
+    return 1;
+}
+
+static char *shell_ok(const char *cmd)
+{
+    char *out;
+    int rc = test_run_shell(cmd, &out);
+    cr_assert_eq(rc, 0, "`%s` exited %d:\n%s", cmd, rc, out);
+    return out;
+}
+
+/* A clean environment: no MDSD_* variables, no PYTHONPATH, no make jobserver. */
+#define CLEAN_ENV "env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=%s LANG=C.UTF-8 "
+
+/* The README's Python example (the first ```python block under "## Python") to FILE. */
+static void readme_example(const char *file)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "awk '/^## Python/ {on = 1} on && /^```python$/ {code = 1; next} "
+             "code && /^```$/ {exit} code' README.md > %s && test -s %s", file, file);
+    free(shell_ok(cmd));
+}
+
+Test(package, pip_install_builds_a_wheel_with_the_library, .timeout = 600)
+{
+    if (!release_build())
+        return;
+    char dir[] = "/tmp/mdsd-test-pip-XXXXXX", cmd[4096];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd,
+             "set -e; /usr/bin/python3 -m venv --system-site-packages %s/venv; "
+             "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u MDSD_LIBRARY PIP_NO_INPUT=1 "
+             "%s/venv/bin/pip install --no-build-isolation --no-index --no-cache-dir "
+             "--disable-pip-version-check -q . 2>&1",
+             dir, dir);
+    free(shell_ok(cmd));
+    char example[600];
+    snprintf(example, sizeof example, "%s/example.py", dir);
+    readme_example(example);
+    /* A fresh shell elsewhere: only the venv, none of the source tree. */
+    snprintf(cmd, sizeof cmd,
+             "cd %s && " CLEAN_ENV "venv/bin/python example.py && " CLEAN_ENV
+             "venv/bin/python -c 'import importlib.metadata as m, os, mdsd; "
+             "lib = mdsd._lib.lib._name; "
+             "print(\"version\", mdsd.__version__, m.version(\"mdsd\"), mdsd.version()); "
+             "print(\"bundled\", os.path.dirname(lib) == os.path.dirname(mdsd.__file__), "
+             "os.path.basename(lib))'",
+             dir, dir, dir);
+    char *out = shell_ok(cmd);
+    cr_assert(strstr(out, "alpha* 0.86\nlp 0.86\n(1000,) True\n"), "README example:\n%s", out);
+    cr_assert(strstr(out, "version " MDSD_VERSION " " MDSD_VERSION " " MDSD_VERSION "\n"), "%s", out);
+    cr_assert(strstr(out, "bundled True libmdsd.so.0\n"), "%s", out);
+    free(out);
+    /* a Python table over numpy logits from the installed package, against `mdsd table`
+     * on a dump of the same rows: every number within 1e-12 */
+    snprintf(cmd, sizeof cmd, "cp tests/python/table_check.py %s/ && cd %s && " CLEAN_ENV
+             "venv/bin/python table_check.py %s %s 2>&1", dir, dir, dir, test_mdsd_bin(), dir);
+    out = shell_ok(cmd);
+    cr_assert(strstr(out, "table matches: 48 rows"), "%s", out);
+    free(out);
+    /* the wheel was built offline and is a platform wheel */
+    snprintf(cmd, sizeof cmd, "ls %s/venv/lib/python3*/site-packages/mdsd-" MDSD_VERSION
+             ".dist-info/WHEEL && grep -h '^Tag:' %s/venv/lib/python3*/site-packages/mdsd-"
+             MDSD_VERSION ".dist-info/WHEEL", dir, dir);
+    out = shell_ok(cmd);
+    cr_assert(strstr(out, "Tag: cp3") && !strstr(out, "none-any"), "%s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    free(shell_ok(cmd));
+}
+
+/* The default PREFIX (/usr/local), staged: the package lands in a directory on
+ * /usr/bin/python3's own sys.path, imports with the staged library, and the staged mdsd
+ * finds its plot scripts under PREFIX/share/mdsd/plots from anywhere. */
+Test(package, default_make_install_is_importable_and_plots, .timeout = 300)
+{
+    if (!release_build())
+        return;
+    char stage[] = "/tmp/mdsd-test-stage-XXXXXX", cmd[4096];
+    cr_assert_not_null(mkdtemp(stage));
+    snprintf(cmd, sizeof cmd,
+             "set -e; env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory "
+             "install-files DESTDIR=%s > %s/install.log; "
+             "init=$(cd %s && ls usr/local/lib/python3*/*-packages/mdsd/__init__.py); "
+             "site=/${init%%/mdsd/__init__.py}; echo \"site $site\"; "
+             "/usr/bin/python3 -c 'import sys; print(\"on path\", sys.argv[1] in sys.path)' $site; "
+             "grep -F \"Python package: $site/mdsd\" %s/install.log; "
+             "cd /tmp && " CLEAN_ENV "PYTHONPATH=%s$site /usr/bin/python3 -c "
+             "'import mdsd; print(\"import\", mdsd.__version__, mdsd.alpha_star([0.5, 0.3, 0.2], "
+             "[0.2, 0.3, 0.5], n=2) > 0.85)'",
+             stage, stage, stage, stage, stage, stage);
+    char *out = shell_ok(cmd);
+    cr_assert(strstr(out, "site /usr/local/lib/python3"), "%s", out);
+    cr_assert(strstr(out, "on path True\n"), "not on /usr/bin/python3's path:\n%s", out);
+    cr_assert(strstr(out, "import " MDSD_VERSION " True\n"), "%s", out);
+    cr_assert(!strstr(out, "not on the path"), "%s", out);
+    free(out);
+    /* mdsd plot from the staged prefix, run from an empty directory */
+    snprintf(cmd, sizeof cmd,
+             "set -e; test -e %s/usr/local/share/mdsd/plots/styles.gp; mkdir %s/work; "
+             "cp plots/examples/sweep.csv %s/work/; cd %s/work; " CLEAN_ENV
+             "%s/usr/local/bin/mdsd plot sweep.csv --kind vs-drafts -o fig.png 2>&1; "
+             "test -s fig.png && head -c 4 fig.png | od -c | head -1",
+             stage, stage, stage, stage, stage, stage);
+    out = shell_ok(cmd);
+    cr_assert(strstr(out, "P   N   G"), "%s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", stage);
+    free(shell_ok(cmd));
+}
+
+/* A PREFIX outside every site directory: the fallback, and make install says so. */
+Test(package, other_prefix_says_where_the_package_went, .timeout = 120)
+{
+    if (!release_build())
+        return;
+    char stage[] = "/tmp/mdsd-test-stage-XXXXXX", cmd[1024];
+    cr_assert_not_null(mkdtemp(stage));
+    snprintf(cmd, sizeof cmd,
+             "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory install-files "
+             "PREFIX=/opt/mdsd-elsewhere DESTDIR=%s | grep '^Python package'; rm -rf %s",
+             stage, stage);
+    char *out = shell_ok(cmd);
+    cr_assert(strstr(out, "Python package: /opt/mdsd-elsewhere/lib/python3/dist-packages/mdsd "
+                          "(not on the path of /usr/bin/python3: add it to PYTHONPATH)"),
+              "%s", out);
+    free(out);
+}
+
+/* The whole job from Python (tests/python/test_mdsd_tables.py): mdsd.evaluate over
+ * logits in memory against `mdsd table` to 1e-12, tidy tables, mdsd.block on tree dumps
+ * and Markov toys against the command line. */
+Test(package, python_tables_and_block, .timeout = 300)
+{
+    char *out = shell_ok("PYTHONPATH=src/python:tests/python /usr/bin/python3 -m unittest "
+                         "test_mdsd_tables 2>&1");
+    cr_assert(strstr(out, "\nOK\n"), "no plain OK line:\n%s", out);
+    free(out);
+}
+
+/* What the package takes and says (tests/python/test_mdsd_inputs.py): logits of every
+ * floating type, numpy or torch; the progress callback; Python's words in errors. The
+ * release library (MDSD_LIBRARY), in the sanitizer build too. */
+Test(package, python_inputs_and_words, .timeout = 300)
+{
+    char *out = shell_ok("PYTHONPATH=src/python:tests/python /usr/bin/python3 -m unittest "
+                         "test_mdsd_inputs 2>&1");
+    cr_assert(strstr(out, "\nOK\n"), "no plain OK line:\n%s", out);
+    free(out);
+}
