@@ -9,7 +9,7 @@
 
 #include "block.h"
 #include "blockv.h"
-#include "checkpoint.h"
+#include "blockpartial.h"
 #include "live.h"
 #include "blockjob.h"
 #include "blockmarkov.h"

@@ -114,7 +114,7 @@ int cmd_merge(int argc, char **argv)
     for (size_t i = 0; i < n && rc == MDSD_OK; i++) {
         char *text = NULL;
         in[i].name = argv[optind + (int)i];
-        rc = mdsd_shard_read_file(in[i].name, &text, &in[i].size, &err);
+        rc = mdsd_ckpt_read_file(in[i].name, &text, &in[i].size, &err);
         in[i].text = text;
     }
     mdsd_report_row *rows = NULL;

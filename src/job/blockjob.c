@@ -1,5 +1,5 @@
 /* blockjob.c - the block job over tree dumps (mdsd/block.h, blockjob.h):
- * options, the checkpoint OUTPUT.partial (block/checkpoint.h), each dump's
+ * options, the checkpoint OUTPUT.partial (blockpartial.h), each dump's
  * cases evaluated in one pass over its trees (or resumed, or folded from
  * shards), then the CSV, Markdown and LaTeX outputs. */
 #include <errno.h>
@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "blockjob.h"
-#include "checkpoint.h"
+#include "blockpartial.h"
 #include "outfile.h"
 #include "parse.h"
 #include "progress.h"

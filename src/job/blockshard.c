@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "blockjob_impl.h"
-#include "checkpoint.h"
+#include "blockpartial.h"
 #include "fnv.h"
 #include "hash.h"
 #include "outfile.h"
@@ -53,25 +53,20 @@ static int shard_unit(size_t i, const char *path, size_t tb, size_t te, const ch
                       size_t lines_len, size_t n_lines, FILE *partial, char **text, size_t *len,
                       mdsd_err *err)
 {
-    char *buf = NULL;
+    char head[128], *key = malloc(mdsd_escape(path, NULL, 0) + 1), *buf = NULL;
     size_t n = 0;
-    FILE *f = open_memstream(&buf, &n);
-    if (!f)
+    snprintf(head, sizeof head, "#unit %zu 0 rows=%zu:%zu\n", i, tb, te);
+    if (key)
+        mdsd_escape(path, key, mdsd_escape(path, NULL, 0) + 1); /* one line (parse.h) */
+    int rc = key ? mdsd_ckpt_shard_unit(head, lines, lines_len, n_lines, key, &buf, &n) : MDSD_ENOMEM;
+    free(key);
+    if (rc)
         return mdsd_fail(err, MDSD_ENOMEM, "out of memory");
-    fprintf(f, "#unit %zu 0 rows=%zu:%zu\n", i, tb, te);
-    if (lines_len)
-        fwrite(lines, 1, lines_len, f);
-    fflush(f);
-    uint64_t hash = mdsd_fnv1a(MDSD_FNV_OFFSET, buf, n);
-    fputs("#done ", f);
-    mdsd_fputs_escaped(path, f); /* one line (parse.h) */
-    fprintf(f, " groups=%zu fnv1a=%016llx\n", n_lines, (unsigned long long)hash);
-    fclose(f);
     *text = buf;
     *len = n;
-    if (fwrite(buf, 1, n, partial) != n || fflush(partial) != 0 || fsync(fileno(partial)) != 0)
+    if (fwrite(buf, 1, n, partial) != n)
         return mdsd_fail(err, MDSD_EIO, "error writing the partial results: %s", strerror(errno));
-    return MDSD_OK;
+    return mdsd_ckpt_sync(partial, err);
 }
 
 static char *join_units(const char *header, char **text, const size_t *len, size_t n, size_t *size)
@@ -121,7 +116,7 @@ static int shard_resume(const mdsd_block_job *j, shard_state *st, mdsd_err *err)
             rc = mdsd_fail(err, MDSD_EINVAL, "'%s' holds the finished dumps of an interrupted job on "
                            "this output: pass --resume to continue it, or --discard-partial to delete "
                            "it and start over", st->partial_path);
-        } else if ((rc = mdsd_shard_read_file(st->partial_path, &st->old, &size, err)) == MDSD_OK) {
+        } else if ((rc = mdsd_ckpt_read_file(st->partial_path, &st->old, &size, err)) == MDSD_OK) {
             if (size < hl || memcmp(st->old, st->header, hl) != 0)
                 rc = mdsd_fail(err, MDSD_EINVAL, "'%s' was made by a different block job, shard or "
                                "dump; pass --discard-partial to delete it and start over",

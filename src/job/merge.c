@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "checkpoint.h"
+#include "blockpartial.h"
 
 #include "blockjob.h"
 #include "outfile.h"
@@ -139,7 +139,7 @@ int mdsd_merge(const char *const *shards, size_t n, const char *output, const ch
     for (size_t i = 0; i < n && rc == MDSD_OK; i++) {
         char *text = NULL;
         in[i].name = shards[i];
-        rc = mdsd_shard_read_file(in[i].name, &text, &in[i].size, err);
+        rc = mdsd_ckpt_read_file(in[i].name, &text, &in[i].size, err);
         in[i].text = text;
     }
     size_t ml = strlen(MDSD_BLOCK_SHARD_MAGIC);

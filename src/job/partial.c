@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "checkpoint.h"
 #include "fnv.h"
 #include "hash.h"
 #include "outfile.h"
@@ -73,54 +74,6 @@ static bool same_job(const char *line, const job_signature *sig, size_t n_dumps)
     return true;
 }
 
-/* One unit being read back: its rows since the last marker. */
-typedef struct {
-    row_list rows;
-    uint64_t hash;
-} partial_unit;
-
-/* Checks the rows read since the last marker against the marker line
- * "#done KEY rows=K fnv1a=H"; on success moves them to done. */
-static int accept_unit(const char *path, size_t lineno, const char *marker, partial_unit *u,
-                       size_t cells, row_list *done, mdsd_err *err)
-{
-    const char *rows_at = strstr(marker, " rows=");
-    for (const char *next; rows_at && (next = strstr(rows_at + 1, " rows=")); rows_at = next)
-        ;
-    unsigned long long k, h;
-    int end = 0;
-    if (strncmp(marker, "#done ", 6) != 0 || !rows_at ||
-        sscanf(rows_at, " rows=%llu fnv1a=%16llx%n", &k, &h, &end) != 2 ||
-        (rows_at[end] != '\n' && rows_at[end] != '\0'))
-        return mdsd_fail(err, MDSD_EFORMAT, "'%s', line %zu: a unit marker without its row count and "
-                         "checksum; resume with the mdsd that wrote it, or pass --discard-partial to "
-                         "start over", path, lineno);
-    char key[600];
-    snprintf(key, sizeof key, "%.*s", (int)(rows_at - (marker + 6)), marker + 6);
-    const char *fix = "pass --discard-partial to start over";
-    if (k != u->rows.count || k != cells)
-        return mdsd_fail(err, MDSD_EFORMAT, "'%s': unit %s has %zu rows where its marker (line %zu) "
-                         "records %llu and the job makes %zu per unit (a row is missing or extra); %s",
-                         path, key, u->rows.count, lineno, k, cells, fix);
-    if (h != u->hash)
-        return mdsd_fail(err, MDSD_EFORMAT, "'%s': unit %s: its rows do not match the checksum of its "
-                         "marker (line %zu): a row was altered or reordered; %s", path, key, lineno, fix);
-    for (size_t i = 0; i < u->rows.count; i++) {
-        char rk[600];
-        mdsd_rows_unit_key(&u->rows.rows[i], rk, sizeof rk);
-        if (strcmp(rk, key) != 0)
-            return mdsd_fail(err, MDSD_EFORMAT, "'%s': unit %s holds a row of %s; %s", path, key, rk, fix);
-    }
-    if (mdsd_rows_unit_done(done, u->rows.rows[0].dump, u->rows.rows[0].temperature))
-        return mdsd_fail(err, MDSD_EFORMAT, "'%s': unit %s appears twice; %s", path, key, fix);
-    int rc = mdsd_rows_push(done, u->rows.rows, u->rows.count, err);
-    u->rows.count = 0;
-    u->hash = MDSD_FNV_OFFSET;
-    return rc;
-}
-
-/* Reads the finished units of a previous run; rows after the last marker
- * belong to an interrupted unit and are dropped. */
 /* A "#checkpoint KEY next=R groups=K fnv1a=H" marker over the summary lines
  * read since the last marker (text, count, hash): kept in prog under KEY. */
 int mdsd_partial_accept_checkpoint(const char *path, size_t lineno, const char *marker, const char *text,
@@ -186,119 +139,153 @@ void mdsd_partial_progress_free(progress_list *prog)
     prog->items = NULL, prog->count = 0;
 }
 
+/* The table's .partial being read (mdsd_ckpt_scan's callbacks): finished
+ * units into done, finer checkpoints into prog. */
+typedef struct {
+    const char *path;
+    row_list *done, rows;        /* rows: the unit being read */
+    progress_list *prog;
+    perpos_mark seen, *last;     /* the "#perpos" record since the last marker */
+    char *last_key;
+    char *gtext;                 /* summary lines since the last marker */
+    size_t glen, gcap, gcount;
+    uint64_t ghash;
+} table_read;
+
+/* A marker: what was recorded since the previous one has served. */
+static void marker_seen(table_read *t)
+{
+    t->seen.set = false;
+    t->glen = t->gcount = 0, t->ghash = MDSD_FNV_OFFSET;
+}
+
+static int table_checkpoint(table_read *t, const char *line, size_t len, size_t lineno, size_t index,
+                            mdsd_err *err)
+{
+    if (index)
+        return mdsd_fail(err, MDSD_EFORMAT, "'%s', line %zu: a checkpoint marker among the rows "
+                         "of a unit; pass --discard-partial to start over", t->path, lineno);
+    char *marker = strndup(line, len);
+    int rc = marker ? mdsd_partial_accept_checkpoint(t->path, lineno, marker, t->gtext, t->glen, t->gcount,
+                                                     t->ghash, t->prog, err)
+                    : mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
+    *t->last = t->seen;
+    const char *at = marker ? strstr(marker, " next=") : NULL;
+    for (const char *more; at && (more = strstr(at + 1, " next=")); at = more)
+        ;
+    if (rc == MDSD_OK && at)
+        snprintf(t->last_key, 600, "%.*s", (int)(at - (marker + 12)), marker + 12);
+    free(marker);
+    marker_seen(t);
+    return rc ? rc : MDSD_CKPT_SKIP;
+}
+
+static int table_line(void *ctx, const char *line, size_t len, size_t lineno, size_t index, mdsd_err *why)
+{
+    table_read *t = ctx;
+    if (!strncmp(line, "#checkpoint ", 12))
+        return table_checkpoint(t, line, len, lineno, index, why);
+    if (!strncmp(line, "g ", 2)) {
+        if (t->glen + len + 1 > t->gcap) {
+            t->gcap = 2 * (t->glen + len + 1);
+            char *grown = realloc(t->gtext, t->gcap);
+            if (!grown)
+                return mdsd_fail(why, MDSD_ENOMEM, "table: out of memory");
+            t->gtext = grown;
+        }
+        memcpy(t->gtext + t->glen, line, len);
+        t->glen += len;
+        t->gcount++;
+        t->ghash = mdsd_fnv1a(t->ghash, line, len);
+        return MDSD_CKPT_SKIP;
+    }
+    if (!strncmp(line, "#perpos ", 8)) {
+        unsigned long long bytes, h;
+        int end = 0;
+        if (sscanf(line, "#perpos bytes=%llu fnv1a=%16llx%n", &bytes, &h, &end) != 2 || line[end] != '\n') {
+            mdsd_fail(why, MDSD_EFORMAT, "'%s', line %zu: a malformed per-position record; "
+                      "pass --discard-partial to start over", t->path, lineno);
+            return MDSD_CKPT_BAD;
+        }
+        t->seen = (perpos_mark){true, (size_t)bytes, (uint64_t)h};
+        return MDSD_CKPT_SKIP;
+    }
+    if (lineno == 2 && !strncmp(line, "dump,", 5))
+        return MDSD_CKPT_SKIP; /* the CSV header */
+    char *copy = strndup(line, len);
+    mdsd_report_row r;
+    if (!copy)
+        return mdsd_fail(why, MDSD_ENOMEM, "table: out of memory");
+    int rc = mdsd_report_csv_parse(copy, &r, why);
+    free(copy);
+    if (rc == MDSD_OK) {
+        rc = mdsd_rows_push(&t->rows, &r, 1, why);
+        return rc ? rc : MDSD_CKPT_RECORD;
+    }
+    char reason[600];
+    snprintf(reason, sizeof reason, "%s", why->msg);
+    mdsd_fail(why, MDSD_EFORMAT, "'%s', line %zu: %s; pass --discard-partial to start over", t->path,
+              lineno, reason);
+    return MDSD_CKPT_BAD;
+}
+
+/* A unit whose rows match its marker: it must be one whole unit, once. */
+static int table_done(void *ctx, const char *key, size_t count, size_t lineno, const char *text,
+                      size_t len, mdsd_err *err)
+{
+    table_read *t = ctx;
+    (void)text, (void)len;
+    const char *fix = "pass --discard-partial to start over";
+    int rc = MDSD_OK;
+    (void)count, (void)lineno; /* checked by the scan (per_unit) */
+    for (size_t i = 0; i < t->rows.count && rc == MDSD_OK; i++) {
+        char rk[600];
+        mdsd_rows_unit_key(&t->rows.rows[i], rk, sizeof rk);
+        if (strcmp(rk, key) != 0)
+            rc = mdsd_fail(err, MDSD_EFORMAT, "'%s': unit %s holds a row of %s; %s", t->path, key, rk, fix);
+    }
+    if (rc == MDSD_OK && mdsd_rows_unit_done(t->done, t->rows.rows[0].dump, t->rows.rows[0].temperature))
+        rc = mdsd_fail(err, MDSD_EFORMAT, "'%s': unit %s appears twice; %s", t->path, key, fix);
+    if (rc == MDSD_OK)
+        rc = mdsd_rows_push(t->done, t->rows.rows, t->rows.count, err);
+    if (rc == MDSD_OK) /* the unit is whole: its checkpoints have served */
+        mdsd_partial_progress_drop(t->prog, key);
+    *t->last = t->seen;
+    snprintf(t->last_key, 600, "%s", key);
+    t->rows.count = 0;
+    marker_seen(t);
+    return rc;
+}
+
 /* last (out): the "#perpos" record before the file's last marker (unset if
- * it had none), last_key: that marker's unit. */
+ * it had none), last_key: that marker's unit. Rows after the last marker
+ * belong to an interrupted unit and are dropped. */
 int mdsd_partial_read(const char *path, const job_signature *sig, size_t n_dumps, size_t cells,
                       row_list *done, progress_list *prog, perpos_mark *last, char last_key[600],
                       mdsd_err *err)
 {
-    perpos_mark seen = {false, 0, 0};
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return errno == ENOENT ? MDSD_OK
-                               : mdsd_fail(err, MDSD_EIO, "cannot read '%s': %s", path, strerror(errno));
-    char *line = NULL;
-    size_t cap = 0, lineno = 1;
-    ssize_t len = getline(&line, &cap, f);
-    int rc = MDSD_OK;
-    if (len < 0 || !same_job(line, sig, n_dumps))
+    struct stat st;
+    if (stat(path, &st) != 0 && errno == ENOENT)
+        return MDSD_OK;
+    char *text = NULL;
+    size_t size = 0;
+    int rc = mdsd_ckpt_read_file(path, &text, &size, err);
+    if (rc)
+        return rc;
+    const char *nl = memchr(text, '\n', size);
+    if (!nl || !same_job(text, sig, n_dumps))
         rc = mdsd_fail(err, MDSD_EINVAL, "'%s' was made by a different table job (other options or "
                        "dumps, a dump whose content changed since, or another mdsd version); pass "
                        "--discard-partial to delete it and start over, or run the job that made it", path);
-    partial_unit u = {{0}, MDSD_FNV_OFFSET};
-    /* A bad line is fatal only if a marker follows it: after the last marker
-     * it is the tail of a unit that was being written when the job stopped,
-     * and is dropped with that unit. */
-    mdsd_err pending;
-    mdsd_err_clear(&pending);
-    /* summary lines since the last marker (finer checkpoints) */
-    char *gtext = NULL;
-    size_t glen = 0, gcap = 0, gcount = 0;
-    uint64_t ghash = MDSD_FNV_OFFSET;
-    while (rc == MDSD_OK && (len = getline(&line, &cap, f)) >= 0) {
-        lineno++;
-        if (!strncmp(line, "#done", 5) && (size_t)len == strlen(line)) {
-            if (pending.code) {
-                *err = pending;
-                rc = pending.code;
-            } else {
-                char key[600] = "";
-                if (u.rows.count)
-                    mdsd_rows_unit_key(&u.rows.rows[0], key, sizeof key);
-                rc = accept_unit(path, lineno, line, &u, cells, done, err);
-                if (rc == MDSD_OK) /* the unit is whole: its checkpoints have served */
-                    mdsd_partial_progress_drop(prog, key);
-                *last = seen;
-                snprintf(last_key, 600, "%s", key);
-            }
-            seen.set = false;
-            glen = gcount = 0, ghash = MDSD_FNV_OFFSET;
-        } else if (!strncmp(line, "#checkpoint ", 12) && (size_t)len == strlen(line)) {
-            if (pending.code) {
-                *err = pending;
-                rc = pending.code;
-            } else if (u.rows.count) {
-                rc = mdsd_fail(err, MDSD_EFORMAT, "'%s', line %zu: a checkpoint marker among the rows "
-                               "of a unit; pass --discard-partial to start over", path, lineno);
-            } else {
-                rc = mdsd_partial_accept_checkpoint(path, lineno, line, gtext, glen, gcount, ghash, prog,
-                                                    err);
-                *last = seen;
-                const char *at = strstr(line, " next=");
-                for (const char *more; at && (more = strstr(at + 1, " next=")); at = more)
-                    ;
-                if (rc == MDSD_OK && at)
-                    snprintf(last_key, 600, "%.*s", (int)(at - (line + 12)), line + 12);
-            }
-            seen.set = false;
-            glen = gcount = 0, ghash = MDSD_FNV_OFFSET;
-        } else if (!strncmp(line, "g ", 2) && !pending.code && (size_t)len == strlen(line)) {
-            if (glen + (size_t)len + 1 > gcap) {
-                gcap = 2 * (glen + (size_t)len + 1);
-                char *grown = realloc(gtext, gcap);
-                if (!grown) {
-                    rc = mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
-                    break;
-                }
-                gtext = grown;
-            }
-            memcpy(gtext + glen, line, (size_t)len);
-            glen += (size_t)len;
-            gcount++;
-            ghash = mdsd_fnv1a(ghash, line, (size_t)len);
-        } else if (!strncmp(line, "#perpos ", 8) && !pending.code && (size_t)len == strlen(line)) {
-            unsigned long long bytes, h;
-            int end = 0;
-            if (sscanf(line, "#perpos bytes=%llu fnv1a=%16llx%n", &bytes, &h, &end) != 2 ||
-                (line[end] != '\n' && line[end] != '\0'))
-                mdsd_fail(&pending, MDSD_EFORMAT, "'%s', line %zu: a malformed per-position record; "
-                          "pass --discard-partial to start over", path, lineno);
-            else
-                seen = (perpos_mark){true, (size_t)bytes, (uint64_t)h};
-        } else if (lineno == 2 && !strncmp(line, "dump,", 5)) {
-            continue; /* the CSV header */
-        } else if (pending.code) {
-            continue;
-        } else if ((size_t)len != strlen(line)) {
-            mdsd_fail(&pending, MDSD_EFORMAT, "'%s', line %zu: a NUL byte; pass --discard-partial "
-                      "to start over", path, lineno);
-        } else {
-            mdsd_report_row r;
-            if (mdsd_report_csv_parse(line, &r, &pending) == MDSD_OK) {
-                u.hash = mdsd_fnv1a(u.hash, line, (size_t)len);
-                rc = mdsd_rows_push(&u.rows, &r, 1, err);
-            } else {
-                char why[600];
-                snprintf(why, sizeof why, "%s", pending.msg);
-                mdsd_fail(&pending, MDSD_EFORMAT, "'%s', line %zu: %s; pass --discard-partial to "
-                          "start over", path, lineno, why);
-            }
-        }
-    }
-    free(gtext);
-    free(u.rows.rows);
-    free(line);
-    fclose(f);
+    table_read t = {path, done, {0}, prog, {false, 0, 0}, last, last_key, NULL, 0, 0, 0,
+                    MDSD_FNV_OFFSET};
+    mdsd_ckpt_reader rd = {path, "rows", "row", "pass --discard-partial to start over", true, cells,
+                           table_line, table_done, &t};
+    if (rc == MDSD_OK)
+        rc = mdsd_ckpt_scan(&rd, nl + 1, size - (size_t)(nl + 1 - text), 2, err);
+    free(t.gtext);
+    free(t.rows.rows);
+    free(text);
     return rc;
 }
 
@@ -306,27 +293,24 @@ int mdsd_partial_read(const char *path, const job_signature *sig, size_t n_dumps
 int mdsd_partial_append_unit(FILE *partial, const mdsd_report_row *rows, size_t k, size_t max_n,
                              const perpos_mark *mark, mdsd_err *err)
 {
-    uint64_t hash = MDSD_FNV_OFFSET;
-    char *buf = NULL;
-    size_t len = 0;
+    mdsd_ckpt_sum sum;
+    mdsd_ckpt_sum_init(&sum);
     for (size_t i = 0; i < k; i++) {
+        char *buf = NULL;
+        size_t len = 0;
         FILE *m = open_memstream(&buf, &len);
         if (!m)
             return mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
         mdsd_report_csv_row(m, &rows[i], max_n);
         fclose(m);
-        hash = mdsd_fnv1a(hash, buf, len);
-        fputs(buf, partial);
+        mdsd_ckpt_put(partial, &sum, buf, len);
         free(buf);
-        buf = NULL;
     }
     char key[600];
     mdsd_rows_unit_key(&rows[0], key, sizeof key);
     mdsd_perpos_mark_write(partial, mark);
-    fprintf(partial, "#done %s rows=%zu fnv1a=%016llx\n", key, k, (unsigned long long)hash);
-    if (fflush(partial) != 0 || fsync(fileno(partial)) != 0)
-        return mdsd_fail(err, MDSD_EIO, "error writing the partial results: %s", strerror(errno));
-    return MDSD_OK;
+    mdsd_ckpt_close(partial, key, "rows", &sum);
+    return mdsd_ckpt_sync(partial, err);
 }
 
 int mdsd_partial_checkpoint(FILE *partial, const char *key, const char *text, size_t len,

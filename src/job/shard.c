@@ -14,130 +14,82 @@
 #include "fold.h"
 #include "hash.h"
 #include "fnv.h"
+#include "checkpoint.h"
 
-int mdsd_shard_read_file(const char *path, char **text, size_t *size, mdsd_err *err)
+/* The units of a shard's text being read (mdsd_ckpt_scan's callbacks). */
+typedef struct {
+    const char *name;
+    bool drop_tail;
+    mdsd_shard_unit cur, *units;
+    size_t count, cap;
+} units_read;
+
+static int unit_line(void *ctx, const char *s, size_t n, size_t lineno, size_t index, mdsd_err *why)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return mdsd_fail(err, MDSD_EIO, "cannot read '%s': %s", path, strerror(errno));
-    char *buf = NULL;
-    size_t len = 0, cap = 0;
-    for (;;) {
-        if (len + 65536 + 1 > cap) {
-            cap = cap ? 2 * cap : 1 << 20;
-            char *b = realloc(buf, cap);
-            if (!b) {
-                free(buf);
-                fclose(f);
-                return mdsd_fail(err, MDSD_ENOMEM, "out of memory reading '%s'", path);
-            }
-            buf = b;
+    units_read *r = ctx;
+    (void)lineno;
+    int used = 0;
+    if (index > 0 || r->cur.text) {
+        if (!strncmp(s, "g ", 2))
+            return MDSD_CKPT_RECORD;
+    } else if (r->drop_tail && (!strncmp(s, "g ", 2) || !strncmp(s, "#checkpoint ", 12))) {
+        return MDSD_CKPT_SKIP; /* a checkpoint's finer checkpoints (the caller reads them) */
+    } else {
+        mdsd_shard_unit u = {0};
+        if (sscanf(s, "#unit %zu %zu rows=%zu:%zu%n", &u.job, &u.temp, &u.begin, &u.end, &used) == 4 &&
+            (size_t)used + 1 == n && u.begin <= u.end) {
+            u.text = s;
+            r->cur = u;
+            return MDSD_CKPT_OPEN;
         }
-        size_t got = fread(buf + len, 1, 65536, f);
-        len += got;
-        if (got < 65536)
-            break;
+        mdsd_fail(why, MDSD_EFORMAT, "'%s': unit %zu does not start with a '#unit J T rows=B:E' line "
+                  "(the file is damaged or not a table shard)", r->name, r->count + 1);
+        return r->drop_tail ? MDSD_CKPT_BAD : MDSD_EFORMAT;
     }
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        free(buf);
-        return mdsd_fail(err, MDSD_EIO, "error reading '%s'", path);
-    }
-    buf[len] = '\0';
-    *text = buf;
-    *size = len;
-    return MDSD_OK;
+    mdsd_fail(why, MDSD_EFORMAT, "'%s': unit %zu (#unit %zu %zu) is not closed by its '#done KEY "
+              "groups=K fnv1a=H' marker (the file is cut short or damaged)", r->name, r->count + 1,
+              r->cur.job, r->cur.temp);
+    return MDSD_CKPT_BAD;
 }
 
-/* The line at s (up to end): its length with the newline; 0 at the end. */
-static size_t line_len(const char *s, const char *end)
+static int unit_done(void *ctx, const char *key, size_t count, size_t lineno, const char *text,
+                     size_t len, mdsd_err *err)
 {
-    const char *nl = memchr(s, '\n', (size_t)(end - s));
-    return nl ? (size_t)(nl - s) + 1 : (size_t)(end - s);
+    units_read *r = ctx;
+    (void)lineno;
+    if (!r->cur.text)
+        return mdsd_fail(err, MDSD_EFORMAT, "'%s': unit %zu does not start with a '#unit J T "
+                         "rows=B:E' line (the file is damaged or not a table shard)", r->name,
+                         r->count + 1);
+    if (r->count == r->cap) {
+        r->cap = r->cap ? 2 * r->cap : 16;
+        mdsd_shard_unit *grown = realloc(r->units, r->cap * sizeof *grown);
+        if (!grown)
+            return mdsd_fail(err, MDSD_ENOMEM, "out of memory");
+        r->units = grown;
+    }
+    mdsd_shard_unit *u = &r->units[r->count++];
+    *u = r->cur;
+    snprintf(u->key, sizeof u->key, "%s", key);
+    u->groups = count;
+    u->text = text;
+    u->len = len;
+    memset(&r->cur, 0, sizeof r->cur);
+    return MDSD_OK;
 }
 
 int mdsd_shard_units_parse(const char *name, const char *body, size_t len, bool drop_tail,
                            mdsd_shard_unit **units_out, size_t *count_out, mdsd_err *err)
 {
-    const char *s = body, *end = body + len;
-    mdsd_shard_unit *units = NULL;
-    size_t count = 0, cap = 0;
-    int rc = MDSD_OK;
-    if (memchr(body, '\0', len))
-        rc = mdsd_fail(err, MDSD_EFORMAT, "'%s': a NUL byte", name);
-    while (rc == MDSD_OK && s < end) {
-        size_t n = line_len(s, end);
-        mdsd_shard_unit u = {0};
-        int used = 0;
-        /* a checkpoint's lines between units (finer checkpoints: the caller
-         * reads them) */
-        if (drop_tail && (!strncmp(s, "g ", 2) || !strncmp(s, "#checkpoint ", 12))) {
-            s += n;
-            continue;
-        }
-        if (sscanf(s, "#unit %zu %zu rows=%zu:%zu%n", &u.job, &u.temp, &u.begin, &u.end, &used) != 4 ||
-            (size_t)used + 1 != n || s[used] != '\n' || u.begin > u.end) {
-            rc = mdsd_fail(err, MDSD_EFORMAT, "'%s': unit %zu does not start with a '#unit J T "
-                           "rows=B:E' line (the file is damaged or not a table shard)", name, count + 1);
-            break;
-        }
-        u.text = s;
-        uint64_t hash = mdsd_fnv1a(MDSD_FNV_OFFSET, s, n);
-        s += n;
-        size_t groups = 0;
-        while (s < end && s[0] == 'g' && s[1] == ' ') {
-            n = line_len(s, end);
-            if (s[n - 1] != '\n')
-                break;
-            hash = mdsd_fnv1a(hash, s, n);
-            groups++;
-            s += n;
-        }
-        if (s >= end && drop_tail)
-            break; /* the unit that was being written when the job stopped */
-        n = s < end ? line_len(s, end) : 0;
-        const char *at = n ? strstr(s, " groups=") : NULL;
-        for (const char *next; at && at < s + n && (next = strstr(at + 1, " groups=")) && next < s + n; at = next)
-            ;
-        unsigned long long k, h;
-        int tail = 0;
-        if (n == 0 || strncmp(s, "#done ", 6) != 0 || !at || at >= s + n ||
-            sscanf(at, " groups=%llu fnv1a=%16llx%n", &k, &h, &tail) != 2 || at[tail] != '\n') {
-            if (drop_tail && s + n >= end)
-                break;
-            rc = mdsd_fail(err, MDSD_EFORMAT, "'%s': unit %zu (#unit %zu %zu) is not closed by its "
-                           "'#done KEY groups=K fnv1a=H' marker (the file is cut short or damaged)",
-                           name, count + 1, u.job, u.temp);
-            break;
-        }
-        snprintf(u.key, sizeof u.key, "%.*s", (int)(at - (s + 6)), s + 6);
-        if (k != groups || h != hash) {
-            rc = mdsd_fail(err, MDSD_EFORMAT, "'%s': unit %s: its sample lines do not match its "
-                           "marker (%zu lines, marker says %llu; or a line was altered)", name, u.key,
-                           groups, k);
-            break;
-        }
-        s += n;
-        u.groups = groups;
-        u.len = (size_t)(s - u.text);
-        if (count == cap) {
-            cap = cap ? 2 * cap : 16;
-            mdsd_shard_unit *grown = realloc(units, cap * sizeof *units);
-            if (!grown) {
-                rc = mdsd_fail(err, MDSD_ENOMEM, "out of memory");
-                break;
-            }
-            units = grown;
-        }
-        units[count++] = u;
-    }
+    units_read r = {name, drop_tail, {0}, NULL, 0, 0};
+    mdsd_ckpt_reader rd = {name, "groups", "sample line", NULL, drop_tail, 0, unit_line, unit_done, &r};
+    int rc = mdsd_ckpt_scan(&rd, body, len, 1, err);
     if (rc) {
-        free(units);
+        free(r.units);
         return rc;
     }
-    *units_out = units;
-    *count_out = count;
+    *units_out = r.units;
+    *count_out = r.count;
     return MDSD_OK;
 }
 

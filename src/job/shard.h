@@ -27,6 +27,7 @@
  *   #unit J T_INDEX rows=B:E       (the shard's rows of column J)
  *   g SAMPLE ROWS ...              (one per sample, fold.h)
  *   #done LABEL,T groups=K fnv1a=H (FNV-1a over the #unit and g lines)
+ * (the job layer's one checkpoint format, checkpoint.h).
  * A shard's .partial checkpoint is the same text, unit by unit as they
  * finish. Every header line but `shard` must agree among the files merged. */
 #ifndef MDSD_SHARD_H
@@ -36,6 +37,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "checkpoint.h"
 #include "err.h"
 #include "pathset.h"
 #include "report.h"
@@ -125,8 +127,5 @@ int mdsd_shard_collect(const mdsd_shard_input *inputs, size_t n, const char *mag
 void mdsd_shard_files_free(mdsd_shard_file *files, size_t n);
 
 #define MDSD_BLOCK_SHARD_MAGIC "#mdsd-block-shard 1\n"
-
-/* Reads a whole file; *text is NUL-terminated (free it). */
-int mdsd_shard_read_file(const char *path, char **text, size_t *size, mdsd_err *err);
 
 #endif

@@ -157,7 +157,7 @@ static int shard_resume(const mdsd_batch_opts *o, const char *path, const char *
     struct stat st;
     if (stat(path, &st) != 0)
         return MDSD_OK;
-    int rc = mdsd_shard_read_file(path, &text, &size, err);
+    int rc = mdsd_ckpt_read_file(path, &text, &size, err);
     if (rc)
         return rc;
     if (size < hl || memcmp(text, header, hl) != 0) {

@@ -10,6 +10,7 @@
 
 #include <omp.h>
 
+#include "checkpoint.h"
 #include "engine.h"
 #include "fnv.h"
 #include "rng.h"
@@ -378,26 +379,17 @@ static int shard_unit_finish(const mdsd_batch_opts *o, const dump_job *job, size
                              size_t groups_len, size_t n_groups, FILE *partial, shard_units *su,
                              mdsd_err *err)
 {
-    char head[128], tail[800];
-    int hl = snprintf(head, sizeof head, "#unit %zu %zu rows=%zu:%zu\n", job->index, t, job->begin,
-                      job->end);
-    uint64_t hash = mdsd_fnv1a(MDSD_FNV_OFFSET, head, (size_t)hl);
-    hash = mdsd_fnv1a(hash, groups, groups_len);
-    int tl = snprintf(tail, sizeof tail, "#done %s,%.10g groups=%zu fnv1a=%016llx\n", job->label,
-                      o->pub.temperatures[t], n_groups, (unsigned long long)hash);
-    size_t len = (size_t)hl + groups_len + (size_t)tl, k = job->index * o->pub.n_temperatures + t;
-    char *text = malloc(len + 1);
-    if (!text)
+    char head[128], key[MDSD_CKPT_KEY_MAX], *text = NULL;
+    size_t len = 0, k = job->index * o->pub.n_temperatures + t;
+    snprintf(head, sizeof head, "#unit %zu %zu rows=%zu:%zu\n", job->index, t, job->begin, job->end);
+    snprintf(key, sizeof key, "%s,%.10g", job->label, o->pub.temperatures[t]);
+    if (mdsd_ckpt_shard_unit(head, groups, groups_len, n_groups, key, &text, &len))
         return mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
-    memcpy(text, head, (size_t)hl);
-    if (groups_len)
-        memcpy(text + hl, groups, groups_len);
-    memcpy(text + hl + groups_len, tail, (size_t)tl + 1);
     su->text[k] = text;
     su->len[k] = len;
-    if (fwrite(text, 1, len, partial) != len || fflush(partial) != 0 || fsync(fileno(partial)) != 0)
+    if (fwrite(text, 1, len, partial) != len)
         return mdsd_fail(err, MDSD_EIO, "error writing the partial results: %s", strerror(errno));
-    return MDSD_OK;
+    return mdsd_ckpt_sync(partial, err);
 }
 
 /* Runs every temperature of one dump, appending finished units (shard jobs:

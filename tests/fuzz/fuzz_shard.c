@@ -36,7 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (i < size && data[i] != 0xff)
             continue;
         size_t len = i - start;
-        texts[n] = malloc(len + 1); /* NUL-terminated, as mdsd_shard_read_file returns */
+        texts[n] = malloc(len + 1); /* NUL-terminated, as mdsd_ckpt_read_file returns */
         if (!texts[n])
             break;
         memcpy(texts[n], data + start, len);

@@ -1,4 +1,4 @@
-/* checkpoint.h - resuming the block job over tree dumps (mdsd block DUMP...
+/* blockpartial.h - resuming the block job over tree dumps (mdsd block DUMP...
  * -o CSV --resume).
  *
  * The unit of work is one dump: every case of a dump is evaluated in one pass
@@ -17,9 +17,9 @@
  * refused. A unit whose rows are
  * missing, extra, reordered or altered is refused, naming it; lines after
  * the last marker are the unit that was being written when the job stopped
- * and are dropped. */
-#ifndef MDSD_BLOCK_CHECKPOINT_H
-#define MDSD_BLOCK_CHECKPOINT_H
+ * and are dropped. The job layer's one checkpoint format (checkpoint.h). */
+#ifndef MDSD_JOB_BLOCKPARTIAL_H
+#define MDSD_JOB_BLOCKPARTIAL_H
 
 #include <stdio.h>
 

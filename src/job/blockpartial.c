@@ -1,7 +1,7 @@
-/* checkpoint.c - OUTPUT.partial of the block job over tree dumps (see
- * checkpoint.h for the format). */
+/* blockpartial.c - OUTPUT.partial of the block job over tree dumps (see
+ * blockpartial.h for its records, checkpoint.h for the format). */
 #define _GNU_SOURCE
-#include "checkpoint.h"
+#include "blockpartial.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fnv.h"
+#include "checkpoint.h"
 #include "hash.h"
 #include "outfile.h"
 #include "verifier.h"
@@ -137,90 +137,80 @@ static int parse_line(const char *line, mdsd_block_case *c, mdsd_block_dump_resu
     return line[at] == '\n' || line[at] == '\0' ? 0 : -1;
 }
 
+/* The units of a block partial being read (mdsd_ckpt_scan's callbacks). */
+typedef struct {
+    const char *path;
+    mdsd_block_unit *units;
+    size_t n_dumps, have;
+    mdsd_block_case *cases;
+    mdsd_block_dump_result *res;
+} block_read;
+
+static int block_line(void *ctx, const char *line, size_t len, size_t lineno, size_t index,
+                      mdsd_err *why)
+{
+    block_read *b = ctx;
+    (void)len;
+    if (index == b->have) {
+        b->have = b->have ? 2 * b->have : 16;
+        mdsd_block_case *c2 = realloc(b->cases, b->have * sizeof *c2);
+        if (c2)
+            b->cases = c2;
+        mdsd_block_dump_result *r2 = realloc(b->res, b->have * sizeof *r2);
+        if (r2)
+            b->res = r2;
+        if (!c2 || !r2)
+            return mdsd_fail(why, MDSD_ENOMEM, "block: out of memory reading '%s'", b->path);
+    }
+    if (parse_line(line, &b->cases[index], &b->res[index]) == 0)
+        return MDSD_CKPT_RECORD;
+    mdsd_fail(why, MDSD_EFORMAT, "'%s', line %zu: not a result line; " FIX, b->path, lineno);
+    return MDSD_CKPT_BAD;
+}
+
+static int block_done(void *ctx, const char *key, size_t count, size_t lineno, const char *text,
+                      size_t len, mdsd_err *err)
+{
+    block_read *b = ctx;
+    (void)text, (void)len;
+    size_t index;
+    int end = 0;
+    if (key[0] < '0' || key[0] > '9' || sscanf(key, "%zu%n", &index, &end) != 1 || key[end])
+        return mdsd_fail(err, MDSD_EFORMAT, "'%s', line %zu: a unit marker without its dump, row "
+                         "count and checksum; " FIX, b->path, lineno);
+    if (index >= b->n_dumps)
+        return mdsd_fail(err, MDSD_EFORMAT, "'%s', line %zu: unit %zu, but the job has %zu dumps; " FIX,
+                         b->path, lineno, index, b->n_dumps);
+    if (b->units[index].done)
+        return mdsd_fail(err, MDSD_EFORMAT, "'%s': unit %zu appears twice; " FIX, b->path, index);
+    b->units[index] = (mdsd_block_unit){1, count, b->cases, b->res};
+    b->cases = NULL, b->res = NULL, b->have = 0;
+    return MDSD_OK;
+}
+
 int mdsd_block_partial_read(const char *path, const char *signature, mdsd_block_unit *units,
                             size_t n_dumps, mdsd_err *err)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return errno == ENOENT ? MDSD_OK
-                               : mdsd_fail(err, MDSD_EIO, "cannot read '%s': %s", path,
-                                           strerror(errno));
-    char *line = NULL;
-    size_t cap = 0, lineno = 1, count = 0, have = 0;
-    ssize_t len = getline(&line, &cap, f);
-    int rc = MDSD_OK;
-    size_t ml = strlen(MAGIC), sl = strlen(signature);
-    if (len < 0 || (size_t)len < ml + sl || strncmp(line, MAGIC, ml) != 0 ||
-        strncmp(line + ml, signature, sl) != 0 || (line[ml + sl] != '\n' && line[ml + sl]))
+    struct stat st;
+    if (stat(path, &st) != 0 && errno == ENOENT)
+        return MDSD_OK;
+    char *text = NULL;
+    size_t size = 0, ml = strlen(MAGIC), sl = strlen(signature), hl = ml + sl + 1;
+    int rc = mdsd_ckpt_read_file(path, &text, &size, err);
+    if (rc)
+        return rc;
+    if (size < hl || strncmp(text, MAGIC, ml) != 0 || strncmp(text + ml, signature, sl) != 0 ||
+        text[ml + sl] != '\n')
         rc = mdsd_fail(err, MDSD_EINVAL, "'%s' was made by a different block job (other options "
                        "or dumps, or a dump changed since); " FIX ", or run the job that made it",
                        path);
-    mdsd_block_case *cases = NULL;
-    mdsd_block_dump_result *res = NULL;
-    uint64_t hash = MDSD_FNV_OFFSET;
-    int bad = 0; /* a bad line is fatal only if a marker follows it */
-    size_t bad_line = 0;
-    while (rc == MDSD_OK && (len = getline(&line, &cap, f)) >= 0) {
-        lineno++;
-        if ((size_t)len != strlen(line)) {
-            bad = 1, bad_line = lineno;
-        } else if (!strncmp(line, "#done ", 6)) {
-            size_t index;
-            unsigned long long k, h;
-            int end = 0;
-            if (bad) {
-                rc = mdsd_fail(err, MDSD_EFORMAT, "'%s', line %zu: not a result line; " FIX, path,
-                               bad_line);
-            } else if (sscanf(line, "#done %zu rows=%llu fnv1a=%16llx%n", &index, &k, &h, &end) != 3 ||
-                       (line[end] != '\n' && line[end])) {
-                rc = mdsd_fail(err, MDSD_EFORMAT, "'%s', line %zu: a unit marker without its dump, "
-                               "row count and checksum; " FIX, path, lineno);
-            } else if (index >= n_dumps) {
-                rc = mdsd_fail(err, MDSD_EFORMAT, "'%s', line %zu: unit %zu, but the job has %zu "
-                               "dumps; " FIX, path, lineno, index, n_dumps);
-            } else if (k != count) {
-                rc = mdsd_fail(err, MDSD_EFORMAT, "'%s': unit %zu has %zu rows where its marker "
-                               "(line %zu) records %llu (a row is missing or extra); " FIX, path,
-                               index, count, lineno, k);
-            } else if (h != hash) {
-                rc = mdsd_fail(err, MDSD_EFORMAT, "'%s': unit %zu: its rows do not match the "
-                               "checksum of its marker (line %zu): a row was altered or "
-                               "reordered; " FIX, path, index, lineno);
-            } else if (units[index].done) {
-                rc = mdsd_fail(err, MDSD_EFORMAT, "'%s': unit %zu appears twice; " FIX, path,
-                               index);
-            } else {
-                units[index] = (mdsd_block_unit){1, count, cases, res};
-                cases = NULL, res = NULL;
-                count = have = 0;
-                hash = MDSD_FNV_OFFSET;
-            }
-        } else if (!bad) {
-            if (count == have) {
-                have = have ? 2 * have : 16;
-                mdsd_block_case *c2 = realloc(cases, have * sizeof *c2);
-                if (c2)
-                    cases = c2;
-                mdsd_block_dump_result *r2 = realloc(res, have * sizeof *r2);
-                if (r2)
-                    res = r2;
-                if (!c2 || !r2) {
-                    rc = mdsd_fail(err, MDSD_ENOMEM, "block: out of memory reading '%s'", path);
-                    break;
-                }
-            }
-            if (parse_line(line, &cases[count], &res[count]) != 0) {
-                bad = 1, bad_line = lineno;
-            } else {
-                hash = mdsd_fnv1a(hash, line, (size_t)len);
-                count++;
-            }
-        }
-    }
-    free(cases);
-    free(res);
-    free(line);
-    fclose(f);
+    block_read b = {path, units, n_dumps, 0, NULL, NULL};
+    mdsd_ckpt_reader rd = {path, "rows", "row", FIX, true, 0, block_line, block_done, &b};
+    if (rc == MDSD_OK)
+        rc = mdsd_ckpt_scan(&rd, text + hl, size - hl, 2, err);
+    free(b.cases);
+    free(b.res);
+    free(text);
     if (rc != MDSD_OK)
         mdsd_block_units_free(units, n_dumps);
     return rc;
@@ -229,7 +219,8 @@ int mdsd_block_partial_read(const char *path, const char *signature, mdsd_block_
 static int append_unit(FILE *f, size_t index, const mdsd_block_case *cases,
                        const mdsd_block_dump_result *res, size_t count, mdsd_err *err)
 {
-    uint64_t hash = MDSD_FNV_OFFSET;
+    mdsd_ckpt_sum sum;
+    mdsd_ckpt_sum_init(&sum);
     for (size_t i = 0; i < count; i++) {
         char *buf = NULL;
         size_t len = 0;
@@ -238,11 +229,12 @@ static int append_unit(FILE *f, size_t index, const mdsd_block_case *cases,
             return mdsd_fail(err, MDSD_ENOMEM, "block: out of memory");
         format_line(m, &cases[i], &res[i]);
         fclose(m);
-        hash = mdsd_fnv1a(hash, buf, len);
-        fputs(buf, f);
+        mdsd_ckpt_put(f, &sum, buf, len);
         free(buf);
     }
-    fprintf(f, "#done %zu rows=%zu fnv1a=%016llx\n", index, count, (unsigned long long)hash);
+    char key[32];
+    snprintf(key, sizeof key, "%zu", index);
+    mdsd_ckpt_close(f, key, "rows", &sum);
     return MDSD_OK;
 }
 
@@ -273,7 +265,5 @@ int mdsd_block_partial_append(FILE *f, size_t index, const mdsd_block_case *case
                               const mdsd_block_dump_result *res, size_t count, mdsd_err *err)
 {
     int rc = append_unit(f, index, cases, res, count, err);
-    if (rc == MDSD_OK && (fflush(f) != 0 || fsync(fileno(f)) != 0))
-        rc = mdsd_fail(err, MDSD_EIO, "error writing the partial results: %s", strerror(errno));
-    return rc;
+    return rc == MDSD_OK ? mdsd_ckpt_sync(f, err) : rc;
 }
