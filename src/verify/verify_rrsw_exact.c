@@ -310,14 +310,8 @@ static size_t above_near(const rrsw_tables *t, double c, size_t hint)
             step *= 2;
         }
     }
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (ratio[mid] > c)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    /* ratio[..lo) > c >= ratio[hi..): bisect what is left */
+    return lo + count_above(ratio + lo, hi - lo, c);
 }
 
 /* F(c) = sum (p - c q)+, with K = above(c). */
