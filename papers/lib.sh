@@ -66,6 +66,18 @@ os.replace(out + ".tmp", out)
 PY
 }
 
+# kseq_mc CSV DUMP ARGS...: K-SEQ by Monte Carlo (Hu's "K-SEQ" row; plain kseq is the exact
+# rate, their alpha_K-SEQ "theory"): appends the rows of `mdsd table DUMP ARGS -s iid -v kseq
+# --simulate --trials 1000 --seed 2` to CSV as method kseq-mc.
+kseq_mc() {
+  local csv=$1 dump=$2 tmp; shift 2
+  tmp=$(mktemp -d)
+  "$MDSD" table "$dump" -o "$tmp/mc.csv" -s iid -v kseq --simulate --trials 1000 --seed 2 "$@" 2> /dev/null \
+    || { rm -rf "$tmp"; echo "papers: K-SEQ Monte Carlo on $dump failed" >&2; return 1; }
+  awk -F, 'NR > 1 && $5 == "kseq" { $5 = "kseq-mc"; print }' OFS=, "$tmp/mc.csv" >> "$csv"
+  rm -rf "$tmp"
+}
+
 # The two model pairs' large dumps (data/README.md, "Pair dumps"; `make pair-dumps`,
 # `make pair-trees`), PAIR = ngram or neural:
 #   DUMP=$(pair_dump PAIR T)     the dump whose responses were generated at temperature T

@@ -12,13 +12,8 @@ DUMP=data/kjv-ngram.h5
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
-# kseq-mc: K-SEQ by Monte Carlo (Hu's "K-SEQ" row); plain kseq is the exact rate (their
-# alpha_K-SEQ, "theory"). Appends the --simulate run's kseq rows as method kseq-mc.
-add_kseq_mc() {  # CSV ARGS...
-  local csv=$1; shift
-  "$MDSD" table $DUMP -o $TMP/mc.csv -s iid -v kseq --simulate --trials 1000 --seed 2 "$@" 2> /dev/null
-  awk -F, 'NR > 1 && $5 == "kseq" { $5 = "kseq-mc"; print }' OFS=, $TMP/mc.csv >> "$csv"
-}
+# kseq-mc: K-SEQ by Monte Carlo (lib.sh kseq_mc), appended to CSV as method kseq-mc.
+add_kseq_mc() { kseq_mc "$1" $DUMP "${@:2}"; }
 
 note "hu: Table 1 layout (T = 0.7, n = 3, drafters kn2 and kn3)"
 "$MDSD" table $DUMP --draft-model kn2,kn3 -o $OUT/table1.csv -t 0.7 -d 3 -s iid,wor,cps,greedy \

@@ -79,32 +79,12 @@ gnuplot -e "datadir='$OUT'" $OUT/simplex.gp
 # ---- Acceptance against the number of drafts on the shipped dump (Table 3 analogue) --------
 # Khisti's IS with successive pairing (Remark 4) and the truncated LP (s = 5, their Table 2's
 # best; and s = 50), SpecTr's k-Seq, SpecInfer's RRS, alpha*_iid; T = 0.7, n = 2, 3, 4.
-# table3 TAG [OPTIONS]: the runs with OPTIONS added, written to $OUT/dump$TAG.csv, .md and
-# the paired orderings $OUT/paired$TAG.csv, .md.
+# table3 TAG [OPTIONS]: the runs with OPTIONS added (table3.sh), written to $OUT/dump$TAG.csv,
+# .md and the paired orderings $OUT/paired$TAG.csv, .md.
+. papers/khisti/table3.sh
 table3() {
   local tag=$1; shift
-  "$MDSD" table data/kjv-ngram.h5 --draft-model kn2,kn3 -o $TMP/a.csv -t 0.7 -d 2,3,4 -s iid \
-    -v rrs,kseq,is --is-top 5 --trials 300 --seed 1 --per-position $TMP/a-pos.csv "$@" 2> /dev/null
-  "$MDSD" table data/kjv-ngram.h5 --draft-model kn2,kn3 -o $TMP/b.csv -t 0.7 -d 2,3,4 -s iid \
-    -v is --is-top 50 --trials 300 --seed 1 --per-position $TMP/b-pos.csv "$@" 2> /dev/null
-  # the orderings the README states, paired over the same positions: the s = 50 run's is
-  # columns joined to the first run's rows (the same dump, temperature and row on every line)
-  awk -F, 'NR == FNR && FNR == 1 { for (c = 1; c <= NF; c++) if ($c ~ /^rate_is_n/) { cols[++m] = c
-                                       n = $c; sub(/^rate_is/, "rate_is50", n); h = h FS n }
-                                     next }
-           NR == FNR { k = $1 FS $2 FS $3; for (i = 1; i <= m; i++) b[k] = b[k] FS $cols[i]; next }
-           FNR == 1 { print $0 h; next }
-           { k = $1 FS $2 FS $3
-             if (!(k in b)) { print "khisti: row " k " missing from the s = 50 run" > "/dev/stderr"; exit 1 }
-             print $0 b[k] }' $TMP/b-pos.csv $TMP/a-pos.csv > $TMP/pos.csv
-  PAIRS=rate_is:rate_kseq,rate_is:rate_rrs,rate_is50:rate_kseq,rate_kseq:rate_rrs
-  "$MDSD" report $TMP/pos.csv --paired $PAIRS --csv -o $TMP/paired.csv
-  mv $TMP/paired.csv $OUT/paired$tag.csv
-  { echo "# Paired differences on the shipped dump, T = 0.7${*:+, $*} (papers/khisti/run.sh; is = IS with s = 5, is50 = s = 50)"; echo
-    "$MDSD" report $TMP/pos.csv --paired $PAIRS | sed 1,2d; } > $OUT/paired$tag.md
-  { cat $TMP/a.csv; awk -F, 'NR > 1 && $5 == "is" { $5 = "is-top50"; print }' OFS=, $TMP/b.csv; } \
-    | awk -F, 'NR == 1 || $5 != "is" { print; next } { $5 = "is-top5"; print }' OFS=, > $OUT/dump$tag.csv
-  /usr/bin/python3 $OUT/dump_table.py $OUT/dump$tag.csv > $OUT/dump$tag.md
+  khisti_table3 data/kjv-ngram.h5 kn2,kn3 $OUT/dump$tag $OUT/paired$tag "the shipped dump" papers/khisti/run.sh "$@"
 }
 note "khisti: acceptance vs n on data/kjv-ngram.h5"
 table3 ""

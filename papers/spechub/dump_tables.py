@@ -3,6 +3,7 @@
 rrs, rrsw and spechub (n = 2), kn2 / kn3 drafters in place of JF68m / JF160m.
 
   dump_tables.py dump.csv     (an `mdsd table` CSV with --draft-model kn2,kn3)
+  dump_tables.py --drafters SMALL,LARGE --target NAME dump.csv    (another model pair)
 """
 import csv
 import sys
@@ -15,12 +16,22 @@ SECOND = {"JF68m": {"0.3": (0.0426, 0.1114, 0.1184), "0.6": (0.0740, 0.1089, 0.1
                      "1.0": (0.0910, 0.1176, 0.1660)}}
 FIRST = {"JF68m": {"0.3": (0.4921, 0.4498), "0.6": (0.4842, 0.4821), "1.0": (0.4248, 0.4418)},
          "JF160m": {"0.3": (0.5578, 0.5465), "0.6": (0.5632, 0.5587), "1.0": (0.5130, 0.5257)}}
-OURS = {"JF68m": "kn2", "JF160m": "kn3"}
 
 
 def main():
+    args = sys.argv[1:]
+    drafters, target = ("kn2", "kn3"), "KN 4-gram"
+    while args[:1] in (["--drafters"], ["--target"]) and len(args) > 1:
+        if args[0] == "--drafters":
+            drafters = tuple(args[1].split(","))
+        else:
+            target = args[1]
+        args = args[2:]
+    if len(args) != 1 or len(drafters) != 2:
+        sys.exit("usage: dump_tables.py [--drafters SMALL,LARGE --target NAME] dump.csv")
+    OURS = dict(zip(("JF68m", "JF160m"), drafters))
     rows = {}
-    with open(sys.argv[1]) as f:
+    with open(args[0]) as f:
         for r in csv.DictReader(f):
             drafter = r["dump"].rsplit(":", 1)[-1]
             T = "%g" % float(r["temperature"])
@@ -32,7 +43,7 @@ def main():
                                            float(rows[d, T, "2", scheme[m], m]["stderr"]))
     for paper, ours in OURS.items():
         print(f"**Second-draft acceptance, SpecHub Table {1 if paper == 'JF68m' else 2} "
-              f"({paper} → Llama-2-7B) vs ours ({ours} → KN 4-gram)**\n")
+              f"({paper} → Llama-2-7B) vs ours ({ours} → {target})**\n")
         print("| T | RRS pub. | RRS ours | RRSw pub. | RRSw ours | SpecHub pub. | SpecHub ours |")
         print("|---|---:|---:|---:|---:|---:|---:|")
         for T, pub in SECOND[paper].items():
