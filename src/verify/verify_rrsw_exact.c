@@ -167,7 +167,10 @@ static size_t count_above(const double *ratio, size_t m, double c)
  * the cuts only: the interval is what the bounds add up to, and it is
  * refused (ETOOBIG) if wider than the tolerance, as is an enumeration past
  * opts->max_paths visits (at n >= 4 and LLM vocabularies the steps before the
- * last enumerate nearly every sequence: refused up front from an estimate).
+ * last enumerate nearly every sequence: refused up front from an estimate;
+ * with the guard raised above it the interval comes out, ~40 s per position
+ * at V = 32,000, n = 4: pruning whole paths by their mass cannot shorten
+ * that, the pruned mass at width 1e-9 leaves ~1e8 of them, README).
  * Where c overflows (the undrawn q mass is subnormal) the literal route is
  * used if small enough, else the rate is refused. */
 
