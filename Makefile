@@ -384,6 +384,12 @@ $(PAIR_DIR)/kjv-$(1)-trees/part-%.h5: | $(PAIR_NEEDS_$(1))
 endef
 $(eval $(call PAIR_RULES,ngram,kn2))
 $(eval $(call PAIR_RULES,neural,tf1))
+# papers/pairs/block.sh (issue 30; papers/pairs/BLOCK.md): every verifier on both pairs'
+# tree dumps, side by side; about 50 CPU-minutes, resumable; not part of `make papers`.
+.PHONY: papers-pairs-block
+papers-pairs-block: export MDSD_PORTABLE_EXP = 1
+papers-pairs-block: all pair-trees
+	PAIR_DIR=$(PAIR_DIR) papers/pairs/block.sh
 # Tree dumps large enough to order the verifiers (data/README.md, "Large tree dumps"; not
 # shipped: about 23 MB per part, 552 MB in all): the KJV pair of tree-dump, seq K = 4, L = 4, in
 # parts that `mdsd block DIR` reads as one dump; part k draws with --seed k. Each part is
