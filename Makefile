@@ -341,7 +341,7 @@ neural-models: deps $(OPENBLAS_DIR)/.unpacked
 	drafts=$$?; wait $$target && [ $$drafts -eq 0 ]
 
 # Dumps that resolve orderings, for both pairs (data/README.md, "Pair dumps"; not shipped:
-# about 0.1 GB (ngram) and 0.4 GB (neural) per file): 400 responses to the openings of the
+# about 0.1 GB (ngram) and 0.5-0.8 GB (neural) per file): 400 responses to the openings of the
 # held-out verses, regenerated at each temperature of PAIR_TEMPERATURES (as Hu et al. do),
 # in $(PAIR_DIR)/kjv-PAIR-T<T>.h5 with PAIR ngram (the Kneser-Ney pair of `make dump`) or
 # neural (tf4 with drafters tf1, tf2); and tree dumps in PAIR_TREE_PARTS parts of 200

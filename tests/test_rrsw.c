@@ -192,19 +192,67 @@ Test(rrsw, planted_errors_are_caught)
     cr_assert_not_null(disagreement(exact, exact_pd, &c, 3, 1e-9));
 }
 
-/* LLM-like pair as tests/bench/bench_accept.c makes them. */
-static void llm_like_pair(size_t V, uint64_t seed, double *p, double *q)
+/* LLM-like pair as tests/bench/bench_accept.c makes them (T = 0.7, draft
+ * noise sd 1), or at another temperature T and draft noise sd. */
+static void llm_like_pair_at(size_t V, uint64_t seed, double T, double sd, double *p, double *q)
 {
     gsl_rng *r = mdsd_rng_alloc(seed);
     double *z = malloc(V * sizeof *z), *e = malloc(V * sizeof *e);
     for (size_t x = 0; x < V; x++) {
         z[x] = gsl_ran_gaussian(r, 2.5);
-        e[x] = z[x] + gsl_ran_gaussian(r, 1.0);
+        e[x] = z[x] + gsl_ran_gaussian(r, sd);
     }
-    mdsd_softmax(z, V, 0.7, p, "target", NULL);
-    mdsd_softmax(e, V, 0.7, q, "draft", NULL);
+    mdsd_softmax(z, V, T, p, "target", NULL);
+    mdsd_softmax(e, V, T, q, "draft", NULL);
     free(z), free(e);
     gsl_rng_free(r);
+}
+
+static void llm_like_pair(size_t V, uint64_t seed, double *p, double *q)
+{
+    llm_like_pair_at(V, seed, 0.7, 1.0, p, q);
+}
+
+/* The certified route's results, bit for bit, as the route printed them
+ * before its speed work (issue 27: tables in two passes of running sums,
+ * prefix sums grouped by use, the drawn tokens read by q rank): alpha, the
+ * interval and the per-draft rates at V = 32,000 (n = 3 at T = 0.7 and at
+ * T = 0.05, whose tail is subnormal; n = 2 with a close draft), n = 4 at
+ * V = 1,000 and n = 5 at V = 200. A speed change must leave them as they
+ * are; a change of the arithmetic must say so and regenerate them.
+ * (Planted: the tables' prefix sums of p accumulated in double instead of
+ * long double fail this test while every other rrsw test still passes.) */
+Test(rrsw, certified_results_are_frozen, .timeout = 60)
+{
+    static const struct {
+        size_t V, n;
+        uint64_t seed;
+        double T, sd, alpha, lo, hi, per_draft[5];
+    } cases[] = {
+        {32000, 3, 104, 0.7, 1.0, 0x1.4575a96afe3f7p-1, 0x1.4575a96a2794bp-1, 0x1.4575a96bd4ea4p-1, {0x1.acdd102d194c2p-2, 0x1.23c776798a328p-3, 0x1.30aa1db08a8f7p-4}},
+        {32000, 3, 5, 0.05, 1.0, 0x1.3b35467c066cdp-1, 0x1.3b35467bf48a7p-1, 0x1.3b35467c184f3p-1, {0x1.394fca0401865p-6, 0x1.02f94670f0f3p-3, 0x1.e158ed1f750e4p-2}},
+        {32000, 2, 6, 0.3, 0.3, 0x1.fb50072330263p-1, 0x1.fb5007232b7ffp-1, 0x1.fb50072334cc7p-1, {0x1.f9b601fd8e04dp-1, 0x1.9a0525a221608p-9}},
+        {1000, 4, 7, 0.7, 1.0, 0x1.66782967167d7p-1, 0x1.6678296525c66p-1, 0x1.6678296907349p-1, {0x1.a6ff498742224p-2, 0x1.29713b0fcbe3ep-3, 0x1.461c1dcb697dfp-4, 0x1.fd8b2261543ap-5}},
+        {200, 5, 7, 0.7, 1.0, 0x1.861875ca165d9p-1, 0x1.861875c8d0fdep-1, 0x1.861875cb5bbd4p-1, {0x1.ac03668134a7cp-2, 0x1.258cde4255c8p-3, 0x1.3888b10e99f44p-4, 0x1.08eb90fb6d29dp-4, 0x1.e8502b7a5b3f2p-5}},
+    };
+    double *p = malloc(32000 * sizeof *p), *q = malloc(32000 * sizeof *q);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        size_t V = cases[i].V, n = cases[i].n;
+        llm_like_pair_at(V, cases[i].seed, cases[i].T, cases[i].sd, p, q);
+        mdsd_scheme s = {MDSD_SCHEME_WOR, n, V, q, NULL};
+        double alpha, per_draft[5], lo, hi;
+        mdsd_err err;
+        cr_assert_eq(mdsd_verifier_exact_bounds(MDSD_VERIFIER_RRSW, p, &s, NULL, &alpha, per_draft,
+                                                &lo, &hi, &err),
+                     MDSD_OK, "case %zu: %s", i, err.msg);
+        cr_expect(alpha == cases[i].alpha && lo == cases[i].lo && hi == cases[i].hi,
+                  "case %zu: alpha %a in [%a, %a], frozen %a in [%a, %a]", i, alpha, lo, hi,
+                  cases[i].alpha, cases[i].lo, cases[i].hi);
+        for (size_t j = 0; j < n; j++)
+            cr_expect(per_draft[j] == cases[i].per_draft[j], "case %zu draft %zu: %a, frozen %a", i,
+                      j, per_draft[j], cases[i].per_draft[j]);
+    }
+    free(p), free(q);
 }
 
 /* At V = 32,000, n = 3 no enumeration is possible: the certified rate must

@@ -16,7 +16,7 @@
  * over the sequences of rejected tokens, with the children of small q
  * bounded by their moments, giving an interval [lo, hi] proven to hold alpha
  * with hi - lo <= 1e-9 (alpha = its midpoint; verify_rrsw_exact.c, "exact
- * rates by the scalar recursion"); 150-165 positions/s/core at V = 32,000, n = 3.
+ * rates by the scalar recursion"); about 200 positions/s/core at V = 32,000, n = 3.
  * mdsd_rrsw_exact_paths (verify_rrsw_exact.c too): every draw path with the
  * definition above transcribed literally (explicit p_j, q_j arrays),
  * |supp q|^n paths: the independent slow route the tests compare with. */

@@ -167,7 +167,10 @@ static size_t count_above(const double *ratio, size_t m, double c)
  * the cuts only: the interval is what the bounds add up to, and it is
  * refused (ETOOBIG) if wider than the tolerance, as is an enumeration past
  * opts->max_paths visits (at n >= 4 and LLM vocabularies the steps before the
- * last enumerate nearly every sequence: refused up front from an estimate).
+ * last enumerate nearly every sequence: refused up front from an estimate;
+ * with the guard raised above it the interval comes out, ~40 s per position
+ * at V = 32,000, n = 4: pruning whole paths by their mass cannot shorten
+ * that, the pruned mass at width 1e-9 leaves ~1e8 of them, README).
  * Where c overflows (the undrawn q mass is subnormal) the literal route is
  * used if small enough, else the rate is refused. */
 
@@ -181,6 +184,17 @@ static size_t count_above(const double *ratio, size_t m, double c)
 /* Share of the tolerance the cuts may use; the rest covers rounding. */
 #define RRSW_BUDGET 0.9
 
+/* Prefix sums along the ratio order, kept together by use: P and Q are
+ * read together wherever a switch index lands (one cache line, and the
+ * pairs of all V + 1 indices fit in L2 at V = 32,000), the four higher
+ * sums only by the totals. */
+typedef struct {
+    long double P, Q; /* sums of p, q */
+} rrsw_prefix;
+typedef struct {
+    long double Q2, Q3, PQ1, PQ2; /* sums of q^2, q^3, p q, p q^2 */
+} rrsw_prefix_hi;
+
 typedef struct {
     size_t V, n;
     const double *p, *q;
@@ -189,7 +203,8 @@ typedef struct {
     double *ratio;                            /* [V] along the order */
     int *pos;                                 /* [V] position of each token */
     int *tok;                                 /* [V] token at each position */
-    long double *P, *Q, *Q2, *Q3, *PQ1, *PQ2; /* [V + 1] prefix sums along it */
+    rrsw_prefix *pre;                         /* [V + 1] prefix sums along it */
+    rrsw_prefix_hi *pre_hi;                   /* [V + 1] the same */
     int *by_q;                                /* [V] tokens by q ascending */
     double *rq, *rp;                          /* [V] q and p by q ascending */
     int *rpos;                                /* [V] ratio position by q ascending */
@@ -219,7 +234,9 @@ static int tables_build(rrsw_tables *t, const double *p, const double *q, size_t
     t->tok = mdsd_vc_malloc(V * sizeof *t->tok, "rrsw", err);
     t->rp = mdsd_vc_malloc(V * sizeof *t->rp, "rrsw", err);
     t->rpos = mdsd_vc_malloc(V * sizeof *t->rpos, "rrsw", err);
-    t->block = mdsd_vc_malloc(9 * (V + 1) * sizeof(long double), "rrsw", err);
+    t->block = mdsd_vc_malloc((V + 1) * (sizeof(rrsw_prefix) + sizeof(rrsw_prefix_hi) +
+                                         sizeof(long double) + 2 * sizeof(double)),
+                              "rrsw", err);
     /* tokens by a double key (keysort.h): p/q descending, then q ascending */
     mdsd_keysort ks;
     int rc = mdsd_keysort_init(&ks, V, err);
@@ -233,45 +250,65 @@ static int tables_build(rrsw_tables *t, const double *p, const double *q, size_t
         tables_free(t);
         return MDSD_ENOMEM;
     }
-    long double *b = t->block;
-    long double **arrays[] = {&t->P, &t->Q, &t->Q2, &t->Q3, &t->PQ1, &t->PQ2,
-                              &t->A};
-    for (size_t i = 0; i < 7; i++)
-        *arrays[i] = b + i * (V + 1);
-    t->A2 = (double *)(b + 7 * (V + 1));
+    t->pre = t->block;
+    t->pre_hi = (rrsw_prefix_hi *)(t->pre + (V + 1));
+    t->A = (long double *)(t->pre_hi + (V + 1));
+    t->A2 = (double *)(t->A + (V + 1));
     t->A3 = t->A2 + (V + 1);
 
     for (size_t x = 0; x < V; x++)
         dkey[x] = q[x] > 0.0 ? p[x] / q[x] : INFINITY;
     mdsd_keysort_tokens(&ks, dkey, true, V, tok);
-    t->P[0] = t->Q[0] = t->Q2[0] = t->Q3[0] = t->PQ1[0] = t->PQ2[0] = 0.0L;
+    /* The six prefix sums in two passes of three running sums each, held
+     * in registers (x87 has eight: six sums and their terms spilled to
+     * memory, and an 80-bit store reloaded at once is slow); the same
+     * additions in the same order. The first pass gathers p and q in the
+     * ratio order into rp and rq (scratch here, refilled in q order below). */
+    rrsw_prefix *pre = t->pre;
+    rrsw_prefix_hi *hi = t->pre_hi;
+    pre[0] = (rrsw_prefix){0.0L, 0.0L};
+    hi[0] = (rrsw_prefix_hi){0.0L, 0.0L, 0.0L, 0.0L};
+    long double s0 = 0.0L, s1 = 0.0L, s2 = 0.0L;
     for (size_t i = 0; i < V; i++) {
         int x = tok[i];
+        if (i + 16 < V) /* a gather in token order: fetch ahead */
+            __builtin_prefetch(p + tok[i + 16]), __builtin_prefetch(q + tok[i + 16]),
+                __builtin_prefetch(dkey + tok[i + 16]);
+        t->rp[i] = p[x], t->rq[i] = q[x];
         long double px = p[x], qx = q[x];
         t->pos[x] = (int)i;
         t->tok[i] = x;
         t->ratio[i] = dkey[x];
-        t->P[i + 1] = t->P[i] + px;
-        t->Q[i + 1] = t->Q[i] + qx;
-        t->Q2[i + 1] = t->Q2[i] + qx * qx;
-        t->Q3[i + 1] = t->Q3[i] + qx * qx * qx;
-        t->PQ1[i + 1] = t->PQ1[i] + px * qx;
-        t->PQ2[i + 1] = t->PQ2[i] + px * qx * qx;
+        pre[i + 1].P = s0 = s0 + px;
+        pre[i + 1].Q = s1 = s1 + qx;
+        hi[i + 1].Q2 = s2 = s2 + qx * qx;
+    }
+    s0 = s1 = s2 = 0.0L;
+    for (size_t i = 0; i < V; i++) {
+        long double px = t->rp[i], qx = t->rq[i];
+        hi[i + 1].Q3 = s0 = s0 + qx * qx * qx;
+        hi[i + 1].PQ1 = s1 = s1 + px * qx;
+        hi[i + 1].PQ2 = s2 = s2 + px * qx * qx;
     }
 
     mdsd_keysort_tokens(&ks, q, false, V, tok);
     t->A[0] = 0.0L;
     t->A2[0] = t->A3[0] = 0.0;
+    long double a1 = 0.0L; /* running sums, as above */
+    double a2 = 0.0, a3 = 0.0;
     for (size_t r = 0; r < V; r++) {
+        if (r + 16 < V)
+            __builtin_prefetch(p + tok[r + 16]), __builtin_prefetch(q + tok[r + 16]),
+                __builtin_prefetch(t->pos + tok[r + 16]);
         long double qx = q[tok[r]];
         t->by_q[r] = tok[r];
         t->rq[r] = q[tok[r]];
         t->rp[r] = p[tok[r]];
         t->rpos[r] = t->pos[tok[r]];
         t->q_rank[tok[r]] = (int)r;
-        t->A[r + 1] = t->A[r] + qx;
-        t->A2[r + 1] = t->A2[r] + (double)(qx * qx);
-        t->A3[r + 1] = t->A3[r] + (double)(qx * qx * qx);
+        t->A[r + 1] = a1 = a1 + qx;
+        t->A2[r + 1] = a2 = a2 + (double)(qx * qx);
+        t->A3[r + 1] = a3 = a3 + (double)(qx * qx * qx);
     }
     mdsd_keysort_destroy(&ks);
     free(tok), free(dkey);
@@ -317,15 +354,15 @@ static size_t above_near(const rrsw_tables *t, double c, size_t hint)
 /* F(c) = sum (p - c q)+, with K = above(c). */
 static double residual_at(const rrsw_tables *t, double c, size_t K)
 {
-    double F = (double)(t->P[K] - (long double)c * t->Q[K]);
+    double F = (double)(t->pre[K].P - (long double)c * t->pre[K].Q);
     return F > 0.0 ? F : 0.0;
 }
 
 /* a(c, Z, R) with K = above(c), K1 = above(c + Z/R) <= K. */
 static double accept_at(const rrsw_tables *t, double c, double Z, double R, size_t K, size_t K1)
 {
-    long double band = (t->P[K] - t->P[K1]) - (long double)c * (t->Q[K] - t->Q[K1]);
-    return (double)(t->Q[K1] / R + (band > 0.0L ? band : 0.0L) / Z);
+    long double band = (t->pre[K].P - t->pre[K1].P) - (long double)c * (t->pre[K].Q - t->pre[K1].Q);
+    return (double)(t->pre[K1].Q / R + (band > 0.0L ? band : 0.0L) / Z);
 }
 
 /* r of the token at position i of the ratio order (p, q its masses) at a
@@ -341,12 +378,22 @@ static double reject_at(size_t i, double p, double q, double c, double Z, double
     return q / R - (p - c * q) / Z;
 }
 
+/* sum over every token of r q^k from the prefix sums of q^(k+1) (at V, K,
+ * K1) and of p q^k (at K, K1): ratio <= c: the total less the prefix, an
+ * absolute error of one long-double ulp of the total, as for the band. */
+static inline long double total_at(long double qV, long double qK, long double qK1, long double pK,
+                                   long double pK1, double c, double Z, double R)
+{
+    long double qb = qK - qK1, pb = pK - pK1;
+    return ((qV - qK) + qb) / R - (pb - (long double)c * qb) / Z;
+}
+
 /* Totals T[k] = sum over the undrawn y of r(y) q(y)^k, k = 0, 1, 2: from the
  * prefix sums less the drawn tokens where R >= RRSW_MOMENT_MIN_R (the
  * subtraction loses at most 1/R of relative precision), else summed token
  * by token (a drawn token may hold nearly all of q). */
 static void reject_totals(const rrsw_tables *t, double c, double Z, double R, size_t K, size_t K1,
-                          const int *drawn, size_t nd, long double T[3])
+                          const int *drawn, const int *drawn_rank, size_t nd, long double T[3])
 {
     if (!(R >= RRSW_MOMENT_MIN_R)) {
         T[0] = T[1] = T[2] = 0.0L;
@@ -361,18 +408,16 @@ static void reject_totals(const rrsw_tables *t, double c, double Z, double R, si
         }
         return;
     }
-    const long double *Qk[3] = {t->Q, t->Q2, t->Q3}, *PQk[3] = {t->P, t->PQ1, t->PQ2};
-    size_t V = t->V;
-    for (int k = 0; k < 3; k++) {
-        /* ratio <= c: the total less the prefix, an absolute error of one
-         * long-double ulp of the total, as for the band */
-        long double qb = Qk[k][K] - Qk[k][K1], pb = PQk[k][K] - PQk[k][K1];
-        T[k] = ((Qk[k][V] - Qk[k][K]) + qb) / R - (pb - (long double)c * qb) / Z;
-    }
-    for (size_t i = 0; i < nd; i++) {
-        int x = drawn[i];
-        long double qx = t->q[x];
-        long double r = reject_at((size_t)t->pos[x], t->p[x], t->q[x], c, Z, R, K, K1);
+    /* read in place (a copy of 80-bit values costs more than the arithmetic) */
+    const rrsw_prefix *pV = &t->pre[t->V], *pK = &t->pre[K], *pK1 = &t->pre[K1];
+    const rrsw_prefix_hi *hV = &t->pre_hi[t->V], *hK = &t->pre_hi[K], *hK1 = &t->pre_hi[K1];
+    T[0] = total_at(pV->Q, pK->Q, pK1->Q, pK->P, pK1->P, c, Z, R);
+    T[1] = total_at(hV->Q2, hK->Q2, hK1->Q2, hK->PQ1, hK1->PQ1, c, Z, R);
+    T[2] = total_at(hV->Q3, hK->Q3, hK1->Q3, hK->PQ2, hK1->PQ2, c, Z, R);
+    for (size_t i = 0; i < nd; i++) { /* by q rank: the arrays the parents read */
+        int rank = drawn_rank[i];
+        long double qx = t->rq[rank];
+        long double r = reject_at((size_t)t->rpos[rank], t->rp[rank], t->rq[rank], c, Z, R, K, K1);
         T[0] -= r, T[1] -= r * qx, T[2] -= r * qx * qx;
     }
 }
@@ -380,7 +425,8 @@ static void reject_totals(const rrsw_tables *t, double c, double Z, double R, si
 typedef struct {
     const rrsw_tables *t;
     size_t n;
-    int drawn[MDSD_LAW_MAX_DRAFTS];
+    int drawn[MDSD_LAW_MAX_DRAFTS];      /* tokens drawn on the current path */
+    int drawn_rank[MDSD_LAW_MAX_DRAFTS]; /* and their ranks in q ascending */
     long double lo, hi, slack;
     long double *pd_lo, *pd_hi; /* [n] */
     double visits, max_visits;
@@ -439,7 +485,7 @@ static double cut_width(leaf_cut *lc, size_t k)
     if (!(s <= R / 2.0)) /* R - s would cancel; the cut's children keep R - q >= R/2 */
         return INFINITY;
     size_t Ks = *lc->Ks = above_near(t, lc->c1 + lc->Z1 / Rs, *lc->Ks);
-    double Qhi = (double)t->Q[Ks], Qzone = (double)(t->Q[lc->Kz] - t->Q[Ks]);
+    double Qhi = (double)t->pre[Ks].Q, Qzone = (double)(t->pre[lc->Kz].Q - t->pre[Ks].Q);
     double M1 = (double)t->A2[k] / R, M2 = (double)t->A3[k] / R, R3 = R * R * R;
     double taylor = s * M2 / (R3 * Rs);
     return lc->w * (Qhi * taylor + Qzone * (M1 / (R * R) + M2 / R3 + taylor));
@@ -501,10 +547,8 @@ static void last_rejection(rrsw_bounds *b, size_t j, double c, double Z, double 
         cut = largest_cut(&lc, budget, b->hint_cut[j], V);
         b->hint_cut[j] = cut;
     }
-    int drawn_rank[MDSD_LAW_MAX_DRAFTS];
-    for (size_t i = 0; i < j; i++)
-        drawn_rank[i] = t->q_rank[b->drawn[i]];
-    long double PL = t->P[L], QL = t->Q[L];
+    const int *drawn_rank = b->drawn_rank;
+    long double PL = t->pre[L].P, QL = t->pre[L].Q;
     double E0 = 0.0, E1 = 0.0, E2 = 0.0, sum = 0.0, leaves = 0.0, half = R / 2.0;
     size_t K2 = Kz; /* above(c1 + Z1/(R - q)) <= Kz */
     int have_K2 = 0;
@@ -544,8 +588,8 @@ static void last_rejection(rrsw_bounds *b, size_t j, double c, double Z, double 
         K2_new = K2_new < L ? K2_new : L;
         if (K2_new != K2 || !have_K2) { /* the leaf's a = Q(K2)/Rx + band(L, K2)/Z1 */
             K2 = K2_new, have_K2 = 1;
-            long double band = (PL - t->P[K2]) - (long double)c1 * (QL - t->Q[K2]);
-            Q_K2 = (double)t->Q[K2];
+            long double band = (PL - t->pre[K2].P) - (long double)c1 * (QL - t->pre[K2].Q);
+            Q_K2 = (double)t->pre[K2].Q;
             band_Z = (double)((band > 0.0L ? band : 0.0L) / Z1);
         }
         sum += r * (Q_K2 / Rx + band_Z);
@@ -558,16 +602,16 @@ static void last_rejection(rrsw_bounds *b, size_t j, double c, double Z, double 
     if (cut == 0)
         return;
     long double T[3];
-    reject_totals(t, c, Z, R, K, K1, b->drawn, j, T);
+    reject_totals(t, c, Z, R, K, K1, b->drawn, b->drawn_rank, j, T);
     double s = t->rq[cut - 1], Rs = R - s;
     long double M0 = T[0] - E0, M1 = T[1] - E1, M2 = T[2] - E2;
     M0 = M0 > 0.0L ? M0 : 0.0L;
     M1 = M1 > 0.0L ? (M1 < s * M0 ? M1 : s * M0) : 0.0L;
     M2 = M2 > 0.0L ? (M2 < s * M1 ? M2 : s * M1) : 0.0L;
     size_t Ks = above_near(t, c1 + Z1 / Rs, b->hint_Ks[j]);
-    long double Qhi = t->Q[Ks], Qzone = t->Q[Kz] - t->Q[Ks];
-    long double Ezone = ((t->P[Kz] - t->P[Ks]) - (long double)c1 * Qzone) / Z1;
-    long double Elo = ((PL - t->P[Kz]) - (long double)c1 * (QL - t->Q[Kz])) / Z1;
+    long double Qhi = t->pre[Ks].Q, Qzone = t->pre[Kz].Q - t->pre[Ks].Q;
+    long double Ezone = ((t->pre[Kz].P - t->pre[Ks].P) - (long double)c1 * Qzone) / Z1;
+    long double Elo = ((PL - t->pre[Kz].P) - (long double)c1 * (QL - t->pre[Kz].Q)) / Z1;
     Elo = Elo > 0.0L ? Elo : 0.0L;
     long double RR = R, R3 = RR * RR * RR;
     long double S_lo = M0 / RR + M1 / (RR * RR) + M2 / R3;
@@ -591,7 +635,7 @@ static void earlier_rejection(rrsw_bounds *b, size_t j, double c, double Z, doub
     const rrsw_tables *t = b->t;
     size_t V = t->V, cut = 0;
     long double T[3];
-    reject_totals(t, c, Z, R, K, K1, b->drawn, j, T);
+    reject_totals(t, c, Z, R, K, K1, b->drawn, b->drawn_rank, j, T);
     double total = T[0] > 0.0L ? (double)T[0] : 0.0;
     double cut_budget = budget / 8.0, child_budget = budget - cut_budget;
     if (R >= RRSW_MOMENT_MIN_R && w > 0.0) { /* largest k with w A[k]/R <= cut_budget */
@@ -616,6 +660,7 @@ static void earlier_rejection(rrsw_bounds *b, size_t j, double c, double Z, doub
         if (is_drawn(b, j, x))
             continue;
         b->drawn[j] = x;
+        b->drawn_rank[j] = (int)rank;
         double qx = t->rq[rank]; /* R - q(x) is exact to 3 ulps where q(x) <= R/2 */
         double Rx = qx <= R / 2.0 ? R - qx : mass_left_ranked(t->q_rank, t->A, V, b->drawn, j + 1);
         b->visits += 1.0;
@@ -666,7 +711,7 @@ static void node(rrsw_bounds *b, size_t j, double c, double Z, double R, double 
         /* p_j = q_j on the undrawn tokens: rejection has probability 0, what
          * the sums leave is rounding */
         long double T[3];
-        reject_totals(t, c, Z, R, K, K1, b->drawn, j, T);
+        reject_totals(t, c, Z, R, K, K1, b->drawn, b->drawn_rank, j, T);
         add_range(b, j + 1, 0.0L, w * (T[0] > 0.0L ? T[0] : 0.0L));
         return;
     }

@@ -21,9 +21,11 @@
  *   mc PQ.txt --n N --trials K [--threads T] [--repeats R] [--seed S]
  *       Monte Carlo of the rrs verifier (mdsd_mc_run, no histogram) and its
  *       exact acceptance: estimate, standard error, trials per second.
- *   rrsw FILE.f32 --vocab V --n N [--temperature T] [--trials K]
+ *   rrsw FILE.f32 --vocab V --n N [--temperature T] [--trials K] [--max-paths M]
+ *       [--positions P]
  *       rrsw's exact rate (the certified interval, width <= 1e-9) at every
- *       position, softmax excluded: median and slowest thread CPU seconds,
+ *       position (the first P), the visit guard --max-paths (default 1e7)
+ *       as the CLI's, softmax excluded: median and slowest thread CPU seconds,
  *       the widest interval, or the refusal; then what the table job did
  *       before, Monte Carlo with K trials (default 2,000) at every position:
  *       median seconds, and its z against the exact rate over the positions.
@@ -334,6 +336,11 @@ static int cmd_rrsw(int argc, char **argv)
     double T = opt_num(argc, argv, "--temperature", 0.7);
     uint64_t trials = (uint64_t)opt_num(argc, argv, "--trials", 2000);
     float *x = read_f32(argv[2], V, &P);
+    size_t P_max = (size_t)opt_num(argc, argv, "--positions", (double)P);
+    P = P_max < P ? P_max : P;
+    mdsd_verifier_opts vo;
+    mdsd_verifier_opts_init(&vo);
+    vo.max_paths = opt_num(argc, argv, "--max-paths", 0.0); /* 0: the default guard */
     double *p = malloc(V * sizeof *p), *q = malloc(V * sizeof *q), *t = malloc(P * sizeof *t);
     double *t_mc = malloc(P * sizeof *t_mc), *exact = malloc(P * sizeof *exact);
     double per_draft[64], widest = 0.0, mc_sum = 0.0, exact_sum = 0.0;
@@ -344,7 +351,7 @@ static int cmd_rrsw(int argc, char **argv)
             mdsd_softmax_float(x + 2 * pos * V + V, V, T, q, "draft", &err))
             die("rrsw", err.msg);
         double lo, hi, t0 = cpu();
-        int rc = mdsd_verifier_exact_bounds(MDSD_VERIFIER_RRSW, p, &s, NULL, &exact[pos], per_draft,
+        int rc = mdsd_verifier_exact_bounds(MDSD_VERIFIER_RRSW, p, &s, &vo, &exact[pos], per_draft,
                                             &lo, &hi, &err);
         t[pos] = cpu() - t0;
         if (rc) {
