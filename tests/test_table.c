@@ -234,6 +234,40 @@ Test(table, top_p_one_is_no_truncation)
     free(log);
 }
 
+/* --max-paths: rrsw's guard on draw-path visits reaches the job. Raised, it
+ * lets n = 4 at V = 8,000 run exactly (refused by default: the corpus case
+ * range/table-rrsw-beyond-max-paths); it never changes a value the default
+ * guard lets through (n = 3, same bytes). */
+Test(table, max_paths_raises_the_rrsw_guard_without_changing_values)
+{
+    char dump[128], a[128], b[128], args[768], *log;
+    snprintf(dump, sizeof dump, "%s/mp.h5", dir);
+    snprintf(args, sizeof args, "toy --family zipf --vocab 8000 --positions 1 --seed 1 -o %s", dump);
+    cr_assert_eq(test_run_mdsd(args, 1, &log), 0, "%s", log);
+    free(log);
+    snprintf(a, sizeof a, "%s/mp4.csv", dir);
+    snprintf(args, sizeof args, "table %s -o %s -t 1 -d 4 -s wor -v rrsw --max-paths 1e9", dump, a);
+    cr_assert_eq(test_run_mdsd(args, 1, &log), 0, "%s", log);
+    free(log);
+    snprintf(args, sizeof args, "awk -F, '$5 == \"rrsw\" { print $6 }' %s", a);
+    cr_assert_eq(test_run_shell(args, &log), 0, "%s", log);
+    double job = strtod(log, NULL);
+    free(log);
+    cr_assert(job > 0.0 && job < 1.0, "rrsw at n = 4: %.17g", job);
+    for (int with = 0; with < 2; with++) {
+        snprintf(a, sizeof a, "%s/mp3-%d.csv", dir, with);
+        snprintf(b, sizeof b, "%s/mp3-%d-pos.csv", dir, with);
+        snprintf(args, sizeof args, "table %s -o %s --per-position %s -t 0.7 -d 3 -s wor -v rrsw %s",
+                 dump, a, b, with ? "--max-paths 1e9" : "");
+        cr_assert_eq(test_run_mdsd(args, 1, &log), 0, "%s", log);
+        free(log);
+    }
+    snprintf(args, sizeof args, "cmp %s/mp3-0.csv %s/mp3-1.csv && cmp %s/mp3-0-pos.csv %s/mp3-1-pos.csv",
+             dir, dir, dir, dir);
+    cr_assert_eq(test_run_shell(args, &log), 0, "%s", log);
+    free(log);
+}
+
 Test(table, a_cell_equals_mdsd_accept_on_the_same_positions)
 {
     char dump[128], out[128], args[1024], tfile[128], dfile[128];

@@ -59,6 +59,9 @@ static const char usage_text[] =
     "                           seconds (default 60; 0 = after every block of rows):\n"
     "                           --resume goes on from there, with the same results\n"
     "      --is-top S           is verifier: free weights only among the top S tokens\n"
+    "      --max-paths M        rrsw's exact rate: guard on draw-path visits (default\n"
+    "                           1e7; a position above it fails the job); raise it for\n"
+    "                           n = 4 at LLM vocabularies (tens of seconds a position)\n"
     "      --markdown[=FILE]    also render a Hu-et-al.-Table-1-style Markdown table\n"
     "                           (to standard output without FILE)\n"
     "      --latex[=FILE]       the same table in LaTeX (booktabs, graphicx; labels\n"
@@ -81,7 +84,7 @@ static const char usage_text[] =
 
 enum {
     OPT_DRAFT_MODEL = CLI_OPT_COMMAND, OPT_TRIALS, OPT_SEED, OPT_POSITIONS, OPT_THREADS,
-    OPT_RESUME, OPT_IS_TOP, OPT_MARKDOWN, OPT_LATEX, OPT_SIMULATE, OPT_TOP_K, OPT_TOP_P,
+    OPT_RESUME, OPT_IS_TOP, OPT_MAX_PATHS, OPT_MARKDOWN, OPT_LATEX, OPT_SIMULATE, OPT_TOP_K, OPT_TOP_P,
     OPT_PER_POSITION, OPT_LAYOUT, OPT_DISCARD_PARTIAL, OPT_SHARD, OPT_CHECKPOINT_SECONDS
 };
 
@@ -228,6 +231,11 @@ static int parse_option(int opt, const char *arg, table_opts *t)
         return b->pub.top_p > 0.0 && b->pub.top_p <= 1.0
                    ? 0 : cli_usage_error("table", "--top-p: %s is not in (0, 1]", arg);
     case OPT_IS_TOP: return cli_parse_size(arg, "--is-top", "table", &b->pub.verifier_opts.is_top);
+    case OPT_MAX_PATHS:
+        if (cli_parse_double(arg, "--max-paths", "table", &b->pub.verifier_opts.max_paths))
+            return -1;
+        return b->pub.verifier_opts.max_paths >= 1.0
+                   ? 0 : cli_usage_error("table", "--max-paths: %s is not a number >= 1", arg);
     case OPT_MARKDOWN: t->want_markdown = true; t->markdown = arg ? arg : "-"; return 0;
     case OPT_LATEX: t->want_latex = true; t->latex = arg ? arg : "-"; return 0;
     case OPT_PER_POSITION: b->per_position = arg; return 0;
@@ -403,6 +411,7 @@ int cmd_table(int argc, char **argv)
         {"top-k", required_argument, NULL, OPT_TOP_K},
         {"top-p", required_argument, NULL, OPT_TOP_P},
         {"is-top", required_argument, NULL, OPT_IS_TOP},
+        {"max-paths", required_argument, NULL, OPT_MAX_PATHS},
         {"markdown", optional_argument, NULL, OPT_MARKDOWN},
         {"latex", optional_argument, NULL, OPT_LATEX},
         {"per-position", required_argument, NULL, OPT_PER_POSITION},

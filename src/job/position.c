@@ -105,7 +105,9 @@ int mdsd_position_eval(const unit_ctx *u, worker *w, const float *target, const 
         else if ((rc = mdsd_position_rate(&u->set, w, (mdsd_verifier_kind)ce->verifier, &s, row,
                                           &alpha[c], pd, &exact[c], err)) == MDSD_EUNSUPPORTED ||
                  rc == MDSD_ETOOBIG)
-            rc = mdsd_fail(err, rc, "no exact acceptance at this size; pass --trials K for Monte Carlo");
+            rc = mdsd_fail(err, rc, "no exact acceptance at this size; pass --trials K for Monte Carlo%s",
+                           ce->verifier == MDSD_VERIFIER_RRSW && rc == MDSD_ETOOBIG
+                               ? " (rrsw: or raise --max-paths, the guard on its draw-path visits)" : "");
         if (rc) {
             char what[600];
             snprintf(what, sizeof what, "%s", err->msg);
