@@ -394,6 +394,12 @@ papers-pairs: export MDSD_PORTABLE_EXP = 1
 papers-pairs: all
 	PAIR_DIR=$(PAIR_DIR) papers/pairs/run.sh
 	/usr/bin/python3 papers/check_numbers.py
+# papers/pairs/block.sh (issue 30; papers/pairs/BLOCK.md): every verifier on both pairs'
+# tree dumps, side by side; about 50 CPU-minutes, resumable; not part of `make papers`.
+.PHONY: papers-pairs-block
+papers-pairs-block: export MDSD_PORTABLE_EXP = 1
+papers-pairs-block: all pair-trees
+	PAIR_DIR=$(PAIR_DIR) papers/pairs/block.sh
 # Tree dumps large enough to order the verifiers (data/README.md, "Large tree dumps"; not
 # shipped: about 23 MB per part, 552 MB in all): the KJV pair of tree-dump, seq K = 4, L = 4, in
 # parts that `mdsd block DIR` reads as one dump; part k draws with --seed k. Each part is

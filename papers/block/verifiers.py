@@ -17,6 +17,12 @@
         every case's mean and s.e. recomputed here from the sample lines must equal the CSV's
         (1e-9), which checks the reading of the sample lines. Writes OUT_DIR/kjv_paired.csv
         and OUT_DIR/kjv_verifiers.md.
+    verifiers.py pair MDSD NAME LABEL OUT_DIR PART...
+        the same over another tree dump evaluated in shards (`mdsd block DUMP --shard I/N -o
+        PART`, whole samples each), or one job per part of a split dump (`mdsd block
+        DIR/part-k.h5 --shard 1/1`; papers/pairs/block.sh): OUT_DIR/NAME_seq.csv,
+        NAME_paired.csv and NAME_verifiers.md, LABEL naming the pair in the Markdown, and the
+        comparison of more drafts with one ("rrs vs sd") besides.
 
 Vocabulary: E[tau] is vLLM's mean acceptance length (1 + accepted tokens / drafts), the
 tokens one target call yields. Differences: A - B, z = difference / s.e., two-sided normal
@@ -151,9 +157,10 @@ def read_csv(path):
         return list(csv.DictReader(f))
 
 
-def read_part(part, cases):
-    """Per case, {sample: (trees, sum of E[tau | tree])} from the shard's sample lines."""
-    per = [dict() for _ in cases]
+def read_part(part, cases, per=None):
+    """Per case, {sample: (trees, sum of E[tau | tree])} from the shard's sample lines (added
+    to per, the dicts of the shards read before: a sample in two shards is refused)."""
+    per = per if per is not None else [dict() for _ in cases]
     with open(part) as f:
         lines = f.read().split("\n")
     end = lines.index("end")
@@ -204,9 +211,11 @@ def stars(z):
     return "***" if p < 0.001 else "**" if p < 0.01 else "*" if p < 0.05 else "n.s."
 
 
-def kjv(mdsd, part, out_dir):
-    table = os.path.join(out_dir, "kjv_seq.csv")
-    out = subprocess.run([mdsd, "merge", "-o", table, part], capture_output=True, text=True)
+def read_job(mdsd, parts, table):
+    """`mdsd merge -o TABLE PARTS` (the shards of one job) and {case key: {sample: (trees, sum
+    of E[tau | tree])}} from the sample lines, whose every case's mean and s.e. must equal
+    the CSV's (1e-9)."""
+    out = subprocess.run([mdsd, "merge", "-o", table, *parts], capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit(f"verifiers.py: mdsd merge: {out.stderr.strip()}")
     rows = read_csv(table)
@@ -216,7 +225,9 @@ def kjv(mdsd, part, out_dir):
         if key not in seen:
             seen.add(key)
             cases.append({"key": key, "depth": key[2], "row": r})
-    per = read_part(part, cases)
+    per = None
+    for part in parts:
+        per = read_part(part, cases, per)
     val = {}
     for c, case in enumerate(cases):
         m, se = clustered(per[c])
@@ -225,6 +236,56 @@ def kjv(mdsd, part, out_dir):
             sys.exit(f"verifiers.py: {case['key']}: sample lines give {m!r} ({se!r}), the CSV "
                      f"{r['block_efficiency']} ({r['stderr']})")
         val[case["key"]] = per[c]
+    return val
+
+
+def read_jobs(mdsd, parts, table):
+    """PARTS: the shards of one job (TABLE: its CSV from mdsd merge), or of several jobs with
+    the same options over different dumps (one per part of a split dump: their samples are
+    distinct), told apart by their job lines; then each job is checked as read_job does, its
+    samples keyed (job, sample), and TABLE holds the cases' mean and s.e. over all (the
+    dump column lists the jobs' dumps)."""
+    jobs = {}
+    for part in parts:
+        with open(part) as f:
+            head = [f.readline() for _ in range(3)]
+        if not head[2].startswith("job "):
+            sys.exit(f"verifiers.py: {part}:3: not a job line")
+        jobs.setdefault(head[2], []).append(part)
+    if len(jobs) == 1:
+        return read_job(mdsd, parts, table)
+    import tempfile
+    val, dumps = {}, []
+    with tempfile.TemporaryDirectory() as tmp:
+        for j, (line, group) in enumerate(jobs.items()):
+            if line.split("[")[0] != next(iter(jobs)).split("[")[0]:
+                sys.exit(f"verifiers.py: {group[0]}: other options than {parts[0]}")
+            one = read_job(mdsd, group, os.path.join(tmp, "job.csv"))
+            if j and set(one) != set(val):
+                sys.exit(f"verifiers.py: {group[0]}: other cases than {parts[0]}")
+            for key, per in one.items():
+                val.setdefault(key, {}).update({(j, sample): x for sample, x in per.items()})
+            dumps.append(read_csv(os.path.join(tmp, "job.csv"))[0]["dump"])
+    rows = []
+    for key, per in val.items():
+        m, se = clustered(per)
+        rows.append({"dump": ";".join(dumps), "verifier": key[0], "policy": "seq",
+                     "sequences": key[1], "depth": key[2], "trees": sum(n for n, _ in per.values()),
+                     "samples": len(per), "block_efficiency": f"{m:.17g}", "stderr": f"{se:.17g}",
+                     "cost": 0})
+    with open(table + ".tmp", "w", newline="") as f:
+        w = csv.DictWriter(f, list(rows[0]), lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+    os.replace(table + ".tmp", table)
+    return val
+
+
+def kjv(mdsd, parts, out_dir, name="kjv", label="KJV pair", more=False):
+    """PARTS: the shards of one `mdsd block DUMP` job or of one job per part of a split dump
+    (read_jobs); NAME: the output files' prefix; LABEL: the pair in the Markdown; more: also
+    rrs with K' drafts against sd with one."""
+    val = read_jobs(mdsd, parts, os.path.join(out_dir, name + "_seq.csv"))
     Ks = sorted({k[1] for k in val})
     Ls = sorted({k[2] for k in val})
 
@@ -243,6 +304,8 @@ def kjv(mdsd, part, out_dir):
             # which cannot be computed at V = 2,048
             pairs.append(("rrs vs kseq", ("rrs", K, L), ("kseq", K, L), False))
             pairs.append(("is vs kseq", ("is", K, L), ("kseq", K, L), False))
+            if more:
+                pairs.append(("rrs vs sd (K' drafts vs one)", ("rrs", K, L), ("sd", 1, L), False))
     outrows = []
     for claim, a, b, ratio in pairs:
         if a not in val or b not in val:
@@ -254,15 +317,15 @@ def kjv(mdsd, part, out_dir):
                         "measure": "relative" if ratio else "difference",
                         "value": d, "stderr": se, "z": z, "significance": stars(z),
                         "trees": sum(n for n, _ in val[a].values()), "samples": len(val[a])})
-    with open(os.path.join(out_dir, "kjv_paired.csv"), "w", newline="") as f:
+    with open(os.path.join(out_dir, name + "_paired.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, list(outrows[0]), lineterminator="\n")
         w.writeheader()
         for r in outrows:
             w.writerow({k: (f"{x:.10g}" if isinstance(x, float) else x) for k, x in r.items()})
 
     verifiers = ["sd", "bv", "rrs", "kseq", "is", "gbv", "traversal"]
-    with open(os.path.join(out_dir, "kjv_verifiers.md"), "w") as f:
-        f.write(f"KJV pair, {len(next(iter(val.values())))} samples, "
+    with open(os.path.join(out_dir, name + "_verifiers.md"), "w") as f:
+        f.write(f"{label}, {len(next(iter(val.values())))} samples, "
                 f"{sum(n for n, _ in next(iter(val.values())).values())} trees (seq, K <= "
                 f"{max(Ks)}, L <= {max(Ls)}): E[tau] (s.e. clustered by sample) of every verifier "
                 "at K' sequences and depth L'. At K' = 1 the token-level verifiers are sd; "
@@ -297,7 +360,9 @@ def main():
     elif len(sys.argv) == 4 and sys.argv[1] == "scan":
         scan(sys.argv[2], sys.argv[3])
     elif len(sys.argv) == 5 and sys.argv[1] == "kjv":
-        kjv(sys.argv[2], sys.argv[3], sys.argv[4])
+        kjv(sys.argv[2], [sys.argv[3]], sys.argv[4])
+    elif len(sys.argv) >= 7 and sys.argv[1] == "pair":
+        kjv(sys.argv[2], sys.argv[6:], sys.argv[5], sys.argv[3], sys.argv[4], more=True)
     else:
         sys.exit(__doc__)
 
