@@ -20,9 +20,8 @@ PAIRS=${*:-ngram neural}
 HU_T="0.1 0.3 0.5 0.7 0.9"        # Hu Fig. 1
 SH_T="0.05 0.3 0.6 1"             # SpecHub Tables 1-3 (and T -> 0)
 # Khisti's IS (Monte Carlo at n >= 3, an LP per position at s = 50) on the first 2,000 rows
-# of the T = 0.7 dump only (about 80 responses; README.md): all rows take about 5 CPU-minutes
-# per pair (extrapolated from 200 rows), over half an hour on the loaded machine these
-# results were made on.
+# of the T = 0.7 dump only (about 80 responses; README.md): the neural pair's part takes 85
+# CPU-s, but the s = 50 LP on the n-gram pair's kn3 drafter more than 2.8 CPU-s a position.
 KHISTI_ROWS=0:2000
 # Every dump must be there before any work starts (pair_dump names the make target).
 for P in $PAIRS; do
