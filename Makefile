@@ -210,7 +210,7 @@ test-run: $(BIN) $(TEST_BIN) $(SHLIB)
 ifeq ($(BUILD),release)
 	@cp $(BIN) mdsd.tmp && mv -f mdsd.tmp mdsd
 endif
-	@$(MAKE) --no-print-directory MPI=1 build/mpi/mdsd
+	@$(MAKE) --no-print-directory MPI=1 BUILD=mpi build/mpi/mdsd
 	MDSD_BIN=$(CURDIR)/$(BIN) MDSD_LIBRARY=$(CURDIR)/build/release/$(SONAME) MDSD_BUILD=$(OUT) \
 	  MDSD_MPI_BIN=$(CURDIR)/build/mpi/mdsd $(TEST_BIN) --jobs $(TEST_JOBS)
 
