@@ -83,6 +83,8 @@ class PythonWords(unittest.TestCase):
                     "rrsw: ... |supp q|^n = 1e9 draw paths exceed --max-paths; estimate by "
                     "Monte Carlo instead (--trials)",
                     "no exact acceptance at this size; pass --trials K for Monte Carlo",
+                    "no exact acceptance at this size; pass --trials K for Monte Carlo (rrsw: "
+                    "or raise --max-paths, the guard on its draw-path visits)",
                     "table: no output file (-o)",
                     "'x.partial', line 3: a NUL byte; pass --discard-partial to start over",
                     "table: --resume and --discard-partial exclude each other",

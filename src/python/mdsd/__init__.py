@@ -64,6 +64,7 @@ _PYTHON_WORDS = [(re.compile(a), b) for a, b in (
     (r"\(--is-top S, ", "(is_top=S, "),
     (r"\(--max-paths\)", "(max_paths=)"),
     (r"exceed --max-paths", "exceed max_paths="),
+    (r"raise --max-paths", "raise max_paths="),
     (r"\(--trials\)", f"({_TRIALS})"),
     (r"pass --trials K for Monte Carlo", "pass trials=K for Monte Carlo"),
     (r"give --temperatures and --drafts", "give temperatures= and draft_counts="),
