@@ -169,12 +169,14 @@ $(SHLIB): $(LIB_OBJ) $(SHLIB_MAP) $(OUT)/flags
 
 # The flags are part of the build's inputs: $(OUT)/flags holds the compile and
 # link lines; when they change (make CFLAGS=..., another CC) it is rewritten
-# and every object and binary of the flavour is rebuilt.
+# and every object and binary of the flavour is rebuilt. The candidate is written
+# under a name of its own (the shell's PID): tests run `make install` in the same
+# tree at once, and a shared flags.new was moved away under the other make's feet.
 BUILD_FLAGS = $(CC) $(BASE_CFLAGS) $(FLAVOUR_CFLAGS) $(PKG_CFLAGS) $(CPPFLAGS) $(CFLAGS) | $(ALL_LDFLAGS) $(PKG_LIBS)
 $(OUT)/flags: FORCE
 	@mkdir -p $(@D)
-	@printf '%s\n' '$(subst ','\'',$(BUILD_FLAGS))' > $@.new; \
-	if cmp -s $@.new $@; then rm -f $@.new; else mv -f $@.new $@; fi
+	@printf '%s\n' '$(subst ','\'',$(BUILD_FLAGS))' > $@.new.$$$$; \
+	if cmp -s $@.new.$$$$ $@; then rm -f $@.new.$$$$; else mv -f $@.new.$$$$ $@; fi
 .PHONY: FORCE
 FORCE:
 
