@@ -18,39 +18,13 @@
 #include "testutil.h"
 #include "verifier.h"
 
-static const char *build_dir(void)
-{
-    const char *b = getenv("MDSD_BUILD");
-    return b && *b ? b : "build/release";
-}
-
-/* Installing links the release library: the sanitizer build's .so needs its runtime
- * loaded first, which neither /usr/bin/python3 nor a plain program does. */
-static int skip_sanitize(void)
-{
-    if (strstr(build_dir(), "sanitize")) {
-        /* a note, not cr_log_warn: Criterion exits 1 after a logged warning */
-        fprintf(stderr, "api: install and Python tests run in the release build only\n");
-        return 1;
-    }
-    return 0;
-}
-
-static char *shell_ok(const char *cmd)
-{
-    char *out;
-    int rc = test_run_shell(cmd, &out);
-    cr_assert_eq(rc, 0, "`%s` exited %d:\n%s", cmd, rc, out);
-    return out;
-}
-
 /* Sorted, newline-separated output of a command. */
 static char *sorted(const char *cmd)
 {
     size_t len = strlen(cmd) + 32;
     char *full = malloc(len);
     snprintf(full, len, "%s | LC_ALL=C sort", cmd);
-    char *out = shell_ok(full);
+    char *out = test_shell_ok(full);
     free(full);
     return out;
 }
@@ -60,7 +34,7 @@ Test(api, exported_symbols_are_exactly_the_list)
     char cmd[1024];
     snprintf(cmd, sizeof cmd,
              "nm -D --defined-only %s/libmdsd.so.0 | awk '$2 == \"T\" {sub(/@.*/, \"\", $3); print $3}'",
-             build_dir());
+             test_build_dir());
     char *exported = sorted(cmd);
     char *listed = sorted("awk '/global:/ {on = 1; next} /local:/ {on = 0} on {gsub(/[ ;]/, \"\"); "
                           "if ($0 != \"\") print}' src/api/libmdsd.map");
@@ -71,12 +45,12 @@ Test(api, exported_symbols_are_exactly_the_list)
     cr_assert_str_eq(declared, listed, "MDSD_API declarations:\n%s\nthe list:\n%s", declared, listed);
     /* every exported name has the prefix, and nothing else leaks (data, weak, ...) */
     snprintf(cmd, sizeof cmd, "nm -D --defined-only %s/libmdsd.so.0 | awk '$3 !~ /^mdsd_|^MDSD_0$/'",
-             build_dir());
-    char *others = shell_ok(cmd);
+             test_build_dir());
+    char *others = test_shell_ok(cmd);
     cr_assert_str_eq(others, "", "exported without the mdsd_ prefix:\n%s", others);
     snprintf(cmd, sizeof cmd, "objdump -p %s/libmdsd.so.0 | awk '$1 == \"SONAME\" {print $2}'",
-             build_dir());
-    char *soname = shell_ok(cmd);
+             test_build_dir());
+    char *soname = test_shell_ok(cmd);
     cr_assert_str_eq(soname, "libmdsd.so.0\n");
     free(exported), free(listed), free(declared), free(others), free(soname);
 }
@@ -176,14 +150,14 @@ Test(api, every_error_sets_its_own_code_and_message)
 
 Test(api, each_public_header_stands_alone_in_c_and_cpp)
 {
-    char *out = shell_ok("set -e; for h in src/include/mdsd/*.h; do n=$(basename $h); "
+    char *out = test_shell_ok("set -e; for h in src/include/mdsd/*.h; do n=$(basename $h); "
                          "printf '#include <mdsd/%s>\\n' $n | gcc -std=c99 -Wall -Wextra -pedantic "
                          "-Werror -Isrc/include -fsyntax-only -x c -; "
                          "printf '#include <mdsd/%s>\\n' $n | g++ -std=c++11 -Wall -Wextra -pedantic "
                          "-Werror -Isrc/include -fsyntax-only -x c++ -; echo $n; done");
     cr_assert(strstr(out, "mdsd.h") && strstr(out, "verifier.h"), "%s", out);
     /* no internal header reaches the public ones */
-    char *leak = shell_ok("grep -h '#include' src/include/mdsd/*.h | grep -v '<mdsd/' | "
+    char *leak = test_shell_ok("grep -h '#include' src/include/mdsd/*.h | grep -v '<mdsd/' | "
                           "grep -v -e '<stddef.h>' -e '<stdint.h>' || true");
     cr_assert_str_eq(leak, "", "public headers include: %s", leak);
     free(out), free(leak);
@@ -191,7 +165,7 @@ Test(api, each_public_header_stands_alone_in_c_and_cpp)
 
 Test(api, user_cflags_are_appended)
 {
-    char *out = shell_ok("env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u BUILD make -n -B BUILD=release CFLAGS=-O3 LDFLAGS=-Wl,-O1 build/release/src/core/err.o "
+    char *out = test_shell_ok("env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u BUILD make -n -B BUILD=release CFLAGS=-O3 LDFLAGS=-Wl,-O1 build/release/src/core/err.o "
                          "build/release/libmdsd.so.0.1.0 2>&1 | grep -e '-c -o build/release/src/core/err.o' -e '-shared'");
     cr_assert(strstr(out, "-std=c11") && strstr(out, "-fopenmp") && strstr(out, "-O3") &&
               strstr(out, "-fvisibility=hidden") && strstr(out, "-Wl,-O1") &&
@@ -212,7 +186,7 @@ static void install_once(void)
     snprintf(cmd, sizeof cmd, "rm -rf %s && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory "
              "install-files PREFIX=%s",
              prefix, prefix);
-    free(shell_ok(cmd));
+    free(test_shell_ok(cmd));
 }
 
 static void uninstall(void)
@@ -225,7 +199,7 @@ static void uninstall(void)
 
 Test(api, install_and_build_c_and_cpp_with_pkg_config, .timeout = 300)
 {
-    if (skip_sanitize())
+    if (!test_release_build("api"))
         return;
     install_once();
     char cmd[4096];
@@ -242,12 +216,12 @@ Test(api, install_and_build_c_and_cpp_with_pkg_config, .timeout = 300)
              "grep -q '^.SH \"mdsd table\"' share/man/man1/mdsd.1; bin/mdsd --version; "
              "bin/mdsd-runner --help >/dev/null",
              envs, prefix);
-    free(shell_ok(cmd));
+    free(test_shell_ok(cmd));
     snprintf(cmd, sizeof cmd,
              "%s set -e; gcc -std=c11 -Wall -Wextra -Werror -o %s/ex-c tests/api/example.c "
              "$(pkg-config --cflags --libs mdsd); %s/ex-c",
              envs, prefix, prefix);
-    char *out = shell_ok(cmd);
+    char *out = test_shell_ok(cmd);
     cr_assert(strstr(out, "alpha* = 0.85999999999999988 (sort), rrs = 0.76000000000000001"), "%s", out);
     cr_assert(strstr(out, "error 1 (invalid input): target: probabilities sum to 1.3"), "%s", out);
     free(out);
@@ -255,7 +229,7 @@ Test(api, install_and_build_c_and_cpp_with_pkg_config, .timeout = 300)
              "%s set -e; g++ -std=c++11 -Wall -Wextra -Werror -o %s/ex-cpp tests/api/example.cpp "
              "$(pkg-config --cflags --libs mdsd); %s/ex-cpp",
              envs, prefix, prefix);
-    out = shell_ok(cmd);
+    out = test_shell_ok(cmd);
     cr_assert(strstr(out, "alpha*(wor, n = 2) sort 0.83452380952380"), "%s", out);
     free(out);
     /* The installed Python package finds the installed library by itself. */
@@ -265,14 +239,14 @@ Test(api, install_and_build_c_and_cpp_with_pkg_config, .timeout = 300)
              "print(repr(mdsd.alpha_star(p, q, n=2)), repr(mdsd.verifier_rate(\"rrs\", p, q, n=2)[0]), "
              "mdsd._lib.lib._name)'",
              prefix);
-    out = shell_ok(cmd);
+    out = test_shell_ok(cmd);
     cr_assert(strstr(out, "0.8599999999999999 0.76 ") && strstr(out, prefix), "%s", out);
     free(out);
 
     /* The installed runner validates with the installed library. */
     snprintf(cmd, sizeof cmd, "env -u MDSD_LIBRARY -u PYTHONPATH MDSD_PYTHON=/usr/bin/python3 "
              "%s/bin/mdsd-runner validate data/kjv-ngram.h5", prefix);
-    out = shell_ok(cmd);
+    out = test_shell_ok(cmd);
     cr_assert(strstr(out, "kjv-ngram.h5: ok:"), "%s", out);
     free(out);
 
@@ -283,7 +257,7 @@ Test(api, install_and_build_c_and_cpp_with_pkg_config, .timeout = 300)
              "gcc -std=c11 -Wall -Wextra -Werror -o %s/readme %s/readme.c $(pkg-config --cflags --libs mdsd); "
              "%s/readme",
              envs, prefix, prefix, prefix, prefix, prefix);
-    out = shell_ok(cmd);
+    out = test_shell_ok(cmd);
     cr_assert(strstr(out, "alpha* = 0.86"), "README Library example printed:\n%s", out);
     free(out);
     uninstall();
@@ -291,7 +265,7 @@ Test(api, install_and_build_c_and_cpp_with_pkg_config, .timeout = 300)
 
 Test(api, install_honours_destdir, .timeout = 120)
 {
-    if (skip_sanitize())
+    if (!test_release_build("api"))
         return;
     char stage[64], cmd[2048];
     snprintf(stage, sizeof stage, "/tmp/mdsd-stage-%d", (int)getpid());
@@ -302,7 +276,7 @@ Test(api, install_honours_destdir, .timeout = 120)
              "cat %s/opt/mdsd/lib/python3/dist-packages/mdsd/_install.py; "
              "test ! -e /opt/mdsd/bin/mdsd; rm -rf %s",
              stage, stage, stage, stage, stage, stage, stage);
-    char *out = shell_ok(cmd);
+    char *out = test_shell_ok(cmd);
     cr_assert(strstr(out, "prefix=/opt/mdsd\n") && strstr(out, "LIBDIR = \"/opt/mdsd/lib\""),
               "%s", out);
     free(out);
@@ -312,14 +286,14 @@ Test(api, install_honours_destdir, .timeout = 120)
  * sanitizer build. */
 Test(api, python_package_suite, .timeout = 600)
 {
-    char *out = shell_ok("PYTHONPATH=src/python:tests/python /usr/bin/python3 -m unittest test_mdsd 2>&1");
+    char *out = test_shell_ok("PYTHONPATH=src/python:tests/python /usr/bin/python3 -m unittest test_mdsd 2>&1");
     cr_assert(strstr(out, "\nOK\n"), "no plain OK line:\n%s", out);
     free(out);
 }
 
 Test(api, readme_python_example, .timeout = 120)
 {
-    char *out = shell_ok("awk '/^## Python/ {on = 1} on && /^```python$/ {code = 1; next} "
+    char *out = test_shell_ok("awk '/^## Python/ {on = 1} on && /^```python$/ {code = 1; next} "
                          "code && /^```$/ {exit} code' README.md > /tmp/mdsd-readme-$$.py && "
                          "test -s /tmp/mdsd-readme-$$.py && PYTHONPATH=src/python /usr/bin/python3 "
                          "/tmp/mdsd-readme-$$.py; rc=$?; rm -f /tmp/mdsd-readme-$$.py; exit $rc");

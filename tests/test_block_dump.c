@@ -182,21 +182,6 @@ static void write_tree_dump(const char *path, const mdsd_markov *m, const double
     free(logp), free(logq);
 }
 
-static void toy_markov(mdsd_markov *m, size_t V, uint64_t seed)
-{
-    gsl_rng *r = mdsd_rng_alloc(seed);
-    m->V = V;
-    m->p = malloc(V * V * sizeof *m->p);
-    m->q = malloc(V * V * sizeof *m->q);
-    for (size_t i = 0; i < V * V; i += V) {
-        toy_distribution(r, TOY_DIRICHLET, V, m->p + i);
-        toy_distribution(r, TOY_DIRICHLET, V, m->q + i);
-        for (size_t x = 0; x < V; x++)
-            m->q[i + x] = 0.8 * m->q[i + x] + 0.2 / (double)V;
-    }
-    gsl_rng_free(r);
-}
-
 static mdsd_block_dump_result eval_one(const char *path, mdsd_verifier_kind v,
                                        const mdsd_policy *pol, int threads)
 {
@@ -214,7 +199,7 @@ static mdsd_block_dump_result eval_one(const char *path, mdsd_verifier_kind v,
 Test(block_dump, markov_tree_dump_agrees_with_exact)
 {
     mdsd_markov m;
-    toy_markov(&m, 3, 15301);
+    test_toy_markov(&m, 3, 15301);
     char path[] = "/tmp/mdsd-test-trees-XXXXXX";
     int fd = mkstemp(path);
     close(fd);
@@ -265,7 +250,7 @@ Test(block_dump, markov_tree_dump_agrees_with_exact)
 Test(block_dump, block_verifiers_on_markov_tree_dumps)
 {
     mdsd_markov m;
-    toy_markov(&m, 3, 15303);
+    test_toy_markov(&m, 3, 15303);
     char path[] = "/tmp/mdsd-test-trees-XXXXXX";
     int fd = mkstemp(path);
     close(fd);
@@ -534,7 +519,7 @@ Test(block_dump, outputs_checked_before_work)
 static void refused(void (*edit)(hid_t f), const char *want)
 {
     mdsd_markov m;
-    toy_markov(&m, 3, 15302);
+    test_toy_markov(&m, 3, 15302);
     char path[] = "/tmp/mdsd-test-badtree-XXXXXX";
     int fd = mkstemp(path);
     close(fd);

@@ -36,21 +36,6 @@
 #define MAXK 4
 #define MAX_NODES 64
 
-static void toy(mdsd_markov *m, size_t V, uint64_t seed)
-{
-    gsl_rng *r = mdsd_rng_alloc(seed);
-    m->V = V;
-    m->p = malloc(V * V * sizeof *m->p);
-    m->q = malloc(V * V * sizeof *m->q);
-    for (size_t i = 0; i < V * V; i += V) {
-        toy_distribution(r, TOY_DIRICHLET, V, m->p + i);
-        toy_distribution(r, TOY_DIRICHLET, V, m->q + i);
-        for (size_t x = 0; x < V; x++)
-            m->q[i + x] = 0.8 * m->q[i + x] + 0.2 / (double)V;
-    }
-    gsl_rng_free(r);
-}
-
 /* The pair with tokens 0 and s exchanged. */
 static void relabel(const mdsd_markov *m, size_t s, mdsd_markov *out)
 {
@@ -91,7 +76,7 @@ Test(block_live, tau_by_token_is_exact_from_each_context)
                  {3, tree2(MDSD_SCHEME_HUB, 2, 2), MDSD_VERIFIER_SPECHUB}};
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         mdsd_markov m;
-        toy(&m, cases[c].V, 24500 + c);
+        test_toy_markov(&m, cases[c].V, 24500 + c);
         double tau[8];
         mdsd_block_live_result res;
         mdsd_err err;
@@ -399,7 +384,7 @@ Test(block_live, exact_matches_simulated_live_runs, .timeout = 120)
                  {3, tree2(MDSD_SCHEME_IID, 2, 2), MDSD_VERIFIER_RRS}};
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         mdsd_markov m;
-        toy(&m, cases[c].V, 24600 + c);
+        test_toy_markov(&m, cases[c].V, 24600 + c);
         sim x;
         sim_init(&x, &m, &cases[c].pol, cases[c].v);
         mdsd_block_live_result ex;
@@ -433,7 +418,7 @@ Test(block_live, live_tree_dump_agrees_with_live_decoding, .timeout = 300)
 {
     const size_t N = 16, runs = 12500, position_runs = 2500;
     mdsd_markov m;
-    toy(&m, 3, 24807);
+    test_toy_markov(&m, 3, 24807);
     mdsd_policy pol = seq(MAXK, 3);
     sim x;
     sim_init(&x, &m, &pol, MDSD_VERIFIER_RRS);

@@ -14,24 +14,6 @@
 
 #include "testutil.h"
 
-static int release_build(void)
-{
-    const char *b = getenv("MDSD_BUILD");
-    if (b && strstr(b, "sanitize")) {
-        fprintf(stderr, "package: install tests run in the release build only\n");
-        return 0;
-    }
-    return 1;
-}
-
-static char *shell_ok(const char *cmd)
-{
-    char *out;
-    int rc = test_run_shell(cmd, &out);
-    cr_assert_eq(rc, 0, "`%s` exited %d:\n%s", cmd, rc, out);
-    return out;
-}
-
 /* A clean environment: no MDSD_* variables, no PYTHONPATH, no make jobserver. */
 #define CLEAN_ENV "env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=%s LANG=C.UTF-8 "
 
@@ -42,12 +24,12 @@ static void readme_example(const char *file)
     snprintf(cmd, sizeof cmd,
              "awk '/^## Python/ {on = 1} on && /^```python$/ {code = 1; next} "
              "code && /^```$/ {exit} code' README.md > %s && test -s %s", file, file);
-    free(shell_ok(cmd));
+    free(test_shell_ok(cmd));
 }
 
 Test(package, pip_install_builds_a_wheel_with_the_library, .timeout = 600)
 {
-    if (!release_build())
+    if (!test_release_build("package"))
         return;
     char dir[] = "/tmp/mdsd-test-pip-XXXXXX", cmd[4096];
     cr_assert_not_null(mkdtemp(dir));
@@ -57,7 +39,7 @@ Test(package, pip_install_builds_a_wheel_with_the_library, .timeout = 600)
              "%s/venv/bin/pip install --no-build-isolation --no-index --no-cache-dir "
              "--disable-pip-version-check -q . 2>&1",
              dir, dir);
-    free(shell_ok(cmd));
+    free(test_shell_ok(cmd));
     char example[600];
     snprintf(example, sizeof example, "%s/example.py", dir);
     readme_example(example);
@@ -70,7 +52,7 @@ Test(package, pip_install_builds_a_wheel_with_the_library, .timeout = 600)
              "print(\"bundled\", os.path.dirname(lib) == os.path.dirname(mdsd.__file__), "
              "os.path.basename(lib))'",
              dir, dir, dir);
-    char *out = shell_ok(cmd);
+    char *out = test_shell_ok(cmd);
     cr_assert(strstr(out, "alpha* 0.86\nlp 0.86\n(1000,) True\n"), "README example:\n%s", out);
     cr_assert(strstr(out, "version " MDSD_VERSION " " MDSD_VERSION " " MDSD_VERSION "\n"), "%s", out);
     cr_assert(strstr(out, "bundled True libmdsd.so.0\n"), "%s", out);
@@ -79,18 +61,18 @@ Test(package, pip_install_builds_a_wheel_with_the_library, .timeout = 600)
      * on a dump of the same rows: every number within 1e-12 */
     snprintf(cmd, sizeof cmd, "cp tests/python/table_check.py %s/ && cd %s && " CLEAN_ENV
              "venv/bin/python table_check.py %s %s 2>&1", dir, dir, dir, test_mdsd_bin(), dir);
-    out = shell_ok(cmd);
+    out = test_shell_ok(cmd);
     cr_assert(strstr(out, "table matches: 48 rows"), "%s", out);
     free(out);
     /* the wheel was built offline and is a platform wheel */
     snprintf(cmd, sizeof cmd, "ls %s/venv/lib/python3*/site-packages/mdsd-" MDSD_VERSION
              ".dist-info/WHEEL && grep -h '^Tag:' %s/venv/lib/python3*/site-packages/mdsd-"
              MDSD_VERSION ".dist-info/WHEEL", dir, dir);
-    out = shell_ok(cmd);
+    out = test_shell_ok(cmd);
     cr_assert(strstr(out, "Tag: cp3") && !strstr(out, "none-any"), "%s", out);
     free(out);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    free(shell_ok(cmd));
+    free(test_shell_ok(cmd));
 }
 
 /* The default PREFIX (/usr/local), staged: the package lands in a directory on
@@ -98,7 +80,7 @@ Test(package, pip_install_builds_a_wheel_with_the_library, .timeout = 600)
  * finds its plot scripts under PREFIX/share/mdsd/plots from anywhere. */
 Test(package, default_make_install_is_importable_and_plots, .timeout = 300)
 {
-    if (!release_build())
+    if (!test_release_build("package"))
         return;
     char stage[] = "/tmp/mdsd-test-stage-XXXXXX", cmd[4096];
     cr_assert_not_null(mkdtemp(stage));
@@ -113,7 +95,7 @@ Test(package, default_make_install_is_importable_and_plots, .timeout = 300)
              "'import mdsd; print(\"import\", mdsd.__version__, mdsd.alpha_star([0.5, 0.3, 0.2], "
              "[0.2, 0.3, 0.5], n=2) > 0.85)'",
              stage, stage, stage, stage, stage, stage);
-    char *out = shell_ok(cmd);
+    char *out = test_shell_ok(cmd);
     cr_assert(strstr(out, "site /usr/local/lib/python3"), "%s", out);
     cr_assert(strstr(out, "on path True\n"), "not on /usr/bin/python3's path:\n%s", out);
     cr_assert(strstr(out, "import " MDSD_VERSION " True\n"), "%s", out);
@@ -126,17 +108,17 @@ Test(package, default_make_install_is_importable_and_plots, .timeout = 300)
              "%s/usr/local/bin/mdsd plot sweep.csv --kind vs-drafts -o fig.png 2>&1; "
              "test -s fig.png && head -c 4 fig.png | od -c | head -1",
              stage, stage, stage, stage, stage, stage);
-    out = shell_ok(cmd);
+    out = test_shell_ok(cmd);
     cr_assert(strstr(out, "P   N   G"), "%s", out);
     free(out);
     snprintf(cmd, sizeof cmd, "rm -rf %s", stage);
-    free(shell_ok(cmd));
+    free(test_shell_ok(cmd));
 }
 
 /* A PREFIX outside every site directory: the fallback, and make install says so. */
 Test(package, other_prefix_says_where_the_package_went, .timeout = 120)
 {
-    if (!release_build())
+    if (!test_release_build("package"))
         return;
     char stage[] = "/tmp/mdsd-test-stage-XXXXXX", cmd[1024];
     cr_assert_not_null(mkdtemp(stage));
@@ -144,7 +126,7 @@ Test(package, other_prefix_says_where_the_package_went, .timeout = 120)
              "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory install-files "
              "PREFIX=/opt/mdsd-elsewhere DESTDIR=%s | grep '^Python package'; rm -rf %s",
              stage, stage);
-    char *out = shell_ok(cmd);
+    char *out = test_shell_ok(cmd);
     cr_assert(strstr(out, "Python package: /opt/mdsd-elsewhere/lib/python3/dist-packages/mdsd "
                           "(not on the path of /usr/bin/python3: add it to PYTHONPATH)"),
               "%s", out);
@@ -156,7 +138,7 @@ Test(package, other_prefix_says_where_the_package_went, .timeout = 120)
  * and Markov toys against the command line. */
 Test(package, python_tables_and_block, .timeout = 300)
 {
-    char *out = shell_ok("PYTHONPATH=src/python:tests/python /usr/bin/python3 -m unittest "
+    char *out = test_shell_ok("PYTHONPATH=src/python:tests/python /usr/bin/python3 -m unittest "
                          "test_mdsd_tables 2>&1");
     cr_assert(strstr(out, "\nOK\n"), "no plain OK line:\n%s", out);
     free(out);
@@ -167,7 +149,7 @@ Test(package, python_tables_and_block, .timeout = 300)
  * release library (MDSD_LIBRARY), in the sanitizer build too. */
 Test(package, python_inputs_and_words, .timeout = 300)
 {
-    char *out = shell_ok("PYTHONPATH=src/python:tests/python /usr/bin/python3 -m unittest "
+    char *out = test_shell_ok("PYTHONPATH=src/python:tests/python /usr/bin/python3 -m unittest "
                          "test_mdsd_inputs 2>&1");
     cr_assert(strstr(out, "\nOK\n"), "no plain OK line:\n%s", out);
     free(out);

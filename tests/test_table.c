@@ -213,25 +213,34 @@ Test(table, top_p_truncates_both_models_before_every_method)
     }
 }
 
+/* `mdsd table DUMP JOB` (results and --per-position files NAME0.*) and the same
+ * with EXTRA added (NAME1.*) write the same bytes: EXTRA is an option that must
+ * not change any value. */
+static void assert_same_bytes_with(const char *dump, const char *name, const char *job,
+                                   const char *extra)
+{
+    char args[1024], *log;
+    for (int with = 0; with < 2; with++) {
+        snprintf(args, sizeof args, "table %s -o %s/%s%d.csv --per-position %s/%s%d-pos.csv %s %s",
+                 dump, dir, name, with, dir, name, with, job, with ? extra : "");
+        cr_assert_eq(test_run_mdsd(args, 1, &log), 0, "%s", log);
+        free(log);
+    }
+    snprintf(args, sizeof args, "cmp %s/%s0.csv %s/%s1.csv && cmp %s/%s0-pos.csv %s/%s1-pos.csv",
+             dir, name, dir, name, dir, name, dir, name);
+    cr_assert_eq(test_run_shell(args, &log), 0, "%s (%s)", log, extra);
+    free(log);
+}
+
 /* --top-p 1 is no truncation: the same bytes as the job without it (exact
  * and Monte-Carlo cells, the per-position rows too). */
 Test(table, top_p_one_is_no_truncation)
 {
-    char dump[128], a[128], b[128], args[768], *log;
+    char dump[128];
     snprintf(dump, sizeof dump, "%s/one.h5", dir);
     write_dump(dump, 12, -1);
-    for (int with = 0; with < 2; with++) {
-        snprintf(a, sizeof a, "%s/one%d.csv", dir, with);
-        snprintf(b, sizeof b, "%s/one%d-pos.csv", dir, with);
-        snprintf(args, sizeof args, "table %s -o %s --per-position %s -t 0.05,0.7 -d 2,3 -s iid,wor "
-                 "-v rrs,kseq,rrsw --trials 200 %s", dump, a, b, with ? "--top-p 1" : "");
-        cr_assert_eq(test_run_mdsd(args, 1, &log), 0, "%s", log);
-        free(log);
-    }
-    snprintf(args, sizeof args, "cmp %s/one0.csv %s/one1.csv && cmp %s/one0-pos.csv %s/one1-pos.csv",
-             dir, dir, dir, dir);
-    cr_assert_eq(test_run_shell(args, &log), 0, "%s", log);
-    free(log);
+    assert_same_bytes_with(dump, "one", "-t 0.05,0.7 -d 2,3 -s iid,wor -v rrs,kseq,rrsw --trials 200",
+                           "--top-p 1");
 }
 
 /* --max-paths: rrsw's guard on draw-path visits reaches the job. Raised, it
@@ -240,7 +249,7 @@ Test(table, top_p_one_is_no_truncation)
  * guard lets through (n = 3, same bytes). */
 Test(table, max_paths_raises_the_rrsw_guard_without_changing_values)
 {
-    char dump[128], a[128], b[128], args[768], *log;
+    char dump[128], a[128], args[768], *log;
     snprintf(dump, sizeof dump, "%s/mp.h5", dir);
     snprintf(args, sizeof args, "toy --family zipf --vocab 8000 --positions 1 --seed 1 -o %s", dump);
     cr_assert_eq(test_run_mdsd(args, 1, &log), 0, "%s", log);
@@ -254,18 +263,7 @@ Test(table, max_paths_raises_the_rrsw_guard_without_changing_values)
     double job = strtod(log, NULL);
     free(log);
     cr_assert(job > 0.0 && job < 1.0, "rrsw at n = 4: %.17g", job);
-    for (int with = 0; with < 2; with++) {
-        snprintf(a, sizeof a, "%s/mp3-%d.csv", dir, with);
-        snprintf(b, sizeof b, "%s/mp3-%d-pos.csv", dir, with);
-        snprintf(args, sizeof args, "table %s -o %s --per-position %s -t 0.7 -d 3 -s wor -v rrsw %s",
-                 dump, a, b, with ? "--max-paths 1e9" : "");
-        cr_assert_eq(test_run_mdsd(args, 1, &log), 0, "%s", log);
-        free(log);
-    }
-    snprintf(args, sizeof args, "cmp %s/mp3-0.csv %s/mp3-1.csv && cmp %s/mp3-0-pos.csv %s/mp3-1-pos.csv",
-             dir, dir, dir, dir);
-    cr_assert_eq(test_run_shell(args, &log), 0, "%s", log);
-    free(log);
+    assert_same_bytes_with(dump, "mp3", "-t 0.7 -d 3 -s wor -v rrsw", "--max-paths 1e9");
 }
 
 Test(table, a_cell_equals_mdsd_accept_on_the_same_positions)

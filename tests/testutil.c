@@ -198,6 +198,44 @@ int test_run_shell(const char *cmd, char **output)
     return status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+char *test_shell_ok(const char *cmd)
+{
+    char *out;
+    int rc = test_run_shell(cmd, &out);
+    cr_assert_eq(rc, 0, "`%s` exited %d:\n%s", cmd, rc, out);
+    return out;
+}
+
+const char *test_build_dir(void)
+{
+    const char *b = getenv("MDSD_BUILD");
+    return b && *b ? b : "build/release";
+}
+
+int test_release_build(const char *suite)
+{
+    if (!strstr(test_build_dir(), "sanitize"))
+        return 1;
+    /* a note, not cr_log_warn: Criterion exits 1 after a logged warning */
+    fprintf(stderr, "%s: install and Python tests run in the release build only\n", suite);
+    return 0;
+}
+
+void test_toy_markov(mdsd_markov *m, size_t V, uint64_t seed)
+{
+    gsl_rng *r = mdsd_rng_alloc(seed);
+    m->V = V;
+    m->p = malloc(V * V * sizeof *m->p);
+    m->q = malloc(V * V * sizeof *m->q);
+    for (size_t i = 0; i < V * V; i += V) {
+        toy_distribution(r, TOY_DIRICHLET, V, m->p + i);
+        toy_distribution(r, TOY_DIRICHLET, V, m->q + i);
+        for (size_t x = 0; x < V; x++)
+            m->q[i + x] = 0.8 * m->q[i + x] + 0.2 / (double)V;
+    }
+    gsl_rng_free(r);
+}
+
 double test_alpha_star_joint(const double *p, size_t V, const mdsd_joint *D)
 {
     cr_assert_leq(V, 24, "the subset reference enumerates 2^V subsets");

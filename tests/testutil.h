@@ -70,6 +70,23 @@ int test_run_mdsd(const char *args, int merge_stderr, char **output);
  * malloc'd string; returns the exit status (-1 if it did not exit). */
 int test_run_shell(const char *cmd, char **output);
 
+/* test_run_shell that asserts exit status 0 (naming the command and its
+ * output); returns the output (malloc'd). */
+char *test_shell_ok(const char *cmd);
+
+/* MDSD_BUILD, the build under test (default build/release). */
+const char *test_build_dir(void);
+
+/* Whether the build under test is not the sanitizer build: install and Python
+ * tests link the release library (a sanitizer build's .so needs its runtime
+ * loaded first); otherwise a note naming `suite` on stderr, and 0. */
+int test_release_build(const char *suite);
+
+/* A random Markov toy pair on V tokens: each row of p and of q Dirichlet
+ * (toy.h), q mixed 4:1 with the uniform law so that no draft mass is 0;
+ * m->p and m->q malloc'd. */
+void test_toy_markov(mdsd_markov *m, size_t V, uint64_t seed);
+
 /* Writing HDF5 by hand (tree dumps in the tests): a UTF-8 variable-length
  * string attribute, a numeric attribute (n = 0: scalar, else [n]), a dataset
  * [n] (cols = 0) or [n x cols]. */
