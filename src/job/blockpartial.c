@@ -216,22 +216,26 @@ int mdsd_block_partial_read(const char *path, const char *signature, mdsd_block_
     return rc;
 }
 
+typedef struct {
+    const mdsd_block_case *cases;
+    const mdsd_block_dump_result *res;
+} unit_records;
+
+static void format_record(FILE *out, size_t i, const void *ctx)
+{
+    const unit_records *u = ctx;
+    format_line(out, &u->cases[i], &u->res[i]);
+}
+
 static int append_unit(FILE *f, size_t index, const mdsd_block_case *cases,
                        const mdsd_block_dump_result *res, size_t count, mdsd_err *err)
 {
     mdsd_ckpt_sum sum;
     mdsd_ckpt_sum_init(&sum);
-    for (size_t i = 0; i < count; i++) {
-        char *buf = NULL;
-        size_t len = 0;
-        FILE *m = open_memstream(&buf, &len);
-        if (!m)
-            return mdsd_fail(err, MDSD_ENOMEM, "block: out of memory");
-        format_line(m, &cases[i], &res[i]);
-        fclose(m);
-        mdsd_ckpt_put(f, &sum, buf, len);
-        free(buf);
-    }
+    unit_records u = {cases, res};
+    int rc = mdsd_ckpt_put_records(f, &sum, count, format_record, &u, "block", err);
+    if (rc)
+        return rc;
     char key[32];
     snprintf(key, sizeof key, "%zu", index);
     mdsd_ckpt_close(f, key, "rows", &sum);

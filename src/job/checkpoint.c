@@ -28,6 +28,25 @@ void mdsd_ckpt_put(FILE *f, mdsd_ckpt_sum *s, const char *line, size_t len)
     mdsd_ckpt_sum_add(s, line, len);
 }
 
+int mdsd_ckpt_put_records(FILE *f, mdsd_ckpt_sum *s, size_t count,
+                          void (*format)(FILE *out, size_t i, const void *ctx), const void *ctx,
+                          const char *what, mdsd_err *err)
+{
+    for (size_t i = 0; i < count; i++) {
+        /* each record formatted alone: the checksum covers its bytes as written */
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *m = open_memstream(&buf, &len);
+        if (!m)
+            return mdsd_fail(err, MDSD_ENOMEM, "%s: out of memory", what);
+        format(m, i, ctx);
+        fclose(m);
+        mdsd_ckpt_put(f, s, buf, len);
+        free(buf);
+    }
+    return MDSD_OK;
+}
+
 int mdsd_ckpt_close(FILE *f, const char *key, const char *word, const mdsd_ckpt_sum *s)
 {
     return fprintf(f, "#done %s %s=%zu fnv1a=%016llx\n", key, word, s->count,

@@ -76,6 +76,12 @@ void mdsd_ckpt_sum_init(mdsd_ckpt_sum *s);
 void mdsd_ckpt_sum_add(mdsd_ckpt_sum *s, const char *line, size_t len);
 /* Writes a record and adds it to s. */
 void mdsd_ckpt_put(FILE *f, mdsd_ckpt_sum *s, const char *line, size_t len);
+/* Writes records 0..count-1 of a unit, record i as format(out, i, ctx) prints
+ * it, each added to s as mdsd_ckpt_put does. MDSD_ENOMEM ("WHAT: out of
+ * memory") when a record cannot be formatted. */
+int mdsd_ckpt_put_records(FILE *f, mdsd_ckpt_sum *s, size_t count,
+                          void (*format)(FILE *out, size_t i, const void *ctx), const void *ctx,
+                          const char *what, mdsd_err *err);
 /* Writes the marker "#done KEY WORD=K fnv1a=H" closing the unit. */
 int mdsd_ckpt_close(FILE *f, const char *key, const char *word, const mdsd_ckpt_sum *s);
 /* A shard's unit as text (free it): its open line ("#unit ...\n"), its

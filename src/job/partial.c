@@ -289,23 +289,27 @@ int mdsd_partial_read(const char *path, const job_signature *sig, size_t n_dumps
     return rc;
 }
 
+typedef struct {
+    const mdsd_report_row *rows;
+    size_t max_n;
+} unit_rows;
+
+static void format_row(FILE *out, size_t i, const void *ctx)
+{
+    const unit_rows *u = ctx;
+    mdsd_report_csv_row(out, &u->rows[i], u->max_n);
+}
+
 /* Writes a unit's rows and its marker, and syncs: the unit is then safe. */
 int mdsd_partial_append_unit(FILE *partial, const mdsd_report_row *rows, size_t k, size_t max_n,
                              const perpos_mark *mark, mdsd_err *err)
 {
     mdsd_ckpt_sum sum;
     mdsd_ckpt_sum_init(&sum);
-    for (size_t i = 0; i < k; i++) {
-        char *buf = NULL;
-        size_t len = 0;
-        FILE *m = open_memstream(&buf, &len);
-        if (!m)
-            return mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
-        mdsd_report_csv_row(m, &rows[i], max_n);
-        fclose(m);
-        mdsd_ckpt_put(partial, &sum, buf, len);
-        free(buf);
-    }
+    unit_rows u = {rows, max_n};
+    int rc = mdsd_ckpt_put_records(partial, &sum, k, format_row, &u, "table", err);
+    if (rc)
+        return rc;
     char key[600];
     mdsd_rows_unit_key(&rows[0], key, sizeof key);
     mdsd_perpos_mark_write(partial, mark);
