@@ -33,6 +33,17 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
     return CLI_EXIT_USAGE;
 }
 
+int cli_parse_max_paths(const char *arg, const char *cmd, double *out)
+{
+    if (cli_parse_double(arg, "--max-paths", cmd, out))
+        return -1;
+    if (!(*out >= 1.0)) {
+        cli_usage_error(cmd, "--max-paths: %s is not a number >= 1", arg);
+        return -1;
+    }
+    return 0;
+}
+
 int cli_parse_double(const char *arg, const char *opt, const char *cmd, double *out)
 {
     char *end;

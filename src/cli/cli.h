@@ -121,6 +121,8 @@ int cli_run_on_scheme(const char *cmd, const cli_dist_opts *dist, const cli_sche
 int cli_parse_double(const char *arg, const char *opt, const char *cmd, double *out);
 int cli_parse_size(const char *arg, const char *opt, const char *cmd, size_t *out);
 int cli_parse_u64(const char *arg, const char *opt, const char *cmd, unsigned long long *out);
+/* --max-paths M (rrsw's exact guard on draw-path visits): a number >= 1. */
+int cli_parse_max_paths(const char *arg, const char *cmd, double *out);
 /* --shard I/N (mdsd_parse_shard): 0, or -1 with the usage error printed. */
 int cli_parse_shard(const char *arg, const char *cmd, size_t *shard, size_t *shards);
 

@@ -102,11 +102,7 @@ static int parse_args(int argc, char **argv, accept_opts *o)
         case OPT_THREADS: if (cli_parse_size(optarg, "--threads", "accept", &o->threads)) return -1; break;
         case OPT_CHECK: o->check = true; break;
         case OPT_MAX_PATHS:
-            if (cli_parse_double(optarg, "--max-paths", "accept", &o->vopts.max_paths)) return -1;
-            if (!(o->vopts.max_paths >= 1.0)) {
-                cli_usage_error("accept", "--max-paths: %s is not a number >= 1", optarg);
-                return -1;
-            }
+            if (cli_parse_max_paths(optarg, "accept", &o->vopts.max_paths)) return -1;
             break;
         case OPT_IS_TOP: if (cli_parse_size(optarg, "--is-top", "accept", &o->vopts.is_top)) return -1; break;
         default: cli_usage_error("accept", "unrecognised option"); return -1;

@@ -231,11 +231,7 @@ static int parse_option(int opt, const char *arg, table_opts *t)
         return b->pub.top_p > 0.0 && b->pub.top_p <= 1.0
                    ? 0 : cli_usage_error("table", "--top-p: %s is not in (0, 1]", arg);
     case OPT_IS_TOP: return cli_parse_size(arg, "--is-top", "table", &b->pub.verifier_opts.is_top);
-    case OPT_MAX_PATHS:
-        if (cli_parse_double(arg, "--max-paths", "table", &b->pub.verifier_opts.max_paths))
-            return -1;
-        return b->pub.verifier_opts.max_paths >= 1.0
-                   ? 0 : cli_usage_error("table", "--max-paths: %s is not a number >= 1", arg);
+    case OPT_MAX_PATHS: return cli_parse_max_paths(arg, "table", &b->pub.verifier_opts.max_paths);
     case OPT_MARKDOWN: t->want_markdown = true; t->markdown = arg ? arg : "-"; return 0;
     case OPT_LATEX: t->want_latex = true; t->latex = arg ? arg : "-"; return 0;
     case OPT_PER_POSITION: b->per_position = arg; return 0;
