@@ -2,6 +2,7 @@
  * (computed here by enumerating all 2^V subsets, an independent route), the
  * rational simplex, the optimal plan, the MathProg models through glpsol,
  * the CPLEX/MPS export, the size guard and `mdsd lp`. */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include <criterion/criterion.h>
 #include <glpk.h>
 
+#include "glpk_solve.h"
 #include "testutil.h"
 
 #define LP_TOL 1e-7
@@ -427,4 +429,81 @@ Test(lp, cli_bad_input)
     cr_assert_eq(test_run_mdsd("lp -p 0.5,0.5 --scheme custom --custom /nonexistent-file", 1, &out), 1);
     cr_assert(strstr(out, "/nonexistent-file"), "%s", out);
     free(out);
+}
+
+/* The cycling guard of mdsd_glpk_solve (glpk_solve.h). The fixture is an LP
+ * on which GLPK's default primal simplex cycles (an importance-weight stage of
+ * a real dump, which ran for hours): the plain simplex must reach the guard's
+ * iteration limit (so the fixture still cycles, and this test can fail), and
+ * the guarded solve must end optimal with the optimum of the dual simplex, an
+ * independent route. */
+static glp_prob *read_fixture_lp(const char *path)
+{
+    glp_prob *P = glp_create_prob();
+    cr_assert_eq(glp_read_lp(P, NULL, path), 0, "cannot read %s", path);
+    return P;
+}
+
+Test(glpk_solve, cycling_simplex_is_rerun, .timeout = 60)
+{
+    const char *path = "tests/fixtures/glpk-cycling-iws-stage.lp";
+    int old_out = glp_term_out(GLP_OFF);
+    glp_prob *P = read_fixture_lp(path);
+    int dims = glp_get_num_rows(P) + glp_get_num_cols(P);
+    cr_assert_eq(dims, 50 + 1275);
+    glp_smcp parm;
+    glp_init_smcp(&parm);
+    parm.msg_lev = GLP_MSG_OFF;
+    parm.it_lim = 20 * dims + 1000; /* the guard's limit */
+    cr_assert_eq(glp_simplex(P, &parm), GLP_EITLIM, "the fixture no longer cycles under "
+                 "GLPK's default simplex: this test no longer tests the guard");
+    glp_delete_prob(P);
+
+    P = read_fixture_lp(path);
+    glp_init_smcp(&parm);
+    parm.msg_lev = GLP_MSG_OFF;
+    parm.meth = GLP_DUALP;
+    cr_assert_eq(glp_simplex(P, &parm), 0);
+    cr_assert_eq(glp_get_status(P), GLP_OPT);
+    double dual_optimum = glp_get_obj_val(P);
+    glp_delete_prob(P);
+
+    P = read_fixture_lp(path);
+    glp_init_smcp(&parm);
+    parm.msg_lev = GLP_MSG_OFF;
+    const char *stage;
+    cr_assert_eq(mdsd_glpk_solve(P, &parm, MDSD_GLPK_FLOAT, 0, &stage), 0);
+    cr_assert_eq(glp_get_status(P), GLP_OPT);
+    cr_assert_eq(parm.it_lim, INT_MAX, "the caller's settings are restored");
+    cr_assert(fabs(glp_get_obj_val(P) - dual_optimum) <= 1e-12, "guarded %.17g, dual simplex %.17g",
+              glp_get_obj_val(P), dual_optimum);
+    glp_delete_prob(P);
+    glp_term_out(old_out);
+}
+
+/* The guard leaves an LP that never reaches its limit as it was: the same
+ * iterations and the same solution as the plain simplex (stage 1 of the same
+ * row, 88 iterations). */
+Test(glpk_solve, guard_leaves_other_lps_alone, .timeout = 60)
+{
+    int old_out = glp_term_out(GLP_OFF);
+    glp_prob *P[2];
+    for (int k = 0; k < 2; k++)
+        P[k] = read_fixture_lp("tests/fixtures/glpk-iws-stage1.lp");
+    glp_smcp parm;
+    glp_init_smcp(&parm);
+    parm.msg_lev = GLP_MSG_OFF;
+    parm.it_lim = 100000; /* the plain run, bounded in case it ever cycles */
+    cr_assert_eq(glp_simplex(P[0], &parm), 0);
+    parm.it_lim = INT_MAX;
+    const char *stage;
+    cr_assert_eq(mdsd_glpk_solve(P[1], &parm, MDSD_GLPK_FLOAT, 0, &stage), 0);
+    cr_assert_eq(glp_get_status(P[0]), GLP_OPT);
+    cr_assert_eq(glp_get_status(P[1]), GLP_OPT);
+    cr_assert_eq(glp_get_it_cnt(P[0]), glp_get_it_cnt(P[1]));
+    for (int j = 1; j <= glp_get_num_cols(P[0]); j++)
+        cr_assert_eq(glp_get_col_prim(P[0], j), glp_get_col_prim(P[1], j), "column %d", j);
+    glp_delete_prob(P[0]);
+    glp_delete_prob(P[1]);
+    glp_term_out(old_out);
 }

@@ -16,6 +16,11 @@ typedef enum {
 /* Runs the sequence with the caller's simplex settings parm (msg_lev,
  * tolerances, method); glp_exact runs under a time limit of exact_ms
  * milliseconds (0 = none), and parm->tm_lim is unlimited again afterwards.
+ * Unless the caller sets parm->it_lim, the simplex is guarded against
+ * cycling: past 20 iterations per row and column (plus 1,000) it is rerun
+ * from the standard basis with the textbook ratio test, then with the dual
+ * simplex; GLP_EITLIM if all three reach the limit. An LP that never reaches
+ * the limit is solved exactly as without the guard.
  * Returns GLPK's code of the last stage run, named in *stage ("glp_simplex"
  * or "glp_exact"). */
 int mdsd_glpk_solve(glp_prob *P, glp_smcp *parm, mdsd_glpk_exact exact, int exact_ms,

@@ -419,7 +419,7 @@ static int face_optimize(glp_prob *lp, const face_ix *fx, const mdsd_iws_opts *o
             }
             if (attempt == 2)
                 parm.meth = GLP_DUALP;
-            rc = glp_simplex(lp, &parm);
+            rc = mdsd_glpk_solve(lp, &parm, MDSD_GLPK_FLOAT, 0, &stage);
             if (rc == 0 && glp_get_status(lp) == GLP_OPT)
                 break;
         }
