@@ -354,7 +354,7 @@ neural-models: deps $(OPENBLAS_DIR)/.unpacked
 # written atomically and kept: an interrupted make resumes; -j2 makes two at a time.
 PAIR_DIR ?= build/pairs
 PAIR_TEMPERATURES ?= 0.05 0.1 0.3 0.5 0.6 0.7 0.9 1
-PAIR_TREE_PARTS ?= 20
+PAIR_TREE_PARTS ?= 25
 PAIR_PROMPTS := data/prompts/kjv-held-out.jsonl
 PAIR_RUNNER = MDSD_PYTHON=$(RUNNER_PYTHON) OMP_NUM_THREADS=1 nice src/bin/mdsd-runner
 PAIR_ngram := ngram --corpus kjv --order 4 --draft-order 2 --draft-order 3 --vocab-size 8192

@@ -12,7 +12,7 @@
 # than its part is not rerun, so an interrupted run loses at most the part it was on, and
 # parts can be evaluated while `make pair-trees` is still writing the others; a second run
 # at the same time skips the part the first is on (its .lock), so two share the work. The
-# tables are made once the first BLOCK_PARTS parts (default PAIR_TREE_PARTS, 20: all) are
+# tables are made once the first BLOCK_PARTS parts (default PAIR_TREE_PARTS, 25: all) are
 # done; their captions give the samples and trees they cover. MDSD_PORTABLE_EXP=1 as in
 # `make papers` (gbv's values depend on the exp's last bits). CPU time: papers/pairs/BLOCK.md.
 # Writes papers/pairs/results/block/: PAIR_seq.csv, PAIR_paired.csv, PAIR_verifiers.md,
@@ -24,7 +24,7 @@ export MDSD_PORTABLE_EXP=1
 OUT=papers/pairs/results/block
 WORK=${BLOCK_WORK:-build/pairs-block}
 THREADS=${BLOCK_THREADS:-2}
-PARTS=${BLOCK_PARTS:-${PAIR_TREE_PARTS:-20}}  # the first PARTS parts of each dump
+PARTS=${BLOCK_PARTS:-${PAIR_TREE_PARTS:-25}}  # the first PARTS parts of each dump
 mkdir -p "$OUT" "$WORK"
 [ $# -gt 0 ] || set -- ngram neural
 ARGS=(--verifiers sd,rrs,kseq,is,bv,gbv,traversal --is-top 32 --sequences 1,2,3,4)

@@ -10,6 +10,8 @@
 # the side-by-side tables papers/pairs/results/{dumps,hu_table1,hu_fig1,spechub,khisti,
 # orderings}.md, hu_fig1.png, orderings.csv and orderings_summary.csv (side_by_side.py).
 #   papers/pairs/run.sh [PAIR...]     (default: ngram neural; side by side once both exist)
+# PAIRS_ANALYSES (default "hu spechub khisti") names the analyses to run; the others' results
+# in papers/pairs/results are kept as they are.
 cd "$(dirname "$0")/../.."
 . papers/lib.sh
 . papers/khisti/table3.sh
@@ -19,10 +21,11 @@ trap 'rm -rf "$TMP"' EXIT
 PAIRS=${*:-ngram neural}
 HU_T="0.1 0.3 0.5 0.7 0.9"        # Hu Fig. 1
 SH_T="0.05 0.3 0.6 1"             # SpecHub Tables 1-3 (and T -> 0)
-# Khisti's IS (Monte Carlo at n >= 3, an LP per position at s = 50) on the first 2,000 rows
-# of the T = 0.7 dump only (about 80 responses; README.md): the neural pair's part takes 85
-# CPU-s, but the s = 50 LP on the n-gram pair's kn3 drafter more than 2.8 CPU-s a position.
-KHISTI_ROWS=0:2000
+ANALYSES=" ${PAIRS_ANALYSES:-hu spechub khisti} "
+for a in $ANALYSES; do
+  case $a in hu|spechub|khisti) ;; *) echo "papers/pairs/run.sh: no analysis '$a' (hu, spechub, khisti)" >&2; exit 2 ;; esac
+done
+wants() { [[ $ANALYSES == *" $1 "* ]]; }
 # Every dump must be there before any work starts (pair_dump names the make target).
 for P in $PAIRS; do
   for T in $HU_T $SH_T; do pair_dump $P $T > /dev/null; done
@@ -50,6 +53,7 @@ for P in $PAIRS; do
   mkdir -p $W
   case $P in ngram) TARGET="KN 4-gram" ;; neural) TARGET=tf4 ;; esac
 
+  if wants hu; then
   D=$(pair_dump $P 0.7)
   note "pairs: $P: Hu Table 1 layout ($D, n = 3, drafters $DRAFTS)"
   "$MDSD" table $D --draft-model $DRAFTS -o $W/hu_table1.csv -t 0.7 -d 3 -s iid,wor,cps,greedy \
@@ -72,7 +76,9 @@ for P in $PAIRS; do
   { cat $TMP/p1.csv; tail -n +2 $TMP/p2.csv; } | awk -F, '!seen[$1 FS $2 FS $3 FS $4]++' > $W/hu_paired.csv
   cat $W/hu_paired_t1.md $W/hu_paired_f1.md > $W/hu_paired.md
   rm $W/hu_paired_t1.md $W/hu_paired_f1.md
+  fi
 
+  if wants spechub; then
   note "pairs: $P: SpecHub Tables 1-3 (n = 2, each T from its own dump, drafters $DRAFTS)"
   for T in $SH_T; do
     "$MDSD" table $(pair_dump $P $T) --draft-model $DRAFTS -o $TMP/s-$T.csv -t $T -d 2 \
@@ -84,11 +90,13 @@ for P in $PAIRS; do
     $W/spechub_dump.csv > $W/spechub_dump.md
   paired $W/spechub_paired.csv $W/spechub_paired.md "Paired differences, SpecHub Tables 1-3 (n = 2), $P pair" \
     $TMP/s-pos.csv $PAIRS_SH
+  fi
 
+  if wants khisti; then
   D=$(pair_dump $P 0.7)
-  note "pairs: $P: Khisti Table 3 analogue ($D rows $KHISTI_ROWS, n = 2, 3, 4, drafters $DRAFTS)"
-  khisti_table3 $D $DRAFTS $W/khisti_dump $W/khisti_paired "$(basename $D)" papers/pairs/run.sh \
-    --positions $KHISTI_ROWS
+  note "pairs: $P: Khisti Table 3 analogue ($D, n = 2, 3, 4, drafters $DRAFTS)"
+  khisti_table3 $D $DRAFTS $W/khisti_dump $W/khisti_paired "$(basename $D)" papers/pairs/run.sh
+  fi
 
   mkdir -p $OUT/$P
   mv $W/* $OUT/$P/
