@@ -54,48 +54,48 @@ for P in $PAIRS; do
   case $P in ngram) TARGET="KN 4-gram" ;; neural) TARGET=tf4 ;; esac
 
   if wants hu; then
-  D=$(pair_dump $P 0.7)
-  note "pairs: $P: Hu Table 1 layout ($D, n = 3, drafters $DRAFTS)"
-  "$MDSD" table $D --draft-model $DRAFTS -o $W/hu_table1.csv -t 0.7 -d 3 -s iid,wor,cps,greedy \
-    -v rrs,rrsw,kseq,greedy --trials 1000 --seed 1 --markdown=$W/hu_table1.md \
-    --per-position $TMP/t1-pos.csv 2> /dev/null
-  kseq_mc $W/hu_table1.csv $D --draft-model $DRAFTS -t 0.7 -d 3
+    D=$(pair_dump $P 0.7)
+    note "pairs: $P: Hu Table 1 layout ($D, n = 3, drafters $DRAFTS)"
+    "$MDSD" table $D --draft-model $DRAFTS -o $W/hu_table1.csv -t 0.7 -d 3 -s iid,wor,cps,greedy \
+      -v rrs,rrsw,kseq,greedy --trials 1000 --seed 1 --markdown=$W/hu_table1.md \
+      --per-position $TMP/t1-pos.csv 2> /dev/null
+    kseq_mc $W/hu_table1.csv $D --draft-model $DRAFTS -t 0.7 -d 3
 
-  note "pairs: $P: Hu Fig. 1 (alpha against T, each T from its own dump, n = 3, $SMALL)"
-  for T in $HU_T; do
-    D=$(pair_dump $P $T)
-    "$MDSD" table $D --draft-model $SMALL -o $TMP/f1-$T.csv -t $T -d 3 -s iid,wor,cps,greedy \
-      -v rrs,rrsw,kseq,greedy --trials 300 --seed 1 --per-position $TMP/f1-$T-pos.csv 2> /dev/null
-    kseq_mc $TMP/f1-$T.csv $D --draft-model $SMALL -t $T -d 3
-  done
-  csv_cat $W/hu_fig1.csv $(for T in $HU_T; do echo $TMP/f1-$T.csv; done)
-  cat_positions $TMP/f1-pos.csv $(for T in $HU_T; do echo $TMP/f1-$T-pos.csv; done)
-  paired $TMP/p1.csv $W/hu_paired_t1.md "Paired differences, Hu Table 1 layout, $P pair" $TMP/t1-pos.csv $PAIRS_T1
-  paired $TMP/p2.csv $W/hu_paired_f1.md "Paired differences, Hu Fig. 1, $P pair, $SMALL" $TMP/f1-pos.csv $PAIRS_F1
-  # At T = 0.7 the Fig. 1 pairs repeat Table 1's (the same dump and positions): kept once.
-  { cat $TMP/p1.csv; tail -n +2 $TMP/p2.csv; } | awk -F, '!seen[$1 FS $2 FS $3 FS $4]++' > $W/hu_paired.csv
-  cat $W/hu_paired_t1.md $W/hu_paired_f1.md > $W/hu_paired.md
-  rm $W/hu_paired_t1.md $W/hu_paired_f1.md
+    note "pairs: $P: Hu Fig. 1 (alpha against T, each T from its own dump, n = 3, $SMALL)"
+    for T in $HU_T; do
+      D=$(pair_dump $P $T)
+      "$MDSD" table $D --draft-model $SMALL -o $TMP/f1-$T.csv -t $T -d 3 -s iid,wor,cps,greedy \
+        -v rrs,rrsw,kseq,greedy --trials 300 --seed 1 --per-position $TMP/f1-$T-pos.csv 2> /dev/null
+      kseq_mc $TMP/f1-$T.csv $D --draft-model $SMALL -t $T -d 3
+    done
+    csv_cat $W/hu_fig1.csv $(for T in $HU_T; do echo $TMP/f1-$T.csv; done)
+    cat_positions $TMP/f1-pos.csv $(for T in $HU_T; do echo $TMP/f1-$T-pos.csv; done)
+    paired $TMP/p1.csv $W/hu_paired_t1.md "Paired differences, Hu Table 1 layout, $P pair" $TMP/t1-pos.csv $PAIRS_T1
+    paired $TMP/p2.csv $W/hu_paired_f1.md "Paired differences, Hu Fig. 1, $P pair, $SMALL" $TMP/f1-pos.csv $PAIRS_F1
+    # At T = 0.7 the Fig. 1 pairs repeat Table 1's (the same dump and positions): kept once.
+    { cat $TMP/p1.csv; tail -n +2 $TMP/p2.csv; } | awk -F, '!seen[$1 FS $2 FS $3 FS $4]++' > $W/hu_paired.csv
+    cat $W/hu_paired_t1.md $W/hu_paired_f1.md > $W/hu_paired.md
+    rm $W/hu_paired_t1.md $W/hu_paired_f1.md
   fi
 
   if wants spechub; then
-  note "pairs: $P: SpecHub Tables 1-3 (n = 2, each T from its own dump, drafters $DRAFTS)"
-  for T in $SH_T; do
-    "$MDSD" table $(pair_dump $P $T) --draft-model $DRAFTS -o $TMP/s-$T.csv -t $T -d 2 \
-      -s iid,wor,hub -v rrs,rrsw,spechub --trials 1000 --seed 1 --per-position $TMP/s-$T-pos.csv 2> /dev/null
-  done
-  csv_cat $W/spechub_dump.csv $(for T in $SH_T; do echo $TMP/s-$T.csv; done)
-  cat_positions $TMP/s-pos.csv $(for T in $SH_T; do echo $TMP/s-$T-pos.csv; done)
-  /usr/bin/python3 papers/spechub/dump_tables.py --drafters $DRAFTS --target "$TARGET" \
-    $W/spechub_dump.csv > $W/spechub_dump.md
-  paired $W/spechub_paired.csv $W/spechub_paired.md "Paired differences, SpecHub Tables 1-3 (n = 2), $P pair" \
-    $TMP/s-pos.csv $PAIRS_SH
+    note "pairs: $P: SpecHub Tables 1-3 (n = 2, each T from its own dump, drafters $DRAFTS)"
+    for T in $SH_T; do
+      "$MDSD" table $(pair_dump $P $T) --draft-model $DRAFTS -o $TMP/s-$T.csv -t $T -d 2 \
+        -s iid,wor,hub -v rrs,rrsw,spechub --trials 1000 --seed 1 --per-position $TMP/s-$T-pos.csv 2> /dev/null
+    done
+    csv_cat $W/spechub_dump.csv $(for T in $SH_T; do echo $TMP/s-$T.csv; done)
+    cat_positions $TMP/s-pos.csv $(for T in $SH_T; do echo $TMP/s-$T-pos.csv; done)
+    /usr/bin/python3 papers/spechub/dump_tables.py --drafters $DRAFTS --target "$TARGET" \
+      $W/spechub_dump.csv > $W/spechub_dump.md
+    paired $W/spechub_paired.csv $W/spechub_paired.md "Paired differences, SpecHub Tables 1-3 (n = 2), $P pair" \
+      $TMP/s-pos.csv $PAIRS_SH
   fi
 
   if wants khisti; then
-  D=$(pair_dump $P 0.7)
-  note "pairs: $P: Khisti Table 3 analogue ($D, n = 2, 3, 4, drafters $DRAFTS)"
-  khisti_table3 $D $DRAFTS $W/khisti_dump $W/khisti_paired "$(basename $D)" papers/pairs/run.sh
+    D=$(pair_dump $P 0.7)
+    note "pairs: $P: Khisti Table 3 analogue ($D, n = 2, 3, 4, drafters $DRAFTS)"
+    khisti_table3 $D $DRAFTS $W/khisti_dump $W/khisti_paired "$(basename $D)" papers/pairs/run.sh
   fi
 
   mkdir -p $OUT/$P
