@@ -397,7 +397,7 @@ papers-pairs: all
 	PAIR_DIR=$(PAIR_DIR) papers/pairs/run.sh
 	/usr/bin/python3 papers/check_numbers.py
 # papers/pairs/block.sh (issue 30; papers/pairs/BLOCK.md): every verifier on both pairs'
-# tree dumps, side by side; about 50 CPU-minutes, resumable; not part of `make papers`.
+# tree dumps, side by side; about 63 CPU-minutes for the 25 parts, resumable; not part of `make papers`.
 .PHONY: papers-pairs-block
 papers-pairs-block: export MDSD_PORTABLE_EXP = 1
 papers-pairs-block: all pair-trees
