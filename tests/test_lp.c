@@ -281,6 +281,15 @@ static double glpsol_alpha(const char *model, const char *data)
     return alpha;
 }
 
+/* GLPK's default simplex settings, silent. */
+static glp_smcp quiet_smcp(void)
+{
+    glp_smcp parm;
+    glp_init_smcp(&parm);
+    parm.msg_lev = GLP_MSG_OFF;
+    return parm;
+}
+
 /* Re-reads an exported LP with GLPK's readers and solves it. */
 static double reread_alpha(const char *path, mdsd_lp_format format)
 {
@@ -289,9 +298,7 @@ static double reread_alpha(const char *path, mdsd_lp_format format)
     int rc = format == MDSD_LP_FORMAT_MPS ? glp_read_mps(P, GLP_MPS_FILE, NULL, path)
                                           : glp_read_lp(P, NULL, path);
     cr_assert_eq(rc, 0, "GLPK cannot read back %s", path);
-    glp_smcp parm;
-    glp_init_smcp(&parm);
-    parm.msg_lev = GLP_MSG_OFF;
+    glp_smcp parm = quiet_smcp();
     cr_assert_eq(glp_simplex(P, &parm), 0);
     cr_assert_eq(glp_get_status(P), GLP_OPT);
     /* the MPS file minimises -alpha */
@@ -451,17 +458,15 @@ Test(glpk_solve, cycling_simplex_is_rerun, .timeout = 60)
     glp_prob *P = read_fixture_lp(path);
     int dims = glp_get_num_rows(P) + glp_get_num_cols(P);
     cr_assert_eq(dims, 50 + 1275);
-    glp_smcp parm;
-    glp_init_smcp(&parm);
-    parm.msg_lev = GLP_MSG_OFF;
-    parm.it_lim = 20 * dims + 1000; /* the guard's limit */
+    glp_smcp parm = quiet_smcp();
+    parm.it_lim = mdsd_glpk_cycle_limit(P);
+    cr_assert_eq(parm.it_lim, 20 * dims + 1000);
     cr_assert_eq(glp_simplex(P, &parm), GLP_EITLIM, "the fixture no longer cycles under "
                  "GLPK's default simplex: this test no longer tests the guard");
     glp_delete_prob(P);
 
     P = read_fixture_lp(path);
-    glp_init_smcp(&parm);
-    parm.msg_lev = GLP_MSG_OFF;
+    parm = quiet_smcp();
     parm.meth = GLP_DUALP;
     cr_assert_eq(glp_simplex(P, &parm), 0);
     cr_assert_eq(glp_get_status(P), GLP_OPT);
@@ -469,8 +474,7 @@ Test(glpk_solve, cycling_simplex_is_rerun, .timeout = 60)
     glp_delete_prob(P);
 
     P = read_fixture_lp(path);
-    glp_init_smcp(&parm);
-    parm.msg_lev = GLP_MSG_OFF;
+    parm = quiet_smcp();
     const char *stage;
     cr_assert_eq(mdsd_glpk_solve(P, &parm, MDSD_GLPK_FLOAT, 0, &stage), 0);
     cr_assert_eq(glp_get_status(P), GLP_OPT);
@@ -490,9 +494,7 @@ Test(glpk_solve, guard_leaves_other_lps_alone, .timeout = 60)
     glp_prob *P[2];
     for (int k = 0; k < 2; k++)
         P[k] = read_fixture_lp("tests/fixtures/glpk-iws-stage1.lp");
-    glp_smcp parm;
-    glp_init_smcp(&parm);
-    parm.msg_lev = GLP_MSG_OFF;
+    glp_smcp parm = quiet_smcp();
     parm.it_lim = 100000; /* the plain run, bounded in case it ever cycles */
     cr_assert_eq(glp_simplex(P[0], &parm), 0);
     parm.it_lim = INT_MAX;

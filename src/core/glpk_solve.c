@@ -12,6 +12,13 @@
  * per row and column is taken to cycle (glpk_solve.h). */
 #define CYCLE_ITERATIONS_PER_DIMENSION 20
 
+int mdsd_glpk_cycle_limit(glp_prob *P)
+{
+    long dims = (long)glp_get_num_rows(P) + glp_get_num_cols(P);
+    long limit = CYCLE_ITERATIONS_PER_DIMENSION * dims + 1000;
+    return limit < INT_MAX ? (int)limit : INT_MAX;
+}
+
 /* glp_simplex under the cycling guard: a run that reaches the limit is rerun
  * from the standard basis with the textbook ratio test, then with the dual
  * simplex; the caller's own it_lim, if set, is left alone. */
@@ -19,9 +26,7 @@ static int simplex_guarded(glp_prob *P, glp_smcp *parm)
 {
     if (parm->it_lim != INT_MAX)
         return glp_simplex(P, parm);
-    long dims = (long)glp_get_num_rows(P) + glp_get_num_cols(P);
-    long limit = CYCLE_ITERATIONS_PER_DIMENSION * dims + 1000;
-    parm->it_lim = limit < INT_MAX ? (int)limit : INT_MAX;
+    parm->it_lim = mdsd_glpk_cycle_limit(P);
     int ret = glp_simplex(P, parm);
     static const struct {
         int meth, r_test;

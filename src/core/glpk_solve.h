@@ -26,6 +26,10 @@ typedef enum {
 int mdsd_glpk_solve(glp_prob *P, glp_smcp *parm, mdsd_glpk_exact exact, int exact_ms,
                     const char **stage);
 
+/* The cycling guard's iteration limit for P: 20 per row and column plus
+ * 1,000 (capped at INT_MAX). */
+int mdsd_glpk_cycle_limit(glp_prob *P);
+
 /* GLPK's return codes and solution statuses in words, for messages. */
 const char *mdsd_glpk_ret_name(int ret);
 const char *mdsd_glpk_status_name(int status);
