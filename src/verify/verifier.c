@@ -16,6 +16,7 @@ static const mdsd_verifier_ops *const table[MDSD_VERIFIER_COUNT] = {
     [MDSD_VERIFIER_GREEDY] = &mdsd_verify_greedy_ops,
     [MDSD_VERIFIER_IS] = &mdsd_verify_is_ops,
     [MDSD_VERIFIER_OTM] = &mdsd_verify_otm_ops,
+    [MDSD_VERIFIER_OT] = &mdsd_verify_ot_ops,
     [MDSD_VERIFIER_IS_FACE] = &mdsd_verify_is_face_ops,
     [MDSD_VERIFIER_RRS_SKIPDUP] = &mdsd_verify_rrs_skipdup_ops,
     [MDSD_VERIFIER_SPECHUB_HUBACCEPT] = &mdsd_verify_spechub_hubaccept_ops,
@@ -25,14 +26,15 @@ static const mdsd_verifier_ops *const table[MDSD_VERIFIER_COUNT] = {
 /* Names and default schemes live here rather than in the ops so that a
  * kind is nameable even when its file is not built in. */
 static const char *const names[MDSD_VERIFIER_COUNT] = {
-    "sd", "rrs", "rrsw", "kseq", "spechub", "greedy", "is", "otm",
+    "sd", "rrs", "rrsw", "kseq", "spechub", "greedy", "is", "otm", "ot",
     "is-face", "rrs-skipdup", "spechub-hubaccept", "rrsw-f32",
 };
 
 static const mdsd_scheme_kind schemes[MDSD_VERIFIER_COUNT] = {
     MDSD_SCHEME_IID, MDSD_SCHEME_IID, MDSD_SCHEME_WOR,    MDSD_SCHEME_IID,
     MDSD_SCHEME_HUB, MDSD_SCHEME_GREEDY, MDSD_SCHEME_IID, MDSD_SCHEME_IID,
-    MDSD_SCHEME_IID, MDSD_SCHEME_IID,    MDSD_SCHEME_HUB, MDSD_SCHEME_WOR,
+    MDSD_SCHEME_IID, MDSD_SCHEME_IID,    MDSD_SCHEME_IID, MDSD_SCHEME_HUB,
+    MDSD_SCHEME_WOR,
 };
 
 struct mdsd_verifier {
@@ -75,8 +77,8 @@ int mdsd_verifier_parse(const char *name, mdsd_verifier_kind *kind, mdsd_err *er
             return MDSD_OK;
         }
     return mdsd_fail(err, MDSD_EINVAL,
-                     "unknown verifier '%s' (expected sd, rrs, rrsw, kseq, spechub, greedy, is or "
-                     "otm; audit variants: is-face, rrs-skipdup, spechub-hubaccept, rrsw-f32)",
+                     "unknown verifier '%s' (expected sd, rrs, rrsw, kseq, spechub, greedy, is, "
+                     "otm or ot; audit variants: is-face, rrs-skipdup, spechub-hubaccept, rrsw-f32)",
                      name);
 }
 
@@ -220,6 +222,7 @@ static mdsd_verifier_law_fn law_of(const mdsd_verifier *v)
     case MDSD_VERIFIER_IS:
     case MDSD_VERIFIER_IS_FACE: return mdsd_verify_is_law; /* same state, other weights */
     case MDSD_VERIFIER_OTM: return mdsd_verify_otm_law;
+    case MDSD_VERIFIER_OT: return mdsd_verify_ot_law;
     default: return NULL; /* ops outside the table */
     }
 }

@@ -10,6 +10,7 @@
  *   greedy   Hu et al. section 5                            greedy
  *   is       Khisti et al.'s importance-sampling selection  iid, n = 2 (pairs for n > 2)
  *   otm      the optimal plan of the solved full LP         any scheme (toy V)
+ *   ot       alpha* at any V (the key race, MATH §3.10)     iid, greedy, hub
  *
  * Audit variants (verify_<name>.c says what each reproduces):
  *   is-face            is, n = 3, best stage-1 optimum (Remark 4)   iid, n = 3
@@ -156,7 +157,7 @@ typedef struct {
 typedef void (*mdsd_verifier_law_fn)(const void *state, const int *drafts, double *py);
 extern const mdsd_verifier_law_fn mdsd_verify_sd_law, mdsd_verify_rrs_law, mdsd_verify_rrsw_law,
     mdsd_verify_kseq_law, mdsd_verify_spechub_law, mdsd_verify_greedy_law, mdsd_verify_is_law,
-    mdsd_verify_otm_law;
+    mdsd_verify_otm_law, mdsd_verify_ot_law;
 
 /* A verifier from ops outside the table (experimental or planted-invalid
  * verifiers in tests); kind_of then reports MDSD_VERIFIER_COUNT. */
@@ -172,6 +173,7 @@ extern const mdsd_verifier_ops mdsd_verify_spechub_ops;
 extern const mdsd_verifier_ops mdsd_verify_greedy_ops;
 extern const mdsd_verifier_ops mdsd_verify_is_ops;
 extern const mdsd_verifier_ops mdsd_verify_otm_ops;
+extern const mdsd_verifier_ops mdsd_verify_ot_ops;
 extern const mdsd_verifier_ops mdsd_verify_is_face_ops;
 extern const mdsd_verifier_ops mdsd_verify_rrs_skipdup_ops;
 extern const mdsd_verifier_ops mdsd_verify_spechub_hubaccept_ops;

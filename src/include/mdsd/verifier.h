@@ -10,6 +10,7 @@
  *   greedy   Hu et al. section 5                       greedy
  *   is       Khisti et al.'s importance sampling       iid
  *   otm      the optimal plan of the full LP           any scheme (small V)
+ *   ot       alpha* at any V without an LP             iid, greedy, hub
  *
  * In a decoding loop: per position, mdsd_verifier_new(kind, p, scheme) (O(V)
  * set-up), drafts from mdsd_sampler_draw_drafts (or your draft model), then
@@ -32,6 +33,7 @@ typedef enum {
     MDSD_VERIFIER_GREEDY,
     MDSD_VERIFIER_IS,
     MDSD_VERIFIER_OTM,
+    MDSD_VERIFIER_OT,
     /* Variants for audits, not for use: is-face searches the optimal face of
      * Remark 4's stage 1; the other three reproduce behaviours of a peer
      * implementation that differ from the published algorithms (papers/). */
@@ -51,7 +53,7 @@ typedef struct {
 /* Zeroes opts: every field then means its default. */
 MDSD_API void mdsd_verifier_opts_init(mdsd_verifier_opts *opts);
 
-/* "sd", "rrs", "rrsw", "kseq", "spechub", "greedy", "is", "otm", and the audit
+/* "sd", "rrs", "rrsw", "kseq", "spechub", "greedy", "is", "otm", "ot", and the audit
  * variants "is-face", "rrs-skipdup", "spechub-hubaccept", "rrsw-f32". */
 MDSD_API const char *mdsd_verifier_name(mdsd_verifier_kind kind);
 MDSD_API int mdsd_verifier_parse(const char *name, mdsd_verifier_kind *kind, mdsd_err *err);
