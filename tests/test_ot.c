@@ -485,3 +485,113 @@ Test(ot, other_schemes_are_refused_by_name)
                   err.msg);
     }
 }
+
+/* ---- the jobs ------------------------------------------------------------ */
+
+/* The column of `name` in a CSV header line (-1 if absent). */
+static int csv_column(const char *header, const char *name)
+{
+    int col = 0;
+    size_t len = strlen(name);
+    for (const char *s = header; *s; col++) {
+        const char *e = strpbrk(s, ",\n");
+        size_t l = e ? (size_t)(e - s) : strlen(s);
+        if (l == len && !strncmp(s, name, len))
+            return col;
+        if (!e || *e == '\n')
+            break;
+        s = e + 1;
+    }
+    return -1;
+}
+
+static double csv_field(const char *line, int col)
+{
+    for (int c = 0; c < col; c++)
+        line = strchr(line, ',') + 1;
+    return strtod(line, NULL);
+}
+
+Test(ot, table_row_equals_alpha_star_at_every_position)
+{
+    char *out = NULL, *csv = NULL;
+    int rc = test_run_mdsd("table data/kjv-ngram.h5 --draft-model kn3 -t 0.7,0.05 -d 2,4 -s iid "
+                           "-v ot -o /tmp/mdsd-ot-table.csv --per-position /tmp/mdsd-ot-pos.csv",
+                           1, &out);
+    cr_assert_eq(rc, 0, "%s", out);
+    free(out);
+    cr_assert_eq(test_run_shell("cat /tmp/mdsd-ot-pos.csv", &csv), 0);
+    char *nl = strchr(csv, '\n');
+    cr_assert_not_null(nl);
+    size_t rows = 0;
+    double worst = 0.0;
+    for (size_t n = 2; n <= 4; n += 2) {
+        char star[64], rate[64];
+        snprintf(star, sizeof star, "alpha_star_iid_n%zu", n);
+        snprintf(rate, sizeof rate, "rate_ot_n%zu", n);
+        int cs = csv_column(csv, star), cr = csv_column(csv, rate);
+        cr_assert(cs >= 0 && cr >= 0, "columns %s, %s in %.200s", star, rate, csv);
+        for (const char *line = nl + 1; *line; line = strchr(line, '\n') + 1) {
+            double a = csv_field(line, cs), b = csv_field(line, cr);
+            cr_assert(fabs(a - b) <= 1e-9, "row: alpha* %.17g, ot %.17g", a, b);
+            worst = fmax(worst, fabs(a - b));
+            rows++;
+            if (!strchr(line, '\n'))
+                break;
+        }
+    }
+    cr_assert_gt(rows, 2000);
+    cr_log_info("mdsd table -v ot: %zu position values, worst |ot - alpha*| = %.3g", rows, worst);
+    free(csv);
+    test_run_shell("rm -f /tmp/mdsd-ot-table.csv /tmp/mdsd-ot-pos.csv*", &csv);
+    free(csv);
+}
+
+/* Block efficiency on a Markov toy: at L = 1 every optimal token-level plan
+ * gives 1 + alpha*, so ot, otm and optimal-token agree; deeper, ot is a
+ * token-level verifier and so at most optimal-token. */
+static double block_exact(const char *args)
+{
+    char cmd[512], *out = NULL;
+    snprintf(cmd, sizeof cmd, "block --markov papers/block/toys/%s --exact --json", args);
+    int rc = test_run_mdsd(cmd, 0, &out);
+    cr_assert_eq(rc, 0, "mdsd %s: %s", cmd, out);
+    const char *k = strstr(out, "\"block_efficiency\":");
+    cr_assert_not_null(k, "%s", out);
+    double v = strtod(k + 19, NULL);
+    free(out);
+    return v;
+}
+
+Test(ot, block_on_markov_toys_against_otm_and_optimal_token)
+{
+    static const char *shapes[] = {"toy4.txt --sequences 2 --depth 1", "toy5.txt --sequences 3 --depth 1",
+                                   "toy4.txt --tree 3", "toy3.txt --sequences 2 --depth 3",
+                                   "toy5.txt --tree 2,2", "toy4.txt --tree 2,2 --scheme greedy",
+                                   "sun.txt --sequences 2 --depth 2"};
+    for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
+        char a[128];
+        snprintf(a, sizeof a, "%s --verifier ot", shapes[i]);
+        double ot = block_exact(a);
+        snprintf(a, sizeof a, "%s --verifier optimal-token", shapes[i]);
+        double opt = block_exact(a);
+        cr_assert(ot <= opt + 1e-9, "%s: ot %.12g above optimal-token %.12g", shapes[i], ot, opt);
+        if (strstr(shapes[i], "depth 1") || (strstr(shapes[i], "--tree") && !strchr(shapes[i], ','))) {
+            snprintf(a, sizeof a, "%s --verifier otm", shapes[i]);
+            double otm = block_exact(a);
+            cr_assert(fabs(ot - otm) <= 1e-9 && fabs(ot - opt) <= 1e-9,
+                      "%s (one step): ot %.12g, otm %.12g, optimal-token %.12g", shapes[i], ot, otm,
+                      opt);
+        }
+    }
+}
+
+Test(ot, block_on_the_shipped_tree_dump_reports_ot)
+{
+    char *out = NULL;
+    int rc = test_run_mdsd("block data/kjv-trees.h5 --verifiers ot,kseq --sequences 4 --depth 4",
+                           1, &out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert(strstr(out, "| ot |"), "%s", out);
+    free(out);
+}

@@ -100,6 +100,7 @@ void mdsd_check_env_default(mdsd_check_env *env)
     env->verifiers[MDSD_VERIFIER_GREEDY] = &mdsd_verify_greedy_ops;
     env->verifiers[MDSD_VERIFIER_IS] = &mdsd_verify_is_ops;
     env->verifiers[MDSD_VERIFIER_OTM] = &mdsd_verify_otm_ops;
+    env->verifiers[MDSD_VERIFIER_OT] = &mdsd_verify_ot_ops;
     env->cps_Q = mdsd_cps_Q;
     env->wor_Q = mdsd_wor_Q;
 }

@@ -26,6 +26,8 @@ static const vcase exact_cases[] = {
     {MDSD_VERIFIER_RRS, MDSD_SCHEME_MULTI, 2, 3},    {MDSD_VERIFIER_RRSW, MDSD_SCHEME_WOR, 2, 3},
     {MDSD_VERIFIER_KSEQ, MDSD_SCHEME_IID, 2, 3},     {MDSD_VERIFIER_SPECHUB, MDSD_SCHEME_HUB, 2, 2},
     {MDSD_VERIFIER_GREEDY, MDSD_SCHEME_GREEDY, 2, 3},
+    {MDSD_VERIFIER_OT, MDSD_SCHEME_IID, 1, 4},       {MDSD_VERIFIER_OT, MDSD_SCHEME_GREEDY, 2, 3},
+    {MDSD_VERIFIER_OT, MDSD_SCHEME_HUB, 2, 2},
 };
 /* Verifiers whose rates come from an LP (tolerance 1e-7). */
 static const vcase lp_cases[] = {

@@ -16,7 +16,7 @@
 #define SWEEP_MAX 64
 
 static const char *const all_schemes = "iid,wor,greedy,hub,cps";
-static const char *const all_verifiers = "sd,rrs,rrsw,kseq,spechub,greedy,is,otm";
+static const char *const all_verifiers = "sd,rrs,rrsw,kseq,spechub,greedy,is,otm,ot";
 
 /* The value of option `opt` (short s, long l) if present in argv. */
 static const char *option_value(int argc, char **argv, char s, const char *l, int *count)

@@ -42,7 +42,7 @@ static const char usage_text[] =
     "  --scheme S         the tree's per-node scheme: iid (default), wor, greedy,\n"
     "                     hub (W = 2); equal tokens are one child\n"
     "  -v, --verifier V   token-level: sd, rrs, rrsw, kseq, spechub, greedy, is,\n"
-    "                     otm (each must accept the node's scheme: seq: iid with\n"
+    "                     otm, ot (each must accept the node's scheme: seq: iid with\n"
     "                     the surviving drafts; tree: S with W_d); block: bv\n"
     "                     (Sun et al., seq K = 1), gbv (Thomas & Pal, seq),\n"
     "                     traversal (Weng et al., seq, iid and wor trees);\n"

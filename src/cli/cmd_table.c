@@ -28,7 +28,7 @@ static const char usage_text[] =
     "  -d, --drafts LIST        numbers of drafts n (default 3)\n"
     "  -s, --schemes LIST       schemes whose alpha* to report (default iid,wor,greedy)\n"
     "  -v, --verifiers LIST     verifiers (default rrs,kseq,greedy); each runs\n"
-    "                           on its own scheme (rrs/kseq/is: iid, rrsw: wor,\n"
+    "                           on its own scheme (rrs/kseq/is/ot: iid, rrsw: wor,\n"
     "                           greedy: greedy, spechub: hub, sd: n = 1), whose alpha*\n"
     "                           is then reported too; 'none' for bounds only.\n"
     "                           rrsw is exact (certified to 1e-9) up to n = 3 at\n"

@@ -85,6 +85,19 @@ int mdsd_position_pq(const mdsd_position_settings *st, mdsd_position_worker *w, 
     return rc;
 }
 
+/* ot's exact rate is alpha* of its scheme (MATH.md §3.10): checked at every
+ * position against sort-and-scan, so that an ot row can never print a value
+ * off the scheme's alpha* line. */
+static int ot_attains(mdsd_position_worker *w, const mdsd_scheme *s, double rate, mdsd_err *err)
+{
+    double star;
+    int rc = mdsd_position_alpha(w, s, &star, err);
+    if (rc == MDSD_OK && !(fabs(rate - star) <= 1e-9))
+        rc = mdsd_fail(err, MDSD_ESOLVER, "ot's acceptance %.17g is not alpha* = %.17g (off by "
+                       "%.3g); please report this position", rate, star, fabs(rate - star));
+    return rc;
+}
+
 /* Evaluates every cell at one row: alpha[cells], per_draft[cells * max_n]. */
 int mdsd_position_eval(const unit_ctx *u, worker *w, const float *target, const float *draft,
                        size_t row, double *alpha, double *per_draft, bool *exact, mdsd_err *err)
@@ -108,6 +121,8 @@ int mdsd_position_eval(const unit_ctx *u, worker *w, const float *target, const 
             rc = mdsd_fail(err, rc, "no exact acceptance at this size; pass --trials K for Monte Carlo%s",
                            ce->verifier == MDSD_VERIFIER_RRSW && rc == MDSD_ETOOBIG
                                ? " (rrsw: or raise --max-paths, the guard on its draw-path visits)" : "");
+        if (rc == MDSD_OK && ce->verifier == MDSD_VERIFIER_OT && exact[c])
+            rc = ot_attains(w, &s, alpha[c], err);
         if (rc) {
             char what[600];
             snprintf(what, sizeof what, "%s", err->msg);

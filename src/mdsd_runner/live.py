@@ -22,7 +22,7 @@ import numpy as np
 from .errors import RunnerError
 from .pipeline import _checked, pad_right
 
-VERIFIERS = ("sd", "rrs", "rrsw", "kseq", "spechub", "greedy", "is", "otm")
+VERIFIERS = ("sd", "rrs", "rrsw", "kseq", "spechub", "greedy", "is", "otm", "ot")
 
 
 def load_mdsd():

@@ -32,7 +32,7 @@ __all__ = ["MdsdError", "version", "__version__", "Rng", "SCHEMES", "METHODS", "
 
 SCHEMES = ("iid", "wor", "greedy", "hub", "cps", "multi", "custom")
 METHODS = ("auto", "lp-full", "lp-reduced", "brute", "sort", "k2", "maxflow")
-VERIFIERS = ("sd", "rrs", "rrsw", "kseq", "spechub", "greedy", "is", "otm",
+VERIFIERS = ("sd", "rrs", "rrsw", "kseq", "spechub", "greedy", "is", "otm", "ot",
              # audit variants (papers/FINDINGS.md): not valid verifiers for use
              "is-face", "rrs-skipdup", "spechub-hubaccept", "rrsw-f32")
 _CODES = {1: "EINVAL", 2: "ENOMEM", 3: "ETOOBIG", 4: "EIO", 5: "EFORMAT", 6: "ESOLVER",
