@@ -239,6 +239,12 @@ static int sweep(mdsd_ot_plan *pl, const prefix *pf, arena *a, uint32_t *stack)
 
 /* ---- building ----------------------------------------------------------- */
 
+static int cmp_node_bin(const void *x, const void *y)
+{
+    const node *a = x, *b = y;
+    return (a->bin > b->bin) - (a->bin < b->bin);
+}
+
 /* The pieces into the plan's arrays, each token's by bin, merged per bin,
  * empty ones dropped; r recomputed from them. */
 static int compact(mdsd_ot_plan *pl, arena *a, mdsd_err *err)
@@ -255,44 +261,38 @@ static int compact(mdsd_ot_plan *pl, arena *a, mdsd_err *err)
     pl->piece_bin = carve_take(&c, total * sizeof *pl->piece_bin);
     pl->piece_mass = carve_take(&c, total * sizeof *pl->piece_mass);
     pl->piece_cum = carve_take(&c, total * sizeof *pl->piece_cum);
+    node *buf = malloc(total * sizeof *buf); /* one token's pieces, to sort */
+    if (!buf)
+        return mdsd_fail(err, MDSD_ENOMEM, "ot: out of memory");
     size_t out = 0;
     for (size_t t = 0; t < K; t++) {
-        size_t s = pl->piece_start[t] = out;
-        if (a->own[t] > 0.0) {
-            pl->piece_bin[out] = (uint32_t)t;
-            pl->piece_mass[out++] = a->own[t];
-        }
-        for (uint32_t id = a->first[t]; id != NIL; id = a->nodes[id].next) {
-            if (!(a->nodes[id].mass > 0.0))
-                continue;
-            /* insertion by bin (a token's extra pieces are few, and those of
-             * a stack token come ascending already) */
-            size_t i = out++;
-            while (i > s && pl->piece_bin[i - 1] > a->nodes[id].bin) {
-                pl->piece_bin[i] = pl->piece_bin[i - 1];
-                pl->piece_mass[i] = pl->piece_mass[i - 1];
-                i--;
-            }
-            if (i > s && pl->piece_bin[i - 1] == a->nodes[id].bin) { /* merge */
-                pl->piece_mass[i - 1] += a->nodes[id].mass;
-                for (size_t l = i; l + 1 < out; l++)
-                    pl->piece_bin[l] = pl->piece_bin[l + 1], pl->piece_mass[l] = pl->piece_mass[l + 1];
-                out--;
+        size_t s = pl->piece_start[t] = out, c = 0;
+        if (a->own[t] > 0.0)
+            buf[c++] = (node){(uint32_t)t, NIL, a->own[t]};
+        for (uint32_t id = a->first[t]; id != NIL; id = a->nodes[id].next)
+            if (a->nodes[id].mass > 0.0)
+                buf[c++] = a->nodes[id];
+        if (c > 1)
+            qsort(buf, c, sizeof *buf, cmp_node_bin);
+        for (size_t i = 0; i < c; i++) {
+            if (out > s && pl->piece_bin[out - 1] == buf[i].bin) { /* merge */
+                pl->piece_mass[out - 1] += buf[i].mass;
             } else {
-                pl->piece_bin[i] = a->nodes[id].bin;
-                pl->piece_mass[i] = a->nodes[id].mass;
+                pl->piece_bin[out] = buf[i].bin;
+                pl->piece_mass[out++] = buf[i].mass;
             }
         }
-        double cum = 0.0, r = 0.0, c = 0.0;
+        double cum = 0.0, r = 0.0, comp = 0.0;
         for (size_t i = s; i < out; i++) {
             cum += pl->piece_mass[i];
             pl->piece_cum[i] = cum;
             double x = pl->piece_mass[i] * pl->wbar[pl->piece_bin[i]], u = r + x; /* Neumaier */
-            c += fabs(r) >= fabs(x) ? (r - u) + x : (x - u) + r;
+            comp += fabs(r) >= fabs(x) ? (r - u) + x : (x - u) + r;
             r = u;
         }
-        pl->r[t] = r + c;
+        pl->r[t] = r + comp;
     }
+    free(buf);
     pl->piece_start[K] = out;
     pl->pieces = out;
     return MDSD_OK;

@@ -34,7 +34,13 @@
  *       alpha* of the multi-drafter scheme: p = softmax of position 0's
  *       target row, drafter j = softmax of position j's draft row (the file
  *       needs n positions); the whole call as the CLI makes it (enumeration,
- *       set law, solve); no LP cost guard. Value and median seconds. */
+ *       set law, solve); no LP cost guard. Value and median seconds.
+ *   bench_driver ot FILE --vocab V --n N [--temperature T] [--tuples K]
+ *       per position (softmax excluded, one thread, CPU seconds, the
+ *       fastest of --repeats passes): alpha* by sort-and-scan, the set-up of
+ *       rrs, kseq and ot, and K draft tuples drawn and verified by ot; ot's
+ *       acceptance against alpha* and the output's chi-square over the
+ *       positions (cells of expected count >= 5 pooled). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -436,10 +442,102 @@ static int cmd_flow(int argc, char **argv)
     return 0;
 }
 
+/* Per position: alpha* sort-free, rrs / kseq / ot set-up, K tuples through ot. */
+static int cmd_ot(int argc, char **argv)
+{
+    size_t V = (size_t)opt_num(argc, argv, "--vocab", 32000), P;
+    size_t n = (size_t)opt_num(argc, argv, "--n", 3);
+    size_t tuples = (size_t)opt_num(argc, argv, "--tuples", 2000);
+    int repeats = (int)opt_num(argc, argv, "--repeats", 3);
+    double T = opt_num(argc, argv, "--temperature", 0.7);
+    float *x = read_f32(argv[2], V, &P);
+    double *p = malloc(P * V * sizeof *p), *q = malloc(P * V * sizeof *q);
+    mdsd_err err;
+    for (size_t pos = 0; pos < P; pos++)
+        if (mdsd_softmax_float(x + 2 * pos * V, V, T, p + pos * V, "target", &err) ||
+            mdsd_softmax_float(x + 2 * pos * V + V, V, T, q + pos * V, "draft", &err))
+            die("ot", err.msg);
+    mdsd_bound_workspace *ws = mdsd_bound_workspace_alloc(V, n, NULL);
+    /* best CPU seconds of a pass over the positions: alpha*, rrs, kseq, ot, verify */
+    double best[5] = {INFINITY, INFINITY, INFINITY, INFINITY, INFINITY}, worst_gap = 0.0;
+    double chi = 0.0, accepted = 0.0;
+    int *d = malloc(n * sizeof *d);
+    uint64_t *hist = calloc(V, sizeof *hist);
+    long dof = 0;
+    gsl_rng *r = mdsd_rng_alloc(7);
+    for (int rep = 0; rep < repeats; rep++) {
+        double t[5] = {0};
+        for (size_t pos = 0; pos < P; pos++) {
+            mdsd_scheme s = {MDSD_SCHEME_IID, n, V, q + pos * V, NULL};
+            const double *pp = p + pos * V;
+            mdsd_bound_result res = {0};
+            double c0 = cpu();
+            if (mdsd_bound_alpha(pp, &s, MDSD_BOUND_SORT, NULL, ws, &res, &err))
+                die("ot", err.msg);
+            double c1 = cpu();
+            mdsd_verifier *vr = mdsd_verifier_alloc(MDSD_VERIFIER_RRS, pp, &s, NULL, &err);
+            double c2 = cpu();
+            mdsd_verifier *vk = mdsd_verifier_alloc(MDSD_VERIFIER_KSEQ, pp, &s, NULL, &err);
+            double c3 = cpu();
+            mdsd_verifier *vo = mdsd_verifier_alloc(MDSD_VERIFIER_OT, pp, &s, NULL, &err);
+            double c4 = cpu();
+            if (!vr || !vk || !vo)
+                die("ot", err.msg);
+            mdsd_sampler *sm = mdsd_sampler_alloc(&s, &err);
+            if (!sm)
+                die("ot", err.msg);
+            /* the drafts are drawn outside the clock; the verification inside */
+            int *all = malloc(tuples * n * sizeof *all);
+            for (size_t k = 0; k < tuples; k++)
+                mdsd_sampler_draw(sm, r, all + k * n);
+            double c5 = cpu();
+            for (size_t k = 0; k < tuples; k++) {
+                int j, y = mdsd_verifier_verify(vo, all + k * n, r, &j);
+                if (rep == 0)
+                    hist[y]++, accepted += j >= 0;
+            }
+            double c6 = cpu();
+            double alpha, per[64];
+            if (rep == 0) {
+                if (mdsd_verifier_exact(MDSD_VERIFIER_OT, pp, &s, NULL, &alpha, per, &err))
+                    die("ot", err.msg);
+                worst_gap = fmax(worst_gap, fabs(alpha - res.alpha));
+                double e = 0.0, o = 0.0; /* chi-square cells of expected count >= 5 */
+                for (size_t v = 0; v < V; v++) {
+                    e += pp[v] * (double)tuples, o += (double)hist[v];
+                    hist[v] = 0;
+                    if (e >= 5.0 || v + 1 == V) {
+                        if (e > 0.0)
+                            chi += (o - e) * (o - e) / e, dof++;
+                        e = o = 0.0;
+                    }
+                }
+                dof--;
+            }
+            t[0] += c1 - c0, t[1] += c2 - c1, t[2] += c3 - c2, t[3] += c4 - c3, t[4] += c6 - c5;
+            free(all);
+            mdsd_sampler_free(sm);
+            mdsd_verifier_free(vr), mdsd_verifier_free(vk), mdsd_verifier_free(vo);
+        }
+        for (int k = 0; k < 5; k++)
+            best[k] = fmin(best[k], t[k]);
+    }
+    printf("{\"task\": \"ot\", \"V\": %zu, \"n\": %zu, \"positions\": %zu, \"tuples\": %zu, "
+           "\"alpha_seconds\": %.9g, \"rrs_setup_seconds\": %.9g, \"kseq_setup_seconds\": %.9g, "
+           "\"ot_setup_seconds\": %.9g, \"ot_verify_seconds\": %.9g, \"worst_gap\": %.3g, "
+           "\"acceptance\": %.6f, \"chi_square\": %.6g, \"dof\": %ld}\n",
+           V, n, P, tuples, best[0] / P, best[1] / P, best[2] / P, best[3] / P,
+           best[4] / (double)(P * tuples), worst_gap, accepted / (double)(P * tuples), chi, dof);
+    gsl_rng_free(r);
+    mdsd_bound_workspace_free(ws);
+    free(x), free(p), free(q), free(d), free(hist);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: bench_driver gen|alpha|pq|lp|mc|rrsw|flow FILE [options] (see the source)\n");
+        fprintf(stderr, "usage: bench_driver gen|alpha|pq|lp|mc|rrsw|flow|ot FILE [options] (see the source)\n");
         return 2;
     }
     if (!strcmp(argv[1], "gen"))
@@ -456,6 +554,8 @@ int main(int argc, char **argv)
         return cmd_rrsw(argc, argv);
     if (!strcmp(argv[1], "flow"))
         return cmd_flow(argc, argv);
+    if (!strcmp(argv[1], "ot"))
+        return cmd_ot(argc, argv);
     fprintf(stderr, "bench_driver: unknown task '%s'\n", argv[1]);
     return 2;
 }

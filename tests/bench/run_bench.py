@@ -272,6 +272,32 @@ class Bench:
                      f"{fmt_time(t_mc)}/pos (s.e. ~0.01)", f"{t_mc / t:.3g}×",
                      f"widest interval {ours['widest']:.1e}; MC z = {ours['mc_z']:.2f}")
 
+    # ---- ot: the optimal verifier's set-up and verification ---------------------------------
+
+    def ot(self, V, positions):
+        """ot's set-up per position and its cost per verified draft tuple, one core,
+        beside alpha* by sort-and-scan and rrs's and kseq's set-up in the same pass
+        (softmax excluded: the same p, q for all four)."""
+        f32 = self.path(f"logits-{V}.f32")
+        if not os.path.exists(f32):
+            self.driver("gen", f32, "--vocab", V, "--positions", positions, "--seed", 1)
+        for n in (2, 3, 4, 6, 8):
+            ours = self.driver("ot", f32, "--vocab", V, "--n", n, "--temperature", 0.7,
+                               "--repeats", 2 if self.a.quick else 3,
+                               "--tuples", 500 if self.a.quick else 2000)
+            self.data[f"ot-{V}-{n}"] = ours
+            t_ot, t_a = ours["ot_setup_seconds"], ours["alpha_seconds"]
+            t_rrs, t_kseq, t_v = ours["rrs_setup_seconds"], ours["kseq_setup_seconds"], ours["ot_verify_seconds"]
+            self.row("`ot` set-up per position (1 core, CPU) vs α\\* by sort-and-scan; rrs, kseq set-up",
+                     f"V = {V:,}, n = {n}", f"{fmt_time(t_ot)}/pos",
+                     f"α\\* {fmt_time(t_a)}; rrs {fmt_time(t_rrs)}; kseq {fmt_time(t_kseq)}",
+                     f"{t_ot / t_a:.1f}× α\\*, {t_ot / t_rrs:.1f}× rrs",
+                     f"|α(ot) − α\\*| ≤ {ours['worst_gap']:.1e}")
+            self.row("`ot` per verified draft tuple, and per verified token (set-up + one tuple)",
+                     f"V = {V:,}, n = {n}", f"{fmt_time(t_v)}/tuple; {fmt_time(t_ot + t_v)}/token",
+                     "–", "–", f"χ² {ours['chi_square']:.0f} on {ours['dof']} d.f., "
+                     f"acceptance {ours['acceptance']:.4f}")
+
     # ---- mdsd table end to end, and its memory ----------------------------------------------
 
     def dump(self, V, N, family="zipf", dtype="float16"):
@@ -438,6 +464,8 @@ def main():
     b.flow()
     b.mc(32000)
     b.rrsw(32000)
+    b.ot(32000, 8 if a.quick else 16)
+    b.ot(152064, 4 if a.quick else 8)
     b.table_iid()
     b.table()
     b.hashing()
