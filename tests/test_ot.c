@@ -333,13 +333,7 @@ static double chi_square_32000(const mdsd_ot_plan *pl, const double *p, const do
     double chi = 0.0, e = 0.0, o = 0.0;
     int cells = 0;
     for (size_t i = 0; i < V; i++) {
-        size_t v = i < pl->K ? pl->tok[i] : 0;
-        if (i >= pl->K) { /* the q = 0 tokens, by index */
-            size_t seen = 0;
-            for (v = 0; v < V; v++)
-                if (pl->bin_of[v] < 0 && seen++ == i - pl->K)
-                    break;
-        }
+        size_t v = pl->tok[i];
         e += p[v] * (double)trials;
         o += (double)count[v];
         if (e >= 0.02 * (double)trials || i + 1 == V) {

@@ -20,6 +20,7 @@
 #include "ot_plan.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -85,6 +86,92 @@ static void *carve_take(carve *c, size_t bytes)
     void *p = c->base + c->used;
     c->used += carve_size(bytes);
     return p;
+}
+
+/* A per-thread cache of freed blocks: the positions of a job build one plan
+ * after another of about the same size, and a block taken back from here is
+ * already faulted in (fresh pages cost a third of a set-up at V = 32,000).
+ * Freed on thread exit. The size of a block is kept in front of it. */
+#define CACHE_SLOTS 4
+
+typedef struct {
+    void *block[CACHE_SLOTS];
+} block_cache;
+
+static pthread_key_t cache_key;
+static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
+
+static void cache_destroy(void *v)
+{
+    block_cache *c = v;
+    for (int i = 0; i < CACHE_SLOTS; i++)
+        free(c->block[i]);
+    free(c);
+}
+
+static void cache_init(void)
+{
+    if (pthread_key_create(&cache_key, cache_destroy) != 0)
+        cache_key = (pthread_key_t)-1;
+}
+
+static block_cache *cache_get(void)
+{
+    pthread_once(&cache_once, cache_init);
+    if (cache_key == (pthread_key_t)-1)
+        return NULL;
+    block_cache *c = pthread_getspecific(cache_key);
+    if (!c && (c = calloc(1, sizeof *c)) && pthread_setspecific(cache_key, c) != 0) {
+        free(c);
+        c = NULL;
+    }
+    return c;
+}
+
+#define BLOCK_HEADER 64 /* keeps the arrays 64-byte aligned */
+
+/* A block of at least `bytes`: a cached one that fits, else a new one. */
+static void *block_take(size_t bytes)
+{
+    block_cache *c = cache_get();
+    for (int i = 0; c && i < CACHE_SLOTS; i++) {
+        size_t *b = c->block[i];
+        if (b && b[0] >= bytes) {
+            c->block[i] = NULL;
+            return (char *)b + BLOCK_HEADER;
+        }
+    }
+    size_t *b = malloc(BLOCK_HEADER + bytes);
+    if (!b)
+        return NULL;
+    b[0] = bytes;
+    return (char *)b + BLOCK_HEADER;
+}
+
+/* Gives a block back: into an empty slot, else in place of the smallest
+ * cached block if that is smaller; else it is freed. */
+static void block_give(void *p)
+{
+    if (!p)
+        return;
+    size_t *b = (size_t *)((char *)p - BLOCK_HEADER);
+    block_cache *c = cache_get();
+    int slot = -1;
+    for (int i = 0; c && i < CACHE_SLOTS; i++) {
+        size_t *x = c->block[i];
+        if (!x) {
+            slot = i;
+            break;
+        }
+        if (slot < 0 || x[0] < ((size_t *)c->block[slot])[0])
+            slot = i;
+    }
+    if (slot < 0 || (c->block[slot] && ((size_t *)c->block[slot])[0] >= b[0])) {
+        free(b);
+        return;
+    }
+    free(c->block[slot]);
+    c->block[slot] = b;
 }
 
 /* Builder scratch: the double-double prefix of the raw q along the layout. */
@@ -253,26 +340,49 @@ static int compact(mdsd_ot_plan *pl, arena *a, mdsd_err *err)
     size_t bytes = carve_size((K + 1) * sizeof *pl->piece_start) +
                    carve_size(total * sizeof *pl->piece_bin) +
                    2 * carve_size(total * sizeof *pl->piece_mass);
-    carve c = {mdsd_vc_malloc(bytes, "ot", err), 0};
+    carve c = {block_take(bytes), 0};
     if (!c.base)
-        return MDSD_ENOMEM;
+        return mdsd_fail(err, MDSD_ENOMEM, "ot: out of memory");
     pl->piece_mem = c.base;
     pl->piece_start = carve_take(&c, (K + 1) * sizeof *pl->piece_start);
     pl->piece_bin = carve_take(&c, total * sizeof *pl->piece_bin);
     pl->piece_mass = carve_take(&c, total * sizeof *pl->piece_mass);
     pl->piece_cum = carve_take(&c, total * sizeof *pl->piece_cum);
-    node *buf = malloc(total * sizeof *buf); /* one token's pieces, to sort */
+    node *buf = block_take(total * sizeof *buf); /* one token's pieces, to sort */
     if (!buf)
         return mdsd_fail(err, MDSD_ENOMEM, "ot: out of memory");
     size_t out = 0;
     for (size_t t = 0; t < K; t++) {
         size_t s = pl->piece_start[t] = out, c = 0;
+        if (a->first[t] == NIL) { /* untouched by the sweep: its own bin only */
+            pl->piece_bin[out] = (uint32_t)t;
+            pl->piece_mass[out] = a->own[t];
+            pl->piece_cum[out++] = a->own[t];
+            pl->r[t] = a->own[t] * pl->wbar[t];
+            continue;
+        }
         if (a->own[t] > 0.0)
             buf[c++] = (node){(uint32_t)t, NIL, a->own[t]};
         for (uint32_t id = a->first[t]; id != NIL; id = a->nodes[id].next)
             if (a->nodes[id].mass > 0.0)
                 buf[c++] = a->nodes[id];
-        if (c > 1)
+        /* A stack token's pieces come ascending, an excess token's mostly
+         * descending (the stack's tokens lie ever lower): reverse those, then
+         * an insertion sort that gives up to qsort past a few moves a piece. */
+        if (c > 2 && buf[1].bin > buf[c - 1].bin)
+            for (size_t i = 1, l = c - 1; i < l; i++, l--) {
+                node x = buf[i];
+                buf[i] = buf[l], buf[l] = x;
+            }
+        size_t moves = 0;
+        for (size_t i = 1; i < c && moves <= 8 * c; i++) {
+            node x = buf[i];
+            size_t l = i;
+            while (l > 0 && buf[l - 1].bin > x.bin)
+                buf[l] = buf[l - 1], l--, moves++;
+            buf[l] = x;
+        }
+        if (moves > 8 * c)
             qsort(buf, c, sizeof *buf, cmp_node_bin);
         for (size_t i = 0; i < c; i++) {
             if (out > s && pl->piece_bin[out - 1] == buf[i].bin) { /* merge */
@@ -292,14 +402,14 @@ static int compact(mdsd_ot_plan *pl, arena *a, mdsd_err *err)
         }
         pl->r[t] = r + comp;
     }
-    free(buf);
+    block_give(buf);
     pl->piece_start[K] = out;
     pl->pieces = out;
     return MDSD_OK;
 }
 
 /* Beta, alpha and the residual's cumulative weights over [0, V). */
-static void accept_and_residual(mdsd_ot_plan *pl, const double *p)
+static void accept_and_residual(mdsd_ot_plan *pl)
 {
     mdsd_bsum acc, res;
     mdsd_bsum_init(&acc);
@@ -309,12 +419,11 @@ static void accept_and_residual(mdsd_ot_plan *pl, const double *p)
         pl->beta[b] = mdsd_vc_pass(pb, rb);
         mdsd_bsum_add(&acc, rb < pb ? rb : pb);
     }
-    for (size_t v = 0; v < pl->V; v++) {
-        int32_t b = pl->bin_of[v]; /* q = 0: never a draft, all of p is residual */
-        double w = b < 0 ? p[v] : pl->r[b] < pl->p[b] ? pl->p[b] - pl->r[b] : 0.0;
-        pl->res_w[v] = w;
+    for (size_t i = 0; i < pl->V; i++) { /* layout order; q = 0: all of p is residual */
+        double w = i >= pl->K ? pl->p[i] : pl->r[i] < pl->p[i] ? pl->p[i] - pl->r[i] : 0.0;
+        pl->res_w[i] = w;
         mdsd_bsum_add(&res, w);
-        pl->res_cum[v] = mdsd_bsum_value(&res);
+        pl->res_cum[i] = mdsd_bsum_value(&res);
     }
     pl->alpha = mdsd_bsum_value(&acc);
     pl->residual_mass = pl->V ? pl->res_cum[pl->V - 1] : 0.0;
@@ -333,10 +442,13 @@ static void line(mdsd_ot_plan *pl, prefix *pf, const double *q)
         pf->hi[b + 1] = hi, pf->lo[b + 1] = lo;
     }
     pf->total = hi + lo;
-    for (size_t b = 0; b < K; b++)
-        pl->len[b] = q[pl->tok[b]] / pf->total;
-    for (size_t b = 0; b <= K; b++)
-        pl->pos[b] = (pf->hi[b] + pf->lo[b]) / pf->total;
+    /* the line in units of q's total (one product each: within an ulp of the
+     * quotient, and the same units for len, pos and the rates) */
+    double inv = 1.0 / pf->total;
+    for (size_t b = 0; b < K; b++) {
+        pl->len[b] = q[pl->tok[b]] * inv;
+        pl->pos[b] = (pf->hi[b] + pf->lo[b]) * inv;
+    }
     pl->pos[K] = 1.0;
     for (size_t b = 0; b < K; b++) { /* h_{n-1}(U, L) = U h_{n-2}(U, L) + L^(n-1) */
         double U = pl->pos[b + 1], L = pl->pos[b], h = 1.0, Ld = 1.0;
@@ -358,23 +470,24 @@ static int layout(mdsd_ot_plan *pl, prefix *pf, const double *p, const double *q
     mdsd_qp_order_compute(&o, p, q, V);
     size_t K = pl->K = o.n_scan;
     size_t dK = carve_size((K + 1) * sizeof(double)), dV = carve_size(V * sizeof(double));
-    size_t bytes = carve_size(K * sizeof *pl->tok + 1) + carve_size(V * sizeof *pl->bin_of) +
-                   6 * dK + 2 * dV;
-    carve c = {mdsd_vc_malloc(bytes, "ot", err), 0};
-    carve w = {mdsd_vc_malloc(2 * dK, "ot", err), 0};
+    size_t bytes = carve_size(V * sizeof *pl->tok) + carve_size(V * sizeof *pl->bin_of) +
+                   5 * dK + 3 * dV;
+    carve c = {block_take(bytes), 0};
+    carve w = {block_take(2 * dK), 0};
     if (!c.base || !w.base) {
-        free(c.base);
-        free(w.base);
+        block_give(c.base);
+        block_give(w.base);
+        mdsd_fail(err, MDSD_ENOMEM, "ot: out of memory (V = %zu)", V);
         mdsd_qp_order_destroy(&o);
         return MDSD_ENOMEM;
     }
     pl->mem = c.base;
-    pl->tok = carve_take(&c, K * sizeof *pl->tok + 1);
+    pl->tok = carve_take(&c, V * sizeof *pl->tok);
     pl->bin_of = carve_take(&c, V * sizeof *pl->bin_of);
     pl->len = carve_take(&c, (K + 1) * sizeof(double));
     pl->pos = carve_take(&c, (K + 1) * sizeof(double));
     pl->wbar = carve_take(&c, (K + 1) * sizeof(double));
-    pl->p = carve_take(&c, (K + 1) * sizeof(double));
+    pl->p = carve_take(&c, V * sizeof(double));
     pl->r = carve_take(&c, (K + 1) * sizeof(double));
     pl->beta = carve_take(&c, (K + 1) * sizeof(double));
     pl->res_w = carve_take(&c, V * sizeof(double));
@@ -383,11 +496,12 @@ static int layout(mdsd_ot_plan *pl, prefix *pf, const double *p, const double *q
     pf->hi = carve_take(&w, (K + 1) * sizeof(double));
     pf->lo = carve_take(&w, (K + 1) * sizeof(double));
     memset(pl->bin_of, 0xff, V * sizeof *pl->bin_of); /* -1 */
-    for (size_t b = 0; b < K; b++) {
+    for (size_t b = 0; b < V; b++) { /* the bins, then the tokens with q = 0 */
         uint32_t t = o.order[b];
         pl->tok[b] = t;
-        pl->bin_of[t] = (int32_t)b;
         pl->p[b] = p[t];
+        if (b < K)
+            pl->bin_of[t] = (int32_t)b;
     }
     mdsd_qp_order_destroy(&o);
     line(pl, pf, q);
@@ -439,7 +553,7 @@ int mdsd_ot_plan_build_planted(mdsd_ot_plan *pl, const double *p, const double *
             line(pl, &pf, q);
         }
         size_t bytes = carve_size(K * sizeof *a.own + 1) + 4 * carve_size(K * sizeof *stack + 1);
-        carve c = {malloc(bytes), 0};
+        carve c = {block_take(bytes), 0};
         rc = c.base ? MDSD_OK : MDSD_ENOMEM;
         if (rc == MDSD_OK) {
             a.mem = c.base;
@@ -464,10 +578,10 @@ int mdsd_ot_plan_build_planted(mdsd_ot_plan *pl, const double *p, const double *
         if (rc == MDSD_OK)
             rc = compact(pl, &a, err);
         if (rc == MDSD_OK)
-            accept_and_residual(pl, p);
+            accept_and_residual(pl);
     }
-    free(pf.mem);
-    free(a.mem);
+    block_give(pf.mem);
+    block_give(a.mem);
     free(a.nodes);
     if (rc != MDSD_OK)
         mdsd_ot_plan_free(pl);
@@ -476,8 +590,8 @@ int mdsd_ot_plan_build_planted(mdsd_ot_plan *pl, const double *p, const double *
 
 void mdsd_ot_plan_free(mdsd_ot_plan *pl)
 {
-    free(pl->mem);
-    free(pl->piece_mem);
+    block_give(pl->mem);
+    block_give(pl->piece_mem);
     memset(pl, 0, sizeof *pl);
 }
 
@@ -494,7 +608,7 @@ static int residual_draw(const mdsd_ot_plan *pl, gsl_rng *rng)
         else
             lo = mid + 1;
     }
-    return (int)lo;
+    return (int)pl->tok[lo];
 }
 
 /* ---- verifying ---------------------------------------------------------- */
@@ -657,7 +771,7 @@ void mdsd_ot_plan_law(const mdsd_ot_plan *pl, const int *x, double *py)
             if (b >= 0 && tok[i] == (size_t)b)
                 v = acc[i];
         if (reject > 0.0 && pl->residual_mass > 0.0 && x[j] >= 0 && (size_t)x[j] < pl->V)
-            v += reject * pl->res_w[x[j]] / pl->residual_mass;
+            v += b >= 0 ? reject * pl->res_w[b] / pl->residual_mass : 0.0;
         py[j] = v;
     }
 }
@@ -667,10 +781,10 @@ void mdsd_ot_plan_law_full(const mdsd_ot_plan *pl, const int *x, double *out)
     size_t tok[MDSD_OT_MAX_DRAFTS];
     double acc[MDSD_OT_MAX_DRAFTS], reject;
     size_t d = law_core(pl, x, tok, acc, &reject);
-    for (size_t v = 0; v < pl->V; v++)
-        out[v] = reject > 0.0 && pl->residual_mass > 0.0
-                     ? reject * pl->res_w[v] / pl->residual_mass
-                     : 0.0;
+    for (size_t i = 0; i < pl->V; i++)
+        out[pl->tok[i]] = reject > 0.0 && pl->residual_mass > 0.0
+                              ? reject * pl->res_w[i] / pl->residual_mass
+                              : 0.0;
     for (size_t i = 0; i < d; i++)
         out[pl->tok[tok[i]]] += acc[i];
 }

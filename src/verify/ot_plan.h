@@ -39,12 +39,12 @@ typedef struct {
     size_t V, n;      /* vocabulary, drafts */
     size_t K;         /* bins = tokens with q > 0 */
     size_t m;         /* bins [0, m) are H (the saturated tier), [m, K) the rest */
-    uint32_t *tok;    /* [K] the token of bin b (the layout order) */
+    uint32_t *tok;    /* [V] the layout: the token of bin b < K, then the q = 0 tokens */
     int32_t *bin_of;  /* [V] the bin of a token, -1 where q = 0 */
     double *len;      /* [K] bin lengths: q(tok[b]) / q's total */
     double *pos;      /* [K + 1] S_b, the line's position of bin b (S_K = 1) */
     double *wbar;     /* [K] mean of n u^(n-1) over bin b */
-    double *p;        /* [K] p of the bin's token */
+    double *p;        /* [V] p along the layout */
     /* the allocation, token by token (a token is named by its own bin):
      * pieces piece_start[t] .. piece_start[t + 1], bins ascending */
     size_t *piece_start;  /* [K + 1] */
@@ -57,7 +57,8 @@ typedef struct {
     double alpha;     /* sum over tokens of min(p, r) */
     double alpha_cut; /* 1 + p(H) - Q(H) of the scan that chose H */
     double residual_mass;   /* sum of the residual weights */
-    double *res_w;    /* [V] residual weights (p - min(p, r))+; all of p where q = 0 */
+    double *res_w;    /* [V] residual weights along the layout: (p - min(p, r))+, all of
+                       * p past K (the tokens with q = 0) */
     double *res_cum;  /* [V] their running sums, for drawing by bisection */
     size_t exchanges; /* exchange steps the construction took */
 } mdsd_ot_plan;
