@@ -154,3 +154,15 @@ Test(package, python_inputs_and_words, .timeout = 300)
     cr_assert(strstr(out, "\nOK\n"), "no plain OK line:\n%s", out);
     free(out);
 }
+
+/* The package's own writes under the library's output-safety mechanism
+ * (tests/python/test_mdsd_outputs.py): mdsd.evaluate(output=) through an O_EXCL
+ * temporary file and a rename, never a user's OUT.tmp nor a symlink; under OUT.lock;
+ * with its provenance sidecar; the check of outputs against inputs (mdsd/output.h). */
+Test(package, python_outputs_never_follow_or_consume, .timeout = 300)
+{
+    char *out = test_shell_ok("PYTHONPATH=src/python:tests/python /usr/bin/python3 -m unittest "
+                         "test_mdsd_outputs 2>&1");
+    cr_assert(strstr(out, "\nOK\n"), "no plain OK line:\n%s", out);
+    free(out);
+}

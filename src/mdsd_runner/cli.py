@@ -234,6 +234,8 @@ def main(argv=None):
     try:
         if args.command == "validate":
             return _validate(args.files)
+        from .outputs import check_outputs
+        check_outputs(args)  # -o against every input, before any work
         if args.command == "import":
             from .importer import run as run_import
             return run_import(args)

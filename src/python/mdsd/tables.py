@@ -3,14 +3,17 @@ arrays (a pandas DataFrame when pandas is installed), and the table job over log
 in memory (mdsd.evaluate)."""
 
 import csv
+import hashlib
+import json
 import math
 import os
 import shutil
 import tempfile
+import time
 
 import numpy as np
 
-from . import MdsdError
+from . import MdsdError, _paths, version
 
 # Columns of whole numbers in the jobs' CSVs (mdsd table: n, positions, samples, exact;
 # mdsd block: sequences, depth, trees, samples). Empty fields (a block row's sequences on
@@ -172,6 +175,11 @@ def evaluate(target_logits, draft_logits, temperatures=(1.0,), draft_counts=(2,)
     label = str(label)
     if not label or "/" in label or label.startswith("."):
         raise MdsdError(1, f"evaluate: label {label!r} must be a plain name (no '/')")
+    settings = dict(temperatures=temperatures, draft_counts=draft_counts, schemes=schemes,
+                    verifiers=verifiers, top_k=top_k, top_p=top_p, trials=trials,
+                    simulate=simulate, seed=seed, threads=threads, **opts)
+    if output is not None:  # before any work, as the command line checks -o
+        _paths.check([], _paths.family(output, "output", (".lock", ".provenance.json")))
     work = tempfile.mkdtemp(prefix="mdsd-evaluate-")
     try:
         dump = os.path.join(work, label)
@@ -189,10 +197,42 @@ def evaluate(target_logits, draft_logits, temperatures=(1.0,), draft_counts=(2,)
                        threads=threads, progress=progress, pandas=pandas, _stacklevel=4,
                        **opts)
         if output is not None:
-            shutil.copyfile(csv_path, os.fspath(output) + ".tmp")
-            os.replace(os.fspath(output) + ".tmp", output)
+            _keep(csv_path, output, dump, label, settings)
         return result
     except MdsdError as e:  # name the arrays, not the temporary dump
         raise MdsdError(e.code, str(e).replace(dump, f"evaluate ({label})")) from None
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _keep(csv_path, output, dump, label, settings):
+    """evaluate(output=OUT): the results CSV and its provenance sidecar OUT.provenance.json
+    (the keys of `mdsd table`'s, src/job/provenance.h; the dump is the arrays' temporary
+    one, named "evaluate (LABEL)", with its size and SHA-256) written as the command line
+    writes them: under OUT.lock, each through a new temporary file beside it (O_EXCL, no
+    symlink followed), the sidecar renamed into place first, then the CSV."""
+    output = os.fspath(output)
+    with open(csv_path, "rb") as f:
+        data = f.read()
+    rows = settings.get("rows") or (0, 0)
+    doc = {"tool": "mdsd.evaluate", "version": version(),
+           "command": ["mdsd.evaluate"] + [f"{k}={v!r}" for k, v in settings.items()],
+           "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+           "output": os.path.basename(output), "seed": int(settings["seed"]),
+           "trials": int(settings["trials"]), "simulate": bool(settings["simulate"]),
+           "top_k": int(settings["top_k"]), "top_p": float(settings["top_p"]),
+           "is_top": int(settings.get("is_top", 0)), "positions": [int(rows[0]), int(rows[1])],
+           "dumps": [{"path": f"evaluate ({label})", "size_bytes": os.path.getsize(dump),
+                      "sha256": _sha256(dump)}]}
+    side = output + ".provenance.json"
+    with _paths.locked(output + ".lock", f"output {output}"):
+        _paths.write_files([(side, (json.dumps(doc, separators=(",", ":")) + "\n").encode()),
+                            (output, data)])

@@ -1,0 +1,106 @@
+"""mdsd-runner's -o against every file the command reads (issue 36): an output that is the
+--prompts file, the --corpus, an import array or a file of a model folder (model.pt,
+config.json) - by the same path, a symlink or a hard link, or through its OUT.partial
+checkpoint - is refused before any work, naming both files, exit 1, the input untouched.
+The check is libmdsd's (mdsd/output.h), the one `mdsd` runs."""
+
+import os
+import tempfile
+import unittest
+
+import numpy as np
+
+from support import run_main
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+class OutputIsAnInput(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.d = self.tmp.name
+        self.corpus = self.file("corpus.txt", "the lord said unto moses .\nand moses said .\n")
+        self.prompts = self.file("p.jsonl", '{"prompt": "the lord"}\n')
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def file(self, name, text):
+        path = os.path.join(self.d, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def refused(self, args, out, victim, role):
+        """The command with -o OUT exits 1 naming OUT (as given) and the input VICTIM,
+        leaves VICTIM's bytes as they were and writes nothing beside OUT."""
+        before = read(victim)
+        listing = sorted(os.listdir(os.path.dirname(out)))
+        rc, stdout, err = run_main(*args, "-o", out)
+        self.assertEqual(rc, 1, stdout + err)
+        self.assertIn(role, err)
+        self.assertIn("is the input", err)
+        self.assertIn(victim, err)
+        self.assertNotIn("Traceback", err)
+        self.assertEqual(read(victim), before)
+        self.assertEqual(sorted(os.listdir(os.path.dirname(out))), listing)
+
+    def ngram(self, *extra):
+        return ["ngram", "--corpus", self.corpus, "--prompts", self.prompts, "--vocab-size",
+                "20", "-q", *extra]
+
+    def test_prompts_and_corpus_by_name_symlink_and_hard_link(self):
+        self.refused(self.ngram(), self.prompts, self.prompts, "--prompts")
+        self.refused(self.ngram(), self.corpus, self.corpus, "--corpus")
+        link = os.path.join(self.d, "link.h5")
+        os.symlink(self.prompts, link)
+        self.refused(self.ngram(), link, self.prompts, "--prompts")
+        hard = os.path.join(self.d, "hard.h5")
+        os.link(self.corpus, hard)
+        self.refused(self.ngram(), hard, self.corpus, "--corpus")
+        # a tree dump, and an input that is -o's checkpoint OUT.partial
+        self.refused(self.ngram("--tree-policy", "seq"), self.prompts, self.prompts, "--prompts")
+        partial = self.file("out.h5.partial", "{\"prompt\": \"the lord\"}\n")
+        self.refused(["ngram", "--corpus", self.corpus, "--prompts", partial, "-q"],
+                     os.path.join(self.d, "out.h5"), partial, "checkpoint")
+
+    def test_import_arrays(self):
+        t = os.path.join(self.d, "t.npy")
+        np.save(t, np.zeros((3, 4), np.float32))
+        z = os.path.join(self.d, "run.npz")
+        np.savez(z, draft=np.zeros((3, 4), np.float32), tokens=np.zeros(3, np.int64))
+        base = ["import", "--target", t, "--draft", f"small={z}:draft"]
+        self.refused(base, t, t, "--target")
+        self.refused(base, z, z, "--draft small")
+        tokens = os.path.join(self.d, "tokens.npy")
+        np.save(tokens, np.zeros(3, np.int64))
+        self.refused(base + ["--tokens", tokens], tokens, tokens, "--tokens")
+
+    def test_model_folders(self):
+        for backend in ("torch", "hf"):
+            with self.subTest(backend=backend):
+                target = os.path.join(self.d, backend, "target")
+                draft = os.path.join(self.d, backend, "draft")
+                for folder in (target, draft):
+                    for name in ("config.json", "vocab.txt", "model.pt"):
+                        self.file(os.path.join(folder, name), "x")
+                args = [backend, "--prompts", self.prompts, "--target", target, "--draft",
+                        draft, "-q"]
+                self.refused(args, os.path.join(draft, "model.pt"),
+                             os.path.join(draft, "model.pt"), "--draft")
+                self.refused(args, os.path.join(target, "config.json"),
+                             os.path.join(target, "config.json"), "--target")
+
+    def test_a_distinct_output_still_runs(self):
+        out = os.path.join(self.d, "out.h5")
+        rc, stdout, err = run_main(*self.ngram(), "-o", out)
+        self.assertEqual(rc, 0, err)
+        self.assertTrue(os.path.exists(out))
+
+
+if __name__ == "__main__":
+    unittest.main()
