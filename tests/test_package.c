@@ -166,3 +166,13 @@ Test(package, python_outputs_never_follow_or_consume, .timeout = 300)
     cr_assert(strstr(out, "\nOK\n"), "no plain OK line:\n%s", out);
     free(out);
 }
+
+/* Every integer parameter of every public function (enumerated from mdsd.__all__ and
+ * the signatures) refuses 2**64 + 1, -1, 2.5 and True (tests/python/test_mdsd_integers.py). */
+Test(package, python_integers_through_one_converter, .timeout = 300)
+{
+    char *out = test_shell_ok("PYTHONPATH=src/python:tests/python /usr/bin/python3 -m unittest "
+                         "test_mdsd_integers 2>&1");
+    cr_assert(strstr(out, "\nOK\n"), "no plain OK line:\n%s", out);
+    free(out);
+}

@@ -461,12 +461,11 @@ def truncate(p, top_k=0, top_p=1.0):
     mass >= top_p (in (0, 1], 1 = all) renormalised; p is validated first as the CLI does.
     Returns a new array."""
     top_p = _top_p(top_p)
-    if isinstance(top_k, (bool, np.bool_)) or not isinstance(top_k, numbers.Integral) or top_k < 0:
-        raise MdsdError(1, f"top_k: '{top_k}' is not a non-negative integer")
+    top_k = _uint(top_k, "top_k")  # 2**64 + 1 wrapped to top-1 through size_t
     out = np.array(_f64(p, "p", 1), dtype=np.float64)
     err = _lib.Err()
     _raise(lib.mdsd_probs_validate(out.ctypes.data, out.shape[0], b"p", ctypes.byref(err)), err)
-    _raise(lib.mdsd_truncate(out.ctypes.data, out.shape[0], int(top_k), top_p, ctypes.byref(err)), err)
+    _raise(lib.mdsd_truncate(out.ctypes.data, out.shape[0], top_k, top_p, ctypes.byref(err)), err)
     return out
 
 
@@ -656,6 +655,16 @@ def _list(values):
     return _cstr(values, "list")
 
 
+def _uint_list(values, what, hi=_INT_MAX):
+    """None, the CLI's "a,b" text (parsed by the library, strictly), one integer or a
+    sequence of them, each through _uint: never str(True) or str(2.5) handed on."""
+    if values is None or isinstance(values, (str, bytes)):
+        return _list(values)
+    if isinstance(values, (numbers.Number, np.generic)):
+        values = [values]
+    return _list([_uint(v, what, hi) for v in values])
+
+
 def _path(p, what="file name"):
     return None if p is None else _cstr(p, what)
 
@@ -672,7 +681,7 @@ def _block_markov(markov, verifier, sequences, depth, tree, scheme, trials, simu
     o.markov, o.verifier = _path(markov), None if verifier is None else str(verifier).encode()
     o.sequences = _uint(sequences or 0, "sequences", _INT_MAX)
     o.depth = _uint(depth or 0, "depths", _INT_MAX)
-    o.tree, o.scheme = _list(tree), None if scheme is None else str(scheme).encode()
+    o.tree, o.scheme = _uint_list(tree, "tree"), None if scheme is None else str(scheme).encode()
     o.trials, o.simulate = _uint(trials, "trials"), 1 if simulate else 0
     o.seed = _uint(seed, "seed")
     o.threads = _uint(threads, "threads", _INT_MAX)
@@ -729,8 +738,8 @@ def block(dumps=None, output=None, verifiers=None, sequences=None, depths=None, 
     o = _lib.BlockJobOpts()
     lib.mdsd_block_job_opts_init(ctypes.byref(o))
     o.n_dumps, o.dumps = len(dumps), ctypes.cast(dl, ctypes.POINTER(ctypes.c_char_p))
-    o.verifiers, o.sequences = _list(verifiers), _list(sequences)
-    o.depths, o.costs = _list(depths), _list(costs)
+    o.verifiers, o.sequences = _list(verifiers), _uint_list(sequences, "sequences")
+    o.depths, o.costs = _uint_list(depths, "depths"), _list(costs)
     o.is_top, o.threads = _uint(is_top, "is_top"), _uint(threads, "threads", _INT_MAX)
     o.output, o.markdown, o.latex = _path(output), _path(markdown), _path(latex)
     o.resume, o.discard_partial = 1 if resume else 0, 1 if discard_partial else 0
