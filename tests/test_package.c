@@ -176,3 +176,14 @@ Test(package, python_integers_through_one_converter, .timeout = 300)
     cr_assert(strstr(out, "\nOK\n"), "no plain OK line:\n%s", out);
     free(out);
 }
+
+/* Bad input refused, never half-used (tests/python/test_mdsd_refusals.py):
+ * mdsd.read_table on a number beyond range, naming file, row, column and value;
+ * Verifier.verify (mdsd_verify) on a draft tuple of probability 0 under the scheme. */
+Test(package, python_refuses_huge_numbers_and_impossible_drafts, .timeout = 300)
+{
+    char *out = test_shell_ok("PYTHONPATH=src/python:tests/python /usr/bin/python3 -m unittest "
+                         "test_mdsd_refusals 2>&1");
+    cr_assert(strstr(out, "\nOK\n"), "no plain OK line:\n%s", out);
+    free(out);
+}

@@ -53,15 +53,30 @@ _TEXT_COLUMNS = frozenset(("dump", "scheme", "method", "significance", "verifier
                            "per_position_acceptance_rate"))
 
 
-def _column(name, values):
+_INT64 = np.iinfo(np.int64)
+
+
+def _column(name, values, path):
     if name in _TEXT_COLUMNS:
         return np.array(values, dtype=object)
     if name in _INTEGER_COLUMNS and all(v.strip().lstrip("-").isdigit() for v in values):
-        return np.array([int(v) for v in values], dtype=np.int64)
+        ints = [int(v) for v in values]
+        for i, v in enumerate(ints):  # numpy's int64 would raise a bare OverflowError
+            if not _INT64.min <= v <= _INT64.max:
+                raise MdsdError(5, f"{path}: row {i + 2}, column {name}: '{values[i]}' is "
+                                "out of range for a whole-number column (at most "
+                                f"{_INT64.max})")
+        return np.array(ints, dtype=np.int64)
     try:
-        return np.array([float(v) if v.strip() else math.nan for v in values], dtype=np.float64)
+        numbers = np.array([float(v) if v.strip() else math.nan for v in values],
+                           dtype=np.float64)
     except ValueError:
         return np.array(values, dtype=object)
+    for i in np.flatnonzero(np.isinf(numbers)):  # a finite text beyond the doubles
+        if values[i].strip().lstrip("+-").lower() not in ("inf", "infinity"):
+            raise MdsdError(5, f"{path}: row {i + 2}, column {name}: '{values[i]}' is out of "
+                            "range for a number (beyond the doubles)")
+    return numbers
 
 
 def read_table(path, pandas=None):
@@ -79,7 +94,8 @@ def read_table(path, pandas=None):
         if len(row) != len(head):
             raise MdsdError(5, f"{path}: row {i + 2} has {len(row)} fields, the header "
                             f"{len(head)}")
-    table = Table((name, _column(name, [r[k] for r in body])) for k, name in enumerate(head))
+    table = Table((name, _column(name, [r[k] for r in body], path))
+                  for k, name in enumerate(head))
     return table.to_pandas() if _want_pandas(pandas) else table
 
 
