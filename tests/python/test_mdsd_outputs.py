@@ -113,6 +113,49 @@ class Evaluate(unittest.TestCase):
         self.assertEqual(sorted(os.listdir(self.d)), ["victim.txt"])
 
 
+class LibraryWriters(unittest.TestCase):
+    """The package's writers that are the library's (mdsd.DumpWriter: HDF5; mdsd.lp_export:
+    GLPK's .lp / .mps, the library's .dat): a file or symlink already at the temporary name
+    beside the output is left alone, never truncated or followed."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.d = self.tmp.name
+        self.victim = os.path.join(self.d, "victim.txt")
+        with open(self.victim, "w") as f:
+            f.write("precious\n")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def plant(self, out):
+        os.symlink(self.victim, f"{out}.tmp.{os.getpid()}")
+        with open(f"{out}.tmp.{os.getpid()}.1", "w") as f:
+            f.write("a crashed run's\n")
+
+    def kept(self, out):
+        self.assertEqual(read(self.victim), b"precious\n")
+        self.assertFalse(os.path.islink(out))
+        self.assertEqual(read(f"{out}.tmp.{os.getpid()}.1"), b"a crashed run's\n")
+
+    def test_dump_writer(self):
+        out = os.path.join(self.d, "d.h5")
+        self.plant(out)
+        with mdsd.DumpWriter(out, 4, ["small"]) as w:
+            w.write(np.zeros((2, 4)), [np.zeros((2, 4))], [0, 1], [0, 0], [0, 1])
+        self.kept(out)
+        mdsd.validate_dump(out)
+
+    def test_lp_export(self):
+        for name in ("lp.lp", "lp.mps", "lp.dat"):
+            with self.subTest(file=name):
+                out = os.path.join(self.d, name)
+                self.plant(out)
+                mdsd.lp_export(out, [0.5, 0.3, 0.2], [0.2, 0.3, 0.5], n=2)
+                self.kept(out)
+                self.assertGreater(os.path.getsize(out), 0)
+
+
 class Check(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()
