@@ -3,8 +3,11 @@ too), before any work: -o OUT and its checkpoint OUT.partial are compared with e
 command reads (--prompts, --corpus, the import arrays, each model folder's files: config,
 vocabulary, weights) by libmdsd's own check (mdsd/output.h, the one `mdsd` runs: same file
 by device and inode, so symlinks and hard links too), and refused naming both files; an OUT
-that is a folder, or in no folder, is refused there too."""
+that is a folder, or in no folder, is refused there too. Then OUT.lock is held while the
+command runs (libmdsd's lock file, as `mdsd table -o` holds one): a second run on the same
+-o is refused instead of writing the first one's OUT.partial."""
 
+import contextlib
 import os
 
 from .errors import RunnerError
@@ -58,9 +61,12 @@ def inputs_of(args):
     return found
 
 
-def check_outputs(args):
-    """Refuses (RunnerError) an -o that is one of the command's inputs or cannot be
-    written, before any model is loaded or any file touched."""
+@contextlib.contextmanager
+def writing(args):
+    """The command's outputs checked, then held: refuses (RunnerError) an -o that is one of
+    the command's inputs or cannot be written, before any model is loaded or any file
+    touched; then holds OUT.lock (as `mdsd table -o` does: one writer per output, so that
+    two runs cannot write one OUT.partial) until the block ends, and removes it."""
     try:
         from .schema import mdsd  # the mdsd package beside the runner (schema.py finds it)
         from mdsd import _paths
@@ -68,8 +74,15 @@ def check_outputs(args):
         raise RunnerError(f"cannot check the output against the inputs: {e} (build libmdsd "
                           "with `make`, or set MDSD_LIBRARY)") from None
     out = args.output
-    outputs = [(out, "-o"), (out + ".partial", f"the checkpoint of -o {out}")]
+    outputs = [(out, "-o"), (out + ".partial", f"the checkpoint of -o {out}"),
+               (out + ".lock", f"the lock file of -o {out}")]
     try:
         _paths.check(inputs_of(args), outputs)
+        lock = _paths.locked(out + ".lock", f"-o {out}")
+        lock.__enter__()
     except mdsd.MdsdError as e:
         raise RunnerError(str(e)) from None
+    try:
+        yield
+    finally:
+        lock.__exit__(None, None, None)

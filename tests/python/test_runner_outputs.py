@@ -1,8 +1,9 @@
 """mdsd-runner's -o against every file the command reads (issue 36): an output that is the
 --prompts file, the --corpus, an import array or a file of a model folder (model.pt,
 config.json) - by the same path, a symlink or a hard link, or through its OUT.partial
-checkpoint - is refused before any work, naming both files, exit 1, the input untouched.
-The check is libmdsd's (mdsd/output.h), the one `mdsd` runs."""
+checkpoint - is refused before any work, naming both files, exit 1, the input untouched;
+and a second run on an -o whose OUT.lock another holds is refused. The check and the lock
+are libmdsd's (mdsd/output.h), the ones `mdsd` runs."""
 
 import os
 import tempfile
@@ -100,6 +101,19 @@ class OutputIsAnInput(unittest.TestCase):
         rc, stdout, err = run_main(*self.ngram(), "-o", out)
         self.assertEqual(rc, 0, err)
         self.assertTrue(os.path.exists(out))
+        self.assertFalse(os.path.exists(out + ".lock"))  # released and removed
+
+    def test_one_writer_per_output(self):
+        from mdsd import _paths
+        out = os.path.join(self.d, "out.h5")
+        with _paths.locked(out + ".lock", f"-o {out}"):  # another run, writing OUT.partial
+            rc, stdout, err = run_main(*self.ngram(), "-o", out)
+        self.assertEqual(rc, 1, stdout + err)
+        self.assertIn(f"another job is writing -o {out}", err)
+        self.assertIn(out + ".lock", err)
+        self.assertEqual(sorted(os.listdir(self.d)), ["corpus.txt", "p.jsonl"])
+        rc, stdout, err = run_main(*self.ngram(), "-o", out)  # the lock is free again
+        self.assertEqual(rc, 0, err)
 
 
 if __name__ == "__main__":
