@@ -61,18 +61,36 @@ def inputs_of(args):
     return found
 
 
-@contextlib.contextmanager
-def writing(args):
-    """The command's outputs checked, then held: refuses (RunnerError) an -o that is one of
-    the command's inputs or cannot be written, before any model is loaded or any file
-    touched; then holds OUT.lock (as `mdsd table -o` does: one writer per output, so that
-    two runs cannot write one OUT.partial) until the block ends, and removes it."""
+def _mdsd():
     try:
         from .schema import mdsd  # the mdsd package beside the runner (schema.py finds it)
         from mdsd import _paths
     except ImportError as e:
         raise RunnerError(f"cannot check the output against the inputs: {e} (build libmdsd "
                           "with `make`, or set MDSD_LIBRARY)") from None
+    return mdsd, _paths
+
+
+@contextlib.contextmanager
+def atomic_file(path):
+    """A binary file for the block that appears at `path` only when the block ends without
+    an exception: libmdsd's new temporary file beside it (O_EXCL: never a user's PATH.tmp,
+    nor through a symlink), synced and renamed onto path; removed on an exception."""
+    mdsd, _paths = _mdsd()
+    try:
+        with _paths.temporaries([path]) as (f,):
+            yield f
+    except mdsd.MdsdError as e:
+        raise RunnerError(str(e)) from None
+
+
+@contextlib.contextmanager
+def writing(args):
+    """The command's outputs checked, then held: refuses (RunnerError) an -o that is one of
+    the command's inputs or cannot be written, before any model is loaded or any file
+    touched; then holds OUT.lock (as `mdsd table -o` does: one writer per output, so that
+    two runs cannot write one OUT.partial) until the block ends, and removes it."""
+    mdsd, _paths = _mdsd()
     out = args.output
     outputs = [(out, "-o"), (out + ".partial", f"the checkpoint of -o {out}"),
                (out + ".lock", f"the lock file of -o {out}")]

@@ -116,5 +116,53 @@ class OutputIsAnInput(unittest.TestCase):
         self.assertEqual(rc, 0, err)
 
 
+class TrainingWrites(unittest.TestCase):
+    """The model folder and prompt file writers (tinylm.save_folder, `python3 -m
+    mdsd_runner.train model|prompts`) through libmdsd's O_EXCL temporaries: a user's
+    NAME.tmp is left alone and a symlink there not followed (both were, with plain
+    NAME.tmp copies)."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.d = self.tmp.name
+        self.victim = os.path.join(self.d, "victim.txt")
+        with open(self.victim, "w") as f:
+            f.write("precious\n")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_save_folder(self):
+        import torch
+        from mdsd_runner import tinylm
+        folder = os.path.join(self.d, "model")
+        os.mkdir(folder)
+        with open(os.path.join(folder, "config.json.tmp"), "w") as f:
+            f.write("mine\n")
+        os.symlink(self.victim, os.path.join(folder, "model.pt.tmp"))
+        config = {"format": tinylm.FORMAT, "version": 1, "name": "m", "vocab_size": 5,
+                  "n_ctx": 8, "d_model": 8, "n_layer": 1, "n_head": 2, "d_ff": 16,
+                  "tokenizer": "words:test"}
+        vocab = ["<unk>", "</s>", "<s>", "a", "b"]
+        tinylm.save_folder(folder, config, vocab, tinylm.TinyLM(config), dtype=torch.float32)
+        self.assertEqual(read(self.victim), b"precious\n")
+        self.assertEqual(read(os.path.join(folder, "config.json.tmp")), b"mine\n")
+        _, tokens, _ = tinylm.load_folder(folder)
+        self.assertEqual(tokens, vocab)
+        self.assertEqual(sorted(os.listdir(folder)), ["config.json", "config.json.tmp",
+                                                      "model.pt", "model.pt.tmp", "vocab.txt"])
+
+    def test_prompt_file(self):
+        import contextlib
+        import io
+        from mdsd_runner import train
+        out = os.path.join(self.d, "held.jsonl")
+        os.symlink(self.victim, out + ".tmp")
+        with contextlib.redirect_stdout(io.StringIO()):
+            self.assertEqual(train.main(["prompts", "-o", out]), 0)
+        self.assertEqual(read(self.victim), b"precious\n")
+        self.assertTrue(read(out).startswith(b'{"prompt": '))
+
+
 if __name__ == "__main__":
     unittest.main()
