@@ -2,7 +2,9 @@
 src/python/mdsd/_paths.py over mdsd/output.h): mdsd.evaluate(output=OUT) writes through a
 new temporary file beside OUT (O_EXCL) renamed onto it - a user's OUT.tmp is left alone,
 a symlink at a temporary name or at OUT itself is never followed - under OUT.lock, with
-the provenance sidecar OUT.provenance.json of `mdsd table`'s keys; and the check itself
+the provenance sidecar OUT.provenance.json of `mdsd table`'s keys (mdsd.table and
+mdsd.block write theirs too); the library's own writers (DumpWriter, lp_export) past a
+file or symlink at their temporary names; and the check itself
 (same file by name, symlink and hard link, refused naming both). Run by
 tests/test_package.c: `PYTHONPATH=src/python:tests/python /usr/bin/python3 -m unittest
 test_mdsd_outputs`."""
@@ -18,7 +20,10 @@ import numpy as np
 
 import mdsd
 from mdsd import _paths
-from support import mdsd_bin
+from support import ROOT, mdsd_bin
+
+SHIPPED = os.path.join(ROOT, "data", "kjv-ngram.h5")
+TREES = os.path.join(ROOT, "data", "kjv-trees.h5")
 
 
 def read(path):
@@ -111,6 +116,48 @@ class Evaluate(unittest.TestCase):
         self.assertIn(self.out + ".lock", str(e.exception))
         self.assertFalse(os.path.exists(self.out))
         self.assertEqual(sorted(os.listdir(self.d)), ["victim.txt"])
+
+
+class JobProvenance(unittest.TestCase):
+    """mdsd.table and mdsd.block write the sidecar OUT.provenance.json of `mdsd table` and
+    `mdsd block` (mdsd_table_run_recorded, mdsd_block_run_recorded): before, none was
+    written, and an earlier run's sidecar stayed beside the new results, describing
+    another run (its seed, trials and is_top, which `mdsd report` reads)."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_table_and_block(self):
+        import hashlib
+        for name, call, tool, dump, keys in (
+                ("t.csv", lambda out: mdsd.table(SHIPPED, out, rows=(0, 10), seed=5, top_k=7,
+                                                 pandas=False),
+                 "mdsd.table", SHIPPED, {"seed": 5, "top_k": 7, "positions": [0, 10]}),
+                ("b.csv", lambda out: mdsd.block(TREES, out, depths=[1], sequences=[1],
+                                                 is_top=0, pandas=False),
+                 "mdsd.block", TREES, {"is_top": 0})):
+            with self.subTest(tool=tool):
+                out = os.path.join(self.tmp.name, name)
+                with open(out + ".provenance.json", "w") as f:
+                    f.write('{"tool":"mdsd table","seed":99,"trials":1000,"is_top":3}\n')
+                call(out)
+                with open(out + ".provenance.json") as f:
+                    doc = json.loads(f.read())
+                self.assertEqual(doc["tool"], tool)
+                self.assertEqual(doc["output"], name)
+                self.assertEqual(doc["command"][:2], ["mdsd", tool])
+                self.assertEqual({k: doc[k] for k in keys}, keys)
+                self.assertEqual(doc["dumps"][0]["path"], dump)
+                self.assertEqual(doc["dumps"][0]["sha256"],
+                                 hashlib.sha256(read(dump)).hexdigest())
+        bin_ = mdsd_bin()
+        if bin_:
+            t = os.path.join(self.tmp.name, "t.csv")
+            proc = subprocess.run([bin_, "report", t], capture_output=True, text=True)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
 
 
 class LibraryWriters(unittest.TestCase):

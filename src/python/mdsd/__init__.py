@@ -579,6 +579,14 @@ def batch(target_logits, draft_logits, temperature=1.0, n=2, scheme="iid", verif
     return Batch(alpha, rate, per, None if exact is None else exact.astype(bool))
 
 
+def _call_words(name, settings):
+    """How a job was called, for its provenance sidecar's "command" (after "mdsd"): the
+    function's name, then NAME=VALUE (Python's repr) per argument."""
+    from .dump import _strings
+    words = [name] + [f"{k}={v!r}" for k, v in settings.items()]
+    return len(words), _strings(words, "provenance")
+
+
 def _one_sample_note(result, stacklevel):
     """The i.i.d. fallback told in Python words, as `mdsd table` tells it on stderr."""
     import warnings
@@ -593,7 +601,7 @@ def _one_sample_note(result, stacklevel):
 def table(dumps, output, temperatures=(1.0,), draft_counts=(2,), schemes=("iid",),
           verifiers=(), draft_models=(), rows=None, top_k=0, top_p=1.0, trials=0,
           simulate=False, seed=1, threads=0, resume=False, progress=None, pandas=None,
-          _stacklevel=3, **opts):
+          _stacklevel=3, _provenance_tool="mdsd.table", **opts):
     """The `mdsd table` job over HDF5 logit dumps: writes the tidy results CSV `output`
     (mean acceptance per dump, temperature, n, scheme / verifier, with standard errors
     clustered by sample) and returns it as a tidy table (mdsd.read_table: a pandas
@@ -637,8 +645,16 @@ def table(dumps, output, temperatures=(1.0,), draft_counts=(2,), schemes=("iid",
                 except BaseException as e:  # noqa: B036 - re-raised below, after the job
                     raised.append(e)
         o.on_progress = _lib.TABLE_PROGRESS(tell)
+    # OUTPUT.provenance.json as `mdsd table` writes it: this call's settings, each dump's
+    # size and SHA-256, in place before the CSV (never an earlier run's left beside it)
+    n_words, words = _call_words(_provenance_tool, dict(
+        dumps=dumps, output=output, temperatures=temperatures, draft_counts=draft_counts,
+        schemes=schemes, verifiers=verifiers, draft_models=draft_models, rows=rows,
+        top_k=top_k, top_p=top_p, trials=trials, simulate=simulate, seed=seed,
+        threads=threads, resume=resume, **opts))
     err = _lib.Err()
-    _raise(lib.mdsd_table_run(ctypes.byref(o), ctypes.byref(err)), err)
+    _raise(lib.mdsd_table_run_recorded(ctypes.byref(o), _provenance_tool.encode(), n_words,
+                                       words, ctypes.byref(err)), err)
     if raised:
         raise raised[0]
     result = read_table(output, pandas=False)
@@ -743,8 +759,14 @@ def block(dumps=None, output=None, verifiers=None, sequences=None, depths=None, 
     o.is_top, o.threads = _uint(is_top, "is_top"), _uint(threads, "threads", _INT_MAX)
     o.output, o.markdown, o.latex = _path(output), _path(markdown), _path(latex)
     o.resume, o.discard_partial = 1 if resume else 0, 1 if discard_partial else 0
+    # OUTPUT.provenance.json as `mdsd block` writes it, published with the results
+    n_words, words = _call_words("mdsd.block", dict(
+        dumps=dumps, output=output, verifiers=verifiers, sequences=sequences, depths=depths,
+        costs=costs, is_top=is_top, threads=threads, markdown=markdown, latex=latex,
+        resume=resume, discard_partial=discard_partial))
     err = _lib.Err()
-    _raise(lib.mdsd_block_run(ctypes.byref(o), ctypes.byref(err)), err)
+    _raise(lib.mdsd_block_run_recorded(ctypes.byref(o), b"mdsd.block", n_words, words,
+                                       ctypes.byref(err)), err)
     return read_table(output, pandas=pandas)
 
 

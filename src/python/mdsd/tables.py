@@ -3,17 +3,15 @@ arrays (a pandas DataFrame when pandas is installed), and the table job over log
 in memory (mdsd.evaluate)."""
 
 import csv
-import hashlib
 import json
 import math
 import os
 import shutil
 import tempfile
-import time
 
 import numpy as np
 
-from . import MdsdError, _paths, version
+from . import MdsdError, _paths
 
 # Columns of whole numbers in the jobs' CSVs (mdsd table: n, positions, samples, exact;
 # mdsd block: sequences, depth, trees, samples). Empty fields (a block row's sequences on
@@ -211,7 +209,7 @@ def evaluate(target_logits, draft_logits, temperatures=(1.0,), draft_counts=(2,)
                        schemes=schemes, verifiers=verifiers, draft_models=list(drafts),
                        top_k=top_k, top_p=top_p, trials=trials, simulate=simulate, seed=seed,
                        threads=threads, progress=progress, pandas=pandas, _stacklevel=4,
-                       **opts)
+                       _provenance_tool="mdsd.evaluate", **opts)
         if output is not None:
             _keep(csv_path, output, dump, label, settings)
         return result
@@ -221,33 +219,22 @@ def evaluate(target_logits, draft_logits, temperatures=(1.0,), draft_counts=(2,)
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _sha256(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
 
 def _keep(csv_path, output, dump, label, settings):
     """evaluate(output=OUT): the results CSV and its provenance sidecar OUT.provenance.json
-    (the keys of `mdsd table`'s, src/job/provenance.h; the dump is the arrays' temporary
-    one, named "evaluate (LABEL)", with its size and SHA-256) written as the command line
-    writes them: under OUT.lock, each through a new temporary file beside it (O_EXCL, no
-    symlink followed), the sidecar renamed into place first, then the CSV."""
+    (the job's own, as `mdsd table` writes it, with this call's words and the arrays'
+    temporary dump named "evaluate (LABEL)": its size and SHA-256 stay) written as the
+    command line writes them: under OUT.lock, each through a new temporary file beside it
+    (O_EXCL, no symlink followed), the sidecar renamed into place first, then the CSV."""
     output = os.fspath(output)
     with open(csv_path, "rb") as f:
         data = f.read()
-    rows = settings.get("rows") or (0, 0)
-    doc = {"tool": "mdsd.evaluate", "version": version(),
-           "command": ["mdsd.evaluate"] + [f"{k}={v!r}" for k, v in settings.items()],
-           "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-           "output": os.path.basename(output), "seed": int(settings["seed"]),
-           "trials": int(settings["trials"]), "simulate": bool(settings["simulate"]),
-           "top_k": int(settings["top_k"]), "top_p": float(settings["top_p"]),
-           "is_top": int(settings.get("is_top", 0)), "positions": [int(rows[0]), int(rows[1])],
-           "dumps": [{"path": f"evaluate ({label})", "size_bytes": os.path.getsize(dump),
-                      "sha256": _sha256(dump)}]}
+    with open(csv_path + ".provenance.json") as f:
+        doc = json.load(f)
+    doc["command"] = ["mdsd", "mdsd.evaluate"] + [f"{k}={v!r}" for k, v in settings.items()]
+    doc["output"] = os.path.basename(output)
+    for entry in doc["dumps"]:
+        entry["path"] = f"evaluate ({label})"
     side = output + ".provenance.json"
     with _paths.locked(output + ".lock", f"output {output}"):
         _paths.write_files([(side, (json.dumps(doc, separators=(",", ":")) + "\n").encode()),
