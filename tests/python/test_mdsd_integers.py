@@ -181,5 +181,10 @@ class Integers(unittest.TestCase):
         self.assertIn("out of range", str(e.exception))
 
 
+def tearDownModule():
+    import shutil
+    shutil.rmtree(WORK, ignore_errors=True)
+
+
 if __name__ == "__main__":
     unittest.main()
