@@ -710,6 +710,8 @@ static void finish_results(size_t L, const mdsd_block_case *cases, size_t ncases
             r->rate[d] = r->reach[d - 1] > 0.0 ? r->reach[d] / r->reach[d - 1] : 0.0;
             r->rate_se[d] = ratio_stderr(csum + (c * (L + 1) + d) * ncl,
                                          csum + (c * (L + 1) + d - 1) * ncl, ncl);
+            r->reach_se[d] = ratio_stderr(csum + (c * (L + 1) + d) * ncl,
+                                          csum + c * (L + 1) * ncl, ncl); /* over trees */
         }
     }
 }
