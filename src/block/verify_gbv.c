@@ -58,7 +58,7 @@ typedef struct {
 
 /* How a node's tokens are ranked: by the stored logits (tree dumps), by
  * the exact ratio of the stored doubles, or by min(1, p/q) (the clamped
- * reading of the reference code; audit variants only). */
+ * reading of the reference code; test variants only). */
 typedef enum { RANK_LOGITS, RANK_RATIO, RANK_CLAMPED } rank_mode;
 
 typedef struct {
@@ -78,13 +78,14 @@ static ranked rank_of(const node_rank *r, int x)
 {
     ranked k = {0.0, 0.0, 1, x};
     if (r->mode == RANK_LOGITS) {
-        double zp = r->zp[x], zq = -(double)r->zq[x]; /* -inf logits: p or q is 0 */
-        if (zp == -INFINITY || zq == INFINITY) {
+        double zp = r->zp[x], minus_zq = -(double)r->zq[x]; /* -inf logits: p or q is 0 */
+        if (zp == -INFINITY || minus_zq == INFINITY) {
             k.cls = zp == -INFINITY ? 0 : 2;
             return k;
         }
-        double s = zp + zq, v = s - zp; /* Knuth's two-sum: zp + zq = s + err exactly */
-        k.a = s, k.b = (zp - (s - v)) + (zq - v);
+        /* Knuth's two-sum: zp - zq = s + e exactly (floats in doubles: no overflow) */
+        double s = zp + minus_zq, v = s - zp;
+        k.a = s, k.b = (zp - (s - v)) + (minus_zq - v);
         return k;
     }
     double p = r->p[x], q = r->q[x];
