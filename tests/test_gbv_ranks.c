@@ -78,6 +78,13 @@ Test(gbv_ranks, dump_nodes_rank_by_the_logits)
     cr_assert(t1 == 0.0 && fabs(t2 - s2) <= 1e-9, "perturbed: stop %.17g vs %.17g", t2, s2);
     gbv_two_drafts(V, pp, q, NULL, NULL, 1, 2, &t1, &t2);
     cr_assert(t1 > 0.0 && t2 == 0.0, "without logits the doubles rank token 1 higher");
+    /* -inf logits (p(0) = 0, q(3) = 0: ratios 0 and inf) rank without NaN */
+    zp[0] = -INFINITY, zq[3] = -INFINITY;
+    cr_assert_eq(mdsd_softmax_float(zp, V, 1.0, p, "p", NULL), MDSD_OK);
+    cr_assert_eq(mdsd_softmax_float(zq, V, 1.0, q, "q", NULL), MDSD_OK);
+    cr_assert(p[0] == 0.0 && q[3] == 0.0);
+    gbv_two_drafts(V, p, q, zp, zq, 1, 2, &s1, &s2);
+    cr_assert(s2 > 0.0 && s1 == 0.0, "with -inf logits: stop %.17g, token 1 %.17g", s2, s1);
 }
 
 /* E[tau] of gbv on the shipped dump under glibc's vector exp and under the
