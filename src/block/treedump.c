@@ -710,6 +710,8 @@ static void finish_results(size_t L, const mdsd_block_case *cases, size_t ncases
             r->rate[d] = r->reach[d - 1] > 0.0 ? r->reach[d] / r->reach[d - 1] : 0.0;
             r->rate_se[d] = ratio_stderr(csum + (c * (L + 1) + d) * ncl,
                                          csum + (c * (L + 1) + d - 1) * ncl, ncl);
+            r->reach_se[d] = ratio_stderr(csum + (c * (L + 1) + d) * ncl,
+                                          csum + c * (L + 1) * ncl, ncl); /* over trees */
         }
     }
 }
@@ -753,7 +755,9 @@ int mdsd_tree_dump_eval_part(mdsd_tree_dump *t, const mdsd_block_case *cases, si
         if (t->root[i + 1] - t->root[i] > max_rows)
             max_rows = t->root[i + 1] - t->root[i];
     size_t cap = (max_rows ? max_rows : 1) * TREES_PER_BLOCK;
-    float *buf = malloc(cap * V * sizeof *buf);
+    /* the target's logits, then the drafter's: kept beside p and q, from
+     * which the block verifiers rank tokens by p/q without exp */
+    float *buf = malloc(2 * cap * V * sizeof *buf), *zq = buf ? buf + cap * V : NULL;
     double *p = malloc(cap * V * sizeof *p), *q = malloc(cap * V * sizeof *q);
     double *val = malloc(TREES_PER_BLOCK * ncases * (L + 1) * sizeof *val);
     mdsd_cluster_stats *cs = malloc(ncases * sizeof *cs);
@@ -773,7 +777,7 @@ int mdsd_tree_dump_eval_part(mdsd_tree_dump *t, const mdsd_block_case *cases, si
         size_t row0 = t->root[first], rows = t->root[last] - row0;
         rc = read_probs(t, 1, row0, rows, buf, p, err);
         if (rc == MDSD_OK)
-            rc = read_probs(t, 0, row0, rows, buf, q, err);
+            rc = read_probs(t, 0, row0, rows, zq, q, err);
         if (rc != MDSD_OK)
             break;
         size_t ntr = last - first, jobs = ntr * ncases;
@@ -791,7 +795,9 @@ int mdsd_tree_dump_eval_part(mdsd_tree_dump *t, const mdsd_block_case *cases, si
                                ? (1u << cases[c].pol.sequences) - 1u : 0u;
             int jrc = cases[c].block
                           ? mdsd_blockv_dump_tree(t, i, mdsd_blockv((mdsd_blockv_kind)(cases[c].block - 1)),
-                                                  &cases[c].pol, tv.p, tv.q, R, &e)
+                                                  &cases[c].pol, tv.p, tv.q,
+                                                  buf + (t->root[i] - row0) * V,
+                                                  zq + (t->root[i] - row0) * V, R, &e)
                           : eval_node(&tv, &cases[c], t->root[i], 0, all, R, &e);
             double *out = val + job * (L + 1);
             out[0] = 1.0;

@@ -163,22 +163,26 @@ static void depth_list(const double *values, size_t L, char *buf, size_t size)
         at += (size_t)snprintf(buf + at, size - at, d > 1 ? ";%.9g" : "%.9g", values[d]);
 }
 
-/* The last three columns are vLLM's names for the same quantities (MATH.md
- * §5.2): its "mean acceptance length" 1 + accepted / drafts is E[tau], and
- * its "per-position acceptance rate" at position d, accepted at d / drafts,
- * is the unconditional reach_d = P(at least d accepted), not per_depth. */
+/* mean_acceptance_length and per_position_acceptance_rate are vLLM's names
+ * for the same quantities (MATH.md §5.2): its "mean acceptance length"
+ * 1 + accepted / drafts is E[tau] (its s.e. is stderr), and its
+ * "per-position acceptance rate" at position d, accepted at d / drafts, is
+ * the unconditional reach_d = P(at least d accepted), not per_depth; the
+ * last column its standard errors (a mean over trees, clustered). */
 static void write_csv(FILE *f, const mdsd_block_row *rows, size_t n, const double *cost, size_t ncost)
 {
     fprintf(f, "dump,verifier,policy,scheme,sequences,widths,depth,tree_size,trees,samples,"
                "block_efficiency,stderr,per_depth,cost,speedup,per_depth_stderr,contexts,"
-               "mean_acceptance_length,per_position_acceptance_rate\n");
+               "mean_acceptance_length,per_position_acceptance_rate,"
+               "per_position_acceptance_rate_stderr\n");
     for (size_t i = 0; i < n; i++) {
         const mdsd_policy *pol = &rows[i].c.pol;
-        char w[256], rates[1024], rates_se[1024], reach[1024];
+        char w[256], rates[1024], rates_se[1024], reach[1024], reach_se[1024];
         widths_text(pol, w, sizeof w);
         depth_list(rows[i].r.rate, pol->depth, rates, sizeof rates);
         depth_list(rows[i].r.rate_se, pol->depth, rates_se, sizeof rates_se);
         depth_list(rows[i].r.reach, pol->depth, reach, sizeof reach);
+        depth_list(rows[i].r.reach_se, pol->depth, reach_se, sizeof reach_se);
         for (size_t k = 0; k < ncost; k++) {
             mdsd_csv_write_field(f, rows[i].dump);
             fprintf(f, ",%s,%s,%s,", mdsd_block_case_name(&rows[i].c),
@@ -186,11 +190,11 @@ static void write_csv(FILE *f, const mdsd_block_row *rows, size_t n, const doubl
                     mdsd_scheme_name(pol->kind == MDSD_POLICY_SEQ ? MDSD_SCHEME_IID : pol->scheme));
             if (pol->kind == MDSD_POLICY_SEQ)
                 fprintf(f, "%zu", pol->sequences);
-            fprintf(f, ",%s,%zu,%.17g,%zu,%zu,%.17g,%.17g,%s,%.17g,%.17g,%s,%s,%.17g,%s\n", w,
+            fprintf(f, ",%s,%zu,%.17g,%zu,%zu,%.17g,%.17g,%s,%.17g,%.17g,%s,%s,%.17g,%s,%s\n", w,
                     pol->depth, mdsd_policy_size(pol), rows[i].r.trees, rows[i].r.samples,
                     rows[i].r.tau, rows[i].r.se, rates, cost[k],
                     rows[i].r.tau / (1.0 + cost[k] * (double)pol->depth), rates_se,
-                    rows[i].live ? "live" : "positions", rows[i].r.tau, reach);
+                    rows[i].live ? "live" : "positions", rows[i].r.tau, reach, reach_se);
         }
     }
 }

@@ -48,7 +48,8 @@ class Table(dict):
 # Text columns, even when every field is empty or looks like a number.
 _TEXT_COLUMNS = frozenset(("dump", "scheme", "method", "significance", "verifier", "policy",
                            "widths", "per_depth", "per_depth_stderr",
-                           "per_position_acceptance_rate"))
+                           "per_position_acceptance_rate",
+                           "per_position_acceptance_rate_stderr"))
 
 
 _INT64 = np.iinfo(np.int64)
