@@ -327,10 +327,16 @@ static int publish_renders(table_opts *t, const mdsd_report_row *rows, size_t co
 /* After a failure: say how to go on from the units that were finished. */
 static void note_kept_units(const mdsd_batch_opts *b, const mdsd_err *err)
 {
-    char partial[4200];
+    char partial[4200], lock[4200], pp_lock[4200];
     struct stat st;
     snprintf(partial, sizeof partial, "%s.partial", b->pub.output ? b->pub.output : "");
-    /* not when the partial file itself is the problem (the message says what to do) */
+    snprintf(lock, sizeof lock, "%s.lock", b->pub.output ? b->pub.output : "");
+    snprintf(pp_lock, sizeof pp_lock, "%s.lock", b->per_position ? b->per_position : "");
+    /* not when another job holds the lock (the units there are that job's,
+     * and the message says so), nor when the partial file itself is the
+     * problem (the message says what to do) */
+    if (mdsd_lock_busy(lock) || (b->per_position && mdsd_lock_busy(pp_lock)))
+        return;
     if (b->pub.output && stat(partial, &st) == 0 && !strstr(err->msg, partial)) {
         char rows[4200] = "";
         if (b->per_position)
