@@ -1,9 +1,9 @@
 /* What a job cannot apply is never dropped without a word (issue 36): a
- * listed verifier that runs on some of a tree dump's policies runs there
- * and each skipped one is named on stderr, as mdsd table's "skipping" note
- * does (the refusals of verifiers that run nowhere are corpus cases,
- * tests/corpus/cli/block-verifiers-*.case, table-*-at-no-draft-count.case);
- * and the hints the CLI prints name options that exist. */
+ * listed verifier runs on the policies of a tree dump where it applies and
+ * each policy it skips is named on stderr, as mdsd table's "skipping" note
+ * names each n (nothing left at all is refused: corpus case
+ * cli/block-selection-matches-nothing); and the hints the CLI prints name
+ * options that exist. */
 #include <ctype.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -25,6 +25,20 @@ Test(requests, block_names_every_skipped_listed_verifier)
     cr_assert(strstr(o, "skipping verifier sd at seq K=2 L=4: sd verifies one draft"), "%s", o);
     cr_assert(strstr(o, "skipping verifier sd at seq K=4 L=4: sd verifies one draft"), "%s", o);
     cr_assert(!strstr(o, "skipping verifier rrs"), "%s", o);
+    free(o);
+    /* on a seq dump rrsw and spechub apply nowhere: named, then rrs runs (they were dropped
+     * without a word, though --verifiers rrsw alone is refused) */
+    snprintf(cmd, sizeof cmd, "%s block " SHIPPED " --verifiers rrsw,spechub,rrs --depth 1 2>&1 >/dev/null",
+             test_mdsd_bin());
+    cr_assert_eq(test_run_shell(cmd, &o), 0, "%s", o);
+    for (int K = 1; K <= 4; K *= 2) {
+        char want[2][160];
+        snprintf(want[0], sizeof want[0], "skipping verifier rrsw at seq K=%d L=4: verifier rrsw needs "
+                 "wor drafts", K);
+        snprintf(want[1], sizeof want[1], "skipping verifier spechub at seq K=%d L=4: verifier spechub "
+                 "needs hub drafts", K);
+        cr_assert(strstr(o, want[0]) && strstr(o, want[1]), "%s", o);
+    }
     free(o);
     /* the defaults (sd among them) run where they apply, without a note */
     snprintf(cmd, sizeof cmd, "%s block " SHIPPED " --depth 1 2>&1 >/dev/null", test_mdsd_bin());

@@ -142,7 +142,7 @@ Test(table, cells_equal_the_per_position_results_averaged)
     snprintf(out, sizeof out, "%s/r.csv", dir);
     write_dump(dump, 5, -1);
     snprintf(args, sizeof args, "table %s -o %s -t 0.7,1.5 -d 2,3 -s iid,wor,greedy,cps "
-             "-v rrs,kseq,greedy,spechub", dump, out); /* sd: n = 1 only, refused at -d 2,3 */
+             "-v rrs,kseq,greedy,spechub,sd", dump, out);
     char *log;
     cr_assert_eq(test_run_mdsd(args, 1, &log), 0, "%s", log);
     free(log);

@@ -61,6 +61,29 @@ static size_t default_verifiers(const mdsd_policy *pol, mdsd_verifier_kind *out)
     return k;
 }
 
+/* The dump's policy at K sequences (seq; ignored for trees) and depth Ld. */
+static mdsd_policy case_policy(const mdsd_tree_dump *t, size_t K, size_t Ld)
+{
+    mdsd_policy pol = t->pol;
+    pol.depth = Ld;
+    if (pol.kind == MDSD_POLICY_SEQ)
+        pol.sequences = K;
+    return pol;
+}
+
+/* Whether the case's verifier runs on its policy (a token-level one: its
+ * scheme at the root's n; seq nodes further down have fewer drafts, which
+ * every iid verifier takes); if not, why (may be NULL). */
+static bool case_applies(const mdsd_block_case *c, mdsd_err *why)
+{
+    mdsd_err e;
+    if (mdsd_block_case_check(c, &e) != MDSD_EUNSUPPORTED)
+        return true;
+    if (why)
+        *why = e;
+    return false;
+}
+
 int mdsd_block_dump_cases(mdsd_block_job *j, const mdsd_block_setup *s, const mdsd_tree_dump *t,
                           mdsd_block_case *cases, size_t *ncases, mdsd_err *err)
 {
@@ -107,50 +130,33 @@ int mdsd_block_dump_cases(mdsd_block_job *j, const mdsd_block_setup *s, const md
         vlist = dv;
     }
     size_t n = 0;
-    for (size_t iv = 0; iv < nv; iv++) {
-        size_t kept = 0;
-        char skipped[MDSD_BLOCK_MAX_DEPTH][512]; /* per K: why a case was dropped ("" none) */
-        for (size_t ik = 0; ik < nK; ik++) {
-            skipped[ik][0] = '\0';
+    for (size_t iv = 0; iv < nv; iv++)
+        for (size_t ik = 0; ik < nK; ik++)
             for (size_t il = 0; il < nL; il++) {
-                mdsd_policy pol = t->pol;
-                pol.depth = Ls[il];
-                if (pol.kind == MDSD_POLICY_SEQ)
-                    pol.sequences = Ks[ik];
                 cases[n] = vlist[iv];
-                cases[n].pol = pol;
-                mdsd_err e;
-                if (mdsd_block_case_check(&cases[n], &e) != MDSD_EUNSUPPORTED)
-                    n++, kept++;
-                else if (!skipped[ik][0])
-                    snprintf(skipped[ik], sizeof skipped[ik], "%s", e.msg);
+                cases[n].pol = case_policy(t, Ks[ik], Ls[il]);
+                if (case_applies(&cases[n], NULL))
+                    n++;
             }
-        }
-        if (!s->n_verifiers) /* the defaults: those that apply */
-            continue;
-        /* a listed verifier that runs nowhere on this dump is refused by
-         * name, as a list of that verifier alone is ... */
-        if (kept == 0) {
-            j->usage = true;
-            return mdsd_fail(err, MDSD_EINVAL, "%s: --verifiers %s: %s applies to none of its policies "
-                             "with --sequences %s --depth %s: %s", t->path, o->verifiers,
-                             mdsd_block_case_name(&vlist[iv]), o->sequences ? o->sequences : "(all)",
-                             o->depths ? o->depths : "(all)", skipped[0]);
-        }
-        /* ... and one skipped at some of them says where (as mdsd table's "skipping") */
-        for (size_t ik = 0; ik < nK && j->note; ik++) {
-            if (!skipped[ik][0])
+    /* The defaults run where they apply. A listed verifier is never dropped
+     * without a word: each policy it cannot run on is named, as mdsd table's
+     * "skipping" note names each n (nothing left at all: refused below). */
+    for (size_t iv = 0; n > 0 && s->n_verifiers && j->note && iv < nv; iv++)
+        for (size_t ik = 0; ik < nK; ik++) {
+            mdsd_err why = {0, ""};
+            for (size_t il = 0; il < nL && !why.msg[0]; il++) {
+                mdsd_block_case c = {vlist[iv].v, case_policy(t, Ks[ik], Ls[il]), vlist[iv].block};
+                case_applies(&c, &why);
+            }
+            if (!why.msg[0])
                 continue;
             char msg[5200], desc[128];
-            mdsd_policy pol = t->pol;
-            if (pol.kind == MDSD_POLICY_SEQ)
-                pol.sequences = Ks[ik];
+            mdsd_policy pol = case_policy(t, Ks[ik], t->pol.depth);
             mdsd_policy_describe(&pol, desc, sizeof desc);
             snprintf(msg, sizeof msg, "%s: skipping verifier %s at %s: %.511s", t->path,
-                     mdsd_block_case_name(&vlist[iv]), desc, skipped[ik]);
+                     mdsd_block_case_name(&vlist[iv]), desc, why.msg);
             j->note(msg, j->note_ctx);
         }
-    }
     *ncases = n;
     if (n == 0) { /* the selection matches nothing here: not an empty table */
         j->usage = true;

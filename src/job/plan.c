@@ -67,47 +67,28 @@ int mdsd_plan_make(const mdsd_batch_opts *o, size_t V, plan *pl, mdsd_err *err)
         uniform[v] = 1.0 / (double)V;
     int rc = MDSD_OK;
     mdsd_err why;
-    /* per listed scheme and verifier: at how many n it runs, and why not */
-    size_t scheme_runs[MDSD_SCHEME_COUNT] = {0}, verifier_runs[MDSD_VERIFIER_COUNT] = {0};
-    char scheme_why[MDSD_SCHEME_COUNT][512] = {{0}}, verifier_why[MDSD_VERIFIER_COUNT][512] = {{0}};
     for (size_t k = 0; k < o->pub.n_counts && rc == MDSD_OK; k++) {
         size_t n = o->pub.draft_counts[k];
         for (size_t i = 0; i < o->pub.n_schemes && rc == MDSD_OK; i++) {
             mdsd_scheme_kind kind = o->pub.schemes[i];
-            if (scheme_applies(kind, n, uniform, V, &why) == MDSD_OK) {
+            if (scheme_applies(kind, n, uniform, V, &why) == MDSD_OK)
                 rc = add_bound(pl, kind, n, err);
-                scheme_runs[kind]++;
-            } else {
+            else
                 note(o, "skipping the %s scheme at n = %zu: %s", mdsd_scheme_name(kind), n, why.msg);
-                snprintf(scheme_why[kind], sizeof scheme_why[kind], "%s", why.msg);
-            }
         }
         for (size_t i = 0; i < o->pub.n_verifiers && rc == MDSD_OK; i++) {
             mdsd_verifier_kind v = o->pub.verifiers[i];
             mdsd_scheme s = {mdsd_verifier_scheme(v), n, V, uniform, NULL};
             if (mdsd_verifier_check(v, &s, &why) != MDSD_OK) {
                 note(o, "skipping verifier %s at n = %zu: %s", mdsd_verifier_name(v), n, why.msg);
-                snprintf(verifier_why[v], sizeof verifier_why[v], "%s", why.msg);
                 continue;
             }
-            verifier_runs[v]++;
             if ((rc = add_bound(pl, s.kind, n, err)))
                 break;
             rc = add_cell(pl, (cell){n, s.kind, (int)v, find_bound_cell(pl, s.kind, n)}, err);
         }
     }
     free(uniform);
-    /* a listed scheme or verifier that runs at none of the draft counts is
-     * refused by name (skipped at some of them, the notes say where) */
-    for (size_t i = 0; i < o->pub.n_schemes && rc == MDSD_OK; i++)
-        if (!scheme_runs[o->pub.schemes[i]])
-            rc = mdsd_fail(err, MDSD_EINVAL, "table: the %s scheme applies at none of the draft counts "
-                           "(-d): %s", mdsd_scheme_name(o->pub.schemes[i]), scheme_why[o->pub.schemes[i]]);
-    for (size_t i = 0; i < o->pub.n_verifiers && rc == MDSD_OK; i++)
-        if (!verifier_runs[o->pub.verifiers[i]])
-            rc = mdsd_fail(err, MDSD_EINVAL, "table: verifier %s applies at none of the draft counts "
-                           "(-d): %s", mdsd_verifier_name(o->pub.verifiers[i]),
-                           verifier_why[o->pub.verifiers[i]]);
     if (rc == MDSD_OK && pl->count == 0)
         rc = mdsd_fail(err, MDSD_EINVAL, "table: no (scheme, verifier, n) combination applies");
     if (rc == MDSD_OK && pl->max_n > MDSD_REPORT_MAX_DRAFTS)
