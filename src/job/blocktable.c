@@ -61,13 +61,27 @@ static size_t default_verifiers(const mdsd_policy *pol, mdsd_verifier_kind *out)
     return k;
 }
 
+/* The dump's policy at K sequences (seq; ignored for trees) and depth Ld. */
+static mdsd_policy case_policy(const mdsd_tree_dump *t, size_t K, size_t Ld)
+{
+    mdsd_policy pol = t->pol;
+    pol.depth = Ld;
+    if (pol.kind == MDSD_POLICY_SEQ)
+        pol.sequences = K;
+    return pol;
+}
+
 /* Whether the case's verifier runs on its policy (a token-level one: its
  * scheme at the root's n; seq nodes further down have fewer drafts, which
- * every iid verifier takes). */
-static int case_applies(const mdsd_block_case *c)
+ * every iid verifier takes); if not, why (may be NULL). */
+static bool case_applies(const mdsd_block_case *c, mdsd_err *why)
 {
     mdsd_err e;
-    return mdsd_block_case_check(c, &e) != MDSD_EUNSUPPORTED;
+    if (mdsd_block_case_check(c, &e) != MDSD_EUNSUPPORTED)
+        return true;
+    if (why)
+        *why = e;
+    return false;
 }
 
 int mdsd_block_dump_cases(mdsd_block_job *j, const mdsd_block_setup *s, const mdsd_tree_dump *t,
@@ -119,15 +133,30 @@ int mdsd_block_dump_cases(mdsd_block_job *j, const mdsd_block_setup *s, const md
     for (size_t iv = 0; iv < nv; iv++)
         for (size_t ik = 0; ik < nK; ik++)
             for (size_t il = 0; il < nL; il++) {
-                mdsd_policy pol = t->pol;
-                pol.depth = Ls[il];
-                if (pol.kind == MDSD_POLICY_SEQ)
-                    pol.sequences = Ks[ik];
                 cases[n] = vlist[iv];
-                cases[n].pol = pol;
-                if (case_applies(&cases[n]))
+                cases[n].pol = case_policy(t, Ks[ik], Ls[il]);
+                if (case_applies(&cases[n], NULL))
                     n++;
             }
+    /* The defaults run where they apply. A listed verifier is never dropped
+     * without a word: each policy it cannot run on is named, as mdsd table's
+     * "skipping" note names each n (nothing left at all: refused below). */
+    for (size_t iv = 0; n > 0 && s->n_verifiers && j->note && iv < nv; iv++)
+        for (size_t ik = 0; ik < nK; ik++) {
+            mdsd_err why = {0, ""};
+            for (size_t il = 0; il < nL && !why.msg[0]; il++) {
+                mdsd_block_case c = {vlist[iv].v, case_policy(t, Ks[ik], Ls[il]), vlist[iv].block};
+                case_applies(&c, &why);
+            }
+            if (!why.msg[0])
+                continue;
+            char msg[5200], desc[128];
+            mdsd_policy pol = case_policy(t, Ks[ik], t->pol.depth);
+            mdsd_policy_describe(&pol, desc, sizeof desc);
+            snprintf(msg, sizeof msg, "%s: skipping verifier %s at %s: %.511s", t->path,
+                     mdsd_block_case_name(&vlist[iv]), desc, why.msg);
+            j->note(msg, j->note_ctx);
+        }
     *ncases = n;
     if (n == 0) { /* the selection matches nothing here: not an empty table */
         j->usage = true;
