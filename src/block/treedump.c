@@ -385,6 +385,7 @@ int mdsd_tree_dump_check_live(const mdsd_tree_dump *t, const mdsd_block_case *c,
 typedef struct {
     const mdsd_tree_dump *t;
     const double *p, *q;  /* [rows of the tree * V], row u at (u - root) * V */
+    const float *zp, *zq; /* the stored logits they are the softmaxes of, laid out alike */
     size_t root;
     const mdsd_verifier_opts *vopts;
 } tree_view;
@@ -425,7 +426,10 @@ static int eval_node(const tree_view *tv, const mdsd_block_case *c, size_t u, si
     mdsd_scheme s = {c->pol.kind == MDSD_POLICY_SEQ ? MDSD_SCHEME_IID : c->pol.scheme, n, V, q,
                      NULL};
     mdsd_err e;
-    mdsd_verifier *v = mdsd_verifier_alloc(c->v, p, &s, tv->vopts, &e);
+    /* the logits let ot order tokens by p/q exactly, independently of exp */
+    mdsd_verifier *v = mdsd_verifier_alloc_logits(c->v, p, &s, tv->vopts,
+                                                  tv->zp + (u - tv->root) * V,
+                                                  tv->zq + (u - tv->root) * V, &e);
     if (!v) {
         char where[4200];
         row_name(t, u, where, sizeof where);
@@ -665,6 +669,7 @@ int mdsd_tree_dump_eval_part(mdsd_tree_dump *t, const mdsd_block_case *cases, si
         for (size_t job = 0; job < jobs; job++) {
             size_t i = first + job / ncases, c = job % ncases;
             tree_view tv = {t, p + (t->root[i] - row0) * V, q + (t->root[i] - row0) * V,
+                            buf + (t->root[i] - row0) * V, zq + (t->root[i] - row0) * V,
                             t->root[i], vopts};
             double R[MDSD_BLOCK_MAX_DEPTH] = {0};
             mdsd_err e = {0, ""};
