@@ -138,3 +138,26 @@ Test(sidecar, symlinks_at_sidecars_are_not_followed, .timeout = 120)
                     "&& ! test -e c.csv"), 0, "%s", o);
     free(o);
 }
+
+/* The issue's concurrent case, for real: job 1 (slow: Monte Carlo) holds
+ * pp.csv while job 2, another -o with the same --per-position, starts; job
+ * 2 is refused by name and writes nothing, and job 1's per-position CSV
+ * holds its own rows only (no other job's rows, no NUL hole). */
+Test(sidecar, concurrent_jobs_on_one_per_position_file, .timeout = 180)
+{
+    const char *m = test_mdsd_bin();
+    char *o;
+    /* (": ;" ends the "cd DIR &&" that sh() puts first, so that "&" sends job 1 alone) */
+    cr_assert_eq(sh(&o, ": ; %s table " JOB " -o ref.csv --per-position ref.pp --simulate --trials 1000000 "
+                    "--threads 1 & job=$!; n=0; while ! test -e ref.csv.lock && [ $n -lt 600 ]; do "
+                    "sleep 0.05; n=$((n+1)); done; %s table " JOB " -o b.csv --per-position ref.pp; "
+                    "second=$?; wait $job; first=$?; echo \"first=$first second=$second\"",
+                    m, m), 0, "%s", o);
+    cr_assert(strstr(o, "first=0 second=1"), "%s", o);
+    cr_assert(strstr(o, "another job is writing 'ref.pp' (--per-position)"), "%s", o);
+    free(o);
+    cr_assert_eq(sh(&o, "! test -e b.csv && ! test -e b.csv.partial && test $(wc -l < ref.pp) = 121 && "
+                    "! grep -q -P '\\x00' ref.pp && ! test -e ref.pp.partial && ! test -e ref.pp.lock"), 0,
+                 "%s", o);
+    free(o);
+}

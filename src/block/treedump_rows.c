@@ -176,11 +176,12 @@ int mdsd_treedump_check_live_rows(hid_t file, const mdsd_tree_dump *t, mdsd_err 
     for (size_t i = 0; rc == MDSD_OK && i < t->n_trees; i++) {
         size_t r0 = t->root[i];
         for (size_t u = r0 + 1; rc == MDSD_OK && u < t->root[i + 1]; u++) {
-            const char *name = pos[u] != pos[r0] ? "/tree_position" : "/tree_tau";
-            if (pos[u] != pos[r0] || tau[u] != tau[r0])
+            bool moved = pos[u] != pos[r0]; /* else tau differs, if anything */
+            const int *field = moved ? pos : tau;
+            if (moved || tau[u] != tau[r0])
                 rc = mdsd_fail(err, MDSD_EFORMAT, "%s: tree %zu, row %zu of %s: %d, the tree's root "
-                               "(row %zu) has %d (one value per tree)", p, i, u, name,
-                               pos[u] != pos[r0] ? pos[u] : tau[u], r0, pos[u] != pos[r0] ? pos[r0] : tau[r0]);
+                               "(row %zu) has %d (one value per tree)", p, i, u,
+                               moved ? "/tree_position" : "/tree_tau", field[u], r0, field[r0]);
         }
         if (rc)
             break;
