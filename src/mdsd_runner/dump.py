@@ -9,10 +9,12 @@ are removed, `created` is set and the file is renamed to OUT: OUT never exists h
 
 import datetime
 import os
+import sys
 
 import h5py
 import numpy as np
 
+from . import checkpoint
 from .errors import RunnerError
 
 FORMAT_VERSION = 1
@@ -117,6 +119,11 @@ class DumpWriter:
         f.attrs["runner_config"] = self.config
         f.attrs.create("runner_samples_done", 0, dtype=np.int64)
         f.attrs.create("runner_rows_done", 0, dtype=np.int64)
+        f.attrs.create(checkpoint.CLEAN, 0, dtype=np.int64)  # set when closed after a sample
+        f.create_dataset(checkpoint.SAMPLE_ROWS, shape=(0,), maxshape=(None,), dtype=np.int64,
+                         chunks=(1024,))
+        f.create_dataset(checkpoint.SAMPLE_SHA256, shape=(0, 32), maxshape=(None, 32),
+                         dtype=np.uint8, chunks=(1024, 32))
         for name in ROW_INDEX:
             f.create_dataset(name, shape=(0,), maxshape=(None,), dtype=np.int32,
                              chunks=(4096,), **self._filters())
@@ -144,6 +151,32 @@ class DumpWriter:
         return {}
 
     def _resume(self):
+        # Inspected (and rebuilt when it was not closed cleanly) by a child process that a
+        # damaged file cannot hang (checkpoint.py); then opened here.
+        result = checkpoint.check(self.partial, self.config)
+        kind = result["kind"]
+        if kind == "config":
+            raise RunnerError(f"{self.partial} was started with other options; rerun with "
+                              f"the same options or delete it (it has {result['config']}, "
+                              f"this run has {self.config})")
+        if kind == "legacy":
+            raise RunnerError(f"{self.partial} has no checkpoint checksums (written by an older "
+                              "mdsd-runner): finish it with that version, or delete it")
+        if kind == "damaged":
+            raise RunnerError(f"cannot resume from {self.partial}: it is damaged "
+                              f"({result['why']}); delete it to start over")
+        if kind == "rebuilt":
+            os.replace(result["rebuild"], self.partial)
+            dropped = result["had_samples"] - result["samples"]
+            if dropped or result["extra_rows"]:
+                kept = (f"dropped its torn tail ({dropped} recorded samples and "
+                        f"{result['extra_rows']} rows past the last good one"
+                        + (f"; {result['why']}" if result["why"] else "") + ")")
+            else:
+                kept = "every recorded sample verifies"
+            print(f"mdsd-runner: {self.partial} was not closed cleanly (the run was killed?): "
+                  f"rebuilt from the {result['samples']} samples ({result['rows']} rows) whose "
+                  f"checksums verify; {kept}", file=sys.stderr)
         try:
             f = h5py.File(self.partial, "r+")
         except OSError as e:
@@ -151,26 +184,17 @@ class DumpWriter:
                               "over") from None
         self.file = f
         try:
-            config = f.attrs.get("runner_config")
-            if config != self.config:
-                raise RunnerError(f"{self.partial} was started with other options; rerun with "
-                                  f"the same options or delete it (it has {config}, this run "
-                                  f"has {self.config})")
-            if "runner_samples_done" not in f.attrs or "runner_rows_done" not in f.attrs:
-                raise RunnerError(f"{self.partial} is damaged: its progress attributes are "
-                                  "missing; delete it")
             self.samples_done = int(f.attrs["runner_samples_done"])
             self.rows_done = int(f.attrs["runner_rows_done"])
-            # Rows of a sample that was being written when the run stopped.
-            for d in self._datasets():
-                if d.shape[0] < self.rows_done:
-                    raise RunnerError(f"{self.partial} is damaged: {d.name} has {d.shape[0]} "
-                                      f"rows, its progress says {self.rows_done}; delete it")
-                d.resize(self.rows_done, axis=0)
+            self._mark_clean(0)
         except BaseException:
             f.close()
             self.file = None
             raise
+
+    def _mark_clean(self, value):
+        self.file.attrs[checkpoint.CLEAN] = np.int64(value)
+        self.file.flush()
 
     def _datasets(self):
         f = self.file
@@ -193,15 +217,20 @@ class DumpWriter:
         index = {"tokens": np.asarray(tokens), "sample_id": np.full(m, sample_id),
                  "position": np.arange(m)}
         f = self.file
-        for name in ROW_INDEX:
-            f[name].resize(hi, axis=0)
-            f[name][lo:hi] = index[name].astype(np.int32)
+        stored = {name: index[name].astype(np.int32) for name in ROW_INDEX}
         for (path, *_), rows in zip(self.groups, logits):
             if rows.shape != (m, self.V):
                 raise RunnerError(f"internal: {path} logits of shape {rows.shape}, expected {(m, self.V)}")
-            d = f[path]["logits"]
+            stored[f"{path}/logits"] = self._encode(rows)
+        for name, rows in stored.items():
+            d = f[name]
             d.resize(hi, axis=0)
-            d[lo:hi] = self._encode(rows)
+            d[lo:hi] = rows
+        s = self.samples_done
+        for name, value in ((checkpoint.SAMPLE_ROWS, hi),
+                            (checkpoint.SAMPLE_SHA256, checkpoint.sample_digest(stored))):
+            f[name].resize(s + 1, axis=0)
+            f[name][s] = value
         self.samples_done += 1
         self.rows_done = hi
         f.attrs["runner_samples_done"] = self.samples_done
@@ -209,9 +238,23 @@ class DumpWriter:
         f.flush()
 
     def close(self):
-        if self.file is not None:
-            self.file.close()
-            self.file = None
+        """Closes the file; a run stopped mid-sample (an exception, Ctrl-C) first drops that
+        sample's rows, and a file left consistent is marked clean (resumed in place)."""
+        if self.file is None:
+            return
+        f, self.file = self.file, None
+        try:
+            if checkpoint.CLEAN in f.attrs:
+                for d in [f[n] for n in ROW_INDEX] + [f[p]["logits"] for p, *_ in self.groups]:
+                    d.resize(self.rows_done, axis=0)
+                for n in checkpoint.PER_SAMPLE:
+                    f[n].resize(self.samples_done, axis=0)
+                f.flush()
+                f.attrs[checkpoint.CLEAN] = np.int64(1)
+        except Exception:  # noqa: BLE001 - left unclean: the next resume verifies it
+            pass
+        finally:
+            f.close()
 
     def discard(self):
         """Removes OUT.partial (a run that failed before finishing any sample)."""
@@ -224,6 +267,9 @@ class DumpWriter:
         f = self.file
         del f.attrs["runner_samples_done"]
         del f.attrs["runner_rows_done"]
+        del f.attrs[checkpoint.CLEAN]
+        for name in checkpoint.PER_SAMPLE:
+            del f[name]
         f.attrs["created"] = _now_iso()
         f.attrs.create("num_samples", self.samples_done, dtype=np.int64)
         self.close()

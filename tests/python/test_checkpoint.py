@@ -1,0 +1,206 @@
+"""Resuming a damaged OUT.partial (src/mdsd_runner/checkpoint.py): a torn gzip chunk, rows
+past the recorded progress, a checkpoint that is not a regular file, an inspection that
+hangs (killed by the watchdog, and by SIGTERM) - each ends in a dump identical to an
+uninterrupted run or in a refusal naming the file, never a traceback or a hang."""
+
+import os
+import signal
+import subprocess
+import tempfile
+import time
+import unittest
+
+import h5py
+import numpy as np
+
+from support import ROOT, RUNNER, run_main
+from dump_compare import assert_same_dump
+from mdsd_runner import checkpoint
+
+
+def write_corpus(path, words=60, lines=400, seed=3):
+    rng = np.random.default_rng(seed)
+    with open(path, "w") as f:
+        for _ in range(lines):
+            f.write(" ".join(f"w{int(i)}" for i in rng.integers(0, words, 10)) + " .\n")
+
+
+class Checkpoints(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        d = cls.tmp.name
+        cls.corpus = os.path.join(d, "corpus.txt")
+        write_corpus(cls.corpus)
+        cls.prompts = os.path.join(d, "p.jsonl")
+        with open(cls.prompts, "w") as f:
+            f.write('{"prompt": "w1 w2"}\n{"prompt": "w3"}\n')
+        cls.reference = os.path.join(d, "reference.h5")
+        rc, _, err = cls.ngram(cls.reference)
+        assert rc == 0, err
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    @classmethod
+    def args(cls, out, *extra):
+        return ["ngram", "--corpus", cls.corpus, "--prompts", cls.prompts, "-o", out,
+                "--vocab-size", "50", "--num-samples", "12", "--max-new-tokens", "24", "-q",
+                *extra]
+
+    @classmethod
+    def ngram(cls, out, *extra):
+        return run_main(*cls.args(out, *extra))
+
+    def out(self, name):
+        path = os.path.join(self.tmp.name, name)
+        for p in (path, path + ".partial", path + ".partial.rebuild"):
+            if os.path.lexists(p):
+                os.unlink(p)
+        return path
+
+    def stopped(self, name, after=5):
+        """A checkpoint with AFTER samples, closed cleanly."""
+        out = self.out(name)
+        rc, _, err = self.ngram(out, "--stop-after", str(after))
+        self.assertEqual(rc, 0, err)
+        return out
+
+    def resumed_equal(self, out, *phrases):
+        rc, _, err = self.ngram(out)
+        self.assertEqual(rc, 0, err)
+        self.assertNotIn("Traceback", err)
+        for phrase in phrases:
+            self.assertIn(phrase, err)
+        assert_same_dump(self, self.reference, out)
+        self.assertFalse(os.path.exists(out + ".partial.rebuild"))
+
+    def tear_chunk(self, partial, dataset, which):
+        """Overwrites the middle of one stored (gzip) chunk of DATASET with garbage, as a
+        write cut off by kill -9 leaves it, and marks the file as not closed cleanly."""
+        with h5py.File(partial, "r+") as f:
+            d = f[dataset]
+            info = d.id.get_chunk_info(which if which >= 0 else d.id.get_num_chunks() + which)
+            f.attrs[checkpoint.CLEAN] = np.int64(0)
+        with open(partial, "r+b") as fd:
+            fd.seek(info.byte_offset + info.size // 3)
+            fd.write(bytes((7 + 31 * i) % 256 for i in range(max(8, info.size // 3))))
+
+    def test_clean_stop_resumes_in_place(self):
+        out = self.stopped("clean.h5")
+        with h5py.File(out + ".partial", "r") as f:
+            self.assertEqual(int(f.attrs[checkpoint.CLEAN]), 1)
+        self.resumed_equal(out)
+        with h5py.File(out, "r") as f:  # the checkpoint's bookkeeping is gone
+            self.assertNotIn(checkpoint.SAMPLE_SHA256, f)
+            self.assertNotIn(checkpoint.CLEAN, f.attrs)
+
+    def test_torn_last_chunk_is_dropped_and_rebuilt(self):
+        for dataset in ("target/logits", "drafts/kn2/logits", "tokens"):
+            with self.subTest(dataset=dataset):
+                out = self.stopped("torn.h5")
+                self.tear_chunk(out + ".partial", dataset, -1)
+                self.resumed_equal(out, "was not closed cleanly", "dropped its torn tail")
+
+    def test_torn_first_chunk_is_dropped_and_rebuilt(self):
+        out = self.stopped("torn-first.h5", after=9)
+        self.tear_chunk(out + ".partial", "target/logits", 0)
+        self.resumed_equal(out, "rebuilt from the 0 samples")
+
+    def test_rows_past_the_progress(self):
+        # Killed after a sample's rows were written but before its progress was recorded.
+        out = self.stopped("past.h5")
+        with h5py.File(out + ".partial", "r+") as f:
+            for name in checkpoint.row_datasets(f):
+                d = f[name]
+                d.resize(d.shape[0] + 7, axis=0)
+                d[-7:] = 1
+            f.attrs[checkpoint.CLEAN] = np.int64(0)
+        self.resumed_equal(out, "7 rows past the last good one")
+
+    def test_killed_between_samples(self):
+        out = self.stopped("between.h5")
+        with h5py.File(out + ".partial", "r+") as f:
+            f.attrs[checkpoint.CLEAN] = np.int64(0)
+        self.resumed_equal(out, "every recorded sample verifies")
+
+    def test_progress_beyond_the_digests(self):
+        out = self.stopped("beyond.h5")
+        with h5py.File(out + ".partial", "r+") as f:
+            f.attrs["runner_samples_done"] = np.int64(99)
+            f.attrs[checkpoint.CLEAN] = np.int64(0)
+        rc, _, err = self.ngram(out)
+        self.assertEqual(rc, 1, err)
+        self.assertIn(f"cannot resume from {out}.partial: it is damaged", err)
+        self.assertIn("progress says 99 samples, 5 are recorded", err)
+
+    def test_truncated_file_is_refused(self):
+        out = self.stopped("cut.h5")
+        with open(out + ".partial", "r+b") as fd:
+            fd.truncate(os.path.getsize(out + ".partial") // 2)
+        rc, _, err = self.ngram(out)
+        self.assertEqual(rc, 1, err)
+        self.assertIn(f"cannot resume from {out}.partial", err)
+        self.assertIn("delete it", err)
+        self.assertNotIn("Traceback", err)
+
+    def test_a_fifo_is_refused_not_read(self):
+        out = self.out("fifo.h5")
+        os.mkfifo(out + ".partial")
+        try:
+            rc, _, err = self.ngram(out)
+        finally:
+            os.unlink(out + ".partial")
+        self.assertEqual(rc, 1, err)
+        self.assertIn("not a regular file", err)
+
+    def test_a_rebuild_file_left_over_is_not_replaced(self):
+        out = self.stopped("left.h5")
+        with h5py.File(out + ".partial", "r+") as f:
+            f.attrs[checkpoint.CLEAN] = np.int64(0)
+        with open(out + ".partial.rebuild", "w") as f:
+            f.write("a user's file")
+        rc, _, err = self.ngram(out)
+        self.assertEqual(rc, 1, err)
+        self.assertIn(".partial.rebuild", err)
+        with open(out + ".partial.rebuild") as f:
+            self.assertEqual(f.read(), "a user's file")
+        os.unlink(out + ".partial.rebuild")
+
+    def test_a_hung_inspection_is_killed_by_the_watchdog(self):
+        out = self.stopped("hung.h5")
+        saved = checkpoint.CHECK_TIMEOUT
+        checkpoint.CHECK_TIMEOUT = 1.0
+        os.environ["MDSD_RUNNER_CHECKPOINT_STALL"] = "1"
+        try:
+            t0 = time.monotonic()
+            rc, _, err = self.ngram(out)
+        finally:
+            del os.environ["MDSD_RUNNER_CHECKPOINT_STALL"]
+            checkpoint.CHECK_TIMEOUT = saved
+        self.assertLess(time.monotonic() - t0, 30)
+        self.assertEqual(rc, 1, err)
+        self.assertIn("read no sample of it for 1 s", err)
+        self.resumed_equal(out)  # the checkpoint is untouched
+
+    def test_sigterm_during_a_hung_inspection(self):
+        out = self.stopped("term.h5")
+        env = dict(os.environ, MDSD_RUNNER_CHECKPOINT_STALL="1")
+        proc = subprocess.Popen([RUNNER, *self.args(out)], stderr=subprocess.PIPE, text=True,
+                                cwd=ROOT, env=env)
+        time.sleep(2)
+        proc.send_signal(signal.SIGTERM)
+        try:
+            _, err = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            self.fail("SIGTERM did not stop the runner while it inspected the checkpoint")
+        self.assertEqual(proc.returncode, 130, err)
+        self.assertIn("interrupted", err)
+        self.assertNotIn("Traceback", err)
+        self.resumed_equal(out)
+
+
+if __name__ == "__main__":
+    unittest.main()
