@@ -87,8 +87,9 @@ def _like(src, dst_file, path, n):
 
 def inspect(partial, rebuild, config):
     """Reports (as JSON lines on stdout) a heartbeat per sample and one result:
-    clean (resume in place), rebuilt (samples that verify written to REBUILD), config (other
-    options), legacy (no digests) or damaged (with the reason)."""
+    clean (resume in place), rebuilt (samples that verify written to REBUILD), finished
+    (the finished dump, validated, to rename), config (other options), legacy (no digests)
+    or damaged (with the reason)."""
     import h5py
     try:
         f = h5py.File(partial, "r", rdcc_nbytes=64 << 20, rdcc_nslots=100003)
@@ -100,15 +101,27 @@ def inspect(partial, rebuild, config):
             found = found.decode() if isinstance(found, bytes) else found
             if found != config:
                 return _say("config", config=found if isinstance(found, str) else repr(found))
-            if SAMPLE_ROWS not in f or SAMPLE_SHA256 not in f or CLEAN not in f.attrs:
+            if "runner_samples_done" not in f.attrs and "num_samples" in f.attrs:
+                finished = (int(f.attrs["num_samples"]), int(f["tokens"].shape[0]))
+            elif SAMPLE_ROWS not in f or SAMPLE_SHA256 not in f or CLEAN not in f.attrs:
                 return _say("legacy")
-            done = int(f.attrs["runner_samples_done"])
-            rows_done = int(f.attrs["runner_rows_done"])
-            paths = row_datasets(f)
-            sets = {p: f[p] for p in paths}
-            ends, digests = f[SAMPLE_ROWS], f[SAMPLE_SHA256]
+            else:
+                finished = None
+                done = int(f.attrs["runner_samples_done"])
+                rows_done = int(f.attrs["runner_rows_done"])
+                paths = row_datasets(f)
+                sets = {p: f[p] for p in paths}
+                ends, digests = f[SAMPLE_ROWS], f[SAMPLE_SHA256]
         except (OSError, KeyError, ValueError, TypeError) as e:
             raise Damaged(f"its layout cannot be read: {e}") from None
+        if finished:  # stripped by DumpWriter.finalize, not yet renamed
+            f.close()
+            from .schema import validate
+            problems, _ = validate(partial)
+            if problems:
+                raise Damaged("the run stopped while finishing it, and it does not validate: "
+                              + "; ".join(problems))
+            return _say("finished", samples=finished[0], rows=finished[1])
         if not 0 <= done <= min(ends.shape[0], digests.shape[0]):
             raise Damaged(f"progress says {done} samples, {ends.shape[0]} are recorded")
         extents = {p: d.shape[0] for p, d in sets.items()}
@@ -190,7 +203,7 @@ def _child_main(argv):
 
 def check(partial, config):
     """Inspects OUT.partial in a child process (module docstring); returns its result dict
-    (kind clean, rebuilt, config, legacy or damaged). The rebuilt file is REBUILD."""
+    (kind clean, rebuilt, finished, config, legacy or damaged). The rebuilt file is REBUILD."""
     from .errors import RunnerError
     try:
         mode = os.stat(partial).st_mode

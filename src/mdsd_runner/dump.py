@@ -71,6 +71,7 @@ class DumpWriter:
         self.file = None
         self.samples_done = 0
         self.rows_done = 0
+        self.finished_file = False  # OUT.partial is the finished dump, to rename
 
     # -- opening -----------------------------------------------------------------------
 
@@ -177,6 +178,12 @@ class DumpWriter:
             print(f"mdsd-runner: {self.partial} was not closed cleanly (the run was killed?): "
                   f"rebuilt from the {result['samples']} samples ({result['rows']} rows) whose "
                   f"checksums verify; {kept}", file=sys.stderr)
+        if kind == "finished":
+            print(f"mdsd-runner: {self.partial} is the finished dump (the run stopped before "
+                  f"renaming it; it validates): renaming it to {self.out}", file=sys.stderr)
+            self.finished_file = True
+            self.samples_done, self.rows_done = result["samples"], result["rows"]
+            return
         try:
             f = h5py.File(self.partial, "r+")
         except OSError as e:
@@ -263,23 +270,32 @@ class DumpWriter:
             os.unlink(self.partial)
 
     def finalize(self):
-        """Marks the dump complete and renames OUT.partial to OUT."""
-        f = self.file
-        del f.attrs["runner_samples_done"]
-        del f.attrs["runner_rows_done"]
-        del f.attrs[checkpoint.CLEAN]
-        for name in checkpoint.PER_SAMPLE:
-            del f[name]
-        f.attrs["created"] = _now_iso()
-        f.attrs.create("num_samples", self.samples_done, dtype=np.int64)
+        """Marks the dump complete and renames OUT.partial to OUT. In an order that a kill
+        at any point leaves resumable: the checkpoint's bookkeeping stays until the file
+        has validated (a resume then finalizes again), and a file stripped of it but not
+        yet renamed is validated again by the next resume and renamed
+        (checkpoint.inspect's "finished")."""
+        if not self.finished_file:
+            f = self.file
+            f.attrs["created"] = _now_iso()
+            f.attrs.create("num_samples", self.samples_done, dtype=np.int64)
+            self.close()
+            # One validator: the file is checked by libmdsd (the reader of `mdsd`) and the
+            # runner's metadata checks before it appears under OUT.
+            from .schema import validate
+            problems, _ = validate(self.partial)
+            if problems:
+                raise RunnerError(f"{self.partial}: the written dump does not validate "
+                                  f"(kept for inspection): {'; '.join(problems)}")
         self.close()
-        # One validator: the file is checked by libmdsd (the reader of `mdsd`) and the
-        # runner's metadata checks before it appears under OUT.
-        from .schema import validate
-        problems, _ = validate(self.partial)
-        if problems:
-            raise RunnerError(f"{self.partial}: the written dump does not validate "
-                              f"(kept for inspection): {'; '.join(problems)}")
+        with h5py.File(self.partial, "r+") as f:
+            # runner_samples_done first: without it a resume takes the file as finished.
+            for name in ("runner_samples_done", "runner_rows_done", checkpoint.CLEAN):
+                if name in f.attrs:
+                    del f.attrs[name]
+            for name in checkpoint.PER_SAMPLE:
+                if name in f:
+                    del f[name]
         try:
             with open(self.partial, "rb") as fd:
                 os.fsync(fd.fileno())

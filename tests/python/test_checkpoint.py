@@ -4,6 +4,7 @@ hangs (killed by the watchdog, and by SIGTERM) - each ends in a dump identical t
 uninterrupted run or in a refusal naming the file, never a traceback or a hang."""
 
 import os
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -82,7 +83,8 @@ class Checkpoints(unittest.TestCase):
         with h5py.File(partial, "r+") as f:
             d = f[dataset]
             info = d.id.get_chunk_info(which if which >= 0 else d.id.get_num_chunks() + which)
-            f.attrs[checkpoint.CLEAN] = np.int64(0)
+            if checkpoint.CLEAN in f.attrs:
+                f.attrs[checkpoint.CLEAN] = np.int64(0)
         with open(partial, "r+b") as fd:
             fd.seek(info.byte_offset + info.size // 3)
             fd.write(bytes((7 + 31 * i) % 256 for i in range(max(8, info.size // 3))))
@@ -167,6 +169,35 @@ class Checkpoints(unittest.TestCase):
         with open(out + ".partial.rebuild") as f:
             self.assertEqual(f.read(), "a user's file")
         os.unlink(out + ".partial.rebuild")
+
+    def test_killed_while_validating_the_finished_file(self):
+        import mdsd_runner.schema as schema
+        out = self.out("validating.h5")
+        saved = schema.validate
+
+        def killed(path):
+            raise KeyboardInterrupt
+        schema.validate = killed
+        try:
+            rc, _, err = self.ngram(out)
+        finally:
+            schema.validate = saved
+        self.assertEqual(rc, 130, err)
+        self.resumed_equal(out)
+
+    def test_finished_but_not_renamed(self):
+        out = self.out("unrenamed.h5")
+        shutil.copyfile(self.reference, out + ".partial")
+        self.resumed_equal(out, "is the finished dump", "renaming it to")
+
+    def test_finished_but_not_renamed_and_torn(self):
+        out = self.out("unrenamed-torn.h5")
+        shutil.copyfile(self.reference, out + ".partial")
+        self.tear_chunk(out + ".partial", "target/logits", 0)
+        rc, _, err = self.ngram(out)
+        self.assertEqual(rc, 1, err)
+        self.assertIn("the run stopped while finishing it, and it does not validate", err)
+        self.assertFalse(os.path.exists(out))
 
     def test_a_hung_inspection_is_killed_by_the_watchdog(self):
         out = self.stopped("hung.h5")
