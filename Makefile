@@ -11,6 +11,7 @@
 #   make tree-dump-large, make tree-dump-live   large KJV tree dumps in build/ (below)
 #   make papers   reproduce the seed papers' figures and tables in papers/*/
 #   make papers-pairs   papers/ on both KJV pairs' large dumps (after make pair-dumps)
+#   make papers-resolution  ot beside Thomas & Pal's claims (papers/resolution; makes its dumps)
 #
 # Every target that needs the libraries first runs `deps`, which installs the
 # missing Debian packages with apt (apt-get update first), as root or via sudo.
@@ -402,6 +403,16 @@ papers-pairs: all
 papers-pairs-block: export MDSD_PORTABLE_EXP = 1
 papers-pairs-block: all pair-trees
 	PAIR_DIR=$(PAIR_DIR) papers/pairs/block.sh
+
+# papers/resolution/run.sh (issue 37; papers/resolution/README.md): the optimal verifier ot
+# beside Thomas & Pal's Partial and Global Resolution on both pairs' T = 0.7 dumps and the
+# first RESOLUTION_PARTS (5) parts of their tree dumps, its overhead per token, and toys.
+.PHONY: papers-resolution
+papers-resolution: export MDSD_PORTABLE_EXP = 1
+papers-resolution: all
+	@$(MAKE) --no-print-directory build/release/bench-driver \
+	  $(foreach p,ngram neural,$(PAIR_DIR)/kjv-$(p)-T0.7.h5 $(foreach k,001 002 003 004 005,$(PAIR_DIR)/kjv-$(p)-trees/part-$(k).h5))
+	PAIR_DIR=$(PAIR_DIR) BENCH_DRIVER=build/release/bench-driver papers/resolution/run.sh
 # Tree dumps large enough to order the verifiers (data/README.md, "Large tree dumps"; not
 # shipped: about 23 MB per part, 552 MB in all): the KJV pair of tree-dump, seq K = 4, L = 4, in
 # parts that `mdsd block DIR` reads as one dump; part k draws with --seed k. Each part is

@@ -154,3 +154,36 @@ Test(package, python_inputs_and_words, .timeout = 300)
     cr_assert(strstr(out, "\nOK\n"), "no plain OK line:\n%s", out);
     free(out);
 }
+
+/* The package's own writes under the library's output-safety mechanism
+ * (tests/python/test_mdsd_outputs.py): mdsd.evaluate(output=) through an O_EXCL
+ * temporary file and a rename, never a user's OUT.tmp nor a symlink; under OUT.lock;
+ * with its provenance sidecar; the check of outputs against inputs (mdsd/output.h). */
+Test(package, python_outputs_never_follow_or_consume, .timeout = 300)
+{
+    char *out = test_shell_ok("PYTHONPATH=src/python:tests/python /usr/bin/python3 -m unittest "
+                         "test_mdsd_outputs 2>&1");
+    cr_assert(strstr(out, "\nOK\n"), "no plain OK line:\n%s", out);
+    free(out);
+}
+
+/* Every integer parameter of every public function (enumerated from mdsd.__all__ and
+ * the signatures) refuses 2**64 + 1, -1, 2.5 and True (tests/python/test_mdsd_integers.py). */
+Test(package, python_integers_through_one_converter, .timeout = 300)
+{
+    char *out = test_shell_ok("PYTHONPATH=src/python:tests/python /usr/bin/python3 -m unittest "
+                         "test_mdsd_integers 2>&1");
+    cr_assert(strstr(out, "\nOK\n"), "no plain OK line:\n%s", out);
+    free(out);
+}
+
+/* Bad input refused, never half-used (tests/python/test_mdsd_refusals.py):
+ * mdsd.read_table on a number beyond range, naming file, row, column and value;
+ * Verifier.verify (mdsd_verify) on a draft tuple of probability 0 under the scheme. */
+Test(package, python_refuses_huge_numbers_and_impossible_drafts, .timeout = 300)
+{
+    char *out = test_shell_ok("PYTHONPATH=src/python:tests/python /usr/bin/python3 -m unittest "
+                         "test_mdsd_refusals 2>&1");
+    cr_assert(strstr(out, "\nOK\n"), "no plain OK line:\n%s", out);
+    free(out);
+}

@@ -3,11 +3,14 @@
  * verifier.h and montecarlo.h that validate the caller's input. */
 #include <mdsd/mdsd.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api.h"
+#include "dist.h"
 #include "montecarlo.h"
+#include "scheme.h"
 #include "verifier.h"
 
 static int check_kind(mdsd_verifier_kind kind, mdsd_err *err)
@@ -43,6 +46,78 @@ mdsd_verifier *mdsd_verifier_new(mdsd_verifier_kind kind, const double *p, const
     return v;
 }
 
+/* ---- draft tuples the scheme can produce ----
+ * A tuple of probability 0 under the scheme's joint law D (a token of draft
+ * probability 0, a repeat under wor or cps, greedy's fixed prefix or spechub's
+ * hub out of place, a tuple absent from a custom joint) has no conditional law
+ * to verify against: the verifiers' formulas divide by q or D and would count an
+ * impossible draft as accepted. Refused, naming the draft and the token. */
+
+static int impossible(const mdsd_scheme *s, const mdsd_token *x, size_t j, const char *why,
+                      mdsd_err *err)
+{
+    return mdsd_fail(err, MDSD_EINVAL, "verify: draft %zu (token %d) cannot come from the %s "
+                     "scheme: %s", j + 1, (int)x[j], mdsd_scheme_name(s->kind), why);
+}
+
+static const double *q_row(const mdsd_scheme *s, size_t j)
+{
+    return s->kind == MDSD_SCHEME_MULTI ? s->q + j * s->V : s->q;
+}
+
+static int check_greedy(const mdsd_scheme *s, const mdsd_token *x, mdsd_err *err)
+{
+    size_t fixed = s->n - 1;
+    int *top = malloc((fixed ? fixed : 1) * sizeof *top);
+    if (!top)
+        return mdsd_fail(err, MDSD_ENOMEM, "verify: out of memory");
+    mdsd_top_indices(s->q, s->V, fixed, top);
+    int rc = MDSD_OK;
+    for (size_t j = 0; j < fixed && rc == MDSD_OK; j++)
+        if (x[j] != top[j]) {
+            char why[96];
+            snprintf(why, sizeof why, "draft %zu is the %zu-th most likely draft token, %d", j + 1,
+                     j + 1, top[j]);
+            rc = impossible(s, x, j, why, err);
+        }
+    for (size_t j = 0; j < fixed && rc == MDSD_OK; j++)
+        if (x[fixed] == top[j])
+            rc = impossible(s, x, fixed, "the last draft is drawn off the fixed top tokens", err);
+    free(top);
+    return rc;
+}
+
+static int check_possible(const mdsd_scheme *s, const mdsd_token *x, mdsd_err *err)
+{
+    if (s->kind == MDSD_SCHEME_CUSTOM) {
+        long t = mdsd_joint_find(s->custom, x);
+        if (t < 0 || !(s->custom->prob[t] > 0.0))
+            return mdsd_fail(err, MDSD_EINVAL, "verify: the drafts are not a tuple of the custom "
+                             "joint (probability 0)");
+        return MDSD_OK;
+    }
+    for (size_t j = 0; j < s->n; j++)
+        if (!(q_row(s, j)[x[j]] > 0.0))
+            return impossible(s, x, j, "its draft probability q is 0", err);
+    if (s->kind == MDSD_SCHEME_WOR || s->kind == MDSD_SCHEME_CPS)
+        for (size_t j = 1; j < s->n; j++)
+            for (size_t k = 0; k < j; k++)
+                if (x[j] == x[k]) {
+                    char why[96];
+                    snprintf(why, sizeof why, "it repeats draft %zu (drafts are distinct)", k + 1);
+                    return impossible(s, x, j, why, err);
+                }
+    if (s->kind == MDSD_SCHEME_GREEDY)
+        return check_greedy(s, x, err);
+    if (s->kind == MDSD_SCHEME_HUB) {
+        int a = (int)mdsd_argmax(s->q, s->V);
+        if ((x[0] == a) == (x[1] == a))
+            return mdsd_fail(err, MDSD_EINVAL, "verify: drafts (%d, %d) cannot come from the hub "
+                             "scheme: exactly one of them is the hub token %d", (int)x[0], (int)x[1], a);
+    }
+    return MDSD_OK;
+}
+
 mdsd_token mdsd_verify(const mdsd_verifier *v, const mdsd_token *drafts, mdsd_rng *rng,
                        int *accepted_index, mdsd_err *err)
 {
@@ -58,6 +133,8 @@ mdsd_token mdsd_verify(const mdsd_verifier *v, const mdsd_token *drafts, mdsd_rn
                       (int)drafts[j], s->V);
             return -1;
         }
+    if (check_possible(s, drafts, err))
+        return -1;
     return mdsd_verifier_verify(v, drafts, rng->r, accepted_index);
 }
 

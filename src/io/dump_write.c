@@ -125,7 +125,8 @@ static int writer_setup(mdsd_dump_writer *w, const mdsd_dump_spec *s, mdsd_err *
 {
     w->ftype = s->dtype == MDSD_DUMP_FLOAT32 ? H5Tcopy(H5T_IEEE_F32LE)
              : s->dtype == MDSD_DUMP_FLOAT16 ? half_type() : H5Tcopy(H5T_STD_U16LE);
-    w->file = H5Fcreate(w->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    /* EXCL: a new file (O_EXCL), never through a link swapped in at the name */
+    w->file = H5Fcreate(w->tmp, H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT);
     if (w->file < 0)
         return writer_fail(w, err, "cannot create the file");
     hid_t root = H5Gopen2(w->file, "/", H5P_DEFAULT);

@@ -73,11 +73,21 @@ void mdsd_cleanup_signals(const char *prog, const char *hint)
 
 int mdsd_tmpname(const char *path, char *tmp, size_t size, mdsd_err *err)
 {
-    int len = snprintf(tmp, size, "%s.tmp.%ld", path, (long)getpid());
-    if (len < 0 || (size_t)len >= size)
-        return mdsd_fail(err, MDSD_EINVAL, "output path too long: '%s'", path);
-    mdsd_cleanup_register(tmp);
-    return MDSD_OK;
+    /* a name at which nothing exists: the other library creates the file
+     * itself, truncating and following a file or symlink already there (a
+     * crashed run's, whose pid this one reuses, or a planted link) */
+    for (int attempt = 0; attempt < 100; attempt++) {
+        int len = attempt ? snprintf(tmp, size, "%s.tmp.%ld.%d", path, (long)getpid(), attempt)
+                          : snprintf(tmp, size, "%s.tmp.%ld", path, (long)getpid());
+        if (len < 0 || (size_t)len >= size)
+            return mdsd_fail(err, MDSD_EINVAL, "output path too long: '%s'", path);
+        struct stat st;
+        if (lstat(tmp, &st) != 0 && errno == ENOENT) {
+            mdsd_cleanup_register(tmp);
+            return MDSD_OK;
+        }
+    }
+    return mdsd_fail(err, MDSD_EIO, "cannot write '%s': every temporary name beside it is taken", path);
 }
 
 int mdsd_publish(const char *tmp, const char *path, mdsd_err *err)

@@ -222,6 +222,13 @@ def _dump(args):
     return 0
 
 
+def _write(args):
+    if args.command == "import":
+        from .importer import run as run_import
+        return run_import(args)
+    return _dump(args)
+
+
 def _terminate(signum, frame):
     raise KeyboardInterrupt
 
@@ -288,10 +295,9 @@ def _run(argv):
     try:
         if args.command == "validate":
             return _validate(args.files)
-        if args.command == "import":
-            from .importer import run as run_import
-            return run_import(args)
-        return _dump(args)
+        from .outputs import writing
+        with writing(args):  # -o against every input, and its lock, before any work
+            return _write(args)
     except KeyboardInterrupt:
         output = getattr(args, "output", None)
         if args.command in ("validate", "import") or not output:

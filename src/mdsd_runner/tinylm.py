@@ -183,10 +183,9 @@ def save_folder(folder, config, vocab, model, dtype=torch.float16):
     check_config(config, "config")
 
     def atomic(name, write):
-        path = os.path.join(folder, name)
-        with open(path + ".tmp", "wb") as f:
+        from .outputs import atomic_file
+        with atomic_file(os.path.join(folder, name)) as f:
             write(f)
-        os.replace(path + ".tmp", path)
     atomic("config.json", lambda f: f.write((json.dumps(config, indent=1, sort_keys=True)
                                               + "\n").encode()))
     atomic("vocab.txt", lambda f: f.write("".join(t + "\n" for t in vocab).encode()))

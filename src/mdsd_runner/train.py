@@ -29,6 +29,7 @@ import torch
 from torch.nn import functional as F
 
 from . import ngram
+from .outputs import atomic_file
 from .pipeline import token_groups
 from .tinylm import FORMAT, TinyLM, load_folder, save_folder
 
@@ -139,9 +140,8 @@ def train_model(args):
            "train_cpu_seconds": round(train_cpu, 1), "threads": args.threads,
            "held_out_perplexity": round(ppl, 3), "held_out_tokens": count,
            "torch": torch.__version__}
-    with open(os.path.join(args.out, "train.json.tmp"), "w") as f:
-        f.write(json.dumps(log, indent=1, sort_keys=True) + "\n")
-    os.replace(os.path.join(args.out, "train.json.tmp"), os.path.join(args.out, "train.json"))
+    with atomic_file(os.path.join(args.out, "train.json")) as f:
+        f.write((json.dumps(log, indent=1, sort_keys=True) + "\n").encode())
     print(json.dumps(log, sort_keys=True))
     return 0
 
@@ -186,9 +186,8 @@ def held_out_prompts(args):
         if i % HELD_OUT_EVERY == HELD_OUT_EVERY - 1:
             words = line.split()
             out.append(json.dumps({"prompt": " ".join(words[:min(args.words, len(words) - 1)])}))
-    with open(args.output + ".tmp", "w", encoding="utf-8") as f:
-        f.write("".join(o + "\n" for o in out))
-    os.replace(args.output + ".tmp", args.output)
+    with atomic_file(args.output) as f:
+        f.write("".join(o + "\n" for o in out).encode("utf-8"))
     print(f"wrote {args.output}: {len(out)} prompts")
     return 0
 

@@ -77,12 +77,13 @@ class BadInputs(unittest.TestCase):
 
     def test_unwritable_outputs(self):
         nowhere = os.path.join(self.tmp.name, "no-such-folder", "out.h5")
-        self.expect(self.ngram(out=nowhere), 1, "cannot write", "does not exist")
+        # libmdsd's output check (mdsd/output.h), before any work, in mdsd's words
+        self.expect(self.ngram(out=nowhere), 1, "cannot create output", "does not exist")
         not_a_folder = os.path.join(self.corpus, "out.h5")
-        self.expect(self.ngram(out=not_a_folder), 1, "cannot write")
+        self.expect(self.ngram(out=not_a_folder), 1, "cannot create output", self.corpus)
         folder = os.path.join(self.tmp.name, "a-folder")
         os.mkdir(folder)
-        self.expect(self.ngram(out=folder), 1, "it is a folder")
+        self.expect(self.ngram(out=folder), 1, "is a directory; give a file name")
 
     def test_damaged_or_foreign_partial_files(self):
         partial = self.file("out.h5.partial", "not HDF5 at all")

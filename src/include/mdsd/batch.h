@@ -81,6 +81,12 @@ typedef struct {
 MDSD_API void mdsd_table_opts_init(mdsd_table_opts *opts);
 /* Runs the job and writes opts->output (nothing on failure). */
 MDSD_API int mdsd_table_run(const mdsd_table_opts *opts, mdsd_err *err);
+/* The same, also writing the provenance sidecar OUTPUT.provenance.json of
+ * `mdsd table` (its keys: settings, each dump's size and SHA-256), finished
+ * before the CSV appears: "tool" is `tool` ("mdsd.table"), "command" "mdsd"
+ * then words[0..n_words) (how the caller was called). */
+MDSD_API int mdsd_table_run_recorded(const mdsd_table_opts *opts, const char *tool, size_t n_words,
+                                     const char *const *words, mdsd_err *err);
 
 #ifdef __cplusplus
 }

@@ -37,6 +37,12 @@ MDSD_API void mdsd_block_job_opts_init(mdsd_block_job_opts *opts);
 /* Runs the job and writes its outputs (each atomically; none on failure, an
  * interrupted job's finished dumps stay in OUTPUT.partial). */
 MDSD_API int mdsd_block_run(const mdsd_block_job_opts *opts, mdsd_err *err);
+/* The same, also writing the provenance sidecar OUTPUT.provenance.json of
+ * `mdsd block` (is_top, each dump's size and SHA-256), published with the
+ * outputs: "tool" is `tool` ("mdsd.block"), "command" "mdsd" then
+ * words[0..n_words). */
+MDSD_API int mdsd_block_run_recorded(const mdsd_block_job_opts *opts, const char *tool,
+                                     size_t n_words, const char *const *words, mdsd_err *err);
 
 /* Folds the aggregates written by `mdsd table ... --shard I/N` or `mdsd block
  * ... --shard I/N` (all N shards of one job, in any order) into the job's

@@ -14,5 +14,6 @@
 #include <mdsd/dump.h>
 #include <mdsd/batch.h>
 #include <mdsd/block.h>
+#include <mdsd/output.h>
 
 #endif

@@ -76,7 +76,10 @@ MDSD_API mdsd_verifier *mdsd_verifier_new(mdsd_verifier_kind kind, const double 
  * output token y, which follows p over the drafts' and rng's randomness.
  * *accepted_index (if not NULL) = the index j of the accepted draft
  * (drafts[j] == y), or -1 when y is not a draft. Thread-safe for distinct rngs.
- * Returns -1 (and sets err) when a draft is outside [0, V). */
+ * Returns -1 (and sets err) when a draft is outside [0, V) or the tuple cannot
+ * come from the scheme (probability 0 under its joint law: a draft of q = 0, a
+ * repeated token under wor or cps, greedy's top tokens or the hub out of place,
+ * a tuple absent from a custom joint). */
 MDSD_API mdsd_token mdsd_verify(const mdsd_verifier *v, const mdsd_token *drafts, mdsd_rng *rng,
                        int *accepted_index, mdsd_err *err);
 MDSD_API void mdsd_verifier_free(mdsd_verifier *v);

@@ -461,12 +461,11 @@ def truncate(p, top_k=0, top_p=1.0):
     mass >= top_p (in (0, 1], 1 = all) renormalised; p is validated first as the CLI does.
     Returns a new array."""
     top_p = _top_p(top_p)
-    if isinstance(top_k, (bool, np.bool_)) or not isinstance(top_k, numbers.Integral) or top_k < 0:
-        raise MdsdError(1, f"top_k: '{top_k}' is not a non-negative integer")
+    top_k = _uint(top_k, "top_k")  # 2**64 + 1 wrapped to top-1 through size_t
     out = np.array(_f64(p, "p", 1), dtype=np.float64)
     err = _lib.Err()
     _raise(lib.mdsd_probs_validate(out.ctypes.data, out.shape[0], b"p", ctypes.byref(err)), err)
-    _raise(lib.mdsd_truncate(out.ctypes.data, out.shape[0], int(top_k), top_p, ctypes.byref(err)), err)
+    _raise(lib.mdsd_truncate(out.ctypes.data, out.shape[0], top_k, top_p, ctypes.byref(err)), err)
     return out
 
 
@@ -580,6 +579,14 @@ def batch(target_logits, draft_logits, temperature=1.0, n=2, scheme="iid", verif
     return Batch(alpha, rate, per, None if exact is None else exact.astype(bool))
 
 
+def _call_words(name, settings):
+    """How a job was called, for its provenance sidecar's "command" (after "mdsd"): the
+    function's name, then NAME=VALUE (Python's repr) per argument."""
+    from .dump import _strings
+    words = [name] + [f"{k}={v!r}" for k, v in settings.items()]
+    return len(words), _strings(words, "provenance")
+
+
 def _one_sample_note(result, stacklevel):
     """The i.i.d. fallback told in Python words, as `mdsd table` tells it on stderr."""
     import warnings
@@ -594,7 +601,7 @@ def _one_sample_note(result, stacklevel):
 def table(dumps, output, temperatures=(1.0,), draft_counts=(2,), schemes=("iid",),
           verifiers=(), draft_models=(), rows=None, top_k=0, top_p=1.0, trials=0,
           simulate=False, seed=1, threads=0, resume=False, progress=None, pandas=None,
-          _stacklevel=3, **opts):
+          _stacklevel=3, _provenance_tool="mdsd.table", **opts):
     """The `mdsd table` job over HDF5 logit dumps: writes the tidy results CSV `output`
     (mean acceptance per dump, temperature, n, scheme / verifier, with standard errors
     clustered by sample) and returns it as a tidy table (mdsd.read_table: a pandas
@@ -638,8 +645,16 @@ def table(dumps, output, temperatures=(1.0,), draft_counts=(2,), schemes=("iid",
                 except BaseException as e:  # noqa: B036 - re-raised below, after the job
                     raised.append(e)
         o.on_progress = _lib.TABLE_PROGRESS(tell)
+    # OUTPUT.provenance.json as `mdsd table` writes it: this call's settings, each dump's
+    # size and SHA-256, in place before the CSV (never an earlier run's left beside it)
+    n_words, words = _call_words(_provenance_tool, dict(
+        dumps=dumps, output=output, temperatures=temperatures, draft_counts=draft_counts,
+        schemes=schemes, verifiers=verifiers, draft_models=draft_models, rows=rows,
+        top_k=top_k, top_p=top_p, trials=trials, simulate=simulate, seed=seed,
+        threads=threads, resume=resume, **opts))
     err = _lib.Err()
-    _raise(lib.mdsd_table_run(ctypes.byref(o), ctypes.byref(err)), err)
+    _raise(lib.mdsd_table_run_recorded(ctypes.byref(o), _provenance_tool.encode(), n_words,
+                                       words, ctypes.byref(err)), err)
     if raised:
         raise raised[0]
     result = read_table(output, pandas=False)
@@ -654,6 +669,16 @@ def _list(values):
     if not isinstance(values, (str, bytes)):
         values = ",".join(str(v) for v in values)
     return _cstr(values, "list")
+
+
+def _uint_list(values, what, hi=_INT_MAX):
+    """None, the CLI's "a,b" text (parsed by the library, strictly), one integer or a
+    sequence of them, each through _uint: never str(True) or str(2.5) handed on."""
+    if values is None or isinstance(values, (str, bytes)):
+        return _list(values)
+    if isinstance(values, (numbers.Number, np.generic)):
+        values = [values]
+    return _list([_uint(v, what, hi) for v in values])
 
 
 def _path(p, what="file name"):
@@ -672,7 +697,7 @@ def _block_markov(markov, verifier, sequences, depth, tree, scheme, trials, simu
     o.markov, o.verifier = _path(markov), None if verifier is None else str(verifier).encode()
     o.sequences = _uint(sequences or 0, "sequences", _INT_MAX)
     o.depth = _uint(depth or 0, "depths", _INT_MAX)
-    o.tree, o.scheme = _list(tree), None if scheme is None else str(scheme).encode()
+    o.tree, o.scheme = _uint_list(tree, "tree"), None if scheme is None else str(scheme).encode()
     o.trials, o.simulate = _uint(trials, "trials"), 1 if simulate else 0
     o.seed = _uint(seed, "seed")
     o.threads = _uint(threads, "threads", _INT_MAX)
@@ -729,13 +754,19 @@ def block(dumps=None, output=None, verifiers=None, sequences=None, depths=None, 
     o = _lib.BlockJobOpts()
     lib.mdsd_block_job_opts_init(ctypes.byref(o))
     o.n_dumps, o.dumps = len(dumps), ctypes.cast(dl, ctypes.POINTER(ctypes.c_char_p))
-    o.verifiers, o.sequences = _list(verifiers), _list(sequences)
-    o.depths, o.costs = _list(depths), _list(costs)
+    o.verifiers, o.sequences = _list(verifiers), _uint_list(sequences, "sequences")
+    o.depths, o.costs = _uint_list(depths, "depths"), _list(costs)
     o.is_top, o.threads = _uint(is_top, "is_top"), _uint(threads, "threads", _INT_MAX)
     o.output, o.markdown, o.latex = _path(output), _path(markdown), _path(latex)
     o.resume, o.discard_partial = 1 if resume else 0, 1 if discard_partial else 0
+    # OUTPUT.provenance.json as `mdsd block` writes it, published with the results
+    n_words, words = _call_words("mdsd.block", dict(
+        dumps=dumps, output=output, verifiers=verifiers, sequences=sequences, depths=depths,
+        costs=costs, is_top=is_top, threads=threads, markdown=markdown, latex=latex,
+        resume=resume, discard_partial=discard_partial))
     err = _lib.Err()
-    _raise(lib.mdsd_block_run(ctypes.byref(o), ctypes.byref(err)), err)
+    _raise(lib.mdsd_block_run_recorded(ctypes.byref(o), b"mdsd.block", n_words, words,
+                                       ctypes.byref(err)), err)
     return read_table(output, pandas=pandas)
 
 

@@ -195,8 +195,11 @@ _sig("mdsd_batch_eval_double", c_int, P, P, c_size_t, c_size_t, POINTER(BatchEva
      P, E)
 _sig("mdsd_table_opts_init", None, POINTER(TableOpts))
 _sig("mdsd_table_run", c_int, POINTER(TableOpts), E)
+_sig("mdsd_table_run_recorded", c_int, POINTER(TableOpts), c_char_p, c_size_t, POINTER(c_char_p), E)
 _sig("mdsd_block_job_opts_init", None, POINTER(BlockJobOpts))
 _sig("mdsd_block_run", c_int, POINTER(BlockJobOpts), E)
+_sig("mdsd_block_run_recorded", c_int, POINTER(BlockJobOpts), c_char_p, c_size_t,
+     POINTER(c_char_p), E)
 _sig("mdsd_block_markov_opts_init", None, POINTER(BlockMarkovOpts))
 _sig("mdsd_block_markov", c_int, POINTER(BlockMarkovOpts), POINTER(BlockMarkovResult), E)
 _sig("mdsd_merge", c_int, POINTER(c_char_p), c_size_t, c_char_p, c_char_p, c_char_p, E)

@@ -3,6 +3,7 @@ arrays (a pandas DataFrame when pandas is installed), and the table job over log
 in memory (mdsd.evaluate)."""
 
 import csv
+import json
 import math
 import os
 import shutil
@@ -10,7 +11,7 @@ import tempfile
 
 import numpy as np
 
-from . import MdsdError
+from . import MdsdError, _paths
 
 # Columns of whole numbers in the jobs' CSVs (mdsd table: n, positions, samples, exact;
 # mdsd block: sequences, depth, trees, samples). Empty fields (a block row's sequences on
@@ -50,15 +51,30 @@ _TEXT_COLUMNS = frozenset(("dump", "scheme", "method", "significance", "verifier
                            "per_position_acceptance_rate"))
 
 
-def _column(name, values):
+_INT64 = np.iinfo(np.int64)
+
+
+def _column(name, values, path):
     if name in _TEXT_COLUMNS:
         return np.array(values, dtype=object)
     if name in _INTEGER_COLUMNS and all(v.strip().lstrip("-").isdigit() for v in values):
-        return np.array([int(v) for v in values], dtype=np.int64)
+        ints = [int(v) for v in values]
+        for i, v in enumerate(ints):  # numpy's int64 would raise a bare OverflowError
+            if not _INT64.min <= v <= _INT64.max:
+                raise MdsdError(5, f"{path}: row {i + 2}, column {name}: '{values[i]}' is "
+                                "out of range for a whole-number column (at most "
+                                f"{_INT64.max})")
+        return np.array(ints, dtype=np.int64)
     try:
-        return np.array([float(v) if v.strip() else math.nan for v in values], dtype=np.float64)
+        numbers = np.array([float(v) if v.strip() else math.nan for v in values],
+                           dtype=np.float64)
     except ValueError:
         return np.array(values, dtype=object)
+    for i in np.flatnonzero(np.isinf(numbers)):  # a finite text beyond the doubles
+        if values[i].strip().lstrip("+-").lower() not in ("inf", "infinity"):
+            raise MdsdError(5, f"{path}: row {i + 2}, column {name}: '{values[i]}' is out of "
+                            "range for a number (beyond the doubles)")
+    return numbers
 
 
 def read_table(path, pandas=None):
@@ -76,7 +92,8 @@ def read_table(path, pandas=None):
         if len(row) != len(head):
             raise MdsdError(5, f"{path}: row {i + 2} has {len(row)} fields, the header "
                             f"{len(head)}")
-    table = Table((name, _column(name, [r[k] for r in body])) for k, name in enumerate(head))
+    table = Table((name, _column(name, [r[k] for r in body], path))
+                  for k, name in enumerate(head))
     return table.to_pandas() if _want_pandas(pandas) else table
 
 
@@ -172,6 +189,11 @@ def evaluate(target_logits, draft_logits, temperatures=(1.0,), draft_counts=(2,)
     label = str(label)
     if not label or "/" in label or label.startswith("."):
         raise MdsdError(1, f"evaluate: label {label!r} must be a plain name (no '/')")
+    settings = dict(temperatures=temperatures, draft_counts=draft_counts, schemes=schemes,
+                    verifiers=verifiers, top_k=top_k, top_p=top_p, trials=trials,
+                    simulate=simulate, seed=seed, threads=threads, **opts)
+    if output is not None:  # before any work, as the command line checks -o
+        _paths.check([], _paths.family(output, "output", (".lock", ".provenance.json")))
     work = tempfile.mkdtemp(prefix="mdsd-evaluate-")
     try:
         dump = os.path.join(work, label)
@@ -187,12 +209,33 @@ def evaluate(target_logits, draft_logits, temperatures=(1.0,), draft_counts=(2,)
                        schemes=schemes, verifiers=verifiers, draft_models=list(drafts),
                        top_k=top_k, top_p=top_p, trials=trials, simulate=simulate, seed=seed,
                        threads=threads, progress=progress, pandas=pandas, _stacklevel=4,
-                       **opts)
+                       _provenance_tool="mdsd.evaluate", **opts)
         if output is not None:
-            shutil.copyfile(csv_path, os.fspath(output) + ".tmp")
-            os.replace(os.fspath(output) + ".tmp", output)
+            _keep(csv_path, output, dump, label, settings)
         return result
     except MdsdError as e:  # name the arrays, not the temporary dump
         raise MdsdError(e.code, str(e).replace(dump, f"evaluate ({label})")) from None
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+
+def _keep(csv_path, output, dump, label, settings):
+    """evaluate(output=OUT): the results CSV and its provenance sidecar OUT.provenance.json
+    (the job's own, as `mdsd table` writes it, with this call's words and the arrays'
+    temporary dump named "evaluate (LABEL)": its size and SHA-256 stay) written as the
+    command line writes them: under OUT.lock, each through a new temporary file beside it
+    (O_EXCL, no symlink followed), the sidecar renamed into place first, then the CSV."""
+    output = os.fspath(output)
+    with open(csv_path, "rb") as f:
+        data = f.read()
+    with open(csv_path + ".provenance.json") as f:
+        doc = json.load(f)
+    doc["command"] = ["mdsd", "mdsd.evaluate"] + [f"{k}={v!r}" for k, v in settings.items()]
+    doc["output"] = os.path.basename(output)
+    for entry in doc["dumps"]:
+        entry["path"] = f"evaluate ({label})"
+    side = output + ".provenance.json"
+    with _paths.locked(output + ".lock", f"output {output}"):
+        _paths.write_files([(side, (json.dumps(doc, separators=(",", ":")) + "\n").encode()),
+                            (output, data)])

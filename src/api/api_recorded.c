@@ -1,0 +1,83 @@
+/* api_recorded.c - the table and block jobs with the provenance sidecar the
+ * command line writes beside their results (mdsd_table_run_recorded,
+ * mdsd_block_run_recorded): for callers that run the jobs through the API
+ * (the Python package), so that OUTPUT.provenance.json describes the run
+ * that wrote OUTPUT - never an earlier one's left beside it - with the keys,
+ * hashes and order of publishing of `mdsd table` and `mdsd block`. */
+#include <mdsd/mdsd.h>
+
+#include "batch.h"
+#include "blockjob.h"
+#include "provenance.h"
+
+typedef struct {
+    const mdsd_batch_opts *job;
+    const char *tool;
+    int argc;
+    char *const *argv;
+} recorded;
+
+/* Before the CSV appears, as `mdsd table` writes it (cmd_table.c). */
+static int write_table_provenance(const mdsd_report_row *rows, size_t count, void *ctx,
+                                  mdsd_err *err)
+{
+    (void)rows, (void)count;
+    const recorded *r = ctx;
+    const mdsd_table_opts *t = &r->job->pub;
+    mdsd_provenance pv = {.tool = r->tool, .argc = r->argc, .argv = r->argv, .output = t->output,
+                          .is_table = true, .seed = t->seed, .trials = t->trials,
+                          .simulate = t->simulate, .top_k = t->top_k, .top_p = t->top_p,
+                          .is_top = t->verifier_opts.is_top, .row_begin = t->row_begin,
+                          .row_end = t->row_end, .n_dumps = t->n_dumps, .dumps = t->dumps};
+    return mdsd_provenance_write(&pv, err);
+}
+
+static int check_record(const char *what, const char *tool, size_t n_words, const char *const *words,
+                        mdsd_err *err)
+{
+    if (!tool || !*tool)
+        return mdsd_fail(err, MDSD_EINVAL, "%s: no tool named for the provenance", what);
+    if (n_words > 65536 || (n_words && !words))
+        return mdsd_fail(err, MDSD_EINVAL, "%s: %zu command words and %s", what, n_words,
+                         words ? "too many" : "none given (NULL)");
+    for (size_t i = 0; i < n_words; i++)
+        if (!words[i])
+            return mdsd_fail(err, MDSD_EINVAL, "%s: command word %zu is NULL", what, i);
+    return MDSD_OK;
+}
+
+int mdsd_table_run_recorded(const mdsd_table_opts *t, const char *tool, size_t n_words,
+                            const char *const *words, mdsd_err *err)
+{
+    int rc = check_record("table", tool, n_words, words, err);
+    if (rc)
+        return rc;
+    if (!t)
+        return mdsd_fail(err, MDSD_EINVAL, "table: no options given (NULL)");
+    if (!(t->top_p > 0.0 && t->top_p <= 1.0)) /* as mdsd_table_run */
+        return mdsd_fail(err, MDSD_EINVAL, "table: top-p %g is not in (0, 1]", t->top_p);
+    mdsd_batch_opts o = {.pub = *t};
+    /* the words are only read: the provenance's argv is the CLI's type */
+    recorded r = {&o, tool, (int)n_words, (char *const *)words};
+    o.before_publish = write_table_provenance;
+    o.publish_ctx = &r;
+    return mdsd_batch_run(&o, NULL, NULL, err);
+}
+
+int mdsd_block_run_recorded(const mdsd_block_job_opts *opts, const char *tool, size_t n_words,
+                            const char *const *words, mdsd_err *err)
+{
+    int rc = check_record("block", tool, n_words, words, err);
+    if (rc)
+        return rc;
+    if (!opts)
+        return mdsd_fail(err, MDSD_EINVAL, "block: no options given (NULL)");
+    if (opts->n_dumps == 0 || !opts->dumps) /* as mdsd_block_run */
+        return mdsd_fail(err, MDSD_EINVAL, "block: no tree dump given");
+    if (!opts->output)
+        return mdsd_fail(err, MDSD_EINVAL, "block: no output given (the provenance describes "
+                         "the results CSV)");
+    mdsd_block_job j = {.pub = *opts, .tool = tool, .argc = (int)n_words,
+                        .argv = (char *const *)words};
+    return mdsd_block_job_run(&j, err);
+}
