@@ -24,6 +24,7 @@ The digests and the flag are removed when the dump is finished."""
 import hashlib
 import json
 import os
+import re
 import select
 import stat
 import subprocess
@@ -90,11 +91,36 @@ def inspect(partial, rebuild, config):
     clean (resume in place), rebuilt (samples that verify written to REBUILD), finished
     (the finished dump, validated, to rename), config (other options), legacy (no digests)
     or damaged (with the reason)."""
+    size = os.path.getsize(partial)
+    try:
+        return _inspect(partial, rebuild, config, size)
+    finally:
+        if os.path.exists(partial) and os.path.getsize(partial) != size:
+            os.truncate(partial, size)  # as it was (see _open)
+
+
+def _open(partial, size):
+    """partial opened read-only. A write cut off by a full disk or `ulimit -f` leaves a
+    file shorter than its superblock says ("truncated file"), which libhdf5 refuses to
+    open: it is then lengthened with zeros to that size, for the samples written before to
+    be verified (rows in the missing tail fail their checksums); inspect() cuts it back."""
     import h5py
     try:
-        f = h5py.File(partial, "r", rdcc_nbytes=64 << 20, rdcc_nslots=100003)
+        return h5py.File(partial, "r", rdcc_nbytes=64 << 20, rdcc_nslots=100003), False
     except OSError as e:
-        raise Damaged(f"libhdf5 cannot open it: {e}") from None
+        found = re.search(r"truncated file: eof = (\d+).*stored_eof = (\d+)", str(e))
+        if not found or int(found.group(1)) != size or int(found.group(2)) > 2 * size + (1 << 20):
+            raise Damaged(f"libhdf5 cannot open it: {e}") from None
+        os.truncate(partial, int(found.group(2)))
+        try:
+            return h5py.File(partial, "r", rdcc_nbytes=64 << 20, rdcc_nslots=100003), True
+        except OSError as again:
+            raise Damaged(f"libhdf5 cannot open it: {again}") from None
+
+
+def _inspect(partial, rebuild, config, size):
+    import h5py
+    f, lengthened = _open(partial, size)
     with f:
         try:
             found = f.attrs.get("runner_config")
@@ -125,7 +151,7 @@ def inspect(partial, rebuild, config):
         if not 0 <= done <= min(ends.shape[0], digests.shape[0]):
             raise Damaged(f"progress says {done} samples, {ends.shape[0]} are recorded")
         extents = {p: d.shape[0] for p, d in sets.items()}
-        if (int(f.attrs[CLEAN]) == 1 and ends.shape[0] == done and digests.shape[0] == done
+        if (not lengthened and int(f.attrs[CLEAN]) == 1 and ends.shape[0] == done and digests.shape[0] == done
                 and all(n == rows_done for n in extents.values())
                 and (done == 0 or int(ends[done - 1]) == rows_done)):
             return _say("clean", samples=done, rows=rows_done)

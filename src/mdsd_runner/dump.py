@@ -15,7 +15,7 @@ import h5py
 import numpy as np
 
 from . import checkpoint
-from .errors import RunnerError
+from .errors import RunnerError, WriteFailed
 
 FORMAT_VERSION = 1
 LOGITS_DTYPES = ("float32", "float16", "bfloat16")
@@ -72,6 +72,8 @@ class DumpWriter:
         self.samples_done = 0
         self.rows_done = 0
         self.finished_file = False  # OUT.partial is the finished dump, to rename
+        self.failed = False  # a write failed: the file is not touched again
+        self.handles = None  # {dataset path: open h5py dataset}, while writing
 
     # -- opening -----------------------------------------------------------------------
 
@@ -175,7 +177,8 @@ class DumpWriter:
                         + (f"; {result['why']}" if result["why"] else "") + ")")
             else:
                 kept = "every recorded sample verifies"
-            print(f"mdsd-runner: {self.partial} was not closed cleanly (the run was killed?): "
+            print(f"mdsd-runner: {self.partial} was not closed cleanly (the run was killed, or a "
+                  f"write failed?): "
                   f"rebuilt from the {result['samples']} samples ({result['rows']} rows) whose "
                   f"checksums verify; {kept}", file=sys.stderr)
         if kind == "finished":
@@ -216,7 +219,18 @@ class DumpWriter:
 
     def append(self, sample_id, tokens, logits):
         """Writes one finished sample: its response tokens and, per group in order, its
-        logits [len(tokens), V]; then records the progress."""
+        logits [len(tokens), V]; then records the progress. A write that fails (a full
+        disk, `ulimit -f`) is refused naming OUT.partial; the file is then left alone (a
+        resume verifies what it holds)."""
+        try:
+            self._append(sample_id, tokens, logits)
+        except (OSError, RuntimeError) as e:  # h5py raises both for a failed write
+            self.failed = True
+            raise WriteFailed(f"cannot write {self.partial}: {e}; rerun the same command "
+                              "to resume from the samples it holds",
+                              keep=(e, e.__traceback__, self.file, self.handles)) from None
+
+    def _append(self, sample_id, tokens, logits):
         m = len(tokens)
         if sample_id != self.samples_done:
             raise RunnerError(f"internal: sample {sample_id} written after {self.samples_done} samples")
@@ -229,15 +243,19 @@ class DumpWriter:
             if rows.shape != (m, self.V):
                 raise RunnerError(f"internal: {path} logits of shape {rows.shape}, expected {(m, self.V)}")
             stored[f"{path}/logits"] = self._encode(rows)
+        # The datasets stay open for the writer's life: closing one flushes its chunks,
+        # and a flush that fails in a destructor cannot be reported (errors.WriteFailed).
+        if self.handles is None:
+            self.handles = {name: f[name] for name in [*stored, *checkpoint.PER_SAMPLE]}
         for name, rows in stored.items():
-            d = f[name]
+            d = self.handles[name]
             d.resize(hi, axis=0)
             d[lo:hi] = rows
         s = self.samples_done
         for name, value in ((checkpoint.SAMPLE_ROWS, hi),
                             (checkpoint.SAMPLE_SHA256, checkpoint.sample_digest(stored))):
-            f[name].resize(s + 1, axis=0)
-            f[name][s] = value
+            self.handles[name].resize(s + 1, axis=0)
+            self.handles[name][s] = value
         self.samples_done += 1
         self.rows_done = hi
         f.attrs["runner_samples_done"] = self.samples_done
@@ -250,6 +268,11 @@ class DumpWriter:
         if self.file is None:
             return
         f, self.file = self.file, None
+        handles, self.handles = self.handles, None
+        if self.failed:  # not touched again (errors.WriteFailed)
+            WriteFailed.kept.append((f, handles))
+            return
+        del handles
         try:
             if checkpoint.CLEAN in f.attrs:
                 for d in [f[n] for n in ROW_INDEX] + [f[p]["logits"] for p, *_ in self.groups]:

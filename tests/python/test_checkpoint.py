@@ -137,15 +137,24 @@ class Checkpoints(unittest.TestCase):
         self.assertIn(f"cannot resume from {out}.partial: it is damaged", err)
         self.assertIn("progress says 99 samples, 5 are recorded", err)
 
-    def test_truncated_file_is_refused(self):
+    def test_truncated_file_is_rebuilt(self):
+        # Shorter than its superblock says: libhdf5 refuses to open it as it is.
         out = self.stopped("cut.h5")
         with open(out + ".partial", "r+b") as fd:
             fd.truncate(os.path.getsize(out + ".partial") // 2)
+        self.resumed_equal(out, "was not closed cleanly", "dropped its torn tail")
+
+    def test_truncated_superblock_is_refused(self):
+        out = self.stopped("cut-superblock.h5")
+        with open(out + ".partial", "r+b") as fd:
+            fd.truncate(48)
         rc, _, err = self.ngram(out)
         self.assertEqual(rc, 1, err)
-        self.assertIn(f"cannot resume from {out}.partial", err)
+        self.assertIn(f"cannot resume from {out}.partial: it is damaged (libhdf5 cannot open "
+                      "it", err)
         self.assertIn("delete it", err)
         self.assertNotIn("Traceback", err)
+        self.assertEqual(os.path.getsize(out + ".partial"), 48)  # left as it was
 
     def test_a_fifo_is_refused_not_read(self):
         out = self.out("fifo.h5")
@@ -198,6 +207,27 @@ class Checkpoints(unittest.TestCase):
         self.assertEqual(rc, 1, err)
         self.assertIn("the run stopped while finishing it, and it does not validate", err)
         self.assertFalse(os.path.exists(out))
+
+    def test_a_write_cut_off_by_the_file_size_limit(self):
+        # `ulimit -f` (as a full disk): the write fails inside libhdf5, whose state for the
+        # file is then broken (h5py's destructors raised, and the process crashed at exit,
+        # before); the file is shorter than its superblock says, which libhdf5 refuses to
+        # open, and the resume lengthens it to verify the samples written before.
+        import resource
+        out = self.out("fsize.h5")
+        limit = os.path.getsize(self.reference) // 2
+
+        def cap():
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+        proc = subprocess.run([RUNNER, *self.args(out)], stderr=subprocess.PIPE, text=True,
+                              cwd=ROOT, preexec_fn=cap, timeout=300)
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertTrue(proc.stderr.startswith(f"mdsd-runner: error: cannot write {out}.partial"),
+                        proc.stderr)
+        self.assertNotIn("Traceback", proc.stderr)
+        self.assertNotIn("Exception ignored", proc.stderr)
+        self.assertEqual(proc.stderr.count("\n"), 2, proc.stderr)  # libhdf5's message has one
+        self.resumed_equal(out, "was not closed cleanly", "a write failed")
 
     def test_a_hung_inspection_is_killed_by_the_watchdog(self):
         out = self.stopped("hung.h5")
