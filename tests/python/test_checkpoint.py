@@ -166,6 +166,19 @@ class Checkpoints(unittest.TestCase):
         self.assertEqual(rc, 1, err)
         self.assertIn("not a regular file", err)
 
+    def test_the_rebuild_file_is_never_an_input(self):
+        # OUT.partial.rebuild is checked with -o's other files (outputs.writing).
+        out = self.out("input.h5")
+        args = self.args(out)
+        args[args.index("--prompts") + 1] = out + ".partial.rebuild"
+        shutil.copyfile(self.prompts, out + ".partial.rebuild")
+        rc, _, err = run_main(*args)
+        self.assertEqual(rc, 1, err)
+        self.assertIn(out + ".partial.rebuild", err)
+        with open(out + ".partial.rebuild") as f, open(self.prompts) as g:
+            self.assertEqual(f.read(), g.read())
+        os.unlink(out + ".partial.rebuild")
+
     def test_a_rebuild_file_left_over_is_not_replaced(self):
         out = self.stopped("left.h5")
         with h5py.File(out + ".partial", "r+") as f:
