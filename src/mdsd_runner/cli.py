@@ -15,8 +15,10 @@ from .errors import RunnerError
 
 EPILOG = """Output: OUT is written as OUT.partial, one sample at a time, and renamed to OUT
 when every sample is done. Rerunning an interrupted command (same options) resumes after the
-last finished sample. Sample i uses prompt i mod (number of prompts) and a random stream
-seeded by (--seed, i). Dump format: data/README.md."""
+last finished sample; after a kill -9 or a failed write, OUT.partial is first checked
+(SHA-256 of each sample's rows) and rebuilt from the samples that verify. Sample i uses
+prompt i mod (number of prompts) and a random stream seeded by (--seed, i). Dump format:
+data/README.md."""
 
 
 def _common(p, temperature):
