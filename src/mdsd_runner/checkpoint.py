@@ -141,6 +141,9 @@ def _inspect(partial, rebuild, config, size):
         except (OSError, KeyError, ValueError, TypeError) as e:
             raise Damaged(f"its layout cannot be read: {e}") from None
         if finished:  # stripped by DumpWriter.finalize, not yet renamed
+            if lengthened:  # cut short: it has no checksums left to verify it against
+                raise Damaged("the run stopped while finishing it, and it is shorter than "
+                              "libhdf5 recorded")
             f.close()
             from .schema import validate
             problems, _ = validate(partial)

@@ -242,6 +242,17 @@ class Checkpoints(unittest.TestCase):
         self.assertEqual(proc.stderr.count("\n"), 2, proc.stderr)  # libhdf5's message has one
         self.resumed_equal(out, "was not closed cleanly", "a write failed")
 
+    def test_finished_but_not_renamed_and_cut_short(self):
+        out = self.out("unrenamed-cut.h5")
+        shutil.copyfile(self.reference, out + ".partial")
+        size = os.path.getsize(out + ".partial") - 100
+        os.truncate(out + ".partial", size)
+        rc, _, err = self.ngram(out)
+        self.assertEqual(rc, 1, err)
+        self.assertIn("the run stopped while finishing it", err)
+        self.assertFalse(os.path.exists(out))
+        self.assertEqual(os.path.getsize(out + ".partial"), size)  # left as it was
+
     def test_a_hung_inspection_is_killed_by_the_watchdog(self):
         out = self.stopped("hung.h5")
         saved = checkpoint.CHECK_TIMEOUT
