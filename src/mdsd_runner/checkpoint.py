@@ -154,7 +154,8 @@ def _inspect(partial, rebuild, config, size):
         if not 0 <= done <= min(ends.shape[0], digests.shape[0]):
             raise Damaged(f"progress says {done} samples, {ends.shape[0]} are recorded")
         extents = {p: d.shape[0] for p, d in sets.items()}
-        if (not lengthened and int(f.attrs[CLEAN]) == 1 and ends.shape[0] == done and digests.shape[0] == done
+        if (not lengthened and int(f.attrs[CLEAN]) == 1
+                and ends.shape[0] == done and digests.shape[0] == done
                 and all(n == rows_done for n in extents.values())
                 and (done == 0 or int(ends[done - 1]) == rows_done)):
             return _say("clean", samples=done, rows=rows_done)
