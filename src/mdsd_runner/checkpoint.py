@@ -26,6 +26,7 @@ import json
 import os
 import re
 import select
+import signal
 import stat
 import subprocess
 import sys
@@ -164,6 +165,8 @@ def _inspect(partial, rebuild, config, size):
         except OSError as e:
             raise Damaged(f"cannot create {rebuild} to rebuild it in ({e}); if that file is "
                           "left from an earlier resume, delete it") from None
+        if os.environ.get("MDSD_RUNNER_CHECKPOINT_STALL") == "rebuild":  # tests
+            time.sleep(3600)
         try:
             with out:
                 _copy_attrs(f, out)
@@ -215,10 +218,38 @@ def _inspect(partial, rebuild, config, size):
              extra_rows=max(extents.values()) - lo, why=why)
 
 
+def _reaper(runner, rebuild, existed):
+    """Forked by the child before it opens anything: when the runner that started the child
+    is gone (kill -9) while the child still runs, kills the child - with SIGKILL, as a
+    child looping inside libhdf5 runs no Python code - and removes the rebuild file if the
+    child made it (it did not exist before; the runner's OUT.lock keeps other runs away).
+    Ends with the child."""
+    child = os.getppid()
+    while os.getppid() == child:
+        try:
+            os.kill(runner, 0)
+        except ProcessLookupError:
+            os.kill(child, signal.SIGKILL)
+            if not existed and os.path.lexists(rebuild):
+                os.unlink(rebuild)
+            break
+        time.sleep(0.2)
+    os._exit(0)
+
+
 def _child_main(argv):
     partial, rebuild = argv
+    runner, existed = os.getppid(), os.path.lexists(rebuild)
+    if os.fork() == 0:
+        try:
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):  # the runner reads the child's stdout to its end
+                os.dup2(null, fd)
+            _reaper(runner, rebuild, existed)
+        finally:
+            os._exit(0)
     config = sys.stdin.read()
-    if os.environ.get("MDSD_RUNNER_CHECKPOINT_STALL"):  # tests: a child that hangs
+    if os.environ.get("MDSD_RUNNER_CHECKPOINT_STALL") == "1":  # tests: a child that hangs
         time.sleep(3600)
     try:
         inspect(partial, rebuild, config)

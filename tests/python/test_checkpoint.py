@@ -269,6 +269,53 @@ class Checkpoints(unittest.TestCase):
         self.assertIn("read no sample of it for 1 s", err)
         self.resumed_equal(out)  # the checkpoint is untouched
 
+    def test_kill_9_during_a_rebuild_leaves_no_rebuild_file(self):
+        out = self.stopped("orphan.h5")
+        with h5py.File(out + ".partial", "r+") as f:
+            f.attrs[checkpoint.CLEAN] = np.int64(0)
+        env = dict(os.environ, MDSD_RUNNER_CHECKPOINT_STALL="rebuild")
+        proc = subprocess.Popen([RUNNER, *self.args(out)], stderr=subprocess.DEVNULL, cwd=ROOT,
+                                env=env)
+        deadline = time.monotonic() + 60
+        while not os.path.exists(out + ".partial.rebuild") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertTrue(os.path.exists(out + ".partial.rebuild"))
+        proc.kill()
+        proc.wait()
+        deadline = time.monotonic() + 30  # the orphaned child notices within 0.2 s
+        while os.path.exists(out + ".partial.rebuild") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertFalse(os.path.exists(out + ".partial.rebuild"))
+        self.resumed_equal(out, "was not closed cleanly")
+
+    def test_sigterm_while_libhdf5_loops_on_a_checkpoint(self):
+        # A checkpoint on which libhdf5 loops in C (tests/corpus/files, found by the fuzz
+        # harness): the runner ignored SIGTERM; now the loop is in the child, killed.
+        files = os.path.join(ROOT, "tests", "corpus", "files")
+        work = os.path.join(self.tmp.name, "loops")
+        os.makedirs(work, exist_ok=True)
+        for name, ext in (("c.txt", "c.txt"), ("p.jsonl", "p.jsonl"),
+                          ("o.h5.partial", "h5.partial")):
+            shutil.copyfile(os.path.join(files, f"runner-checkpoint-libhdf5-loops.{ext}"),
+                            os.path.join(work, name))
+        env = {k: v for k, v in os.environ.items() if k != "MDSD_RUNNER_CHECKPOINT_TIMEOUT"}
+        proc = subprocess.Popen([RUNNER, "ngram", "--corpus", "c.txt", "--prompts", "p.jsonl",
+                                 "-o", "o.h5", "--vocab-size", "30", "--num-samples", "4",
+                                 "--max-new-tokens", "8", "-q"], stderr=subprocess.PIPE,
+                                text=True, cwd=work, env=env)
+        time.sleep(3)
+        self.assertIsNone(proc.poll(), "finished before the SIGTERM: the file no longer loops")
+        proc.send_signal(signal.SIGTERM)
+        try:
+            _, err = proc.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            self.fail("SIGTERM did not stop the runner while libhdf5 looped")
+        self.assertEqual(proc.returncode, 130, err)
+        self.assertNotIn("Traceback", err)
+        self.assertEqual(sorted(os.listdir(work)), ["c.txt", "o.h5.partial", "p.jsonl"])
+
     def test_sigterm_during_a_hung_inspection(self):
         out = self.stopped("term.h5")
         env = dict(os.environ, MDSD_RUNNER_CHECKPOINT_STALL="1")
