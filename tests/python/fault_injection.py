@@ -170,6 +170,9 @@ def run(runs, seed, jobs, deadline_s=3600):
     that forking is safe); a worker that outlives DEADLINE_S is killed and its missing runs
     count as failures."""
     os.environ["OMP_NUM_THREADS"] = "1"
+    # A torn file on which libhdf5 loops is refused by the runner's watchdog, before this
+    # harness's RESUME_TIMEOUT counts the resume as hung.
+    os.environ["MDSD_RUNNER_CHECKPOINT_TIMEOUT"] = str(RESUME_TIMEOUT // 3)
     with tempfile.TemporaryDirectory(prefix="mdsd-fault-") as folder:
         corpus, prompts = write_inputs(folder)
         reference = os.path.join(folder, "reference.h5")
