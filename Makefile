@@ -502,6 +502,28 @@ bench: deps
 $(BENCH_DRIVER): $(OUT)/tests/bench/bench_driver.o $(LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIB) $(PKG_LIBS)
 
+# The runner's checkpoint under kill -9 at a larger count than make test's 50
+# (tests/python/fault_injection.py): FAULT_RUNS runs killed at random points while they write
+# OUT.partial, each resumed; every resume must end with a dump identical to an uninterrupted
+# run's, or refuse with a message. About 0.5 s of CPU per run on two cores.
+FAULT_RUNS ?= 1000
+FAULT_SEED ?= 1
+.PHONY: fault-injection
+fault-injection: deps $(SHLIB)
+	MDSD_LIBRARY=$(CURDIR)/build/release/$(SONAME) PYTHONPATH=src:tests/python \
+	  $(RUNNER_PYTHON) tests/python/fault_injection.py --runs $(FAULT_RUNS) --seed $(FAULT_SEED) --jobs 2
+
+# The runner's input parsers fuzzed at a larger count than make test's 100
+# (tests/python/fuzz_runner_inputs.py): FUZZ_RUNNER_CASES mutated prompt files, corpora,
+# import arrays (.npy, .npz, .safetensors) and checkpoints; each must succeed or be refused
+# with a message (failing cases are kept in build/fuzz-runner/). About 0.1 s per case.
+FUZZ_RUNNER_CASES ?= 5000
+.PHONY: fuzz-runner
+fuzz-runner: deps $(SHLIB)
+	MDSD_LIBRARY=$(CURDIR)/build/release/$(SONAME) PYTHONPATH=src:tests/python \
+	  $(RUNNER_PYTHON) tests/python/fuzz_runner_inputs.py --cases $(FUZZ_RUNNER_CASES) \
+	  --seed $(FAULT_SEED) --keep build/fuzz-runner
+
 # Measurement (not a test): peak memory and time of `mdsd-runner hf` on CPU at V = 152,064,
 # logits only where stored against logits at every position (tests/bench/runner_memory.py).
 .PHONY: bench-runner-memory

@@ -52,6 +52,10 @@ Test(runner, kneser_ney_against_brute_force) { python_suite("test_kneser_ney"); 
 Test(runner, batching_padding_and_resume_with_a_fake_model) { python_suite("test_pipeline"); }
 Test(runner, ngram_backend_end_to_end) { python_suite("test_ngram_end_to_end"); }
 Test(runner, bad_inputs) { python_suite("test_bad_inputs"); }
+Test(runner, no_traceback_write_library_and_internal_errors) { python_suite("test_no_traceback"); }
+Test(runner, damaged_checkpoints_rebuilt_or_refused) { python_suite("test_checkpoint"); }
+Test(runner, fault_injection_kill_9_and_resume, .timeout = 300) { python_suite("test_fault_injection"); }
+Test(runner, fuzz_runner_input_parsers, .timeout = 300) { python_suite("test_fuzz_runner_inputs"); }
 Test(runner, hf_backend_with_stand_in_transformers_per_version) { python_suite("test_hf_adapter"); }
 Test(runner, hf_backend_real_torch_on_a_tiny_causal_lm) { python_suite("test_hf_torch"); }
 Test(runner, torch_backend_end_to_end_on_tiny_random_models) { python_suite("test_torch_backend"); }

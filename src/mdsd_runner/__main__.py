@@ -10,5 +10,12 @@ except ImportError as e:
     sys.exit(1)
 
 from .cli import main
+from .errors import WriteFailed
 
-sys.exit(main())
+status = main()
+if WriteFailed.kept:  # libhdf5 is broken for a file: end now, without its clean-up
+    import os
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
+sys.exit(status)

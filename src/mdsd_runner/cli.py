@@ -15,8 +15,10 @@ from .errors import RunnerError
 
 EPILOG = """Output: OUT is written as OUT.partial, one sample at a time, and renamed to OUT
 when every sample is done. Rerunning an interrupted command (same options) resumes after the
-last finished sample. Sample i uses prompt i mod (number of prompts) and a random stream
-seeded by (--seed, i). Dump format: data/README.md."""
+last finished sample; after a kill -9 or a failed write, OUT.partial is first checked
+(SHA-256 of each sample's rows) and rebuilt from the samples that verify. Sample i uses
+prompt i mod (number of prompts) and a random stream seeded by (--seed, i). Dump format:
+data/README.md."""
 
 
 def _common(p, temperature):
@@ -233,7 +235,61 @@ def _terminate(signum, frame):
     raise KeyboardInterrupt
 
 
-def main(argv=None):
+def _say(text):
+    """A message on stderr; a stderr that cannot be written to leaves the exit status."""
+    try:
+        print(text, file=sys.stderr)
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+class StdoutError(RunnerError):
+    """Standard output cannot be written (a full device, a closed pipe)."""
+
+
+class _Stdout:
+    """sys.stdout during main: a write error names standard output (the OSError alone
+    says only "No space left on device")."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def write(self, text):
+        try:
+            return self.stream.write(text)
+        except OSError as e:
+            raise StdoutError(f"cannot write to standard output: {e}") from None
+
+    def flush(self):
+        try:
+            self.stream.flush()
+        except OSError as e:
+            raise StdoutError(f"cannot write to standard output: {e}") from None
+
+    def __getattr__(self, name):
+        return getattr(self.stream, name)
+
+
+def _flush_stdout():
+    """Writes out what is buffered for stdout (a full device fails here, not at exit);
+    returns the error, or None. After a failure stdout points at /dev/null, so that the
+    interpreter's own flush at exit neither prints a traceback nor changes the status."""
+    try:
+        sys.stdout.flush()
+        return None
+    except (OSError, ValueError, StdoutError) as e:
+        try:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, sys.stdout.fileno())
+            os.close(null)
+        except (OSError, ValueError, AttributeError):  # not a real file (tests' StringIO)
+            pass
+        return e if isinstance(e, StdoutError) else StdoutError(
+            f"cannot write to standard output: {e}")
+
+
+def _run(argv):
     args = _parser().parse_args(argv)
     if threading.current_thread() is threading.main_thread():
         # A timeout's SIGTERM stops as cleanly as Ctrl-C: OUT.partial stays resumable.
@@ -244,10 +300,49 @@ def main(argv=None):
         from .outputs import writing
         with writing(args):  # -o against every input, and its lock, before any work
             return _write(args)
-    except RunnerError as e:
-        print(f"mdsd-runner: error: {e}", file=sys.stderr)
-        return 1
     except KeyboardInterrupt:
-        print(f"\nmdsd-runner: interrupted; rerun the same command to resume from "
-              f"{args.output}.partial", file=sys.stderr)
+        output = getattr(args, "output", None)
+        if args.command in ("validate", "import") or not output:
+            _say("\nmdsd-runner: interrupted")
+        else:
+            _say(f"\nmdsd-runner: interrupted; rerun the same command to resume from "
+                 f"{output}.partial")
         return 130
+
+
+def main(argv=None):
+    """The one place where every failure becomes a message and an exit status: 1 for bad
+    input, a library refusal, a write error (stdout on a full device included) or an
+    internal error; 2 for usage; 130 interrupted. No traceback reaches the user
+    (MDSD_RUNNER_TRACEBACK=1 shows one for an internal error)."""
+    stdout = sys.stdout
+    sys.stdout = _Stdout(stdout)
+    told = False  # a stdout write error already reported
+    try:
+        status = _run(argv)
+    except SystemExit as e:  # argparse: --help, --version (0) and usage errors (2)
+        status = e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
+    except RunnerError as e:
+        _say(f"mdsd-runner: error: {e}")
+        status, told = 1, isinstance(e, StdoutError)
+    except KeyboardInterrupt:
+        _say("\nmdsd-runner: interrupted")
+        status = 130
+    except Exception as e:  # noqa: BLE001 - the top-level handler, by design
+        status = 1
+        mdsd = sys.modules.get("mdsd")  # libmdsd's refusals, through the mdsd package
+        if isinstance(e, OSError) or (mdsd is not None and isinstance(e, mdsd.MdsdError)):
+            _say(f"mdsd-runner: error: {e}")
+        else:
+            if os.environ.get("MDSD_RUNNER_TRACEBACK"):
+                sys.stdout = stdout
+                raise
+            _say(f"mdsd-runner: error: internal error ({type(e).__name__}: {e}); please "
+                 "report it with the command line (MDSD_RUNNER_TRACEBACK=1 shows where)")
+    failed = _flush_stdout()
+    sys.stdout = stdout
+    if failed is not None:
+        if not told:
+            _say(f"mdsd-runner: error: {failed}")
+        status = 1
+    return status

@@ -8,6 +8,20 @@ class RunnerError(Exception):
     """A problem the user can fix; the message names the file, line, option or value."""
 
 
+class WriteFailed(RunnerError):
+    """A write to an HDF5 file failed (a full disk, `ulimit -f`). libhdf5's state for that
+    file is then broken: freeing its h5py objects prints tracebacks from their destructors
+    and closing the library at exit can crash, so the objects are kept (`keep`) and the
+    command-line entry point ends the process at once after the message
+    (__main__.py)."""
+
+    kept = []  # objects never freed before the process ends
+
+    def __init__(self, message, keep=()):
+        super().__init__(message)
+        WriteFailed.kept.append(keep)
+
+
 def install_hint(modules):
     """How to get MODULES for the runner: Debian's Python is externally managed (PEP 668),
     so `pip install` into it is refused; apt packages or a virtual environment work."""

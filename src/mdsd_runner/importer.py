@@ -28,6 +28,7 @@ the raw little-endian buffers.
 """
 
 import json
+import math
 import os
 import struct
 
@@ -74,10 +75,17 @@ def read_safetensors_header(path):
         except (TypeError, KeyError, ValueError):
             raise RunnerError(f"{path}: tensor {name!r}: header entry needs dtype, shape and "
                               "data_offsets") from None
-        if dtype not in SAFETENSORS_DTYPES:
-            raise RunnerError(f"{path}: tensor {name!r}: dtype {dtype} is not supported")
+        if not isinstance(dtype, str) or dtype not in SAFETENSORS_DTYPES:
+            raise RunnerError(f"{path}: tensor {name!r}: dtype {dtype!r} is not supported")
+        # JSON integers only (not true, 2.5 or "6"): Python's, so that no product wraps.
+        if any(type(x) is not int or x < 0 for x in shape):
+            raise RunnerError(f"{path}: tensor {name!r}: shape {info['shape']!r} is not a "
+                              "list of non-negative integers")
+        if any(type(x) is not int for x in (begin, end)):
+            raise RunnerError(f"{path}: tensor {name!r}: data_offsets {info['data_offsets']!r} "
+                              "are not two integers")
         item = 2 if dtype == "BF16" else np.dtype(SAFETENSORS_DTYPES[dtype]).itemsize
-        count = int(np.prod(shape)) if shape else 1
+        count = math.prod(shape)
         if not (0 <= begin <= end <= data_size) or end - begin != count * item:
             raise RunnerError(f"{path}: tensor {name!r}: data_offsets [{begin}, {end}] do not hold "
                               f"{count} x {dtype} within the file's {data_size} data bytes")
@@ -124,8 +132,11 @@ def load_array(spec):
         if ext == ".npz":
             with np.load(path, allow_pickle=False) as z:
                 return np.asarray(z[_pick(path, key, sorted(z.files))])
-    except (OSError, ValueError) as e:
-        raise RunnerError(f"cannot read {path}: {e}") from None
+    except RunnerError:
+        raise
+    except Exception as e:  # noqa: BLE001 - numpy's header parser raises SyntaxError,
+        # tokenize.TokenError, ValueError...; zipfile BadZipFile: all say "not this format"
+        raise RunnerError(f"cannot read {path}: {type(e).__name__}: {e}") from None
     raise RunnerError(f"{path}: unknown array format (use .npy, .npz or .safetensors)")
 
 
@@ -177,6 +188,8 @@ def import_logits(out, target, drafts, *, tokens=None, sample_ids=None, vocab_si
     summary dict. The documented function of the Python package behind `import`."""
     if not drafts:
         raise RunnerError("give at least one --draft NAME=FILE")
+    if not 0 <= max_dropped_mass <= 1:  # NaN too: it would turn the check off
+        raise RunnerError(f"--max-dropped-mass must be in [0, 1], not {max_dropped_mass}")
     names = [n for n, _ in drafts]
     for n in names:
         if not n or "/" in n or names.count(n) > 1:
@@ -192,7 +205,9 @@ def import_logits(out, target, drafts, *, tokens=None, sample_ids=None, vocab_si
     widths = [t.shape[1]] + [d.shape[1] for _, d in ds]
     if vocab_size is not None:
         V = int(vocab_size)
-        if V < 1 or V > min(widths):
+        if V < 1:
+            raise RunnerError(f"--vocab-size must be at least 1, not {V}")
+        if V > min(widths):
             raise RunnerError(f"--vocab-size {V}: the arrays have {min(widths)} columns at most")
     elif drop_padding:
         V = min(widths)

@@ -116,7 +116,11 @@ def live_trees(args, pol, target, drafter, V, T, encoded, n, eos_ids, pad_id, gr
             for k, (spec, tree) in enumerate(zip(specs, trees)):
                 state = np.random.SeedSequence([args.seed, spec["sample"], spec["position"],
                                                 0x11FE]).generate_state(1, np.uint64)[0]
-                out, bonus = walker.block(tree, mdsd.Rng(int(state)))
+                try:
+                    out, bonus = walker.block(tree, mdsd.Rng(int(state)))
+                except mdsd.MdsdError as e:  # e.g. otm's size limit, known only at V
+                    raise RunnerError(f"--tree-live {args.tree_live}: sample {spec['sample']}, "
+                                      f"position {spec['position']}: {e}") from None
                 outs.append(out)
                 if bonus:
                     need.append(k)

@@ -84,6 +84,10 @@ def load_corpus(spec):
         except (OSError, UnicodeDecodeError) as e:
             raise RunnerError(f"cannot read corpus file {spec}: {e}") from None
         name = os.path.splitext(os.path.basename(spec))[0]
+        for number, line in enumerate(lines, 1):
+            if "\0" in line:  # a binary file, or text HDF5 cannot store as a token string
+                raise RunnerError(f"corpus file {spec}: non-blank line {number} holds a NUL "
+                                  "character (not text)")
     if not lines:
         raise RunnerError(f"corpus {spec} is empty")
     digest = hashlib.sha256("\n".join(lines).encode()).hexdigest()

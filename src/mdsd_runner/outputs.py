@@ -93,6 +93,7 @@ def writing(args):
     mdsd, _paths = _mdsd()
     out = args.output
     outputs = [(out, "-o"), (out + ".partial", f"the checkpoint of -o {out}"),
+               (out + ".partial.rebuild", f"the rebuilt checkpoint of -o {out}"),
                (out + ".lock", f"the lock file of -o {out}")]
     try:
         _paths.check(inputs_of(args), outputs)

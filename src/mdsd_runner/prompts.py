@@ -54,6 +54,8 @@ def load_prompts(path):
             record = json.loads(line)
         except json.JSONDecodeError as e:
             raise RunnerError(f"{where}: malformed JSON ({e.msg} at column {e.colno})") from None
+        except RecursionError:
+            raise RunnerError(f"{where}: malformed JSON (nested too deeply)") from None
         _check(record, where)
         prompts.append(Prompt(record, where))
     if not prompts:
