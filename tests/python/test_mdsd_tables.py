@@ -162,8 +162,8 @@ class Block(unittest.TestCase):
             self.assertEqual(len(t), 4)
             np.testing.assert_array_equal(t["mean_acceptance_length"], t["block_efficiency"])
             for i in range(len(t)):
-                pos = [float(x) for x in t["per_position_acceptance_rate"][i].split(";")]
-                cond = [float(x) for x in t["per_depth"][i].split(";")]
+                pos = t["per_position_acceptance_rate"][i]
+                cond = t["per_depth"][i]
                 self.assertAlmostEqual(pos[-1], float(np.prod(cond)), delta=2e-8)
                 self.assertAlmostEqual(1 + sum(pos), t["mean_acceptance_length"][i], delta=1e-8)
 

@@ -23,7 +23,9 @@ _INTEGER_COLUMNS = frozenset(("n", "positions", "samples", "exact", "sequences",
 class Table(dict):
     """A tidy table: {column name: numpy array}, every array of the same length, in the
     results CSV's column order. Numbers are float64 (NaN for an empty field) or int64;
-    text (dump, scheme, method, significance, ';' lists) is an object array of str.
+    text (dump, scheme, method, significance) is an object array of str; the CSV's ';'
+    lists (per_depth, per_depth_stderr, per_position_acceptance_rate: float64; widths:
+    int64) an object array holding one numpy array per row (empty for an empty field).
     t["alpha"], t.columns, len(t) (rows), t.rows() (one dict per row), t.to_pandas()."""
 
     @property
@@ -46,15 +48,30 @@ class Table(dict):
 
 
 # Text columns, even when every field is empty or looks like a number.
-_TEXT_COLUMNS = frozenset(("dump", "scheme", "method", "significance", "verifier", "policy",
-                           "widths", "per_depth", "per_depth_stderr",
-                           "per_position_acceptance_rate"))
+_TEXT_COLUMNS = frozenset(("dump", "scheme", "method", "significance", "verifier", "policy"))
+# Columns of ';' lists (one value per depth, or the tree's widths) and their element type.
+_LIST_COLUMNS = {"per_depth": np.float64, "per_depth_stderr": np.float64,
+                 "per_position_acceptance_rate": np.float64, "widths": np.int64}
 
 
 _INT64 = np.iinfo(np.int64)
 
 
+def _list_cell(name, text, row, path, dtype):
+    try:
+        return np.array([dtype(v) for v in text.split(";")] if text.strip() else [],
+                        dtype=dtype)
+    except (ValueError, OverflowError):
+        raise MdsdError(5, f"{path}: row {row}, column {name}: '{text}' is not a ';' list of "
+                        "numbers") from None
+
+
 def _column(name, values, path):
+    if name in _LIST_COLUMNS:
+        cells = np.empty(len(values), dtype=object)
+        for i, v in enumerate(values):
+            cells[i] = _list_cell(name, v, i + 2, path, _LIST_COLUMNS[name])
+        return cells
     if name in _TEXT_COLUMNS:
         return np.array(values, dtype=object)
     if name in _INTEGER_COLUMNS and all(v.strip().lstrip("-").isdigit() for v in values):
