@@ -219,5 +219,58 @@ class Conventions(unittest.TestCase):
             self.assertEqual(t["widths"][0].size, 0)  # a seq policy: no widths
 
 
+
+class Misuse(unittest.TestCase):
+    """Probabilities where logits are expected, and integer arrays (issue 40, item 4):
+    mdsd.batch(P, Q, n=2) on probability rows returned alpha* = [1, 1, 1]."""
+
+    def setUp(self):
+        rng = np.random.default_rng(6)
+        self.zt, self.zd = rng.normal(size=(3, 50)) * 3, rng.normal(size=(3, 50)) * 3
+        self.pt, self.pd = (np.exp(z) / np.exp(z).sum(-1, keepdims=True)
+                            for z in (self.zt, self.zd))
+
+    def test_probability_rows_are_refused_as_logits(self):
+        calls = {"batch": lambda t, d, **kw: mdsd.batch(t, d, n=2, **kw),
+                 "evaluate": lambda t, d, **kw: mdsd.evaluate(t, d, pandas=False, **kw)}
+        inputs = [(self.pt, self.pd), (self.pt.astype(np.float32), self.pd.astype(np.float32))]
+        if torch is not None:
+            inputs.append((torch.softmax(torch.from_numpy(self.zt).float(), -1),
+                           torch.softmax(torch.from_numpy(self.zd).float(), -1)))
+        for name, call in calls.items():
+            for t, d in inputs:
+                with self.subTest(call=name, type=type(t).__name__, dtype=str(t.dtype)):
+                    with self.assertRaises(mdsd.MdsdError) as e:
+                        call(t, d)
+                    self.assertIn("probability distribution", str(e.exception))
+                    self.assertIn("allow_probabilities=True", str(e.exception))
+        # the caller says they are logits: taken as given (softmax of p)
+        r = mdsd.batch(self.pt, self.pd, n=2, allow_probabilities=True)
+        np.testing.assert_array_equal(r.alpha_star, mdsd.batch(self.pt + 0.0, self.pd + 0.0,
+                                                               n=2, allow_probabilities=True)
+                                      .alpha_star)
+        # their logarithms are logits: softmax(log p) = p, alpha* of p and q
+        r = mdsd.batch(np.log(self.pt), np.log(self.pd), n=2)
+        np.testing.assert_allclose(r.alpha_star, mdsd.alpha_star(self.pt, self.pd, n=2),
+                                   rtol=1e-12)
+        # logits are taken: one row of probabilities among logit rows is not refused
+        mixed = self.zt.copy()
+        mixed[0] = self.pt[0]
+        mdsd.batch(mixed, self.zd, n=2)
+
+    def test_integer_arrays_are_type_errors(self):
+        ints = np.arange(150).reshape(3, 50) % 7
+        for t in (ints, ints.astype(np.int32), ints.astype(np.uint8), ints.tolist()):
+            with self.subTest(dtype=str(np.asarray(t).dtype)):
+                with self.assertRaises(TypeError) as e:
+                    mdsd.batch(t, self.zd, n=2)
+                self.assertIn("target_logits", str(e.exception))
+                with self.assertRaises(TypeError):
+                    mdsd.evaluate(self.zt, t, pandas=False)
+        if torch is not None:
+            with self.assertRaises(TypeError):
+                mdsd.batch(torch.from_numpy(ints), self.zd, n=2)
+
+
 if __name__ == "__main__":
     unittest.main()

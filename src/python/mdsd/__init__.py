@@ -605,8 +605,9 @@ def _from_torch(x, what):
     """A torch tensor (any device) as numpy: bf16 and fp16 widened to float32 (exact)."""
     import torch  # only when given a tensor: torch is optional
     x = x.detach()
-    if x.is_complex() or x.dtype == torch.bool:
-        raise TypeError(f"{what}: logits must be {_LOGIT_TYPES}, not the tensor type {x.dtype}")
+    if x.is_complex() or x.dtype == torch.bool or not x.is_floating_point():
+        raise MdsdTypeError(1, f"{what}: logits must be {_LOGIT_TYPES}, not the tensor type "
+                            f"{x.dtype}")
     if x.device.type != "cpu":
         x = x.cpu()
     if x.dtype in (torch.bfloat16, torch.float16):
@@ -614,26 +615,50 @@ def _from_torch(x, what):
     return x.numpy()
 
 
-def _logit_rows(x, what):
+def _logit_rows(x, what, allow_probabilities=False):
     """Logits as numpy: float32 for 16- and 32-bit floating inputs (the widening is exact,
     and float32 is how `mdsd table` reads a dump's float16 / bfloat16 / float32 rows),
-    float64 for float64 and integers; numpy arrays (bfloat16 from ml_dtypes too), torch
-    tensors or nested lists. Anything else is a TypeError naming the argument."""
+    float64 for float64; numpy arrays (bfloat16 from ml_dtypes too), torch tensors or
+    nested lists of floats. Anything else (integers too: token ids or counts are not
+    logits) is a TypeError naming the argument; rows that are all probability
+    distributions are refused unless allow_probabilities (_refuse_probabilities)."""
+    dtype = None
     if type(x).__module__.split(".")[0] == "torch" and hasattr(x, "detach"):
+        dtype = str(x.dtype).replace("torch.", "")
         x = _from_torch(x, what)
     a = np.asarray(x)
+    dtype = dtype or a.dtype.name
     if a.dtype.name == "bfloat16" or a.dtype == np.float16:
-        return a.astype(np.float32)
-    if a.dtype in (np.float32, np.float64):
-        return a
-    if a.dtype.kind in "iu":
-        return a.astype(np.float64)
-    raise TypeError(f"{what}: logits must be {_LOGIT_TYPES} (numpy or torch), not {a.dtype}")
+        a = a.astype(np.float32)
+    elif a.dtype not in (np.float32, np.float64):
+        hint = (f"; pass {what}.astype(np.float32) if these are logits"
+                if a.dtype.kind in "iu" else "")
+        raise MdsdTypeError(1, f"{what}: logits must be {_LOGIT_TYPES} (numpy or torch), not "
+                            f"{a.dtype}{hint}")
+    if not allow_probabilities:
+        _refuse_probabilities(a, what, dtype)
+    return a
+
+
+def _refuse_probabilities(a, what, dtype):
+    """Refuses logit rows that are every one a probability distribution (non-negative,
+    summing to 1 within the tolerance of their dtype and V): softmax(p) of probabilities
+    is nearly uniform, so alpha* came out near 1 with nothing said. Logits are almost
+    never all >= 0, so the row sums are only taken when the minimum is (one pass)."""
+    if a.ndim < 1 or a.size == 0 or a.shape[-1] == 0 or not a.min() >= 0:
+        return
+    V = a.shape[-1]
+    off = np.abs(a.sum(axis=-1, dtype=np.float64) - 1.0)
+    tol = _inputs.prob_tolerance(dtype, V)
+    if (off <= tol).all():
+        raise MdsdError(1, f"{what}: every row is a probability distribution (non-negative, "
+                        f"sums to 1 within {tol:.3g}), not logits; pass np.log(p) (softmax "
+                        "of log p is p), or allow_probabilities=True if these are logits")
 
 
 def batch(target_logits, draft_logits, temperature=1.0, n=2, scheme="iid", verifier=None,
           top_k=0, top_p=1.0, trials=0, simulate=False, seed=1, row0=0, threads=0,
-          progress=None, **opts):
+          progress=None, allow_probabilities=False, **opts):
     """Per-position evaluation of logit rows [N, V]: softmax at `temperature`, top-k /
     top-p truncation of both models (top_k 0 = none; top_p in (0, 1], 1 = none, as
     `--top-p`; MATH.md §0.3), alpha* of the scheme and, with `verifier`, its
@@ -644,11 +669,14 @@ def batch(target_logits, draft_logits, temperature=1.0, n=2, scheme="iid", verif
     (C-contiguous float32 is not copied); float64 if either input is float64.
     progress: a callable progress(done_rows, N), called as blocks of rows finish (the
     results do not depend on it: random streams are keyed by row0 + row).
+    Integer arrays are a TypeError; inputs whose rows are all probability distributions
+    (non-negative, summing to 1) are refused as not logits, unless allow_probabilities
+    =True says they are logits all the same.
     Returns Batch(alpha_star [N], rate [N] or None, per_draft [N, n] or None, exact [N]
     bool or None)."""
     top_p = _top_p(top_p)
-    t = _logit_rows(target_logits, "target_logits")
-    d = _logit_rows(draft_logits, "draft_logits")
+    t = _logit_rows(target_logits, "target_logits", allow_probabilities)
+    d = _logit_rows(draft_logits, "draft_logits", allow_probabilities)
     dtype = np.float32 if t.dtype == np.float32 and d.dtype == np.float32 else np.float64
     t = np.ascontiguousarray(t, dtype=dtype)
     d = np.ascontiguousarray(d, dtype=dtype)

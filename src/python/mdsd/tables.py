@@ -168,7 +168,7 @@ def _row_labels(samples, positions, N):
 def evaluate(target_logits, draft_logits, temperatures=(1.0,), draft_counts=(2,),
              schemes=("iid",), verifiers=(), samples=None, positions=None, label="arrays",
              top_k=0, top_p=1.0, trials=0, simulate=False, seed=1, threads=0, progress=None,
-             output=None, pandas=None, **opts):
+             output=None, pandas=None, allow_probabilities=False, **opts):
     """The `mdsd table` job over logits in memory, every scheme and verifier in one pass
     over the rows: per (temperature, n, scheme, method) the mean acceptance, its standard
     error clustered by sample, the gap to alpha* and per-draft rates, as a tidy table
@@ -177,9 +177,9 @@ def evaluate(target_logits, draft_logits, temperatures=(1.0,), draft_counts=(2,)
 
     target_logits [N, V]; draft_logits [N, V], or {name: [N, V]} for several drafters
     (each a column LABEL:NAME). numpy arrays or torch tensors (any device) of float16,
-    bfloat16, float32 or float64, or nested lists. The job reads logits in float32, as it
-    reads a dump: 16-bit inputs widen exactly, float64 rounds to float32 (mdsd.batch
-    evaluates float64 rows in float64). samples: [N] sample ids (the clusters of the
+    bfloat16, float32 or float64, or nested lists of floats. The job reads logits in
+    float32, as it reads a dump: 16-bit inputs widen exactly, float64 rounds to float32
+    (mdsd.batch evaluates float64 rows in float64). samples: [N] sample ids (the clusters of the
     standard errors; a sample's rows contiguous), None = one sample, whose standard errors
     fall back to i.i.d. rows with a note and no significance stars, as in `mdsd table`;
     positions: [N], None = 0, 1, ... within each sample. label: the table's dump column.
@@ -187,12 +187,15 @@ def evaluate(target_logits, draft_logits, temperatures=(1.0,), draft_counts=(2,)
     pass, called as blocks of rows finish (it cannot stop the job; an exception it raises
     is raised once the job ends). output: also keep the results CSV there. The rows go to
     the job through a temporary dump (the library's writer, float32, in the temporary
-    directory: 4 (1 + drafters) N V bytes), removed afterwards."""
+    directory: 4 (1 + drafters) N V bytes), removed afterwards. Integer arrays are a
+    TypeError; rows that are all probability distributions are refused as not logits
+    unless allow_probabilities=True (as mdsd.batch)."""
     from . import _logit_rows, table
     from .dump import DumpWriter
-    t = _logit_rows(target_logits, "target_logits")
+    t = _logit_rows(target_logits, "target_logits", allow_probabilities)
     drafts = {k: _logit_rows(v, f"draft_logits['{k}']" if isinstance(draft_logits, dict)
-                             else "draft_logits") for k, v in _drafters(draft_logits).items()}
+                             else "draft_logits", allow_probabilities)
+              for k, v in _drafters(draft_logits).items()}
     if t.ndim != 2:
         raise MdsdError(1, f"evaluate: target_logits must be [N, V], got shape {t.shape}")
     for k, d in drafts.items():
