@@ -272,5 +272,41 @@ class Misuse(unittest.TestCase):
                 mdsd.batch(torch.from_numpy(ints), self.zd, n=2)
 
 
+
+class Messages(unittest.TestCase):
+    """is past its LP's guard (V = 1,200, no is_top) said "pass trials=K for Monte Carlo";
+    with trials it failed the same way: the fix is is_top=S (issue 40, item 5)."""
+
+    def setUp(self):
+        rng = np.random.default_rng(7)
+        self.t, self.d = rng.normal(size=(2, 1200)), rng.normal(size=(2, 1200))
+
+    def assert_leads_to_is_top(self, call):
+        with self.assertRaises(mdsd.MdsdError) as e:
+            call()
+        msg = str(e.exception)
+        self.assertIn("is_top=S", msg)
+        self.assertNotIn("trials=K", msg)
+        self.assertNotIn("--", msg)  # Python's words, not the command line's
+
+    def test_is_without_is_top_names_is_top(self):
+        for trials in (0, 50):
+            with self.subTest(trials=trials):
+                self.assert_leads_to_is_top(lambda: mdsd.batch(self.t, self.d, n=2,
+                                                               verifier="is", trials=trials))
+                self.assert_leads_to_is_top(lambda: mdsd.evaluate(
+                    self.t, self.d, verifiers="is", trials=trials, pandas=False))
+        # is_top=S resolves it, exactly (n = 2) and by Monte Carlo (n = 3)
+        r = mdsd.batch(self.t, self.d, n=2, verifier="is", is_top=50)
+        self.assertTrue(r.exact.all())
+        r = mdsd.batch(self.t, self.d, n=3, verifier="is", is_top=50, trials=50)
+        self.assertFalse(r.exact.any())
+
+    def test_monte_carlo_still_named_where_it_helps(self):
+        with self.assertRaises(mdsd.MdsdError) as e:
+            mdsd.batch(self.t, self.d, n=3, verifier="is", is_top=50)
+        self.assertIn("set trials for Monte Carlo", str(e.exception))
+
+
 if __name__ == "__main__":
     unittest.main()
