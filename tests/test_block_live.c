@@ -242,6 +242,7 @@ typedef struct {
     size_t n, cap, trees;
     float *target, *draft;
     int *zero, *tree, *index, *depth, *edge, *slots, *sample, *position;
+    int *tau; /* the block's realised tau (live runs; 0 elsewhere) */
     long long *parent;
 } rows;
 
@@ -253,7 +254,7 @@ static void rows_add(rows *b, const mdsd_markov *m, const ttree *t, int sample, 
         b->target = realloc(b->target, b->cap * V * sizeof *b->target);
         b->draft = realloc(b->draft, b->cap * V * sizeof *b->draft);
         int **ints[] = {&b->zero, &b->tree,  &b->index,   &b->depth,
-                        &b->edge, &b->sample, &b->position};
+                        &b->edge, &b->sample, &b->position, &b->tau};
         for (size_t i = 0; i < sizeof ints / sizeof *ints; i++)
             *ints[i] = realloc(*ints[i], b->cap * sizeof **ints[i]);
         b->slots = realloc(b->slots, b->cap * MAXK * sizeof *b->slots);
@@ -275,6 +276,7 @@ static void rows_add(rows *b, const mdsd_markov *m, const ttree *t, int sample, 
         b->parent[b->n] = nd->parent < 0 ? -1 : (long long)base + nd->parent;
         b->sample[b->n] = sample;
         b->position[b->n] = position;
+        b->tau[b->n] = 0;
     }
     b->trees++;
 }
@@ -282,7 +284,7 @@ static void rows_add(rows *b, const mdsd_markov *m, const ttree *t, int sample, 
 static void rows_free(rows *b)
 {
     free(b->target), free(b->draft), free(b->zero), free(b->tree), free(b->index);
-    free(b->depth), free(b->edge), free(b->slots), free(b->sample), free(b->position);
+    free(b->depth), free(b->edge), free(b->slots), free(b->sample), free(b->position), free(b->tau);
     free(b->parent);
     memset(b, 0, sizeof *b);
 }
@@ -324,6 +326,8 @@ static void write_dump(const char *path, const mdsd_markov *m, const rows *b, si
     test_h5_dataset(f, "/slots", H5T_NATIVE_INT, b->slots, b->n, MAXK);
     test_h5_dataset(f, "/tree_sample", H5T_NATIVE_INT, b->sample, b->n, 0);
     test_h5_dataset(f, "/tree_position", H5T_NATIVE_INT, b->position, b->n, 0);
+    if (live)
+        test_h5_dataset(f, "/tree_tau", H5T_NATIVE_INT, b->tau, b->n, 0);
     H5Fclose(f);
 }
 
@@ -358,6 +362,8 @@ static void live_runs(sim *x, size_t N, size_t runs, uint64_t seed, rows *out, d
             if (out)
                 rows_add(out, x->m, &tr, (int)i, (int)t);
             int tau = walk(x, &tr, r, &last);
+            for (size_t u = 0; out && u < tr.n; u++)
+                out->tau[out->n - tr.n + u] = tau;
             A[i] += tau, n[i] += 1.0, t += (size_t)tau;
         }
         sa += A[i], sn += n[i];
@@ -453,6 +459,30 @@ Test(block_live, live_tree_dump_agrees_with_live_decoding, .timeout = 300)
     cr_assert_eq(eval(path, MDSD_VERIFIER_KSEQ, &pol, &r, &err), MDSD_EUNSUPPORTED);
     cr_assert(strstr(err.msg, "live decoding with rrs, seq K=4 L=3"), "%s", err.msg);
     cr_assert_eq(eval(path, MDSD_VERIFIER_RRS, &sub, &r, &err), MDSD_EUNSUPPORTED);
+    /* planted: the second block of run 0 a token later than the first one's
+     * tau puts it (then, instead, a tree's tau beyond L + 1) */
+    size_t second = 0;
+    while (b.parent[++second] != -1)
+        ;
+    cr_assert_eq(b.sample[second], 0);
+    for (int k = 0; k < 2; k++) {
+        for (size_t u = second; u < b.n && b.tree[u] == b.tree[second]; u++)
+            k ? (void)(b.tau[u] = (int)pol.depth + 2) : (void)b.position[u]++;
+        write_dump(path, &m, &b, pol.depth, "rrs");
+        mdsd_tree_dump *bad;
+        cr_assert_eq(mdsd_tree_dump_open(path, &bad, &err), MDSD_EFORMAT);
+        char want[200];
+        if (k == 0)
+            snprintf(want, sizeof want, "tree 1 (row %zu) of /tree_position: %d, but the tree before "
+                     "it in sample 0 (row 0) starts at 0 and yielded /tree_tau %d tokens", second,
+                     b.position[second], b.tau[0]);
+        else
+            snprintf(want, sizeof want, "tree 1 (row %zu) of /tree_tau: %d outside [1, %zu]", second,
+                     b.tau[second], pol.depth + 1);
+        cr_assert(strstr(err.msg, want), "%s\nwanted: %s", err.msg, want);
+        for (size_t u = second; !k && u < b.n && b.tree[u] == b.tree[second]; u++)
+            b.position[u]--; /* the next case has the positions right */
+    }
     rows_free(&b);
 
     /* planted: trees at every position of the target's chain (a dump of fixed

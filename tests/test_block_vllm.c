@@ -5,7 +5,9 @@
  * rate. Checked independently of the writers:
  *  - tree dump: every tree evaluated alone (a one-tree view of the dump), its
  *    tokens accepted at each position averaged over the trees as vLLM's
- *    counters do, against the CSV's, Markdown's and LaTeX's columns;
+ *    counters do, against the CSV's, Markdown's and LaTeX's columns, and
+ *    the per-position rates' standard errors (clustered by sample) against
+ *    the CSV's per_position_acceptance_rate_stderr;
  *  - Markov toy: plain speculative steps (--simulate), the accepted tokens
  *    counted per position, against the exact route's JSON keys, within 5
  *    binomial standard errors, and 1 + their sum against the mean acceptance
@@ -72,10 +74,13 @@ static size_t list_values(const char *text, double *v, size_t cap)
 }
 
 /* Mean over the dump's trees of each tree's own reach_d, every tree
- * evaluated alone: reach[0..L]. */
-static void per_tree_reach(mdsd_tree_dump *t, const mdsd_block_case *c, double *reach)
+ * evaluated alone: reach[0..L]; and its standard error clustered by sample
+ * (CR1: C/(C-1) sum_k (a_k - reach n_k)^2 / n^2 over the samples' sums a_k
+ * of n_k trees), se[1..L]. */
+static void per_tree_reach(mdsd_tree_dump *t, const mdsd_block_case *c, double *reach, double *se)
 {
     size_t L = c->pol.depth, *root = t->root, n = t->n_trees;
+    double *each = calloc(n * (L + 1), sizeof *each);
     for (size_t d = 0; d <= L; d++)
         reach[d] = 0.0;
     for (size_t i = 0; i < n; i++) {
@@ -85,11 +90,26 @@ static void per_tree_reach(mdsd_tree_dump *t, const mdsd_block_case *c, double *
         cr_assert_eq(mdsd_tree_dump_eval(t, c, 1, NULL, 1, NULL, NULL, &one, &err), 0, "%s",
                      err.msg);
         for (size_t d = 0; d <= L; d++)
-            reach[d] += one.reach[d];
+            reach[d] += each[i * (L + 1) + d] = one.reach[d];
     }
     t->root = root, t->n_trees = n;
     for (size_t d = 0; d <= L; d++)
         reach[d] /= (double)n;
+    for (size_t d = 1; d <= L; d++) {
+        double zz = 0.0, a = 0.0, nk = 0.0;
+        size_t C = 0;
+        for (size_t i = 0; i <= n; i++) {
+            if (i > 0 && (i == n || t->sample[root[i]] != t->sample[root[i - 1]])) {
+                zz += (a - reach[d] * nk) * (a - reach[d] * nk), C++;
+                a = nk = 0.0;
+            }
+            if (i < n)
+                a += each[i * (L + 1) + d], nk += 1.0;
+        }
+        cr_assert(C > 1);
+        se[d] = sqrt((double)C / (double)(C - 1) * zz) / (double)n;
+    }
+    free(each);
 }
 
 static char *slurp(const char *path)
@@ -117,8 +137,9 @@ Test(block_vllm, tree_dump_columns_match_per_tree_counts)
     cr_assert(f);
     char head[4096], line[4096], field[1024];
     cr_assert(fgets(head, sizeof head, f));
-    cr_assert(strstr(head, ",per_depth_stderr,contexts,mean_acceptance_length,per_position_acceptance_rate\n"),
-              "the vLLM columns extend the header: %s", head);
+    cr_assert(strstr(head, ",per_depth_stderr,contexts,mean_acceptance_length,per_position_acceptance_rate,"
+                           "per_position_acceptance_rate_stderr\n"),
+              "the vLLM columns and the rates' standard errors extend the header: %s", head);
     mdsd_tree_dump *t;
     mdsd_err err;
     cr_assert_eq(mdsd_tree_dump_open(SHIPPED, &t, &err), MDSD_OK, "%s", err.msg);
@@ -139,7 +160,18 @@ Test(block_vllm, tree_dump_columns_match_per_tree_counts)
         c.pol.sequences = (size_t)atoi(field);
         size_t L = c.pol.depth;
         double reach[MDSD_BLOCK_MAX_DEPTH + 1], pos[MDSD_BLOCK_MAX_DEPTH], cond[MDSD_BLOCK_MAX_DEPTH];
-        per_tree_reach(t, &c, reach);
+        double reach_se[MDSD_BLOCK_MAX_DEPTH + 1], pos_se[MDSD_BLOCK_MAX_DEPTH];
+        per_tree_reach(t, &c, reach, reach_se);
+        csv_field(head, line, "per_position_acceptance_rate_stderr", field, sizeof field);
+        cr_assert_eq(list_values(field, pos_se, MDSD_BLOCK_MAX_DEPTH), L, "%s", field);
+        for (size_t d = 1; d <= L; d++)
+            cr_assert(reach_se[d] > 0 && fabs(pos_se[d - 1] - reach_se[d]) <= 1e-8 * reach_se[d],
+                      "%s position %zu: s.e. %.9g, per-tree recomputation %.12g", line, d,
+                      pos_se[d - 1], reach_se[d]);
+        if (L == 1) { /* reach_1 = E[tau] - 1: the same s.e. */
+            csv_field(head, line, "stderr", field, sizeof field);
+            cr_assert(fabs(pos_se[0] - strtod(field, NULL)) <= 1e-8 * pos_se[0], "%s", line);
+        }
         csv_field(head, line, "per_position_acceptance_rate", field, sizeof field);
         cr_assert_eq(list_values(field, pos, MDSD_BLOCK_MAX_DEPTH), L, "%s", field);
         csv_field(head, line, "per_depth", field, sizeof field);

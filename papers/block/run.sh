@@ -75,6 +75,8 @@ awk -F, 'NR == 1 { print "| toy | policy | verifier | E[tau] | optimal E[tau] | 
 note "block verifiers: toys"
 /usr/bin/python3 papers/block/verifiers.py toys "$MDSD" "$OUT"
 /usr/bin/python3 papers/block/verifiers.py scan "$MDSD" "$OUT"
+note "block verifiers: traversal against token-level verification on random toys"
+/usr/bin/python3 papers/block/traversal_scan.py "$MDSD" "$OUT"
 note "block verifiers: the KJV large tree dump (about 10 minutes of CPU)"
 make --no-print-directory tree-dump-large
 "$MDSD" block build/kjv-trees-large --verifiers sd,rrs,kseq,is,bv,gbv,traversal --is-top 32 \

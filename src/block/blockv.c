@@ -126,15 +126,15 @@ int mdsd_blockv_exact(const mdsd_markov *m, const mdsd_policy *pol, const mdsd_b
 }
 
 int mdsd_blockv_dump_tree(const struct mdsd_tree_dump_s *d, size_t tree, const mdsd_blockv_ops *v,
-                          const mdsd_policy *pol, const double *p, const double *q, double *R,
-                          mdsd_err *err)
+                          const mdsd_policy *pol, const double *p, const double *q,
+                          const float *zp, const float *zq, double *R, mdsd_err *err)
 {
     mdsd_dtree t;
     double *stop = NULL;
     int rc = mdsd_dtree_init(&t, d->V, pol->depth,
                              pol->kind == MDSD_POLICY_SEQ ? pol->sequences : 0, err);
     if (rc == MDSD_OK)
-        rc = mdsd_dtree_from_dump(d, tree, pol, p, q, &t, err);
+        rc = mdsd_dtree_from_dump(d, tree, pol, p, q, zp, zq, &t, err);
     if (rc == MDSD_OK && !(stop = malloc(t.n * sizeof *stop)))
         rc = mdsd_fail(err, MDSD_ENOMEM, "block: out of memory");
     if (rc == MDSD_OK)

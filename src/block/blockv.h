@@ -54,6 +54,10 @@ extern const mdsd_blockv_ops mdsd_blockv_bv_ops, mdsd_blockv_gbv_ops, mdsd_block
  * with q), traversal keeping M_s after a deletion. */
 extern const mdsd_blockv_ops mdsd_blockv_bv_stale_ops, mdsd_blockv_gbv_first_tie_ops, mdsd_blockv_gbv_no_skew_ops,
     mdsd_blockv_traversal_keep_q_ops;
+/* The clamped reading of gbv's reference code (MATH.md §5.6): tokens ranked
+ * by min(1, p/q), ties (every token with p >= q) by token index in walk and
+ * CDF - valid; and with the reference's first-tie walk - NOT valid. */
+extern const mdsd_blockv_ops mdsd_blockv_gbv_clamped_ops, mdsd_blockv_gbv_clamped_first_tie_ops;
 
 const mdsd_blockv_ops *mdsd_blockv(mdsd_blockv_kind kind);
 const char *mdsd_blockv_name(mdsd_blockv_kind kind);
@@ -90,12 +94,12 @@ int mdsd_blockv_sampled(const mdsd_markov *m, const mdsd_policy *pol, const mdsd
 int mdsd_blockv_simulate(const mdsd_markov *m, const mdsd_policy *pol, const mdsd_blockv_ops *v,
                          const mdsd_block_opts *o, mdsd_block_result *res, mdsd_err *err);
 
-/* Tree `tree` of a tree dump (its rows' laws p, q as mdsd_dtree_from_dump
- * takes them) under the block verifier v and sub-policy pol:
- * R[k-1] += P(at least k accepted | tree), k = 1..pol->depth. */
+/* Tree `tree` of a tree dump (its rows' laws p, q and their stored logits
+ * zp, zq as mdsd_dtree_from_dump takes them) under the block verifier v and
+ * sub-policy pol: R[k-1] += P(at least k accepted | tree), k = 1..pol->depth. */
 int mdsd_blockv_dump_tree(const struct mdsd_tree_dump_s *d, size_t tree, const mdsd_blockv_ops *v,
-                          const mdsd_policy *pol, const double *p, const double *q, double *R,
-                          mdsd_err *err);
+                          const mdsd_policy *pol, const double *p, const double *q,
+                          const float *zp, const float *zq, double *R, mdsd_err *err);
 
 /* ---- validity (MATH.md §5.7) ------------------------------------------- */
 

@@ -23,6 +23,7 @@ void mdsd_dtree_free(mdsd_dtree *t)
 {
     free(t->parent), free(t->depth), free(t->token), free(t->kid), free(t->sib), free(t->last);
     free(t->count), free(t->seqs), free((void *)t->p), free((void *)t->q);
+    free((void *)t->zp), free((void *)t->zq);
     memset(t, 0, sizeof *t);
 }
 
@@ -48,6 +49,8 @@ static int grow(mdsd_dtree *t)
     GROW(seqs);
     GROW(p);
     GROW(q);
+    GROW(zp);
+    GROW(zq);
 #undef GROW
     t->cap = cap;
     return 0;
@@ -66,6 +69,7 @@ static int add_node(mdsd_dtree *t, int parent, int token, const double *p, const
     t->seqs[u] = 0;
     t->p[u] = p;
     t->q[u] = q;
+    t->zp[u] = t->zq[u] = NULL;
     if (parent >= 0) {
         if (t->last[parent] < 0)
             t->kid[parent] = u;
@@ -319,9 +323,16 @@ typedef struct {
     const mdsd_tree_dump *d;
     const mdsd_policy *pol;
     const double *p, *q;
+    const float *zp, *zq;
     size_t row0;
     mdsd_dtree *t;
 } dump_ctx;
+
+/* The stored logits of row r (NULL when the dump's are not at hand). */
+static const float *logits_at(const dump_ctx *c, const float *z, size_t r)
+{
+    return z ? z + (r - c->row0) * c->d->V : NULL;
+}
 
 /* The child row of row u with edge tok, or SIZE_MAX (u's drafts at the
  * dump's last depth have none). */
@@ -349,8 +360,11 @@ static int from_row(dump_ctx *c, size_t row, int node, mdsd_err *err)
         size_t kr = child_row(d, row, sl[s]);
         const double *p = kr == SIZE_MAX ? NULL : c->p + (kr - c->row0) * V;
         const double *q = kr == SIZE_MAX ? NULL : c->q + (kr - c->row0) * V;
-        if (mdsd_dtree_draft(t, node, sl[s], s, p, q) < 0)
+        int u = mdsd_dtree_draft(t, node, sl[s], s, p, q);
+        if (u < 0)
             return mdsd_fail(err, MDSD_ENOMEM, "block: out of memory");
+        if (kr != SIZE_MAX)
+            t->zp[u] = logits_at(c, c->zp, kr), t->zq[u] = logits_at(c, c->zq, kr);
     }
     size_t n1 = t->n;
     for (size_t u = n0; u < n1; u++) {
@@ -368,13 +382,15 @@ static int from_row(dump_ctx *c, size_t row, int node, mdsd_err *err)
 }
 
 int mdsd_dtree_from_dump(const struct mdsd_tree_dump_s *d, size_t tree, const mdsd_policy *pol,
-                         const double *p, const double *q, mdsd_dtree *t, mdsd_err *err)
+                         const double *p, const double *q, const float *zp, const float *zq,
+                         mdsd_dtree *t, mdsd_err *err)
 {
     size_t root = d->root[tree];
     t->V = d->V, t->L = pol->depth, t->K = pol->kind == MDSD_POLICY_SEQ ? pol->sequences : 0;
     mdsd_dtree_root(t, -1, p, q);
     if (t->n != 1)
         return mdsd_fail(err, MDSD_ENOMEM, "block: out of memory");
-    dump_ctx c = {d, pol, p, q, root, t};
+    t->zp[0] = zp, t->zq[0] = zq;
+    dump_ctx c = {d, pol, p, q, zp, zq, root, t};
     return from_row(&c, root, 0, err);
 }

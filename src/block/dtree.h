@@ -31,6 +31,11 @@ typedef struct {
     int *count;              /* [cap]: drafts of this token at the parent */
     unsigned *seqs;          /* [cap]: seq: bit k = sequence k goes through the node */
     const double **p, **q;   /* [cap]: p(.|node), q(.|node), V long (NULL where unknown) */
+    /* [cap]: the stored logits whose softmaxes (at one temperature) are p
+     * and q at the node (tree dumps; NULL elsewhere). p(x)/q(x) is then
+     * increasing in zp(x) - zq(x), which ranks tokens by the ratio exactly
+     * and without exp (verify_gbv.c). */
+    const float **zp, **zq;
 } mdsd_dtree;
 
 int mdsd_dtree_init(mdsd_dtree *t, size_t V, size_t L, size_t K, mdsd_err *err);
@@ -62,10 +67,12 @@ int mdsd_dtree_outcomes(const mdsd_markov *m, const mdsd_policy *pol, int root, 
 
 /* Tree `tree` of a tree dump as drafted under the sub-policy pol (the first
  * K' sequences or the first w'_d slots, depth L' <= L; mdsd_tree_dump_check_case),
- * with p and q the tree's rows (row r at (r - first row) * V). Nodes at depth
- * L have no laws. */
+ * with p and q the tree's rows (row r at (r - first row) * V) and zp, zq
+ * the stored logits they are the softmaxes of, laid out alike (NULL: none).
+ * Nodes at depth L have no laws. */
 struct mdsd_tree_dump_s;
 int mdsd_dtree_from_dump(const struct mdsd_tree_dump_s *d, size_t tree, const mdsd_policy *pol,
-                         const double *p, const double *q, mdsd_dtree *t, mdsd_err *err);
+                         const double *p, const double *q, const float *zp, const float *zq,
+                         mdsd_dtree *t, mdsd_err *err);
 
 #endif

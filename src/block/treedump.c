@@ -13,6 +13,7 @@
 #include <omp.h>
 
 #include "blockv.h"
+#include "treedump_impl.h"
 #include "cluster.h"
 #include "dist.h"
 
@@ -38,36 +39,6 @@ static int attr_size(const mdsd_tree_dump *t, const char *name, size_t lo, size_
                          "[%zu, %zu]", t->path, name, s, lo, hi);
     *out = (size_t)v;
     return MDSD_OK;
-}
-
-/* Reads an integer dataset of `count` values (rank 1, or rank 2 with cols). */
-static int read_ints(hid_t file, const mdsd_tree_dump *t, const char *name, size_t cols,
-                     hid_t memtype, void *out, mdsd_err *err)
-{
-    if (H5Lexists(file, name, H5P_DEFAULT) <= 0)
-        return mdsd_fail(err, MDSD_EFORMAT, "%s: tree dump without dataset %s", t->path, name);
-    hid_t ds = H5Dopen2(file, name, H5P_DEFAULT);
-    if (ds < 0)
-        return mdsd_fail(err, MDSD_EFORMAT, "%s: cannot open dataset %s", t->path, name);
-    hid_t sp = H5Dget_space(ds), ty = H5Dget_type(ds);
-    int rank = H5Sget_simple_extent_ndims(sp);
-    hsize_t dims[2] = {0, 0};
-    H5Sget_simple_extent_dims(sp, dims, NULL);
-    int rc = MDSD_OK;
-    if (H5Tget_class(ty) != H5T_INTEGER)
-        rc = mdsd_fail(err, MDSD_EFORMAT, "%s: dataset %s is not an integer dataset", t->path, name);
-    else if (rank != (cols ? 2 : 1) || dims[0] != t->N || (cols && dims[1] != cols))
-        rc = mdsd_fail(err, MDSD_EFORMAT, "%s: dataset %s has shape [%llu%s%llu], expected "
-                       "[%zu%s%zu]", t->path, name, (unsigned long long)dims[0],
-                       rank == 2 ? " x " : "", rank == 2 ? (unsigned long long)dims[1] : 0ULL,
-                       t->N, cols ? " x " : "", cols);
-    else if (H5Dread(ds, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, out) < 0)
-        rc = mdsd_fail(err, MDSD_EIO, "%s: cannot read dataset %s (values out of range?)",
-                       t->path, name);
-    H5Tclose(ty);
-    H5Sclose(sp);
-    H5Dclose(ds);
-    return rc;
 }
 
 void mdsd_tree_dump_close(mdsd_tree_dump *t)
@@ -132,6 +103,11 @@ static int read_policy(mdsd_tree_dump *t, mdsd_err *err)
     if (!strcmp(policy, "seq")) {
         t->pol.kind = MDSD_POLICY_SEQ;
         t->pol.scheme = MDSD_SCHEME_IID;
+        /* read, though a seq dump's sequences are always iid: a dump that
+         * says otherwise was not drawn as the reader evaluates it */
+        if (strcmp(scheme, "iid"))
+            return mdsd_fail(err, MDSD_EFORMAT, "%s: tree_scheme '%s' with tree_policy seq (its K "
+                             "sequences are drawn iid: tree_scheme must be iid)", t->path, scheme);
         if ((rc = attr_size(t, "tree_sequences", 1, MDSD_BLOCK_MAX_DRAFTS, &t->pol.sequences, err)))
             return rc;
         t->S = t->pol.sequences;
@@ -177,110 +153,6 @@ static int read_policy(mdsd_tree_dump *t, mdsd_err *err)
     return read_contexts(t, err);
 }
 
-/* Every row against the tree rules; builds root[] and the child lists. */
-static int check_rows(mdsd_tree_dump *t, mdsd_err *err)
-{
-    size_t N = t->N, S = t->S, L = t->pol.depth;
-    t->root = malloc((N + 1) * sizeof *t->root);
-    t->kid_start = calloc(N + 1, sizeof *t->kid_start);
-    t->kid = malloc(N * sizeof *t->kid);
-    if (!t->root || !t->kid_start || !t->kid)
-        return mdsd_fail(err, MDSD_ENOMEM, "%s: out of memory", t->path);
-    const char *p = t->path;
-    for (size_t u = 0; u < N; u++) {
-        long long par = t->parent[u];
-        const int *sl = t->slots + u * S;
-        if (par == -1) {
-            if (t->depth[u] != 0 || t->edge[u] != -1)
-                return mdsd_fail(err, MDSD_EFORMAT, "%s: row %zu: a root (parent -1) needs depth "
-                                 "0 and edge -1, has %d and %d", p, u, t->depth[u], t->edge[u]);
-            if (t->n_trees && t->sample[u] < t->sample[t->root[t->n_trees - 1]])
-                return mdsd_fail(err, MDSD_EFORMAT, "%s: row %zu of /tree_sample: sample %d "
-                                 "after sample %d (trees must be in sample order)", p, u,
-                                 t->sample[u], t->sample[t->root[t->n_trees - 1]]);
-            t->root[t->n_trees++] = u;
-        } else {
-            if (par < 0 || (size_t)par >= u || t->n_trees == 0 ||
-                (size_t)par < t->root[t->n_trees - 1])
-                return mdsd_fail(err, MDSD_EFORMAT, "%s: row %zu of /parent: %lld is not an "
-                                 "earlier row of the same tree", p, u, par);
-            if (t->depth[u] != t->depth[par] + 1)
-                return mdsd_fail(err, MDSD_EFORMAT, "%s: row %zu of /depth: %d, its parent's is "
-                                 "%d", p, u, t->depth[u], t->depth[par]);
-            if (t->sample[u] != t->sample[par])
-                return mdsd_fail(err, MDSD_EFORMAT, "%s: row %zu of /tree_sample: %d differs "
-                                 "from its parent's %d", p, u, t->sample[u], t->sample[par]);
-            int found = 0;
-            for (size_t s = 0; s < S; s++)
-                found |= t->slots[(size_t)par * S + s] == t->edge[u];
-            if (t->edge[u] < 0 || !found)
-                return mdsd_fail(err, MDSD_EFORMAT, "%s: row %zu of /edge: token %d is not among "
-                                 "its parent's drafts", p, u, t->edge[u]);
-        }
-        if (t->depth[u] < 0 || (size_t)t->depth[u] >= L)
-            return mdsd_fail(err, MDSD_EFORMAT, "%s: row %zu of /depth: %d outside [0, %zu)", p,
-                             u, t->depth[u], L);
-        for (size_t s = 0; s < S; s++) {
-            if (sl[s] < -1 || sl[s] >= (int)t->V)
-                return mdsd_fail(err, MDSD_EFORMAT, "%s: row %zu of /slots: token %d outside "
-                                 "[0, %zu) (-1 = unused)", p, u, sl[s], t->V);
-            int want;
-            if (t->pol.kind == MDSD_POLICY_TREE)
-                want = s < t->pol.width[t->depth[u]];
-            else if (par == -1)
-                want = 1;
-            else
-                want = t->slots[(size_t)par * S + s] == t->edge[u];
-            if (want != (sl[s] >= 0))
-                return mdsd_fail(err, MDSD_EFORMAT, "%s: row %zu of /slots: slot %zu is %s, the "
-                                 "policy says it is %s", p, u, s, sl[s] >= 0 ? "used" : "unused",
-                                 want ? "used" : "unused");
-        }
-    }
-    if (t->n_trees == 0)
-        return mdsd_fail(err, MDSD_EFORMAT, "%s: no root row (parent -1)", p);
-    t->root[t->n_trees] = N;
-    /* children lists: count, prefix sums, fill */
-    size_t *fill = calloc(N + 1, sizeof *fill);
-    if (!fill)
-        return mdsd_fail(err, MDSD_ENOMEM, "%s: out of memory", p);
-    for (size_t u = 0; u < N; u++)
-        if (t->parent[u] >= 0)
-            t->kid_start[t->parent[u] + 1]++;
-    for (size_t u = 0; u < N; u++)
-        t->kid_start[u + 1] += t->kid_start[u];
-    for (size_t u = 0; u < N; u++)
-        if (t->parent[u] >= 0) {
-            size_t par = (size_t)t->parent[u];
-            t->kid[t->kid_start[par] + fill[par]++] = u;
-        }
-    free(fill);
-    /* one child per distinct drafted token below depth L - 1, none at L - 1 */
-    for (size_t u = 0; u < N; u++) {
-        const int *sl = t->slots + u * S;
-        size_t distinct = 0;
-        for (size_t s = 0; s < S; s++) {
-            int first = sl[s] >= 0;
-            for (size_t r = 0; r < s && first; r++)
-                first = sl[r] != sl[s];
-            distinct += first;
-        }
-        size_t kids = t->kid_start[u + 1] - t->kid_start[u];
-        size_t want = (size_t)t->depth[u] + 1 < L ? distinct : 0;
-        for (size_t a = t->kid_start[u]; a < t->kid_start[u + 1]; a++)
-            for (size_t b = t->kid_start[u]; b < a; b++)
-                if (t->edge[t->kid[a]] == t->edge[t->kid[b]])
-                    return mdsd_fail(err, MDSD_EFORMAT, "%s: rows %zu and %zu: two children of "
-                                     "row %zu with edge %d", p, t->kid[b], t->kid[a], u,
-                                     t->edge[t->kid[a]]);
-        if (kids != want)
-            return mdsd_fail(err, MDSD_EFORMAT, "%s: row %zu has %zu child rows, expected %zu "
-                             "(one per distinct drafted token below depth %zu)", p, u, kids, want,
-                             L - 1);
-    }
-    return MDSD_OK;
-}
-
 static int open_file(const char *path, mdsd_tree_dump **out, mdsd_err *err)
 {
     *out = NULL;
@@ -308,20 +180,22 @@ static int open_file(const char *path, mdsd_tree_dump **out, mdsd_err *err)
         if (f < 0)
             rc = mdsd_fail(err, MDSD_EIO, "%s: cannot open as HDF5", path);
         if (rc == MDSD_OK)
-            rc = read_ints(f, t, "/parent", 0, H5T_NATIVE_LLONG, t->parent, err);
+            rc = mdsd_treedump_read_ints(f, t, "/parent", 0, H5T_NATIVE_LLONG, t->parent, err);
         if (rc == MDSD_OK)
-            rc = read_ints(f, t, "/depth", 0, H5T_NATIVE_INT, t->depth, err);
+            rc = mdsd_treedump_read_ints(f, t, "/depth", 0, H5T_NATIVE_INT, t->depth, err);
         if (rc == MDSD_OK)
-            rc = read_ints(f, t, "/edge", 0, H5T_NATIVE_INT, t->edge, err);
+            rc = mdsd_treedump_read_ints(f, t, "/edge", 0, H5T_NATIVE_INT, t->edge, err);
         if (rc == MDSD_OK)
-            rc = read_ints(f, t, "/slots", t->S, H5T_NATIVE_INT, t->slots, err);
+            rc = mdsd_treedump_read_ints(f, t, "/slots", t->S, H5T_NATIVE_INT, t->slots, err);
         if (rc == MDSD_OK)
-            rc = read_ints(f, t, "/tree_sample", 0, H5T_NATIVE_INT, t->sample, err);
+            rc = mdsd_treedump_read_ints(f, t, "/tree_sample", 0, H5T_NATIVE_INT, t->sample, err);
+        if (rc == MDSD_OK)
+            rc = mdsd_treedump_check_rows(t, err);
+        if (rc == MDSD_OK && t->live)
+            rc = mdsd_treedump_check_live_rows(f, t, err);
         if (f >= 0)
             H5Fclose(f);
     }
-    if (rc == MDSD_OK)
-        rc = check_rows(t, err);
     if (rc) {
         mdsd_tree_dump_close(t);
         return rc;
@@ -511,6 +385,7 @@ int mdsd_tree_dump_check_live(const mdsd_tree_dump *t, const mdsd_block_case *c,
 typedef struct {
     const mdsd_tree_dump *t;
     const double *p, *q;  /* [rows of the tree * V], row u at (u - root) * V */
+    const float *zp, *zq; /* the stored logits they are the softmaxes of, laid out alike */
     size_t root;
     const mdsd_verifier_opts *vopts;
 } tree_view;
@@ -551,7 +426,10 @@ static int eval_node(const tree_view *tv, const mdsd_block_case *c, size_t u, si
     mdsd_scheme s = {c->pol.kind == MDSD_POLICY_SEQ ? MDSD_SCHEME_IID : c->pol.scheme, n, V, q,
                      NULL};
     mdsd_err e;
-    mdsd_verifier *v = mdsd_verifier_alloc(c->v, p, &s, tv->vopts, &e);
+    /* the logits let ot order tokens by p/q exactly, independently of exp */
+    mdsd_verifier *v = mdsd_verifier_alloc_logits(c->v, p, &s, tv->vopts,
+                                                  tv->zp + (u - tv->root) * V,
+                                                  tv->zq + (u - tv->root) * V, &e);
     if (!v) {
         char where[4200];
         row_name(t, u, where, sizeof where);
@@ -619,6 +497,9 @@ static int read_probs(const mdsd_tree_dump *t, int target, size_t row0, size_t r
             snprintf(what, sizeof what, "%s: row %zu of %s", f->path, local + r,
                      mdsd_dump_model_at(f->dump, w)->path);
             rc = mdsd_softmax_float(b + r * V, V, t->T, dst + (done + r) * V, what, err);
+            if (rc == MDSD_OK && !target)
+                rc = mdsd_treedump_check_drafts(t, f, row + r, local + r, b + r * V,
+                                                dst + (done + r) * V, err);
         }
         if (rc)
             return rc;
@@ -710,6 +591,8 @@ static void finish_results(size_t L, const mdsd_block_case *cases, size_t ncases
             r->rate[d] = r->reach[d - 1] > 0.0 ? r->reach[d] / r->reach[d - 1] : 0.0;
             r->rate_se[d] = ratio_stderr(csum + (c * (L + 1) + d) * ncl,
                                          csum + (c * (L + 1) + d - 1) * ncl, ncl);
+            r->reach_se[d] = ratio_stderr(csum + (c * (L + 1) + d) * ncl,
+                                          csum + c * (L + 1) * ncl, ncl); /* over trees */
         }
     }
 }
@@ -753,7 +636,9 @@ int mdsd_tree_dump_eval_part(mdsd_tree_dump *t, const mdsd_block_case *cases, si
         if (t->root[i + 1] - t->root[i] > max_rows)
             max_rows = t->root[i + 1] - t->root[i];
     size_t cap = (max_rows ? max_rows : 1) * TREES_PER_BLOCK;
-    float *buf = malloc(cap * V * sizeof *buf);
+    /* the target's logits, then the drafter's: kept beside p and q, from
+     * which the block verifiers rank tokens by p/q without exp */
+    float *buf = malloc(2 * cap * V * sizeof *buf), *zq = buf ? buf + cap * V : NULL;
     double *p = malloc(cap * V * sizeof *p), *q = malloc(cap * V * sizeof *q);
     double *val = malloc(TREES_PER_BLOCK * ncases * (L + 1) * sizeof *val);
     mdsd_cluster_stats *cs = malloc(ncases * sizeof *cs);
@@ -773,7 +658,7 @@ int mdsd_tree_dump_eval_part(mdsd_tree_dump *t, const mdsd_block_case *cases, si
         size_t row0 = t->root[first], rows = t->root[last] - row0;
         rc = read_probs(t, 1, row0, rows, buf, p, err);
         if (rc == MDSD_OK)
-            rc = read_probs(t, 0, row0, rows, buf, q, err);
+            rc = read_probs(t, 0, row0, rows, zq, q, err);
         if (rc != MDSD_OK)
             break;
         size_t ntr = last - first, jobs = ntr * ncases;
@@ -784,6 +669,7 @@ int mdsd_tree_dump_eval_part(mdsd_tree_dump *t, const mdsd_block_case *cases, si
         for (size_t job = 0; job < jobs; job++) {
             size_t i = first + job / ncases, c = job % ncases;
             tree_view tv = {t, p + (t->root[i] - row0) * V, q + (t->root[i] - row0) * V,
+                            buf + (t->root[i] - row0) * V, zq + (t->root[i] - row0) * V,
                             t->root[i], vopts};
             double R[MDSD_BLOCK_MAX_DEPTH] = {0};
             mdsd_err e = {0, ""};
@@ -791,7 +677,9 @@ int mdsd_tree_dump_eval_part(mdsd_tree_dump *t, const mdsd_block_case *cases, si
                                ? (1u << cases[c].pol.sequences) - 1u : 0u;
             int jrc = cases[c].block
                           ? mdsd_blockv_dump_tree(t, i, mdsd_blockv((mdsd_blockv_kind)(cases[c].block - 1)),
-                                                  &cases[c].pol, tv.p, tv.q, R, &e)
+                                                  &cases[c].pol, tv.p, tv.q,
+                                                  buf + (t->root[i] - row0) * V,
+                                                  zq + (t->root[i] - row0) * V, R, &e)
                           : eval_node(&tv, &cases[c], t->root[i], 0, all, R, &e);
             double *out = val + job * (L + 1);
             out[0] = 1.0;

@@ -102,6 +102,9 @@ typedef struct {
      * the CR1 sandwich clustered by sample as for tau (by tree when the dump
      * holds one sample). At depth 1 it equals se of tau at L = 1. */
     double rate_se[MDSD_BLOCK_MAX_DEPTH + 1];
+    /* reach_se[d]: standard error of reach[d] (vLLM's per-position
+     * acceptance rate), a mean over trees, clustered by sample as se. */
+    double reach_se[MDSD_BLOCK_MAX_DEPTH + 1];
 } mdsd_block_dump_result;
 
 /* Evaluates every case over every tree; res[ncases]. threads: 0 = OpenMP

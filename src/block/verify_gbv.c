@@ -21,12 +21,19 @@
  * (verifier.py, TreeVerifier.gbv_verify and compute_skew) read as
  * mathematics. Readings:
  *   - the ratio is p/q unclamped (the reference's p / (q + eps)); a token
- *     with q = 0 is never drafted and holds no q-mass, so its rank is moot;
+ *     with q = 0 is never drafted and holds no q-mass, so its rank is moot.
+ *     The clamped reading, min(1, p/q), is the test variant gbv-clamped;
+ *   - the order is exact, never a rounded quotient: on tree dumps by the
+ *     stored logits' difference zp - zq (p/q is increasing in it at one
+ *     temperature; formed exactly by a two-sum), so that it does not depend
+ *     on which exp made p and q; elsewhere by exact cross-products of the
+ *     stored doubles (MATH.md §5.6);
  *   - ties of the ratio are ranked by token index, the larger higher, in
  *     both the walk and the CDF. The reference's CDF (a stable argsort)
  *     ranks them so but its walk keeps the first child among equal ratios;
  *     the selected path's law then differs from q* and the output from p
- *     (test block_verifiers/gbv_reference_tie_walk_is_invalid);
+ *     (tests block_verifiers/checks_catch_planted_invalid_variants,
+ *     gbv_ranks/clamped_reading_needs_one_tie_rule);
  *   - q* is formed as q(x) sum_{i<K} a^i b^{K-1-i} normalised by its sum
  *     (a^K - b^K = (a - b) sum ..., the reference's stable form), with
  *     a, b divided by A + Q so that nothing underflows at depth:
@@ -40,38 +47,121 @@
 
 #include "blockv.h"
 
+/* A token's place in a node's order by the ratio r(x) = p(x)/q(x):
+ * cls 0 for r = 0 (p = 0), 2 for r = inf (q = 0 < p), 1 otherwise, where
+ * (a, b) is the exact key - logits: zp - zq = a + b exactly (a two-sum);
+ * probabilities: a = p, b = q, compared as exact cross-products. */
 typedef struct {
-    double key;
-    int tok;
+    double a, b;
+    int cls, tok;
 } ranked;
 
-static double ratio(const double *p, const double *q, int x)
+/* How a node's tokens are ranked: by the stored logits (tree dumps), by
+ * the exact ratio of the stored doubles, or by min(1, p/q) (the clamped
+ * reading of the reference code; test variants only). */
+typedef enum { RANK_LOGITS, RANK_RATIO, RANK_CLAMPED } rank_mode;
+
+typedef struct {
+    rank_mode mode;
+    const double *p, *q;
+    const float *zp, *zq;
+} node_rank;
+
+static node_rank rank_at(const mdsd_dtree *t, int u, int clamped)
 {
-    return q[x] > 0.0 ? p[x] / q[x] : (p[x] > 0.0 ? INFINITY : 0.0);
+    int logits = !clamped && t->zp && t->zp[u] && t->zq[u];
+    return (node_rank){logits ? RANK_LOGITS : clamped ? RANK_CLAMPED : RANK_RATIO, t->p[u],
+                       t->q[u], logits ? t->zp[u] : NULL, logits ? t->zq[u] : NULL};
 }
 
-static int by_rank(const void *a, const void *b)
+static ranked rank_of(const node_rank *r, int x)
+{
+    ranked k = {0.0, 0.0, 1, x};
+    if (r->mode == RANK_LOGITS) {
+        double zp = r->zp[x], minus_zq = -(double)r->zq[x]; /* -inf logits: p or q is 0 */
+        if (zp == -INFINITY || minus_zq == INFINITY) {
+            k.cls = zp == -INFINITY ? 0 : 2;
+            return k;
+        }
+        /* Knuth's two-sum: zp - zq = s + e exactly (floats in doubles: no overflow) */
+        double s = zp + minus_zq, v = s - zp;
+        k.a = s, k.b = (zp - (s - v)) + (minus_zq - v);
+        return k;
+    }
+    double p = r->p[x], q = r->q[x];
+    if (!(p > 0.0) || !(q > 0.0)) {
+        k.cls = p > 0.0 ? 2 : 0;
+        return k;
+    }
+    if (r->mode == RANK_CLAMPED && p >= q) /* min(1, p/q) = 1: ties */
+        k.cls = 2;
+    k.a = p, k.b = q;
+    return k;
+}
+
+/* sign(x1 y1 - x2 y2) for doubles > 0, exactly: the mantissas' products
+ * (in [1/4, 1)) split by fma into rounded value and exact error, compared
+ * after the exponents' difference (at most 2 in the undecided case) is
+ * applied to one side; no underflow, subnormal inputs included. */
+static int cmp_products(double x1, double y1, double x2, double y2)
+{
+    int ex1, ey1, ex2, ey2;
+    double mx1 = frexp(x1, &ex1), my1 = frexp(y1, &ey1), mx2 = frexp(x2, &ex2),
+           my2 = frexp(y2, &ey2);
+    int d = (ex1 + ey1) - (ex2 + ey2);
+    if (d != 0 && abs(d) > 2)
+        return d > 0 ? 1 : -1;
+    double h1 = mx1 * my1, l1 = fma(mx1, my1, -h1), h2 = mx2 * my2, l2 = fma(mx2, my2, -h2);
+    h1 = ldexp(h1, d), l1 = ldexp(l1, d);
+    if (h1 != h2)
+        return h1 > h2 ? 1 : -1;
+    return (l1 > l2) - (l1 < l2);
+}
+
+/* The order of a node: by the ratio's class and key, ties by token index
+ * (the larger higher), in both the walk and the CDF. */
+static int by_logit_rank(const void *a, const void *b)
 {
     const ranked *x = a, *y = b;
-    if (x->key != y->key)
-        return x->key < y->key ? -1 : 1;
+    if (x->cls != y->cls)
+        return x->cls < y->cls ? -1 : 1;
+    if (x->cls == 1 && (x->a != y->a || x->b != y->b))
+        return x->a != y->a ? (x->a < y->a ? -1 : 1) : (x->b < y->b ? -1 : 1);
     return (x->tok > y->tok) - (x->tok < y->tok);
 }
 
-/* Whether x ranks above y at a node. */
-static int above(const double *p, const double *q, int x, int y)
+static int by_ratio_rank(const void *a, const void *b)
 {
-    double kx = ratio(p, q, x), ky = ratio(p, q, y);
-    return kx != ky ? kx > ky : x > y;
+    const ranked *x = a, *y = b;
+    if (x->cls != y->cls)
+        return x->cls < y->cls ? -1 : 1;
+    int c = x->cls == 1 ? cmp_products(x->a, y->b, y->a, x->b) : 0; /* p_x q_y vs p_y q_x */
+    return c ? c : (x->tok > y->tok) - (x->tok < y->tok);
+}
+
+static int (*comparator(const node_rank *r))(const void *, const void *)
+{
+    return r->mode == RANK_LOGITS ? by_logit_rank : by_ratio_rank;
+}
+
+/* Whether x ranks above y at a node; first_tie: equal ratios are not
+ * above one another (the reference's walk keeps the first child). */
+static int above(const node_rank *r, int x, int y, int first_tie)
+{
+    ranked kx = rank_of(r, x), ky = rank_of(r, y);
+    if (first_tie)
+        kx.tok = ky.tok = 0;
+    return comparator(r)(&kx, &ky) > 0;
 }
 
 /* q* at a node (p, q; K paths; alpha, beta) into qs, and cdf_< per token. */
-static void skew(size_t V, size_t K, const double *p, const double *q, double alpha, double beta,
+static void skew(size_t V, size_t K, const node_rank *r, double alpha, double beta,
                  ranked *order, double *below, double *qs)
 {
+    const double *q = r->q;
     for (size_t x = 0; x < V; x++)
-        order[x] = (ranked){ratio(p, q, (int)x), (int)x};
-    qsort(order, V, sizeof *order, by_rank);
+        order[x] = rank_of(r, (int)x);
+    qsort(order, V, sizeof *order, comparator(r));
     double run = 0.0, c = 0.0; /* Neumaier running sum of q in rank order */
     for (size_t i = 0; i < V; i++) {
         int x = order[i].tok;
@@ -106,10 +196,11 @@ typedef struct {
     double *buf; /* [L * V] the skewed laws, then scratch */
 } selected;
 
-/* Audit variants (NOT valid), for the tests that show the validity checks
- * catch them: the reference's walk on ties (the first child among equal
- * ratios), and bv on the selected path with the raw q instead of q*. */
-enum { GBV_AS_PRINTED = 0, GBV_FIRST_TIE = 1, GBV_NO_SKEW = 2 };
+/* Variants, flags: the reference's walk on ties (the first child among
+ * equal ratios; NOT valid), bv on the selected path with the raw q instead
+ * of q* (NOT valid), and the clamped reading, ranked by min(1, p/q) (valid
+ * with the index tie rule in walk and CDF; with the first-tie walk NOT). */
+enum { GBV_AS_PRINTED = 0, GBV_FIRST_TIE = 1, GBV_NO_SKEW = 2, GBV_CLAMPED = 4 };
 
 /* Step 1 and 2: the highest path and q* along it. */
 static int select_path(const mdsd_dtree *t, int variant, selected *s, mdsd_err *err)
@@ -133,14 +224,14 @@ static int select_path(const mdsd_dtree *t, int variant, selected *s, mdsd_err *
             return mdsd_fail(err, MDSD_EINVAL, "gbv: a draft path is shorter than %zu or has no "
                              "laws", L);
         }
+        node_rank r = rank_at(t, u, variant & GBV_CLAMPED);
         int best = t->kid[u];
         for (int c = t->sib[best]; c >= 0; c = t->sib[c])
-            if (variant == GBV_FIRST_TIE ? ratio(p, q, t->token[c]) > ratio(p, q, t->token[best])
-                                         : above(p, q, t->token[c], t->token[best]))
+            if (above(&r, t->token[c], t->token[best], variant & GBV_FIRST_TIE))
                 best = c;
         double *qs = s->buf + i * V;
-        skew(V, K, p, q, alpha, beta, order, below, qs);
-        if (variant == GBV_NO_SKEW)
+        skew(V, K, &r, alpha, beta, order, below, qs);
+        if (variant & GBV_NO_SKEW)
             memcpy(qs, q, V * sizeof *qs);
         int x = t->token[best];
         double a = alpha + beta * (below[x] + q[x]), b = alpha + beta * below[x];
@@ -212,3 +303,5 @@ static int step_of(const mdsd_dtree *t, int variant, gsl_rng *rng, int *node, in
 GBV_OPS(gbv, GBV_AS_PRINTED, "gbv")
 GBV_OPS(gbv_first_tie, GBV_FIRST_TIE, "gbv-first-tie")
 GBV_OPS(gbv_no_skew, GBV_NO_SKEW, "gbv-no-skew")
+GBV_OPS(gbv_clamped, GBV_CLAMPED, "gbv-clamped")
+GBV_OPS(gbv_clamped_first_tie, GBV_CLAMPED | GBV_FIRST_TIE, "gbv-clamped-first-tie")

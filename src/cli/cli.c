@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,10 +76,14 @@ int cli_parse_u64(const char *arg, const char *opt, const char *cmd, unsigned lo
         *out = x;
         return 0;
     }
+    /* every integer option the same way: plain decimal digits, no sign */
     const char *digits = arg + (arg[0] == '+' || arg[0] == '-');
+    bool all_digits = *digits && strspn(digits, "0123456789") == strlen(digits);
     if (arg[0] == '-')
         cli_usage_error(cmd, "%s: '%s' must be a non-negative integer", opt, arg);
-    else if (*digits && strspn(digits, "0123456789") == strlen(digits))
+    else if (arg[0] == '+' && all_digits)
+        cli_usage_error(cmd, "%s: '%s': write the integer without a sign ('%s')", opt, arg, digits);
+    else if (all_digits)
         cli_usage_error(cmd, "%s: '%s' is out of range (at most %llu)", opt, arg, ULLONG_MAX);
     else
         cli_usage_error(cmd, "%s: '%s' is not a non-negative integer", opt, arg);
@@ -95,7 +100,7 @@ int cli_parse_shard(const char *arg, const char *cmd, size_t *shard, size_t *sha
 
 int cli_parse_size(const char *arg, const char *opt, const char *cmd, size_t *out)
 {
-    unsigned long long x;
+    unsigned long long x = 0;
     if (cli_parse_u64(arg, opt, cmd, &x))
         return -1;
     *out = (size_t)x;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "outfile.h"
 
 bool cli_mpi_launched(void)
 {
@@ -67,7 +68,10 @@ int cli_mpi_run(const char *cmd, int argc, char **argv, const char *output, cli_
     int rc = part(ctx, (size_t)rank + 1, (size_t)size, &text, &len, &err);
     if (rc) {
         fprintf(stderr, "mdsd %s: rank %d of %d: %s\n", cmd, rank, size, err.msg);
-        if (access(partial, F_OK) == 0 && !strstr(err.msg, partial))
+        char lock[4300];
+        snprintf(lock, sizeof lock, "%s.shard-%d-of-%d.lock", output, rank + 1, size);
+        /* not when another job holds this rank's lock: those units are its own */
+        if (access(partial, F_OK) == 0 && !strstr(err.msg, partial) && !mdsd_lock_busy(lock))
             fprintf(stderr, "mdsd %s: rank %d: finished units are kept in %s: fix the problem and "
                     "rerun the same command (same number of ranks) with --resume\n", cmd, rank,
                     partial);

@@ -75,6 +75,11 @@ static const char usage_text[] =
     "                           position,entropy_p,entropy_q,tv,alpha_star_<scheme>_n<n>\n"
     "                           ...,rate_<verifier>_n<n>... (to FILE.partial until\n"
     "                           the job ends; --resume goes on from its checkpoint)\n"
+    "      --shard I/N          evaluate shard I of N only (whole samples of every\n"
+    "                           dump) and write its partial aggregates to -o FILE;\n"
+    "                           mdsd merge -o CSV FILE... writes the CSV of the whole\n"
+    "                           job, byte for byte (not with --per-position,\n"
+    "                           --markdown, --latex)\n"
     "  -h, --help               this help\n\n"
     "CSV columns: dump,temperature,n,scheme,method,alpha,stderr,gap,gap_stderr,\n"
     "significance,positions,samples,exact,per_draft_1..per_draft_K\n"
@@ -327,10 +332,16 @@ static int publish_renders(table_opts *t, const mdsd_report_row *rows, size_t co
 /* After a failure: say how to go on from the units that were finished. */
 static void note_kept_units(const mdsd_batch_opts *b, const mdsd_err *err)
 {
-    char partial[4200];
+    char partial[4200], lock[4200], pp_lock[4200];
     struct stat st;
     snprintf(partial, sizeof partial, "%s.partial", b->pub.output ? b->pub.output : "");
-    /* not when the partial file itself is the problem (the message says what to do) */
+    snprintf(lock, sizeof lock, "%s.lock", b->pub.output ? b->pub.output : "");
+    snprintf(pp_lock, sizeof pp_lock, "%s.lock", b->per_position ? b->per_position : "");
+    /* not when another job holds the lock (the units there are that job's,
+     * and the message says so), nor when the partial file itself is the
+     * problem (the message says what to do) */
+    if (mdsd_lock_busy(lock) || (b->per_position && mdsd_lock_busy(pp_lock)))
+        return;
     if (b->pub.output && stat(partial, &st) == 0 && !strstr(err->msg, partial)) {
         char rows[4200] = "";
         if (b->per_position)

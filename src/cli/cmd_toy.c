@@ -63,6 +63,27 @@ typedef struct {
     int json, help;
 } toy_opts;
 
+/* A parameter named twice (in one --param or across several) is refused:
+ * keeping the last would half-use the command line. */
+static int check_param_names(const toy_opts *o)
+{
+    const char *item[64 * TOY_MAX_PARAMS];
+    size_t len[64 * TOY_MAX_PARAMS], n = 0;
+    for (size_t k = 0; k < o->n_params; k++)
+        for (const char *c = o->params[k]; *c && n < sizeof item / sizeof *item;) {
+            size_t whole = strcspn(c, ","), name = strcspn(c, "=,");
+            for (size_t i = 0; i < n; i++)
+                if (len[i] == name && !strncmp(item[i], c, name)) {
+                    cli_usage_error("toy", "--param: %.*s is given twice (%.*s and %.*s)", (int)name, c,
+                                    (int)strcspn(item[i], ","), item[i], (int)whole, c);
+                    return -1;
+                }
+            item[n] = c, len[n++] = name;
+            c += whole + (c[whole] == ',');
+        }
+    return 0;
+}
+
 static int parse_args(int argc, char **argv, toy_opts *o)
 {
     static const struct option longopts[] = {
@@ -120,7 +141,7 @@ static int parse_args(int argc, char **argv, toy_opts *o)
         cli_usage_error("toy", "--samples %zu is more than the %zu positions", o->samples, o->N);
         return -1;
     }
-    return 0;
+    return check_param_names(o);
 }
 
 /* Splits "a,b,c" in place into names. */

@@ -120,6 +120,11 @@ int mdsd_probs_validate_copy(const double *p, size_t V, double *out, const char 
 
 int mdsd_probs_validate(double *p, size_t V, const char *what, mdsd_err *err)
 {
+    return mdsd_probs_validate_hint(p, V, what, "pass --logits if these are logits", err);
+}
+
+int mdsd_probs_validate_hint(double *p, size_t V, const char *what, const char *hint, mdsd_err *err)
+{
     if (V == 0)
         return mdsd_fail(err, MDSD_EINVAL, "%s: empty distribution", what);
     int ok = all_finite_nonneg(p, V);
@@ -134,9 +139,8 @@ int mdsd_probs_validate(double *p, size_t V, const char *what, mdsd_err *err)
     }
     double s = mdsd_sum(p, V);
     if (fabs(s - 1.0) > MDSD_PROB_SUM_TOL)
-        return mdsd_fail(err, MDSD_EINVAL,
-                         "%s: probabilities sum to %.9g, not 1 (tolerance %g); "
-                         "pass --logits if these are logits", what, s, MDSD_PROB_SUM_TOL);
+        return mdsd_fail(err, MDSD_EINVAL, "%s: probabilities sum to %.9g, not 1 (tolerance %g); %s",
+                         what, s, MDSD_PROB_SUM_TOL, hint);
     if (s != 1.0) /* s is within 1e-6 of 1: p * (1/s) is p / s to within an ulp */
         scale(p, V, 1.0 / s);
     return MDSD_OK;

@@ -193,9 +193,11 @@ int mdsd_lock_acquire(mdsd_lock *l, const char *path, const char *what, mdsd_err
     /* a lock file removed by its previous holder between our open and our
      * flock is a stale inode: retry until the locked file is the one named */
     for (int attempt = 0; attempt < 100; attempt++) {
-        int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        /* never through a symlink at the lock's name: its target is not ours */
+        int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
         if (fd < 0)
-            return mdsd_fail(err, MDSD_EIO, "cannot create the lock file '%s': %s", path, strerror(errno));
+            return mdsd_fail(err, MDSD_EIO, "cannot create the lock file '%s': %s", path,
+                             errno == ELOOP ? "it is a symbolic link (not followed)" : strerror(errno));
         if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
             int e = errno;
             close(fd);
@@ -214,6 +216,16 @@ int mdsd_lock_acquire(mdsd_lock *l, const char *path, const char *what, mdsd_err
         close(fd);
     }
     return mdsd_fail(err, MDSD_EIO, "cannot lock '%s': it keeps being replaced", path);
+}
+
+bool mdsd_lock_busy(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    bool busy = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+    close(fd);
+    return busy;
 }
 
 void mdsd_lock_release(mdsd_lock *l)

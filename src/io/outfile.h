@@ -4,6 +4,7 @@
 #ifndef MDSD_OUTFILE_H
 #define MDSD_OUTFILE_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "err.h"
@@ -50,5 +51,8 @@ typedef struct {
 
 int mdsd_lock_acquire(mdsd_lock *l, const char *path, const char *what, mdsd_err *err);
 void mdsd_lock_release(mdsd_lock *l);
+/* Whether another process holds the lock at `path` now (a refused job's
+ * message then must not offer the other job's files as its own). */
+bool mdsd_lock_busy(const char *path);
 
 #endif

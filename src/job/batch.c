@@ -161,6 +161,18 @@ int mdsd_batch_run(const mdsd_batch_opts *o, mdsd_report_row **rows_out, size_t 
     snprintf(what, sizeof what, "'%s'", o->pub.output);
     if ((rc = mdsd_lock_acquire(&lock, lock_path, what, err)))
         return rc;
+    /* The per-position file and its checkpoint are locked with the output:
+     * a job on another -o with the same --per-position waits for none. */
+    mdsd_lock pp_lock = {.fd = -1};
+    if (o->per_position) {
+        char pp_lock_path[4200], pp_what[4300];
+        snprintf(pp_lock_path, sizeof pp_lock_path, "%s.lock", o->per_position);
+        snprintf(pp_what, sizeof pp_what, "'%s' (--per-position)", o->per_position);
+        if ((rc = mdsd_lock_acquire(&pp_lock, pp_lock_path, pp_what, err))) {
+            mdsd_lock_release(&lock);
+            return rc;
+        }
+    }
     rc = mdsd_partial_policy(o, partial_path, err);
     if (rc == MDSD_OK) /* after --discard-partial has done what it was asked */
         rc = mdsd_partial_signature(o, &pl, &sig, err);
@@ -180,6 +192,7 @@ int mdsd_batch_run(const mdsd_batch_opts *o, mdsd_report_row **rows_out, size_t 
         mdsd_column_close(&jobs[i]);
     free(jobs);
     free(sig.changed);
+    mdsd_lock_release(&pp_lock);
     mdsd_lock_release(&lock);
     if (rc == MDSD_OK && rows_out && !o->shards) {
         *rows_out = all.rows;

@@ -15,7 +15,7 @@
 #include "outfile.h"
 #include "verifier.h"
 
-#define MAGIC "#mdsd-block-partial 2 "
+#define MAGIC "#mdsd-block-partial 3 "
 #define FIX "pass --discard-partial to delete it and start over"
 
 int mdsd_block_signature(const char *options, char *const *dumps, size_t n_dumps, char **out,
@@ -96,7 +96,7 @@ void mdsd_block_units_free(mdsd_block_unit *units, size_t n_dumps)
 }
 
 /* One 'r' line: verifier name, depth, sequences, trees, samples, tau, se,
- * then depth rates, rate standard errors and reaches. */
+ * then depth rates, rate standard errors, reaches and their standard errors. */
 static void format_line(FILE *f, const mdsd_block_case *c, const mdsd_block_dump_result *r)
 {
     size_t L = c->pol.depth;
@@ -109,6 +109,8 @@ static void format_line(FILE *f, const mdsd_block_case *c, const mdsd_block_dump
         fprintf(f, " %a", r->rate_se[d]);
     for (size_t d = 1; d <= L; d++)
         fprintf(f, " %a", r->reach[d]);
+    for (size_t d = 1; d <= L; d++)
+        fprintf(f, " %a", r->reach_se[d]);
     fputc('\n', f);
 }
 
@@ -125,8 +127,8 @@ static int parse_line(const char *line, mdsd_block_case *c, mdsd_block_dump_resu
         return -1;
     c->pol.depth = L;
     c->pol.sequences = K;
-    double *fields[3] = {r->rate, r->rate_se, r->reach};
-    for (int k = 0; k < 3; k++)
+    double *fields[4] = {r->rate, r->rate_se, r->reach, r->reach_se};
+    for (int k = 0; k < 4; k++)
         for (size_t d = 1; d <= L; d++) {
             int more = 0;
             if (sscanf(line + at, " %la%n", &fields[k][d], &more) != 1)

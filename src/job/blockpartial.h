@@ -5,9 +5,10 @@
  * over its trees. After each dump the job appends the unit to OUTPUT.partial
  * and syncs it:
  *
- *     #mdsd-block-partial 2 <signature>          (first line: the job)
+ *     #mdsd-block-partial 3 <signature>          (first line: the job)
  *     r <verifier> <depth> <sequences> <trees> <samples> <tau> <se>
- *       <rate_1..L> <rate_se_1..L> <reach_1..L>   (one line per case)
+ *       <rate_1..L> <rate_se_1..L> <reach_1..L> <reach_se_1..L>
+ *                                                (one line per case)
  *     #done <dump index> rows=K fnv1a=H           (H over the r lines)
  *
  * with every double as a C99 hex float (%a), so resumed rows are the same

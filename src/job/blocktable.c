@@ -61,13 +61,27 @@ static size_t default_verifiers(const mdsd_policy *pol, mdsd_verifier_kind *out)
     return k;
 }
 
+/* The dump's policy at K sequences (seq; ignored for trees) and depth Ld. */
+static mdsd_policy case_policy(const mdsd_tree_dump *t, size_t K, size_t Ld)
+{
+    mdsd_policy pol = t->pol;
+    pol.depth = Ld;
+    if (pol.kind == MDSD_POLICY_SEQ)
+        pol.sequences = K;
+    return pol;
+}
+
 /* Whether the case's verifier runs on its policy (a token-level one: its
  * scheme at the root's n; seq nodes further down have fewer drafts, which
- * every iid verifier takes). */
-static int case_applies(const mdsd_block_case *c)
+ * every iid verifier takes); if not, why (may be NULL). */
+static bool case_applies(const mdsd_block_case *c, mdsd_err *why)
 {
     mdsd_err e;
-    return mdsd_block_case_check(c, &e) != MDSD_EUNSUPPORTED;
+    if (mdsd_block_case_check(c, &e) != MDSD_EUNSUPPORTED)
+        return true;
+    if (why)
+        *why = e;
+    return false;
 }
 
 int mdsd_block_dump_cases(mdsd_block_job *j, const mdsd_block_setup *s, const mdsd_tree_dump *t,
@@ -119,15 +133,30 @@ int mdsd_block_dump_cases(mdsd_block_job *j, const mdsd_block_setup *s, const md
     for (size_t iv = 0; iv < nv; iv++)
         for (size_t ik = 0; ik < nK; ik++)
             for (size_t il = 0; il < nL; il++) {
-                mdsd_policy pol = t->pol;
-                pol.depth = Ls[il];
-                if (pol.kind == MDSD_POLICY_SEQ)
-                    pol.sequences = Ks[ik];
                 cases[n] = vlist[iv];
-                cases[n].pol = pol;
-                if (case_applies(&cases[n]))
+                cases[n].pol = case_policy(t, Ks[ik], Ls[il]);
+                if (case_applies(&cases[n], NULL))
                     n++;
             }
+    /* The defaults run where they apply. A listed verifier is never dropped
+     * without a word: each policy it cannot run on is named, as mdsd table's
+     * "skipping" note names each n (nothing left at all: refused below). */
+    for (size_t iv = 0; n > 0 && s->n_verifiers && j->note && iv < nv; iv++)
+        for (size_t ik = 0; ik < nK; ik++) {
+            mdsd_err why = {0, ""};
+            for (size_t il = 0; il < nL && !why.msg[0]; il++) {
+                mdsd_block_case c = {vlist[iv].v, case_policy(t, Ks[ik], Ls[il]), vlist[iv].block};
+                case_applies(&c, &why);
+            }
+            if (!why.msg[0])
+                continue;
+            char msg[5200], desc[128];
+            mdsd_policy pol = case_policy(t, Ks[ik], t->pol.depth);
+            mdsd_policy_describe(&pol, desc, sizeof desc);
+            snprintf(msg, sizeof msg, "%s: skipping verifier %s at %s: %.511s", t->path,
+                     mdsd_block_case_name(&vlist[iv]), desc, why.msg);
+            j->note(msg, j->note_ctx);
+        }
     *ncases = n;
     if (n == 0) { /* the selection matches nothing here: not an empty table */
         j->usage = true;
@@ -163,22 +192,26 @@ static void depth_list(const double *values, size_t L, char *buf, size_t size)
         at += (size_t)snprintf(buf + at, size - at, d > 1 ? ";%.9g" : "%.9g", values[d]);
 }
 
-/* The last three columns are vLLM's names for the same quantities (MATH.md
- * §5.2): its "mean acceptance length" 1 + accepted / drafts is E[tau], and
- * its "per-position acceptance rate" at position d, accepted at d / drafts,
- * is the unconditional reach_d = P(at least d accepted), not per_depth. */
+/* mean_acceptance_length and per_position_acceptance_rate are vLLM's names
+ * for the same quantities (MATH.md §5.2): its "mean acceptance length"
+ * 1 + accepted / drafts is E[tau] (its s.e. is stderr), and its
+ * "per-position acceptance rate" at position d, accepted at d / drafts, is
+ * the unconditional reach_d = P(at least d accepted), not per_depth; the
+ * last column its standard errors (a mean over trees, clustered). */
 static void write_csv(FILE *f, const mdsd_block_row *rows, size_t n, const double *cost, size_t ncost)
 {
     fprintf(f, "dump,verifier,policy,scheme,sequences,widths,depth,tree_size,trees,samples,"
                "block_efficiency,stderr,per_depth,cost,speedup,per_depth_stderr,contexts,"
-               "mean_acceptance_length,per_position_acceptance_rate\n");
+               "mean_acceptance_length,per_position_acceptance_rate,"
+               "per_position_acceptance_rate_stderr\n");
     for (size_t i = 0; i < n; i++) {
         const mdsd_policy *pol = &rows[i].c.pol;
-        char w[256], rates[1024], rates_se[1024], reach[1024];
+        char w[256], rates[1024], rates_se[1024], reach[1024], reach_se[1024];
         widths_text(pol, w, sizeof w);
         depth_list(rows[i].r.rate, pol->depth, rates, sizeof rates);
         depth_list(rows[i].r.rate_se, pol->depth, rates_se, sizeof rates_se);
         depth_list(rows[i].r.reach, pol->depth, reach, sizeof reach);
+        depth_list(rows[i].r.reach_se, pol->depth, reach_se, sizeof reach_se);
         for (size_t k = 0; k < ncost; k++) {
             mdsd_csv_write_field(f, rows[i].dump);
             fprintf(f, ",%s,%s,%s,", mdsd_block_case_name(&rows[i].c),
@@ -186,11 +219,11 @@ static void write_csv(FILE *f, const mdsd_block_row *rows, size_t n, const doubl
                     mdsd_scheme_name(pol->kind == MDSD_POLICY_SEQ ? MDSD_SCHEME_IID : pol->scheme));
             if (pol->kind == MDSD_POLICY_SEQ)
                 fprintf(f, "%zu", pol->sequences);
-            fprintf(f, ",%s,%zu,%.17g,%zu,%zu,%.17g,%.17g,%s,%.17g,%.17g,%s,%s,%.17g,%s\n", w,
+            fprintf(f, ",%s,%zu,%.17g,%zu,%zu,%.17g,%.17g,%s,%.17g,%.17g,%s,%s,%.17g,%s,%s\n", w,
                     pol->depth, mdsd_policy_size(pol), rows[i].r.trees, rows[i].r.samples,
                     rows[i].r.tau, rows[i].r.se, rates, cost[k],
                     rows[i].r.tau / (1.0 + cost[k] * (double)pol->depth), rates_se,
-                    rows[i].live ? "live" : "positions", rows[i].r.tau, reach);
+                    rows[i].live ? "live" : "positions", rows[i].r.tau, reach, reach_se);
         }
     }
 }

@@ -45,6 +45,20 @@ static void note_default_drafter(const mdsd_batch_opts *o, const char *path, con
     o->note(msg, o->note_ctx);
 }
 
+/* A tree dump is a valid version-1 dump, but its rows are the nodes of
+ * draft trees (prefixes shared, several per context), not the positions of
+ * responses: a table over them would print per-position rates of
+ * something else, so it is refused with the command that reads it. */
+static int refuse_tree_dump(const mdsd_dump *d, const char *path, mdsd_err *err)
+{
+    for (size_t i = 0; i < d->n_attrs; i++)
+        if (!strcmp(d->attrs[i].name, "mdsd_tree") && !strcmp(d->attrs[i].value, "1"))
+            return mdsd_fail(err, MDSD_EINVAL, "%s: a tree dump (root attribute mdsd_tree = 1): its "
+                             "rows are the nodes of draft trees, not positions of responses; "
+                             "evaluate it with mdsd block", path);
+    return MDSD_OK;
+}
+
 /* Job j: dump j / drafters, drafter j % drafters. A directory is one dump
  * split across its *.h5 files (mdsd_dump_parts). */
 int mdsd_column_open(const mdsd_batch_opts *o, size_t j, dump_job *job, mdsd_err *err)
@@ -69,6 +83,8 @@ int mdsd_column_open(const mdsd_batch_opts *o, size_t j, dump_job *job, mdsd_err
         /* refused as `mdsd info --validate` refuses it: the clustered standard
          * errors count a sample's rows as one run */
         if ((rc = mdsd_dump_check_samples(d, err)))
+            break;
+        if ((rc = refuse_tree_dump(d, paths[p], err)))
             break;
         /* without --draft-model: the first file's first drafter, by name */
         const char *name = model ? model : job->parts[0]->drafts[0].name;

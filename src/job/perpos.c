@@ -1,6 +1,7 @@
 /* perpos.c - the per-position CSV of the table job (--per-position): streamed,
  * hashed for resume, renamed into place at the end (engine.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,10 +44,17 @@ int mdsd_perpos_open(per_position_out *pp, const char *path, const plan *pl,
     snprintf(pp->partial, sizeof pp->partial, "%s.partial", path);
     pp->hash = MDSD_FNV_OFFSET;
     if (from && from->set) {
-        if (!(pp->f = fopen(pp->partial, "r+")))
-            return mdsd_fail(err, errno == ENOENT ? MDSD_EFORMAT : MDSD_EIO, "cannot read '%s' (the "
-                             "per-position rows that '%s' records): %s; pass --discard-partial to start "
-                             "over", pp->partial, results_partial, strerror(errno));
+        /* the checkpoint's own file, never through a symlink put there */
+        int fd = open(pp->partial, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0 || !(pp->f = fdopen(fd, "r+"))) {
+            int e = errno;
+            if (fd >= 0)
+                close(fd);
+            return mdsd_fail(err, e == ENOENT || e == ELOOP ? MDSD_EFORMAT : MDSD_EIO, "cannot read '%s' "
+                             "(the per-position rows that '%s' records): %s; pass --discard-partial to "
+                             "start over", pp->partial, results_partial,
+                             e == ELOOP ? "it is a symbolic link (not followed)" : strerror(e));
+        }
         char buf[65536];
         size_t left = from->bytes, got;
         while (left > 0 && (got = fread(buf, 1, left < sizeof buf ? left : sizeof buf, pp->f)) > 0)
@@ -69,8 +77,23 @@ int mdsd_perpos_open(per_position_out *pp, const char *path, const plan *pl,
         pp->mark_bytes = pp->bytes, pp->mark_hash = pp->hash;
         return MDSD_OK;
     }
-    if (!(pp->f = fopen(pp->partial, "w")))
-        return mdsd_fail(err, MDSD_EIO, "cannot write '%s': %s", pp->partial, strerror(errno));
+    /* A new file only: one already there is another job's checkpoint (its
+     * results' .partial is not this job's -o) or a leftover that no
+     * checkpoint of this -o records; a symlink there is not followed. */
+    int fd = open(pp->partial, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0 && errno == EEXIST)
+        return mdsd_fail(err, MDSD_EINVAL, "'%s' already exists, and '%s' records none of its rows: it "
+                         "may hold the per-position rows of an interrupted job on another -o (resume "
+                         "that job with its -o), or pass --discard-partial to delete it and start over",
+                         pp->partial, results_partial);
+    if (fd < 0 || !(pp->f = fdopen(fd, "w"))) {
+        int e = errno;
+        if (fd >= 0) {
+            close(fd);
+            unlink(pp->partial);
+        }
+        return mdsd_fail(err, MDSD_EIO, "cannot write '%s': %s", pp->partial, strerror(e));
+    }
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);

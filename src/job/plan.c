@@ -189,7 +189,7 @@ void mdsd_batch_paths(const mdsd_batch_opts *o, mdsd_pathset *s)
     } else {
         mdsd_pathset_output_family(s, o->pub.output, "-o", mdsd_suffixes_job);
     }
-    const char *const partial[] = {".partial", NULL};
+    const char *const partial[] = {".partial", ".lock", NULL};
     mdsd_pathset_output_family(s, o->per_position, "--per-position", partial);
 }
 

@@ -460,14 +460,70 @@ static void line(mdsd_ot_plan *pl, prefix *pf, const double *q)
     }
 }
 
-static int layout(mdsd_ot_plan *pl, prefix *pf, const double *p, const double *q, mdsd_err *err)
+/* The exact key of token x for the logit order: zp(x) - zq(x) = a + b (Knuth's
+ * two-sum of the floats as doubles), increasing in p(x)/q(x). */
+typedef struct {
+    double a, b;
+    uint32_t tok;
+} logit_key;
+
+static int by_logit_key(const void *x, const void *y)
+{
+    const logit_key *u = x, *v = y; /* q/p decreasing = zp - zq increasing; ties by index */
+    if (u->a != v->a)
+        return u->a < v->a ? -1 : 1;
+    if (u->b != v->b)
+        return u->b < v->b ? -1 : 1;
+    return (u->tok > v->tok) - (u->tok < v->tok);
+}
+
+/* qporder.h's groups (1: p = 0 < q by index; 2: p, q > 0; 3: q = 0), group 2
+ * ordered by the logits' exact difference instead of the double ratio. */
+static int logit_order(mdsd_qp_order *o, const double *p, const double *q, const float *zp,
+                       const float *zq, size_t V, mdsd_err *err)
+{
+    logit_key *k = malloc((V ? V : 1) * sizeof *k);
+    if (!k)
+        return mdsd_fail(err, MDSD_ENOMEM, "ot: out of memory (V = %zu)", V);
+    size_t n1 = 0, n2 = 0, at = 0;
+    for (size_t x = 0; x < V; x++)
+        if (q[x] > 0.0 && p[x] == 0.0)
+            o->order[n1++] = (uint32_t)x;
+    for (size_t x = 0; x < V; x++)
+        if (q[x] > 0.0 && p[x] > 0.0) {
+            double u = zp[x], w = -(double)zq[x], s = u + w, t = s - u;
+            k[n2++] = (logit_key){s, (u - (s - t)) + (w - t), (uint32_t)x};
+        }
+    qsort(k, n2, sizeof *k, by_logit_key);
+    at = n1;
+    for (size_t i = 0; i < n2; i++)
+        o->order[at++] = k[i].tok;
+    for (size_t x = 0; x < V; x++)
+        if (!(q[x] > 0.0))
+            o->order[at++] = (uint32_t)x;
+    o->n_zero_p = n1;
+    o->n_scan = n1 + n2;
+    free(k);
+    return MDSD_OK;
+}
+
+static int layout(mdsd_ot_plan *pl, prefix *pf, const double *p, const double *q, const float *zp,
+                  const float *zq, mdsd_err *err)
 {
     size_t V = pl->V;
     mdsd_qp_order o;
     int rc = mdsd_qp_order_init(&o, V, err);
     if (rc != MDSD_OK)
         return rc;
-    mdsd_qp_order_compute(&o, p, q, V);
+    if (zp && zq) {
+        rc = logit_order(&o, p, q, zp, zq, V, err);
+        if (rc != MDSD_OK) {
+            mdsd_qp_order_destroy(&o);
+            return rc;
+        }
+    } else {
+        mdsd_qp_order_compute(&o, p, q, V);
+    }
     size_t K = pl->K = o.n_scan;
     size_t dK = carve_size((K + 1) * sizeof(double)), dV = carve_size(V * sizeof(double));
     size_t bytes = carve_size(V * sizeof *pl->tok) + carve_size(V * sizeof *pl->bin_of) +
@@ -524,14 +580,29 @@ static void cut(mdsd_ot_plan *pl)
     pl->alpha_cut = 1.0 + best;
 }
 
+static int build(mdsd_ot_plan *pl, const double *p, const double *q, size_t V, size_t n,
+                 const float *zp, const float *zq, int planted, mdsd_err *err);
+
 int mdsd_ot_plan_build(mdsd_ot_plan *pl, const double *p, const double *q, size_t V, size_t n,
                        mdsd_err *err)
 {
-    return mdsd_ot_plan_build_planted(pl, p, q, V, n, 0, err);
+    return build(pl, p, q, V, n, NULL, NULL, 0, err);
+}
+
+int mdsd_ot_plan_build_logits(mdsd_ot_plan *pl, const double *p, const double *q, size_t V,
+                              size_t n, const float *zp, const float *zq, mdsd_err *err)
+{
+    return build(pl, p, q, V, n, zp, zq, 0, err);
 }
 
 int mdsd_ot_plan_build_planted(mdsd_ot_plan *pl, const double *p, const double *q, size_t V,
                                size_t n, int planted, mdsd_err *err)
+{
+    return build(pl, p, q, V, n, NULL, NULL, planted, err);
+}
+
+static int build(mdsd_ot_plan *pl, const double *p, const double *q, size_t V, size_t n,
+                 const float *zp, const float *zq, int planted, mdsd_err *err)
 {
     memset(pl, 0, sizeof *pl);
     if (n < 1 || n > MDSD_OT_MAX_DRAFTS)
@@ -541,7 +612,7 @@ int mdsd_ot_plan_build_planted(mdsd_ot_plan *pl, const double *p, const double *
     prefix pf = {0};
     arena a = {0};
     uint32_t *stack = NULL;
-    int rc = layout(pl, &pf, p, q, err);
+    int rc = layout(pl, &pf, p, q, zp, zq, err);
     if (rc == MDSD_OK) {
         cut(pl);
         size_t K = pl->K;

@@ -67,6 +67,15 @@ typedef struct {
  * validated distributions), n >= 1 drafts. */
 int mdsd_ot_plan_build(mdsd_ot_plan *plan, const double *p, const double *q, size_t V, size_t n,
                        mdsd_err *err);
+/* The same with the tokens ordered by the logits p and q are the softmaxes
+ * of (at one temperature; NULL: by q/p as above): p(x)/q(x) is increasing
+ * in zp(x) - zq(x), formed exactly (a two-sum), so mathematically tied
+ * ratios stay tied whatever exp rounded p and q to, and the tie goes by
+ * index. The plan's acceptance is alpha* either way; which tokens are
+ * accepted can change with the order among tied tokens, so on tree dumps
+ * (logits at hand) E[tau] is then the same under every exp. */
+int mdsd_ot_plan_build_logits(mdsd_ot_plan *plan, const double *p, const double *q, size_t V,
+                              size_t n, const float *zp, const float *zq, mdsd_err *err);
 /* The same with, if `planted`, the two tokens on either side of the cut
  * swapped in the layout: the tests' planted wrong tier split (the output law
  * stays p, the acceptance falls below alpha*). */

@@ -155,7 +155,8 @@ static int copy_scheme(mdsd_verifier *v, const mdsd_scheme *s, mdsd_err *err)
 
 static mdsd_verifier *alloc_with(mdsd_verifier_kind kind, const mdsd_verifier_ops *ops,
                                  const double *p, const mdsd_scheme *s,
-                                 const mdsd_verifier_opts *opts, mdsd_err *err)
+                                 const mdsd_verifier_opts *opts, const float *zp,
+                                 const float *zq, mdsd_err *err)
 {
     double *target;
     if (target_copy(p, s->V, &target, err))
@@ -171,7 +172,9 @@ static mdsd_verifier *alloc_with(mdsd_verifier_kind kind, const mdsd_verifier_op
     mdsd_verifier_opts o = with_defaults(opts);
     int rc = copy_scheme(v, s, err);
     if (rc == MDSD_OK)
-        rc = ops->prepare(target, &v->scheme, &o, &v->state, err);
+        rc = zp && zq && kind == MDSD_VERIFIER_OT
+                 ? mdsd_verify_ot_prepare_logits(target, &v->scheme, &o, zp, zq, &v->state, err)
+                 : ops->prepare(target, &v->scheme, &o, &v->state, err);
     free(target);
     if (rc) {
         mdsd_verifier_free(v);
@@ -183,9 +186,16 @@ static mdsd_verifier *alloc_with(mdsd_verifier_kind kind, const mdsd_verifier_op
 mdsd_verifier *mdsd_verifier_alloc(mdsd_verifier_kind kind, const double *p, const mdsd_scheme *s,
                                    const mdsd_verifier_opts *opts, mdsd_err *err)
 {
+    return mdsd_verifier_alloc_logits(kind, p, s, opts, NULL, NULL, err);
+}
+
+mdsd_verifier *mdsd_verifier_alloc_logits(mdsd_verifier_kind kind, const double *p,
+                                          const mdsd_scheme *s, const mdsd_verifier_opts *opts,
+                                          const float *zp, const float *zq, mdsd_err *err)
+{
     if (mdsd_verifier_check(kind, s, err))
         return NULL;
-    return alloc_with(kind, table[kind], p, s, opts, err);
+    return alloc_with(kind, table[kind], p, s, opts, zp, zq, err);
 }
 
 mdsd_verifier *mdsd_verifier_alloc_ops(const mdsd_verifier_ops *ops, const double *p,
@@ -195,7 +205,7 @@ mdsd_verifier *mdsd_verifier_alloc_ops(const mdsd_verifier_ops *ops, const doubl
     int rc = mdsd_scheme_check(s, err);
     if (rc == MDSD_OK && ops->check)
         rc = ops->check(s, err);
-    return rc ? NULL : alloc_with(MDSD_VERIFIER_COUNT, ops, p, s, opts, err);
+    return rc ? NULL : alloc_with(MDSD_VERIFIER_COUNT, ops, p, s, opts, NULL, NULL, err);
 }
 
 int mdsd_verifier_verify(const mdsd_verifier *v, const int *drafts, gsl_rng *rng,

@@ -165,6 +165,14 @@ mdsd_verifier *mdsd_verifier_alloc_ops(const mdsd_verifier_ops *ops, const doubl
                                        const mdsd_scheme *s, const mdsd_verifier_opts *opts,
                                        mdsd_err *err);
 
+/* mdsd_verifier_alloc, given also the logits zp, zq (V floats each, or NULL)
+ * whose softmaxes at one temperature are p and s->q: ot (iid) then orders its
+ * layout by them, exactly and independently of exp (tree dumps); every other
+ * verifier ignores them. */
+mdsd_verifier *mdsd_verifier_alloc_logits(mdsd_verifier_kind kind, const double *p,
+                                          const mdsd_scheme *s, const mdsd_verifier_opts *opts,
+                                          const float *zp, const float *zq, mdsd_err *err);
+
 extern const mdsd_verifier_ops mdsd_verify_sd_ops;
 extern const mdsd_verifier_ops mdsd_verify_rrs_ops;
 extern const mdsd_verifier_ops mdsd_verify_rrsw_ops;
@@ -174,6 +182,11 @@ extern const mdsd_verifier_ops mdsd_verify_greedy_ops;
 extern const mdsd_verifier_ops mdsd_verify_is_ops;
 extern const mdsd_verifier_ops mdsd_verify_otm_ops;
 extern const mdsd_verifier_ops mdsd_verify_ot_ops;
+/* ot's prepare with the layout ordered by the logits zp, zq whose softmaxes
+ * (at one temperature) p and s->q are (ot_plan.h, mdsd_ot_plan_build_logits). */
+int mdsd_verify_ot_prepare_logits(const double *p, const mdsd_scheme *s,
+                                  const mdsd_verifier_opts *opts, const float *zp,
+                                  const float *zq, void **state, mdsd_err *err);
 extern const mdsd_verifier_ops mdsd_verify_is_face_ops;
 extern const mdsd_verifier_ops mdsd_verify_rrs_skipdup_ops;
 extern const mdsd_verifier_ops mdsd_verify_spechub_hubaccept_ops;

@@ -93,8 +93,8 @@ static int plan_attains(const mdsd_ot_plan *pl, mdsd_err *err)
                      pl->alpha, pl->alpha_cut, pl->alpha_cut - pl->alpha, pl->V, pl->n);
 }
 
-static int ot_prepare(const double *p, const mdsd_scheme *s, const mdsd_verifier_opts *opts,
-                      void **state, mdsd_err *err)
+static int prepare_with(const double *p, const mdsd_scheme *s, const mdsd_verifier_opts *opts,
+                        const float *zp, const float *zq, void **state, mdsd_err *err)
 {
     ot_state *st = calloc(1, sizeof *st);
     if (!st)
@@ -103,7 +103,7 @@ static int ot_prepare(const double *p, const mdsd_scheme *s, const mdsd_verifier
     st->n = s->n;
     int rc;
     if (s->kind == MDSD_SCHEME_IID) {
-        rc = mdsd_ot_plan_build(&st->plan, p, s->q, s->V, s->n, err);
+        rc = mdsd_ot_plan_build_logits(&st->plan, p, s->q, s->V, s->n, zp, zq, err);
         if (rc == MDSD_OK)
             rc = plan_attains(&st->plan, err);
     } else {
@@ -117,6 +117,19 @@ static int ot_prepare(const double *p, const mdsd_scheme *s, const mdsd_verifier
     }
     *state = st;
     return MDSD_OK;
+}
+
+static int ot_prepare(const double *p, const mdsd_scheme *s, const mdsd_verifier_opts *opts,
+                      void **state, mdsd_err *err)
+{
+    return prepare_with(p, s, opts, NULL, NULL, state, err);
+}
+
+int mdsd_verify_ot_prepare_logits(const double *p, const mdsd_scheme *s,
+                                  const mdsd_verifier_opts *opts, const float *zp,
+                                  const float *zq, void **state, mdsd_err *err)
+{
+    return prepare_with(p, s, opts, zp, zq, state, err);
 }
 
 /* hub tuples are (x, a) or (a, x); the greedy rule reads (a, x). */

@@ -69,11 +69,12 @@ static int otm_solve(const double *p, const mdsd_scheme *s, const mdsd_verifier_
     }
     size_t vars = mdsd_lp_full_vars(s->V, D);
     if (vars > MDSD_LP_MAX_VARS) {
+        size_t count = D->count; /* read before the joint is freed (it zeroes it) */
         mdsd_joint_free(D);
         return mdsd_fail(err, MDSD_ETOOBIG,
                          "otm: the full OTM LP needs %zu variables (V = %zu x %zu draft tuples), "
                          "above the limit of %zu; otm is for toy vocabularies",
-                         vars, s->V, D->count, (size_t)MDSD_LP_MAX_VARS);
+                         vars, s->V, count, (size_t)MDSD_LP_MAX_VARS);
     }
     /* The rational simplex: the plan's rows then sum to D(x) to rounding, so
      * the sampler's acceptance is alpha* to ~1e-15 rather than to the

@@ -210,7 +210,8 @@ class Conventions(unittest.TestCase):
         with tempfile.TemporaryDirectory() as work:
             t = mdsd.block(TREES, os.path.join(work, "b.csv"), verifiers="kseq",
                            sequences=(2,), depths=(1, 2), pandas=False)
-            for col in ("per_depth", "per_depth_stderr", "per_position_acceptance_rate"):
+            for col in ("per_depth", "per_depth_stderr", "per_position_acceptance_rate",
+                        "per_position_acceptance_rate_stderr"):
                 for i, depth in enumerate(t["depth"]):
                     with self.subTest(col=col, row=i):
                         self.assertIsInstance(t[col][i], np.ndarray)

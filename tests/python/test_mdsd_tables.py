@@ -166,6 +166,15 @@ class Block(unittest.TestCase):
                 cond = t["per_depth"][i]
                 self.assertAlmostEqual(pos[-1], float(np.prod(cond)), delta=2e-8)
                 self.assertAlmostEqual(1 + sum(pos), t["mean_acceptance_length"][i], delta=1e-8)
+                se = t["per_position_acceptance_rate_stderr"][i]
+                self.assertEqual(len(se), len(pos))
+                self.assertTrue(all(x > 0 for x in se), se)
+                if len(se) == 1:  # reach_1 = E[tau] - 1: the same standard error
+                    self.assertAlmostEqual(se[0], t["stderr"][i], delta=1e-9)
+            # a list column (an array per row) even where every row has one position
+            t1 = mdsd.block(TREES, out, verifiers=("kseq",), sequences=(2,), depths=(1,),
+                            pandas=False)
+            self.assertEqual(t1["per_position_acceptance_rate_stderr"][0].shape, (1,))
 
     def test_markov_toys_match_the_command_line(self):
         for kw, args in (

@@ -24,8 +24,9 @@ class Table(dict):
     """A tidy table: {column name: numpy array}, every array of the same length, in the
     results CSV's column order. Numbers are float64 (NaN for an empty field) or int64;
     text (dump, scheme, method, significance) is an object array of str; the CSV's ';'
-    lists (per_depth, per_depth_stderr, per_position_acceptance_rate: float64; widths:
-    int64) an object array holding one numpy array per row (empty for an empty field).
+    lists (per_depth, per_depth_stderr, per_position_acceptance_rate and its _stderr:
+    float64; widths: int64) an object array holding one numpy array per row (empty for
+    an empty field).
     t["alpha"], t.columns, len(t) (rows), t.rows() (one dict per row), t.to_pandas()."""
 
     @property
@@ -51,7 +52,8 @@ class Table(dict):
 _TEXT_COLUMNS = frozenset(("dump", "scheme", "method", "significance", "verifier", "policy"))
 # Columns of ';' lists (one value per depth, or the tree's widths) and their element type.
 _LIST_COLUMNS = {"per_depth": np.float64, "per_depth_stderr": np.float64,
-                 "per_position_acceptance_rate": np.float64, "widths": np.int64}
+                 "per_position_acceptance_rate": np.float64,
+                 "per_position_acceptance_rate_stderr": np.float64, "widths": np.int64}
 
 
 _INT64 = np.iinfo(np.int64)
