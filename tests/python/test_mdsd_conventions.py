@@ -123,6 +123,24 @@ class LeadingAxes(unittest.TestCase):
         one = mdsd.monte_carlo("rrs", self.p[1, 0], self.q[1, 0], n=2, trials=500, position=13)
         self.assertEqual(mc.alpha[1, 0], one.alpha)  # position k on position + k's stream
 
+    def test_verify_and_sample_drafts_per_position(self):
+        d = mdsd.sample_drafts(self.q, 2, rng=5)
+        self.assertEqual((d.shape, d.dtype), ((2, 3, 2), np.int32))
+        self.assertEqual(mdsd.sample_drafts(self.q, 2, rng=5, size=4).shape, (2, 3, 4, 2))
+        rng = mdsd.Rng(5)  # the positions in C order on one stream
+        want = [mdsd.sample_drafts(self.q[i], 2, rng=rng) for i in np.ndindex(2, 3)]
+        np.testing.assert_array_equal(d.reshape(-1, 2), want)
+        v = mdsd.Verifier("rrs", n=2)
+        y = v.verify(self.p, self.q, d, 8)
+        acc = v.last_accepted
+        self.assertEqual((y.shape, acc.shape), ((2, 3), (2, 3)))
+        rng, w = mdsd.Rng(8), mdsd.Verifier("rrs", n=2)
+        for i in np.ndindex(2, 3):
+            self.assertEqual(w.verify(self.p[i], self.q[i], d[i], rng), y[i])
+            self.assertEqual(w.last_accepted, acc[i])
+        with self.assertRaises(mdsd.MdsdError):
+            v.verify(self.p, self.q, d[:1], 8)
+
 
 class Conventions(unittest.TestCase):
     def test_counts_from_numpy_and_torch_scalars(self):

@@ -460,6 +460,35 @@ class Verifier:
         return _Prepared(self.kind, p, sa, self._vo)
 
     def verify(self, p, q, drafts, rng, joint=None):
+        """The output token (an int; .last_accepted the accepted draft's index or -1).
+        p [..., V], q [..., V] and drafts [..., n]: tokens [...] (int64) and
+        .last_accepted [...], the positions verified in C order on the one stream rng."""
+        rng = _inputs.rng(rng)
+        if np.ndim(p) <= 1:
+            return self._verify_one(p, q, drafts, rng, joint)
+        d = np.asarray(drafts)
+        multi = self.scheme in ("multi", SCHEMES.index("multi"))
+        lq = () if q is None else np.shape(q)[:-2] if multi else np.shape(q)[:-1]
+        try:
+            lead = np.broadcast_shapes(np.shape(p)[:-1], lq)
+        except ValueError:
+            lead = None
+        if d.ndim < 1 or d.shape[:-1] != lead:  # before any draw from rng
+            raise MdsdError(1, f"verify: drafts {d.shape} do not match the positions of p "
+                            f"{np.shape(p)} and q {np.shape(q)}: expected [..., n] over "
+                            "their leading axes")
+        rows = iter(d.reshape(-1, d.shape[-1]))
+        accepted = []
+
+        def one(pa, qa):
+            y = self._verify_one(pa, qa, next(rows), rng, joint)
+            accepted.append(self.last_accepted)
+            return y
+        lead, ys = _per_position(one, p, q, self.scheme, joint)
+        self.last_accepted = _inputs.stack(accepted, lead)
+        return _inputs.stack(ys, lead).astype(np.int64)
+
+    def _verify_one(self, p, q, drafts, rng, joint):
         prep = self.prepare(p, q, joint)
         try:
             y = prep.verify(drafts, rng)
@@ -501,9 +530,17 @@ class Sampler:
 
 
 def sample_drafts(q, n, scheme="iid", rng=None, size=None, joint=None):
-    """Draft tokens from the scheme: int32 [n] (or [size, n]); rng: an mdsd.Rng, a numpy
-    Generator or an int seed (None: seed 1)."""
-    return Sampler(q, n, scheme, joint).draw(rng if rng is not None else Rng(1), size)
+    """Draft tokens from the scheme: int32 [n] (or [size, n]); q [..., V] (multi: [...,
+    n, V]): [..., n] (or [..., size, n]), the positions drawn in C order on the one
+    stream. rng: an mdsd.Rng, a numpy Generator or an int seed (None: seed 1)."""
+    rng = _inputs.rng(rng if rng is not None else 1)
+    multi = scheme in ("multi", SCHEMES.index("multi"))
+    if joint is None and np.ndim(q) > (2 if multi else 1):
+        qa = _inputs.probs(q, "draft q")
+        lead = qa.shape[:-2] if multi else qa.shape[:-1]
+        return _inputs.stack([Sampler(qa[i], n, scheme).draw(rng, size)
+                              for i in np.ndindex(*lead)], lead)
+    return Sampler(q, n, scheme, joint).draw(rng, size)
 
 
 MonteCarlo = namedtuple("MonteCarlo", "alpha se ci_low ci_high trials per_draft histogram")
