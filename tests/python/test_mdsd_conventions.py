@@ -152,6 +152,16 @@ class Conventions(unittest.TestCase):
             with self.subTest(n=repr(n)):
                 self.assertEqual(mdsd.alpha_star(P, Q, n=n), want)
                 self.assertEqual(mdsd.monte_carlo("rrs", P, Q, n=n, trials=n).trials, 3)
+        if torch is not None:  # the block job's counts too
+            toy = os.path.join(ROOT, "papers", "block", "toys", "toy3.txt")
+            want_b = mdsd.block(markov=toy, verifier="rrs", sequences=2, depths=2)
+            got_b = mdsd.block(markov=toy, verifier="rrs", sequences=torch.tensor(2),
+                               depths=np.int64(2))
+            self.assertEqual(got_b.block_efficiency, want_b.block_efficiency)
+            with tempfile.TemporaryDirectory() as work:
+                mdsd.block(TREES, os.path.join(work, "b.csv"), verifiers="kseq",
+                           sequences=torch.tensor(2), depths=torch.tensor([1, 2]),
+                           pandas=False)
         bad = [2**64 + 1, -1, 2.5, True, np.float64(2.5), np.bool_(True), "3"]
         if torch is not None:
             bad += [torch.tensor(True), torch.tensor(2.5), torch.tensor(-1), torch.tensor([3])]

@@ -854,6 +854,7 @@ def _list(values):
 def _uint_list(values, what, hi=_INT_MAX):
     """None, the CLI's "a,b" text (parsed by the library, strictly), one integer or a
     sequence of them, each through _uint: never str(True) or str(2.5) handed on."""
+    values = _scalar(values)
     if values is None or isinstance(values, (str, bytes)):
         return _list(values)
     if isinstance(values, (numbers.Number, np.generic)):
@@ -916,6 +917,7 @@ def block(dumps=None, output=None, verifiers=None, sequences=None, depths=None, 
     if markov is not None:
         if dumps is not None or output is not None:
             raise MdsdError(1, "block: give tree dumps (dumps, output) or markov=FILE, not both")
+        depths, sequences = _scalar(depths), _scalar(sequences)  # torch.tensor(3) is 3
         for name, value in (("depths", depths), ("sequences", sequences)):
             if value is not None and not isinstance(value, (int, np.integer)):
                 raise MdsdError(1, f"block(markov=...): {name} is one whole number, not "
