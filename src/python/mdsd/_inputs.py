@@ -1,7 +1,8 @@
 """What the package takes as numpy and torch users write it: probability rows within a
 tolerance that scales with their dtype and V, arrays of positions [..., V], a random
-stream as mdsd.Rng, a numpy Generator or an int seed, and one name where a list of
-names is expected. Private: the functions of the mdsd package use these."""
+stream as mdsd.Rng, a numpy Generator or an int seed, one name where a list of names is
+expected, and logit rows (refused when they are probabilities or integers). Private: the
+functions of the mdsd package use these."""
 
 import math
 
@@ -132,3 +133,61 @@ def positions(p, q, multi):
 def stack(results, lead):
     """Per-position results (scalars or arrays) as one array of shape lead + their own."""
     return np.array(results).reshape(lead + np.shape(results[0]))
+
+
+_LOGIT_TYPES = "float16, bfloat16, float32 or float64"
+
+
+def _from_torch(x, what):
+    """A torch tensor (any device) as numpy: bf16 and fp16 widened to float32 (exact)."""
+    import torch  # only when given a tensor: torch is optional
+    x = x.detach()
+    if x.is_complex() or x.dtype == torch.bool or not x.is_floating_point():
+        raise MdsdTypeError(1, f"{what}: logits must be {_LOGIT_TYPES}, not the tensor type "
+                            f"{x.dtype}")
+    if x.device.type != "cpu":
+        x = x.cpu()
+    if x.dtype in (torch.bfloat16, torch.float16):
+        x = x.float()
+    return x.numpy()
+
+
+def _logit_rows(x, what, allow_probabilities=False):
+    """Logits as numpy: float32 for 16- and 32-bit floating inputs (the widening is exact,
+    and float32 is how `mdsd table` reads a dump's float16 / bfloat16 / float32 rows),
+    float64 for float64; numpy arrays (bfloat16 from ml_dtypes too), torch tensors or
+    nested lists of floats. Anything else (integers too: token ids or counts are not
+    logits) is a TypeError naming the argument; rows that are all probability
+    distributions are refused unless allow_probabilities (_refuse_probabilities)."""
+    dtype = None
+    if type(x).__module__.split(".")[0] == "torch" and hasattr(x, "detach"):
+        dtype = str(x.dtype).replace("torch.", "")
+        x = _from_torch(x, what)
+    a = np.asarray(x)
+    dtype = dtype or a.dtype.name
+    if a.dtype.name == "bfloat16" or a.dtype == np.float16:
+        a = a.astype(np.float32)
+    elif a.dtype not in (np.float32, np.float64):
+        hint = (f"; pass {what}.astype(np.float32) if these are logits"
+                if a.dtype.kind in "iu" else "")
+        raise MdsdTypeError(1, f"{what}: logits must be {_LOGIT_TYPES} (numpy or torch), not "
+                            f"{a.dtype}{hint}")
+    if not allow_probabilities:
+        _refuse_probabilities(a, what, dtype)
+    return a
+
+
+def _refuse_probabilities(a, what, dtype):
+    """Refuses logit rows that are every one a probability distribution (non-negative,
+    summing to 1 within the tolerance of their dtype and V): softmax(p) of probabilities
+    is nearly uniform, so alpha* came out near 1 with nothing said. Logits are almost
+    never all >= 0, so the row sums are only taken when the minimum is (one pass)."""
+    if a.ndim < 1 or a.size == 0 or a.shape[-1] == 0 or not a.min() >= 0:
+        return
+    V = a.shape[-1]
+    off = np.abs(a.sum(axis=-1, dtype=np.float64) - 1.0)
+    tol = prob_tolerance(dtype, V)
+    if (off <= tol).all():
+        raise MdsdError(1, f"{what}: every row is a probability distribution (non-negative, "
+                        f"sums to 1 within {tol:.3g}), not logits; pass np.log(p) (softmax "
+                        "of log p is p), or allow_probabilities=True if these are logits")
