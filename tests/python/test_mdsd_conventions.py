@@ -45,6 +45,14 @@ class Tolerance(unittest.TestCase):
         p64 = p_off.astype(np.float64)
         want = mdsd.alpha_star(p64 / p64.sum(), q, n=2)
         self.assertAlmostEqual(got, want, delta=1e-12)
+        with tempfile.TemporaryDirectory() as work:  # every function taking p and q
+            mdsd.lp_export(os.path.join(work, "x.dat"), p_off[:8] / p_off[:8].sum(),
+                           q[:8] / q[:8].sum(), n=2)
+            small = (p_off[:1000] / p_off[:1000].sum(dtype=np.float32)).astype(np.float32)
+            mdsd.lp_export(os.path.join(work, "y.dat"), small * np.float32(1 + 8e-6),
+                           small, n=2)
+        mdsd.Sampler(p_off, 2).draw(1)
+        mdsd.Verifier("rrs", n=2).prepare(p_off, q).verify([0, 1], 1)
         self.assertEqual(mdsd.verifier_rate("rrs", p_off, q, n=2)[0],
                          mdsd.verifier_rate("rrs", p_off.astype(np.float64) /
                                             p_off.sum(dtype=np.float64), q, n=2)[0])

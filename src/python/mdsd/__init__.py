@@ -908,7 +908,10 @@ def merge(shards, output, markdown=None, latex=None):
 
 def lp_export(path, p, q=None, n=None, scheme="iid", reduced=False, joint=None):
     """Writes the full (or reduced) LP of (p, D) to path (.dat, .lp or .mps)."""
-    pa = _f64(p, "target p", 1)
+    pa = _inputs.probs(p, "target p")
+    if pa.ndim != 1:
+        raise MdsdError(1, f"target p: expected a 1-d array (one position), got shape "
+                        f"{pa.shape}")
     sa = _SchemeArgs(q, n, scheme, V=pa.shape[0], joint=joint)
     err = _lib.Err()
     _raise(lib.mdsd_lp_export(pa.ctypes.data, ctypes.byref(sa.s), 1 if reduced else 0,
