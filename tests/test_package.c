@@ -177,6 +177,18 @@ Test(package, python_integers_through_one_converter, .timeout = 300)
     free(out);
 }
 
+/* The package as numpy and torch users write it (tests/python/test_mdsd_conventions.py):
+ * float32 and bfloat16 softmax rows within a tolerance scaled by dtype and V, arrays
+ * [..., V] of positions, counts from numpy/torch scalars, one name for a list, a numpy
+ * Generator or a seed for rng=, MdsdError a ValueError, VERIFIERS without audit variants. */
+Test(package, python_numpy_and_torch_conventions, .timeout = 300)
+{
+    char *out = test_shell_ok("PYTHONPATH=src/python:tests/python /usr/bin/python3 -m unittest "
+                         "test_mdsd_conventions 2>&1");
+    cr_assert(strstr(out, "\nOK"), "no OK line:\n%s", out);
+    free(out);
+}
+
 /* Bad input refused, never half-used (tests/python/test_mdsd_refusals.py):
  * mdsd.read_table on a number beyond range, naming file, row, column and value;
  * Verifier.verify (mdsd_verify) on a draft tuple of probability 0 under the scheme. */

@@ -69,11 +69,9 @@ static int eval_row(const mdsd_batch_eval_opts *o, const mdsd_position_settings 
         bool is_exact;
         rc = mdsd_position_rate(st, w, (mdsd_verifier_kind)o->verifier, &s, o->row0 + row, &r, pd,
                                 &is_exact, err);
-        if (rc == MDSD_EUNSUPPORTED || rc == MDSD_ETOOBIG) {
-            char what[512];
-            snprintf(what, sizeof what, "%s", err->msg);
-            rc = mdsd_fail(err, rc, "%s; set trials for Monte Carlo", what);
-        }
+        if (rc == MDSD_EUNSUPPORTED || rc == MDSD_ETOOBIG)
+            rc = mdsd_position_no_exact(st, w, (mdsd_verifier_kind)o->verifier, &s, rc, true,
+                                        "set trials for Monte Carlo", err);
         if (rate)
             rate[row] = r;
         if (exact)

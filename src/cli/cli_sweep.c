@@ -275,7 +275,18 @@ static void run_accept(const sweep_opts *o, const cli_pq *pq, size_t n, const ch
         }
         mdsd_verifier_free(v);
     } else if (rc == MDSD_EUNSUPPORTED || rc == MDSD_ETOOBIG) {
-        snprintf(err.msg, sizeof err.msg, "no exact form at this size; pass --trials T for Monte Carlo");
+        /* --trials helps only where the verifier can be set up for sampling (is past
+         * its LP's guard cannot: the set-up's message names --is-top S) */
+        mdsd_err setup;
+        mdsd_err_clear(&setup);
+        mdsd_verifier *v = mdsd_verifier_alloc(kind, pq->p, &s, &o->vopts, &setup);
+        if (v)
+            snprintf(err.msg, sizeof err.msg, "no exact form at this size; pass --trials T for "
+                     "Monte Carlo");
+        else
+            snprintf(err.msg, sizeof err.msg, "no exact form at this size, and Monte Carlo "
+                     "cannot stand in: %.400s", setup.msg);
+        mdsd_verifier_free(v);
     }
     if (rc)
         fail_entry(e, 2, &err);

@@ -65,6 +65,32 @@ int mdsd_position_rate(const mdsd_position_settings *st, mdsd_position_worker *w
     return rc;
 }
 
+int mdsd_position_no_exact(const mdsd_position_settings *st, mdsd_position_worker *w,
+                           mdsd_verifier_kind kind, const mdsd_scheme *s, int rc,
+                           bool keep_message, const char *trials_hint, mdsd_err *err)
+{
+    if (st->trials > 0 || st->simulate)
+        return rc; /* Monte Carlo was tried: its set-up's message names what blocks it */
+    /* Monte Carlo helps only where the verifier can be set up for sampling: is needs
+     * the LP of its weights for both, so past that LP's guard the fix is --is-top S,
+     * which the set-up's message names; passing --trials would fail the same way. */
+    mdsd_err e;
+    mdsd_err_clear(&e);
+    mdsd_verifier *v = mdsd_verifier_alloc(kind, w->p, s, st->verifier_opts, &e);
+    if (!v)
+        return mdsd_fail(err, rc, "no exact acceptance at this size, and Monte Carlo cannot "
+                         "stand in: %s", e.msg);
+    mdsd_verifier_free(v);
+    if (keep_message) {
+        char what[512];
+        snprintf(what, sizeof what, "%s", err->msg);
+        return mdsd_fail(err, rc, "%s; %s", what, trials_hint);
+    }
+    return mdsd_fail(err, rc, "no exact acceptance at this size; %s%s", trials_hint,
+                     kind == MDSD_VERIFIER_RRSW && rc == MDSD_ETOOBIG
+                         ? " (rrsw: or raise --max-paths, the guard on its draw-path visits)" : "");
+}
+
 /* Decoding truncation (top-k, then top-p) of both models, as a decoder
  * applies it before speculative sampling. */
 int mdsd_position_pq(const mdsd_position_settings *st, mdsd_position_worker *w, const float *tf,
@@ -118,9 +144,8 @@ int mdsd_position_eval(const unit_ctx *u, worker *w, const float *target, const 
         else if ((rc = mdsd_position_rate(&u->set, w, (mdsd_verifier_kind)ce->verifier, &s, row,
                                           &alpha[c], pd, &exact[c], err)) == MDSD_EUNSUPPORTED ||
                  rc == MDSD_ETOOBIG)
-            rc = mdsd_fail(err, rc, "no exact acceptance at this size; pass --trials K for Monte Carlo%s",
-                           ce->verifier == MDSD_VERIFIER_RRSW && rc == MDSD_ETOOBIG
-                               ? " (rrsw: or raise --max-paths, the guard on its draw-path visits)" : "");
+            rc = mdsd_position_no_exact(&u->set, w, (mdsd_verifier_kind)ce->verifier, &s, rc, false,
+                                        "pass --trials K for Monte Carlo", err);
         if (rc == MDSD_OK && ce->verifier == MDSD_VERIFIER_OT && exact[c])
             rc = ot_attains(w, &s, alpha[c], err);
         if (rc) {

@@ -88,9 +88,9 @@ class VerifyAndSample(unittest.TestCase):
             prep = v.prepare(p, q)
             counts, hits = np.zeros(5), 0
             for _ in range(T):
-                y, j = prep.verify(sampler.draw(rng), rng)
+                y = prep.verify(sampler.draw(rng), rng)
                 counts[y] += 1
-                hits += j >= 0
+                hits += prep.last_accepted >= 0
             se = np.sqrt(p * (1 - p) / T)
             self.assertTrue(np.all(np.abs(counts / T - p) < 5 * se), (name, counts / T))
             alpha = v.rate(p, q)[0]
@@ -107,7 +107,7 @@ class VerifyAndSample(unittest.TestCase):
         wrong = np.array([0.25, 0.45, 0.15, 0.1, 0.05])
         q = np.array([0.1, 0.2, 0.3, 0.25, 0.15])
         rng, prep, s = mdsd.Rng(11), mdsd.Verifier("rrs", n=3).prepare(wrong, q), mdsd.Sampler(q, 3)
-        counts = np.bincount([prep.verify(s.draw(rng), rng)[0] for _ in range(20000)], minlength=5)
+        counts = np.bincount([prep.verify(s.draw(rng), rng) for _ in range(20000)], minlength=5)
         self.assertFalse(np.all(np.abs(counts / 20000 - p) < 5 * np.sqrt(p * (1 - p) / 20000)))
 
     def test_sampler_schemes(self):

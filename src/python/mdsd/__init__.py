@@ -25,28 +25,37 @@ import numpy as np
 from . import _lib
 from ._lib import lib
 
-__all__ = ["MdsdError", "version", "__version__", "Rng", "SCHEMES", "METHODS", "VERIFIERS", "alpha_star",
+__all__ = ["MdsdError", "MdsdTypeError", "version", "__version__", "Rng", "SCHEMES", "METHODS", "VERIFIERS",
+           "AUDIT_VERIFIERS", "alpha_star",
            "alpha_star_result", "verifier_rate", "Verifier", "Sampler", "sample_drafts",
            "monte_carlo", "batch", "table", "block", "merge", "softmax", "DumpReader", "DumpWriter", "validate_dump",
            "lp_export", "truncate", "evaluate", "read_table", "Table"]
 
 SCHEMES = ("iid", "wor", "greedy", "hub", "cps", "multi", "custom")
 METHODS = ("auto", "lp-full", "lp-reduced", "brute", "sort", "k2", "maxflow")
-VERIFIERS = ("sd", "rrs", "rrsw", "kseq", "spechub", "greedy", "is", "otm", "ot",
-             # audit variants (papers/FINDINGS.md): not valid verifiers for use
-             "is-face", "rrs-skipdup", "spechub-hubaccept", "rrsw-f32")
+# The verifiers for use, then the audit variants (papers/FINDINGS.md: they reproduce
+# behaviours that are not valid verifiers); together, in this order, the C enum
+# mdsd_verifier_kind (src/include/mdsd/verifier.h), which the library's index is.
+VERIFIERS = ("sd", "rrs", "rrsw", "kseq", "spechub", "greedy", "is", "otm", "ot")
+AUDIT_VERIFIERS = ("is-face", "rrs-skipdup", "spechub-hubaccept", "rrsw-f32")
+_ALL_VERIFIERS = VERIFIERS + AUDIT_VERIFIERS
 _CODES = {1: "EINVAL", 2: "ENOMEM", 3: "ETOOBIG", 4: "EIO", 5: "EFORMAT", 6: "ESOLVER",
           7: "EUNSUPPORTED"}
 
 
-class MdsdError(Exception):
-    """A failure reported by libmdsd: .code (the mdsd_status), .code_name, and the
-    library's message (which names the input: file, dataset, row, index, value)."""
+class MdsdError(ValueError):
+    """A failure reported by libmdsd, or bad input refused by the package: .code (the
+    mdsd_status), .code_name, and the message (which names the input: file, dataset,
+    row, index, value). A ValueError; MdsdTypeError (also a TypeError) for a wrong type."""
 
     def __init__(self, code, message):
         super().__init__(message)
         self.code = code
         self.code_name = _CODES.get(code, str(code))
+
+
+class MdsdTypeError(MdsdError, TypeError):
+    """An argument of the wrong type (a str for a count, a bool for n, integer logits)."""
 
 
 # The library's messages name the command line's options; a Python caller gets the
@@ -117,6 +126,15 @@ def version():
 __version__ = version()
 
 
+def _verifier(name):
+    """A verifier's index in the C enum: a name of VERIFIERS or AUDIT_VERIFIERS, or the
+    index itself."""
+    if isinstance(name, str) and name not in _ALL_VERIFIERS:
+        raise MdsdError(1, f"unknown verifier '{name}' (one of {', '.join(VERIFIERS)}; audit "
+                        f"variants, not for use: {', '.join(AUDIT_VERIFIERS)})")
+    return _enum(_ALL_VERIFIERS, name, "verifier")
+
+
 def _enum(names, name, what):
     if isinstance(name, (int, np.integer)) and not isinstance(name, bool) and 0 <= name < len(names):
         return int(name)
@@ -131,13 +149,27 @@ _INT_MAX = 2**31 - 1
 
 
 def _not_integer(what, x):
-    return MdsdError(1, f"{what}: '{x}' is not a non-negative integer")
+    wrong_type = isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real)
+    return (MdsdTypeError if wrong_type else MdsdError)(
+        1, f"{what}: '{x}' is not a non-negative integer")
+
+
+def _scalar(x):
+    """A one-element numpy array or torch tensor of zero dimensions as its Python
+    number (torch.tensor(3) -> 3, torch.tensor(True) -> True), anything else as it is."""
+    if isinstance(x, np.ndarray) and x.ndim == 0:
+        return x.item()
+    if type(x).__module__.split(".")[0] == "torch" and hasattr(x, "dim") and x.dim() == 0:
+        return x.item()
+    return x
 
 
 def _uint(x, what, hi=_U64_MAX):
     """x as the non-negative integer the C library takes (a count, n, seed, top-k, index),
     refused with the command line's words when negative, not integral or above hi: never
-    truncated (2.7 -> 2) nor wrapped (2**64 + 2 -> 2)."""
+    truncated (2.7 -> 2) nor wrapped (2**64 + 2 -> 2). numpy and torch scalars are
+    taken as their numbers (np.int64(3), torch.tensor(3))."""
+    x = _scalar(x)
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer, float, np.floating)):
         raise _not_integer(what, x)
     if isinstance(x, (float, np.floating)) and not (math.isfinite(x) and float(x).is_integer()):
@@ -222,7 +254,8 @@ class Rng:
 
 
 class _SchemeArgs:
-    """The C mdsd_scheme of (q, n, scheme) or a custom joint; keeps its arrays alive."""
+    """The C mdsd_scheme of (q, n, scheme) or a custom joint at one position; keeps its
+    arrays alive."""
 
     def __init__(self, q, n, scheme, V=None, joint=None):
         kind = _enum(SCHEMES, scheme, "scheme")
@@ -244,7 +277,7 @@ class _SchemeArgs:
             self.s.V = _uint(V, "V") if V is not None else (int(tokens.max()) + 1 if tokens.size else 0)
             self.s.custom = ctypes.pointer(self.j)
             return
-        qa = _f64(q, "draft q")
+        qa = np.ascontiguousarray(_inputs.probs(q, "draft q"))
         if kind == SCHEMES.index("multi"):
             if qa.ndim != 2:
                 raise MdsdError(1, f"multi scheme: q must be [n, V], got shape {qa.shape}")
@@ -261,18 +294,33 @@ class _SchemeArgs:
         self.s.q = qa.ctypes.data
 
 
+def _per_position(one, p, q, scheme, joint):
+    """one(p_row, q_row) at every position of p [..., V] and q ([..., V]; multi: [..., n,
+    V]; custom: the one joint at every position), broadcast as numpy does: (leading shape,
+    [results in C order]). The leading shape is () for one position."""
+    pa = _inputs.probs(p, "target p")
+    if pa.ndim == 0:
+        raise MdsdError(1, "target p: expected an array [..., V], got a scalar")
+    kind = _enum(SCHEMES, scheme, "scheme")
+    qa = None
+    if kind != SCHEMES.index("custom") and q is not None:
+        qa = _inputs.probs(q, "draft q")
+        if qa.ndim == 0:
+            raise MdsdError(1, "draft q: expected an array [..., V], got a scalar")
+    lead, pb, qb = _inputs.positions(pa, qa, kind == SCHEMES.index("multi"))
+    out = []
+    for i in np.ndindex(*lead):
+        out.append(one(np.ascontiguousarray(pb[i]), None if qb is None else qb[i]))
+    return lead, out
+
+
 AlphaResult = namedtuple("AlphaResult", "alpha method subset alpha_one k2_margin lp_vars")
 
 
-def alpha_star_result(p, q=None, n=None, scheme="iid", method="auto", joint=None,
-                      exact_arith=False, want_subset=False):
-    """alpha*(p, D) with details: AlphaResult(alpha, method run, optimal subset H as a
-    bool array or None, alpha_one (k2: 1/0, else -1), k2_margin, lp_vars)."""
-    pa = _f64(p, "target p", 1)
+def _alpha_one(pa, q, n, scheme, m, joint, exact_arith, want_subset):
     sa = _SchemeArgs(q, n, scheme, V=pa.shape[0], joint=joint)
     if sa.s.V != pa.shape[0]:
         raise MdsdError(1, f"p has V = {pa.shape[0]} entries, q has {sa.s.V}")
-    m = _enum(METHODS, method, "alpha* method")
     opts = _lib.AlphaOpts(1 if exact_arith else 0, 0, 0, 0)
     res = _lib.AlphaResult()
     err = _lib.Err()
@@ -286,8 +334,28 @@ def alpha_star_result(p, q=None, n=None, scheme="iid", method="auto", joint=None
                        res.alpha_one, res.k2_margin, res.lp_vars)
 
 
+def alpha_star_result(p, q=None, n=None, scheme="iid", method="auto", joint=None,
+                      exact_arith=False, want_subset=False):
+    """alpha*(p, D) with details: AlphaResult(alpha, method run, optimal subset H as a
+    bool array or None, alpha_one (k2: 1/0, else -1), k2_margin, lp_vars). p [..., V]
+    and q [..., V] (multi: [..., n, V]) give each field as an array over the leading
+    axes (method: str; subset [..., V], None unless every position has one)."""
+    m = _enum(METHODS, method, "alpha* method")
+    lead, res = _per_position(lambda pa, qa: _alpha_one(pa, qa, n, scheme, m, joint,
+                                                        exact_arith, want_subset),
+                              p, q, scheme, joint)
+    if lead == ():
+        return res[0]
+    subset = None
+    if want_subset and all(r.subset is not None for r in res):
+        subset = _inputs.stack([r.subset for r in res], lead)
+    return AlphaResult(*(_inputs.stack([r[k] for r in res], lead) for k in (0, 1)), subset,
+                       *(_inputs.stack([r[k] for r in res], lead) for k in (3, 4, 5)))
+
+
 def alpha_star(p, q=None, n=None, scheme="iid", method="auto", joint=None):
-    """The optimal acceptance rate alpha*(p, D(q, n, scheme)) as a float. scheme: iid,
+    """The optimal acceptance rate alpha*(p, D(q, n, scheme)): a float for p [V], an array
+    [...] for p [..., V] and q [..., V] (broadcast; multi: q [..., n, V]). scheme: iid,
     wor, greedy, hub, cps, multi (q [n, V]) or custom (joint=(tokens, prob)); method:
     auto, lp-full, lp-reduced, brute, sort, k2, maxflow."""
     return alpha_star_result(p, q, n, scheme, method, joint).alpha
@@ -302,35 +370,45 @@ def _vopts(is_top=0, max_paths=0.0, max_tuples=0):
 
 def verifier_rate(verifier, p, q=None, n=None, scheme=None, joint=None, **opts):
     """A verifier's exact acceptance rate: (alpha, per_draft[n]) where per_draft[j] =
-    P(draft j is the one accepted). scheme defaults to the verifier's own (sd: iid, n =
-    1). Raises MdsdError (code_name EUNSUPPORTED / ETOOBIG) where no exact form
-    applies: use monte_carlo."""
-    kind = _enum(VERIFIERS, verifier, "verifier")
+    P(draft j is the one accepted); p [..., V], q [..., V]: (alpha [...], per_draft
+    [..., n]). scheme defaults to the verifier's own (sd: iid, n = 1). Raises MdsdError
+    (code_name EUNSUPPORTED / ETOOBIG) where no exact form applies: use monte_carlo."""
+    kind = _verifier(verifier)
     if scheme is None:
         scheme = lib.mdsd_verifier_scheme(kind)
     if n is None and kind == 0:
         n = 1
-    pa = _f64(p, "target p", 1)
-    sa = _SchemeArgs(q, n, scheme, V=pa.shape[0], joint=joint)
-    alpha = ctypes.c_double()
-    per = np.zeros(sa.s.n, dtype=np.float64)
-    err = _lib.Err()
     vo = _vopts(**opts)
-    rc = lib.mdsd_verifier_rate(kind, pa.ctypes.data, ctypes.byref(sa.s), ctypes.byref(vo),
-                                ctypes.byref(alpha), per.ctypes.data, ctypes.byref(err))
-    _raise(rc, err)
-    return alpha.value, per
+
+    def one(pa, qa):
+        sa = _SchemeArgs(qa, n, scheme, V=pa.shape[0], joint=joint)
+        alpha = ctypes.c_double()
+        per = np.zeros(sa.s.n, dtype=np.float64)
+        err = _lib.Err()
+        rc = lib.mdsd_verifier_rate(kind, pa.ctypes.data, ctypes.byref(sa.s), ctypes.byref(vo),
+                                    ctypes.byref(alpha), per.ctypes.data, ctypes.byref(err))
+        _raise(rc, err)
+        return alpha.value, per
+    lead, res = _per_position(one, p, q, scheme, joint)
+    if lead == ():
+        return res[0]
+    return _inputs.stack([r[0] for r in res], lead), _inputs.stack([r[1] for r in res], lead)
 
 
 class _Prepared:
-    """A C verifier prepared for one (p, scheme)."""
+    """A C verifier prepared for one (p, scheme): verify(drafts, rng) -> the output token
+    (an int), the accepted draft's index in .last_accepted (-1: none), as Verifier.verify."""
 
     def __init__(self, kind, p, sa, vo):
-        pa = _f64(p, "target p", 1)
+        pa = _inputs.probs(p, "target p")
+        if pa.ndim != 1:
+            raise MdsdError(1, f"target p: expected a 1-d array (one position), got shape "
+                            f"{pa.shape}")
         if sa.s.V != pa.shape[0]:
             raise MdsdError(1, f"p has V = {pa.shape[0]} entries, q has {sa.s.V}")
         err = _lib.Err()
         self.n = sa.s.n
+        self.last_accepted = -1
         self._h = lib.mdsd_verifier_new(kind, pa.ctypes.data, ctypes.byref(sa.s),
                                         ctypes.byref(vo), ctypes.byref(err))
         if not self._h:
@@ -340,12 +418,14 @@ class _Prepared:
         d = _int_array(drafts, "drafts", 0, _INT_MAX, np.int32)
         if d.shape != (self.n,):
             raise MdsdError(1, f"verify: expected {self.n} drafts, got shape {d.shape}")
+        rng = _inputs.rng(rng)
         acc = ctypes.c_int(-1)
         err = _lib.Err()
         y = lib.mdsd_verify(self._h, d.ctypes.data, rng._h, ctypes.byref(acc), ctypes.byref(err))
         if y < 0:
             _raise(err.code or 1, err)
-        return int(y), acc.value
+        self.last_accepted = acc.value
+        return int(y)
 
     def close(self):
         h, self._h = getattr(self, "_h", None), None
@@ -363,24 +443,56 @@ class Verifier:
         v.last_accepted                          # index of the accepted draft, or -1
 
     verify() prepares the verifier for this position (O(V)) and verifies once.
-    To verify many draft tuples at one position, use prepare(p, q).verify(drafts, rng)."""
+    To verify many draft tuples at one position, use prepare(p, q).verify(drafts, rng):
+    the same int, with the accepted index in its .last_accepted. rng: an mdsd.Rng, a
+    numpy Generator or an int seed."""
 
     def __init__(self, verifier, n=None, scheme=None, **opts):
-        self.kind = _enum(VERIFIERS, verifier, "verifier")
-        self.name = VERIFIERS[self.kind]
+        self.kind = _verifier(verifier)
+        self.name = _ALL_VERIFIERS[self.kind]
         self.scheme = scheme if scheme is not None else SCHEMES[lib.mdsd_verifier_scheme(self.kind)]
         self.n = 1 if n is None and self.kind == 0 else n
         self._vo = _vopts(**opts)
         self.last_accepted = -1
 
     def prepare(self, p, q=None, joint=None):
-        sa = _SchemeArgs(q, self.n, self.scheme, V=np.shape(p)[0], joint=joint)
+        sa = _SchemeArgs(q, self.n, self.scheme, V=np.shape(p)[-1], joint=joint)
         return _Prepared(self.kind, p, sa, self._vo)
 
     def verify(self, p, q, drafts, rng, joint=None):
+        """The output token (an int; .last_accepted the accepted draft's index or -1).
+        p [..., V], q [..., V] and drafts [..., n]: tokens [...] (int64) and
+        .last_accepted [...], the positions verified in C order on the one stream rng."""
+        rng = _inputs.rng(rng)
+        if np.ndim(p) <= 1:
+            return self._verify_one(p, q, drafts, rng, joint)
+        d = np.asarray(drafts)
+        multi = self.scheme in ("multi", SCHEMES.index("multi"))
+        lq = () if q is None else np.shape(q)[:-2] if multi else np.shape(q)[:-1]
+        try:
+            lead = np.broadcast_shapes(np.shape(p)[:-1], lq)
+        except ValueError:
+            lead = None
+        if d.ndim < 1 or d.shape[:-1] != lead:  # before any draw from rng
+            raise MdsdError(1, f"verify: drafts {d.shape} do not match the positions of p "
+                            f"{np.shape(p)} and q {np.shape(q)}: expected [..., n] over "
+                            "their leading axes")
+        rows = iter(d.reshape(-1, d.shape[-1]))
+        accepted = []
+
+        def one(pa, qa):
+            y = self._verify_one(pa, qa, next(rows), rng, joint)
+            accepted.append(self.last_accepted)
+            return y
+        lead, ys = _per_position(one, p, q, self.scheme, joint)
+        self.last_accepted = _inputs.stack(accepted, lead)
+        return _inputs.stack(ys, lead).astype(np.int64)
+
+    def _verify_one(self, p, q, drafts, rng, joint):
         prep = self.prepare(p, q, joint)
         try:
-            y, self.last_accepted = prep.verify(drafts, rng)
+            y = prep.verify(drafts, rng)
+            self.last_accepted = prep.last_accepted
         finally:
             prep.close()
         return y
@@ -394,7 +506,7 @@ class Verifier:
 
 class Sampler:
     """Exact sampler of a draft scheme's joint law D: draw(rng) -> int32 [n];
-    draw(rng, size) -> int32 [size, n]."""
+    draw(rng, size) -> int32 [size, n]. rng: an mdsd.Rng, a numpy Generator or a seed."""
 
     def __init__(self, q=None, n=None, scheme="iid", joint=None, V=None):
         sa = _SchemeArgs(q, n, scheme, V=V, joint=joint)
@@ -405,6 +517,7 @@ class Sampler:
             _raise(err.code or 2, err)
 
     def draw(self, rng, size=None):
+        rng = _inputs.rng(rng)
         out = np.empty((1 if size is None else _uint(size, "size"), self.n), dtype=np.int32)
         for i in range(out.shape[0]):
             lib.mdsd_sampler_draw_drafts(self._h, rng._h, out[i].ctypes.data)
@@ -417,8 +530,17 @@ class Sampler:
 
 
 def sample_drafts(q, n, scheme="iid", rng=None, size=None, joint=None):
-    """Draft tokens from the scheme: int32 [n] (or [size, n])."""
-    return Sampler(q, n, scheme, joint).draw(rng if rng is not None else Rng(1), size)
+    """Draft tokens from the scheme: int32 [n] (or [size, n]); q [..., V] (multi: [...,
+    n, V]): [..., n] (or [..., size, n]), the positions drawn in C order on the one
+    stream. rng: an mdsd.Rng, a numpy Generator or an int seed (None: seed 1)."""
+    rng = _inputs.rng(rng if rng is not None else 1)
+    multi = scheme in ("multi", SCHEMES.index("multi"))
+    if joint is None and np.ndim(q) > (2 if multi else 1):
+        qa = _inputs.probs(q, "draft q")
+        lead = qa.shape[:-2] if multi else qa.shape[:-1]
+        return _inputs.stack([Sampler(qa[i], n, scheme).draw(rng, size)
+                              for i in np.ndindex(*lead)], lead)
+    return Sampler(q, n, scheme, joint).draw(rng, size)
 
 
 MonteCarlo = namedtuple("MonteCarlo", "alpha se ci_low ci_high trials per_draft histogram")
@@ -427,31 +549,52 @@ MonteCarlo = namedtuple("MonteCarlo", "alpha se ci_low ci_high trials per_draft 
 def monte_carlo(verifier, p, q=None, n=None, scheme=None, trials=1000000, seed=1, position=0,
                 threads=0, histogram=False, joint=None, **opts):
     """Monte-Carlo acceptance of a verifier: `trials` draws of the drafts from the scheme,
-    each verified. Streams depend on (seed, position, verifier) only, not on threads."""
+    each verified. Streams depend on (seed, position, verifier) only, not on threads.
+    p [..., V], q [..., V]: every field an array over the leading axes, position k (in C
+    order) on the stream of position + k, as mdsd.batch keys rows by row0 + row."""
     v = Verifier(verifier, n, scheme, **opts)
-    prep = v.prepare(p, q, joint)
-    try:
-        mo = _lib.MonteCarloOpts(_uint(trials, "trials"), _uint(seed, "seed"), _uint(position, "position"),
-                                 _uint(threads, "threads", _INT_MAX))
-        res = _lib.MonteCarloResult()
-        per = np.zeros(prep.n, dtype=np.float64)
-        hist = np.zeros(np.shape(p)[0], dtype=np.uint64) if histogram else None
-        err = _lib.Err()
-        rc = lib.mdsd_montecarlo(prep._h, ctypes.byref(mo), ctypes.byref(res), per.ctypes.data,
-                                 hist.ctypes.data if histogram else None, ctypes.byref(err))
-        _raise(rc, err)
-    finally:
-        prep.close()
-    return MonteCarlo(res.alpha, res.se, res.ci_low, res.ci_high, res.trials, per, hist)
+    mo = _lib.MonteCarloOpts(_uint(trials, "trials"), _uint(seed, "seed"),
+                             _uint(position, "position"), _uint(threads, "threads", _INT_MAX))
+    first = mo.position
+    count = [0]
+
+    def one(pa, qa):
+        prep = v.prepare(pa, qa, joint)
+        try:
+            mo.position = first + count[0]
+            count[0] += 1
+            res = _lib.MonteCarloResult()
+            per = np.zeros(prep.n, dtype=np.float64)
+            hist = np.zeros(pa.shape[0], dtype=np.uint64) if histogram else None
+            err = _lib.Err()
+            rc = lib.mdsd_montecarlo(prep._h, ctypes.byref(mo), ctypes.byref(res),
+                                     per.ctypes.data, hist.ctypes.data if histogram else None,
+                                     ctypes.byref(err))
+            _raise(rc, err)
+        finally:
+            prep.close()
+        return MonteCarlo(res.alpha, res.se, res.ci_low, res.ci_high, res.trials, per, hist)
+    lead, res = _per_position(one, p, q, v.scheme, joint)
+    if lead == ():
+        return res[0]
+    return MonteCarlo(*(_inputs.stack([r[k] for r in res], lead) for k in range(6)),
+                      _inputs.stack([r.histogram for r in res], lead) if histogram else None)
 
 
 def softmax(logits, temperature=1.0):
-    """p = softmax(logits / T) as the library computes it (T = 0: argmax one-hot)."""
-    la = _f64(logits, "logits", 1)
+    """p = softmax(logits / T) as the library computes it (T = 0: argmax one-hot), over
+    the last axis of logits [..., V] (numpy or torch, any float dtype): float64 [..., V]."""
+    la, _ = _inputs._numpy(logits, "logits")
+    la = np.ascontiguousarray(la, dtype=np.float64)
+    if la.ndim == 0:
+        raise MdsdError(1, "logits: expected an array [..., V], got a scalar")
     out = np.empty_like(la)
     err = _lib.Err()
-    _raise(lib.mdsd_softmax(la.ctypes.data, la.shape[0], float(temperature), out.ctypes.data,
-                            b"logits", ctypes.byref(err)), err)
+    T = float(temperature)
+    for i in np.ndindex(*la.shape[:-1]):
+        row, dst = la[i], out[i]
+        _raise(lib.mdsd_softmax(row.ctypes.data, la.shape[-1], T, dst.ctypes.data, b"logits",
+                                ctypes.byref(err)), err)
     return out
 
 
@@ -459,13 +602,18 @@ def truncate(p, top_k=0, top_p=1.0):
     """Decoding truncation of a distribution as `--top-k`/`--top-p` apply it (MATH.md §0.3):
     the top_k most likely tokens (0 = all) renormalised, then the smallest most-likely set of
     mass >= top_p (in (0, 1], 1 = all) renormalised; p is validated first as the CLI does.
-    Returns a new array."""
+    p [..., V]: each row. Returns a new array."""
     top_p = _top_p(top_p)
     top_k = _uint(top_k, "top_k")  # 2**64 + 1 wrapped to top-1 through size_t
-    out = np.array(_f64(p, "p", 1), dtype=np.float64)
+    out = np.array(_inputs.probs(p, "p"), dtype=np.float64)
+    if out.ndim == 0:
+        raise MdsdError(1, "p: expected an array [..., V], got a scalar")
     err = _lib.Err()
-    _raise(lib.mdsd_probs_validate(out.ctypes.data, out.shape[0], b"p", ctypes.byref(err)), err)
-    _raise(lib.mdsd_truncate(out.ctypes.data, out.shape[0], top_k, top_p, ctypes.byref(err)), err)
+    V = out.shape[-1]
+    for i in np.ndindex(*out.shape[:-1]):
+        row = out[i]
+        _raise(lib.mdsd_probs_validate(row.ctypes.data, V, b"p", ctypes.byref(err)), err)
+        _raise(lib.mdsd_truncate(row.ctypes.data, V, top_k, top_p, ctypes.byref(err)), err)
     return out
 
 
@@ -487,42 +635,9 @@ def _top_p(x):
 
 Batch = namedtuple("Batch", "alpha_star rate per_draft exact")
 
-_LOGIT_TYPES = "float16, bfloat16, float32 or float64"
-
-
-def _from_torch(x, what):
-    """A torch tensor (any device) as numpy: bf16 and fp16 widened to float32 (exact)."""
-    import torch  # only when given a tensor: torch is optional
-    x = x.detach()
-    if x.is_complex() or x.dtype == torch.bool:
-        raise TypeError(f"{what}: logits must be {_LOGIT_TYPES}, not the tensor type {x.dtype}")
-    if x.device.type != "cpu":
-        x = x.cpu()
-    if x.dtype in (torch.bfloat16, torch.float16):
-        x = x.float()
-    return x.numpy()
-
-
-def _logit_rows(x, what):
-    """Logits as numpy: float32 for 16- and 32-bit floating inputs (the widening is exact,
-    and float32 is how `mdsd table` reads a dump's float16 / bfloat16 / float32 rows),
-    float64 for float64 and integers; numpy arrays (bfloat16 from ml_dtypes too), torch
-    tensors or nested lists. Anything else is a TypeError naming the argument."""
-    if type(x).__module__.split(".")[0] == "torch" and hasattr(x, "detach"):
-        x = _from_torch(x, what)
-    a = np.asarray(x)
-    if a.dtype.name == "bfloat16" or a.dtype == np.float16:
-        return a.astype(np.float32)
-    if a.dtype in (np.float32, np.float64):
-        return a
-    if a.dtype.kind in "iu":
-        return a.astype(np.float64)
-    raise TypeError(f"{what}: logits must be {_LOGIT_TYPES} (numpy or torch), not {a.dtype}")
-
-
 def batch(target_logits, draft_logits, temperature=1.0, n=2, scheme="iid", verifier=None,
           top_k=0, top_p=1.0, trials=0, simulate=False, seed=1, row0=0, threads=0,
-          progress=None, **opts):
+          progress=None, allow_probabilities=False, **opts):
     """Per-position evaluation of logit rows [N, V]: softmax at `temperature`, top-k /
     top-p truncation of both models (top_k 0 = none; top_p in (0, 1], 1 = none, as
     `--top-p`; MATH.md §0.3), alpha* of the scheme and, with `verifier`, its
@@ -533,11 +648,14 @@ def batch(target_logits, draft_logits, temperature=1.0, n=2, scheme="iid", verif
     (C-contiguous float32 is not copied); float64 if either input is float64.
     progress: a callable progress(done_rows, N), called as blocks of rows finish (the
     results do not depend on it: random streams are keyed by row0 + row).
+    Integer arrays are a TypeError; inputs whose rows are all probability distributions
+    (non-negative, summing to 1) are refused as not logits, unless allow_probabilities
+    =True says they are logits all the same.
     Returns Batch(alpha_star [N], rate [N] or None, per_draft [N, n] or None, exact [N]
     bool or None)."""
     top_p = _top_p(top_p)
-    t = _logit_rows(target_logits, "target_logits")
-    d = _logit_rows(draft_logits, "draft_logits")
+    t = _logit_rows(target_logits, "target_logits", allow_probabilities)
+    d = _logit_rows(draft_logits, "draft_logits", allow_probabilities)
     dtype = np.float32 if t.dtype == np.float32 and d.dtype == np.float32 else np.float64
     t = np.ascontiguousarray(t, dtype=dtype)
     d = np.ascontiguousarray(d, dtype=dtype)
@@ -551,7 +669,7 @@ def batch(target_logits, draft_logits, temperature=1.0, n=2, scheme="iid", verif
     lib.mdsd_batch_eval_opts_init(ctypes.byref(o))
     o.temperature, o.top_k, o.top_p = float(temperature), _uint(top_k, "top_k"), float(top_p)
     o.scheme, o.n = _enum(SCHEMES, scheme, "scheme"), _uint(n, "n")
-    o.verifier = -1 if verifier is None else _enum(VERIFIERS, verifier, "verifier")
+    o.verifier = -1 if verifier is None else _verifier(verifier)
     o.verifier_opts = _vopts(**opts)
     o.trials, o.simulate, o.seed = _uint(trials, "trials"), 1 if simulate else 0, _uint(seed, "seed")
     o.row0, o.threads = _uint(row0, "row0"), _uint(threads, "threads", _INT_MAX)
@@ -614,20 +732,24 @@ def table(dumps, output, temperatures=(1.0,), draft_counts=(2,), schemes=("iid",
                         f"{progress!r}")
     top_p = _top_p(top_p)
     dumps = [dumps] if isinstance(dumps, (str, bytes, os.PathLike)) else list(dumps)
+    # one name (or the command line's "a,b") where a list is expected, never its letters
+    # (the provenance keeps the arguments as given)
+    vlist, slist, mlist = (_inputs.names(x) for x in (verifiers, schemes, draft_models))
+    tlist, clist = _inputs.numbers(temperatures), _inputs.numbers(draft_counts)
     o = _lib.TableOpts()
     lib.mdsd_table_opts_init(ctypes.byref(o))
     from .dump import _strings
-    dl, ml = _strings(dumps, "dump"), _strings(draft_models, "draft_models")
-    temps = np.ascontiguousarray(temperatures, dtype=np.float64)
-    counts = _int_array(draft_counts, "draft_counts", 0, _U64_MAX, np.uintp)
-    sch = np.array([_enum(SCHEMES, s, "scheme") for s in schemes], dtype=np.intc)
-    ver = np.array([_enum(VERIFIERS, v, "verifier") for v in verifiers], dtype=np.intc)
+    dl, ml = _strings(dumps, "dump"), _strings(mlist, "draft_models")
+    temps = np.ascontiguousarray(tlist, dtype=np.float64)
+    counts = _int_array(clist, "draft_counts", 0, _U64_MAX, np.uintp)
+    sch = np.array([_enum(SCHEMES, s, "scheme") for s in slist], dtype=np.intc)
+    ver = np.array([_verifier(v) for v in vlist], dtype=np.intc)
     o.n_dumps, o.dumps = len(dumps), ctypes.cast(dl, ctypes.POINTER(ctypes.c_char_p))
     o.n_temperatures, o.temperatures = temps.size, temps.ctypes.data
     o.n_counts, o.draft_counts = counts.size, counts.ctypes.data
     o.n_schemes, o.schemes = sch.size, sch.ctypes.data if sch.size else None
     o.n_verifiers, o.verifiers = ver.size, ver.ctypes.data if ver.size else None
-    o.n_draft_models = len(draft_models)
+    o.n_draft_models = len(mlist)
     o.draft_models = ctypes.cast(ml, ctypes.POINTER(ctypes.c_char_p))
     if rows is not None:
         o.row_begin, o.row_end = _uint(rows[0], "rows[0]"), _uint(rows[1], "rows[1]")
@@ -674,6 +796,7 @@ def _list(values):
 def _uint_list(values, what, hi=_INT_MAX):
     """None, the CLI's "a,b" text (parsed by the library, strictly), one integer or a
     sequence of them, each through _uint: never str(True) or str(2.5) handed on."""
+    values = _scalar(values)
     if values is None or isinstance(values, (str, bytes)):
         return _list(values)
     if isinstance(values, (numbers.Number, np.generic)):
@@ -736,6 +859,7 @@ def block(dumps=None, output=None, verifiers=None, sequences=None, depths=None, 
     if markov is not None:
         if dumps is not None or output is not None:
             raise MdsdError(1, "block: give tree dumps (dumps, output) or markov=FILE, not both")
+        depths, sequences = _scalar(depths), _scalar(sequences)  # torch.tensor(3) is 3
         for name, value in (("depths", depths), ("sequences", sequences)):
             if value is not None and not isinstance(value, (int, np.integer)):
                 raise MdsdError(1, f"block(markov=...): {name} is one whole number, not "
@@ -784,12 +908,17 @@ def merge(shards, output, markdown=None, latex=None):
 
 def lp_export(path, p, q=None, n=None, scheme="iid", reduced=False, joint=None):
     """Writes the full (or reduced) LP of (p, D) to path (.dat, .lp or .mps)."""
-    pa = _f64(p, "target p", 1)
+    pa = _inputs.probs(p, "target p")
+    if pa.ndim != 1:
+        raise MdsdError(1, f"target p: expected a 1-d array (one position), got shape "
+                        f"{pa.shape}")
     sa = _SchemeArgs(q, n, scheme, V=pa.shape[0], joint=joint)
     err = _lib.Err()
     _raise(lib.mdsd_lp_export(pa.ctypes.data, ctypes.byref(sa.s), 1 if reduced else 0,
                               _cstr(path, "path"), ctypes.byref(err)), err)
 
 
+from . import _inputs  # noqa: E402
+from ._inputs import _logit_rows  # noqa: E402,F401 (mdsd.tables uses it)
 from .dump import DumpReader, DumpWriter, validate_dump  # noqa: E402
 from .tables import Table, _want_pandas, evaluate, read_table  # noqa: E402

@@ -23,7 +23,10 @@ _INTEGER_COLUMNS = frozenset(("n", "positions", "samples", "exact", "sequences",
 class Table(dict):
     """A tidy table: {column name: numpy array}, every array of the same length, in the
     results CSV's column order. Numbers are float64 (NaN for an empty field) or int64;
-    text (dump, scheme, method, significance, ';' lists) is an object array of str.
+    text (dump, scheme, method, significance) is an object array of str; the CSV's ';'
+    lists (per_depth, per_depth_stderr, per_position_acceptance_rate and its _stderr:
+    float64; widths: int64) an object array holding one numpy array per row (empty for
+    an empty field).
     t["alpha"], t.columns, len(t) (rows), t.rows() (one dict per row), t.to_pandas()."""
 
     @property
@@ -46,16 +49,31 @@ class Table(dict):
 
 
 # Text columns, even when every field is empty or looks like a number.
-_TEXT_COLUMNS = frozenset(("dump", "scheme", "method", "significance", "verifier", "policy",
-                           "widths", "per_depth", "per_depth_stderr",
-                           "per_position_acceptance_rate",
-                           "per_position_acceptance_rate_stderr"))
+_TEXT_COLUMNS = frozenset(("dump", "scheme", "method", "significance", "verifier", "policy"))
+# Columns of ';' lists (one value per depth, or the tree's widths) and their element type.
+_LIST_COLUMNS = {"per_depth": np.float64, "per_depth_stderr": np.float64,
+                 "per_position_acceptance_rate": np.float64,
+                 "per_position_acceptance_rate_stderr": np.float64, "widths": np.int64}
 
 
 _INT64 = np.iinfo(np.int64)
 
 
+def _list_cell(name, text, row, path, dtype):
+    try:
+        return np.array([dtype(v) for v in text.split(";")] if text.strip() else [],
+                        dtype=dtype)
+    except (ValueError, OverflowError):
+        raise MdsdError(5, f"{path}: row {row}, column {name}: '{text}' is not a ';' list of "
+                        "numbers") from None
+
+
 def _column(name, values, path):
+    if name in _LIST_COLUMNS:
+        cells = np.empty(len(values), dtype=object)
+        for i, v in enumerate(values):
+            cells[i] = _list_cell(name, v, i + 2, path, _LIST_COLUMNS[name])
+        return cells
     if name in _TEXT_COLUMNS:
         return np.array(values, dtype=object)
     if name in _INTEGER_COLUMNS and all(v.strip().lstrip("-").isdigit() for v in values):
@@ -152,7 +170,7 @@ def _row_labels(samples, positions, N):
 def evaluate(target_logits, draft_logits, temperatures=(1.0,), draft_counts=(2,),
              schemes=("iid",), verifiers=(), samples=None, positions=None, label="arrays",
              top_k=0, top_p=1.0, trials=0, simulate=False, seed=1, threads=0, progress=None,
-             output=None, pandas=None, **opts):
+             output=None, pandas=None, allow_probabilities=False, **opts):
     """The `mdsd table` job over logits in memory, every scheme and verifier in one pass
     over the rows: per (temperature, n, scheme, method) the mean acceptance, its standard
     error clustered by sample, the gap to alpha* and per-draft rates, as a tidy table
@@ -161,9 +179,9 @@ def evaluate(target_logits, draft_logits, temperatures=(1.0,), draft_counts=(2,)
 
     target_logits [N, V]; draft_logits [N, V], or {name: [N, V]} for several drafters
     (each a column LABEL:NAME). numpy arrays or torch tensors (any device) of float16,
-    bfloat16, float32 or float64, or nested lists. The job reads logits in float32, as it
-    reads a dump: 16-bit inputs widen exactly, float64 rounds to float32 (mdsd.batch
-    evaluates float64 rows in float64). samples: [N] sample ids (the clusters of the
+    bfloat16, float32 or float64, or nested lists of floats. The job reads logits in
+    float32, as it reads a dump: 16-bit inputs widen exactly, float64 rounds to float32
+    (mdsd.batch evaluates float64 rows in float64). samples: [N] sample ids (the clusters of the
     standard errors; a sample's rows contiguous), None = one sample, whose standard errors
     fall back to i.i.d. rows with a note and no significance stars, as in `mdsd table`;
     positions: [N], None = 0, 1, ... within each sample. label: the table's dump column.
@@ -171,12 +189,15 @@ def evaluate(target_logits, draft_logits, temperatures=(1.0,), draft_counts=(2,)
     pass, called as blocks of rows finish (it cannot stop the job; an exception it raises
     is raised once the job ends). output: also keep the results CSV there. The rows go to
     the job through a temporary dump (the library's writer, float32, in the temporary
-    directory: 4 (1 + drafters) N V bytes), removed afterwards."""
+    directory: 4 (1 + drafters) N V bytes), removed afterwards. Integer arrays are a
+    TypeError; rows that are all probability distributions are refused as not logits
+    unless allow_probabilities=True (as mdsd.batch)."""
     from . import _logit_rows, table
     from .dump import DumpWriter
-    t = _logit_rows(target_logits, "target_logits")
+    t = _logit_rows(target_logits, "target_logits", allow_probabilities)
     drafts = {k: _logit_rows(v, f"draft_logits['{k}']" if isinstance(draft_logits, dict)
-                             else "draft_logits") for k, v in _drafters(draft_logits).items()}
+                             else "draft_logits", allow_probabilities)
+              for k, v in _drafters(draft_logits).items()}
     if t.ndim != 2:
         raise MdsdError(1, f"evaluate: target_logits must be [N, V], got shape {t.shape}")
     for k, d in drafts.items():
