@@ -353,3 +353,20 @@ void test_large_pair(gsl_rng *r, unsigned kind, size_t V, double *z, double *p, 
         }
     }
 }
+
+/* mdsd_bound_alpha by method m, asserted to succeed and lie in [0, 1]. */
+double test_bound_alpha(const double *p, const mdsd_scheme *s, mdsd_bound_method m,
+                       mdsd_bound_workspace *ws, unsigned char *H, mdsd_bound_result *out)
+{
+    mdsd_bound_result res = {0};
+    res.subset = H;
+    mdsd_err err;
+    mdsd_err_clear(&err);
+    int rc = mdsd_bound_alpha(p, s, m, NULL, ws, &res, &err);
+    cr_assert_eq(rc, MDSD_OK, "%s on %s (V = %zu, n = %zu): %s", mdsd_bound_method_name(m),
+                 mdsd_scheme_name(s->kind), s->V, s->n, err.msg);
+    cr_assert(res.alpha >= 0.0 && res.alpha <= 1.0);
+    if (out)
+        *out = res;
+    return res.alpha;
+}

@@ -52,6 +52,11 @@ double test_alpha_star_joint(const double *p, size_t V, const mdsd_joint *D);
 /* The same for a scheme (its joint enumerated). */
 double test_alpha_star(const double *p, const mdsd_scheme *s);
 
+/* alpha* by bound.h's method m (asserted to succeed, in [0, 1]); the
+ * subset into H and the full result into *out where not NULL. */
+double test_bound_alpha(const double *p, const mdsd_scheme *s, mdsd_bound_method m,
+                        mdsd_bound_workspace *ws, unsigned char *H, mdsd_bound_result *out);
+
 /* Monte Carlo of a prepared verifier: `trials` trials, one thread, `seed`. */
 mdsd_mc_result test_simulate(const mdsd_verifier *v, uint64_t trials, uint64_t seed);
 
