@@ -531,3 +531,24 @@ Test(block_verifiers, command_line)
     free(out);
     mdsd_markov_free(&m);
 }
+
+/* A sparse Dirichlet toy (papers/ceilings' random-19: rows with entries near
+ * 1e-4) on which the simplex at 1e-10 judged optimal-block's LP infeasible
+ * (the LP always has the lossless verifiers as points): it is now solved at
+ * GLPK's own 1e-7 after that, and its optimum lies above the token-level one. */
+Test(block_verifiers, optimal_block_solves_a_sparse_toy_at_the_lp_tolerance, .timeout = 120)
+{
+    const char *toy = "block --markov papers/ceilings/results/random/random-19.txt --tree 2,1 "
+                      "--scheme wor --exact --json -v ";
+    double tau[3];
+    const char *v[3] = {"optimal-block", "optimal-token", "rrsw"};
+    for (int k = 0; k < 3; k++) {
+        char args[512], *out;
+        snprintf(args, sizeof args, "%s%s", toy, v[k]);
+        cr_assert_eq(test_run_mdsd(args, 1, &out), 0, "%s: %s", args, out);
+        tau[k] = json_number(out, "block_efficiency");
+        free(out);
+    }
+    cr_assert(tau[0] >= tau[1] - 1e-7 && tau[1] >= tau[2] - 1e-7 && tau[0] <= 3.0,
+              "optimal-block %.12f, optimal-token %.12f, rrsw %.12f", tau[0], tau[1], tau[2]);
+}

@@ -335,9 +335,22 @@ static int solve(const lp_ctx *c, const mdsd_block_opts *o, mdsd_block_result *r
         parm.tol_dj = 1e-10;
         const char *stage;
         int ret = mdsd_glpk_solve(lm.P, &parm, MDSD_GLPK_FLOAT, 0, &stage);
+        if (ret != 0 || glp_get_status(lm.P) != GLP_OPT) {
+            /* The LP is always feasible (any lossless verifier is a point of
+             * it); at 1e-10 the simplex can judge rows whose doubles sum to 1
+             * only up to rounding infeasible (sparse Dirichlet toys). GLPK's
+             * own tolerances (1e-7, the LP tolerance the tests allow) from
+             * the standard basis settle them. */
+            parm.tol_bnd = 1e-7;
+            parm.tol_dj = 1e-7;
+            glp_std_basis(lm.P);
+            ret = mdsd_glpk_solve(lm.P, &parm, MDSD_GLPK_FLOAT, 0, &stage);
+        }
         if (ret != 0 || glp_get_status(lm.P) != GLP_OPT)
-            rc = mdsd_fail(err, MDSD_ESOLVER, "block optimal-block: GLPK failed (return %d, "
-                           "status %d)", ret, glp_get_status(lm.P));
+            rc = mdsd_fail(err, MDSD_ESOLVER, "block optimal-block: GLPK's simplex failed on "
+                           "the LP (%d rows, %d columns; %s: %s, status %s) at tolerances 1e-10 "
+                           "and 1e-7", glp_get_num_rows(lm.P), glp_get_num_cols(lm.P), stage,
+                           mdsd_glpk_ret_name(ret), mdsd_glpk_status_name(glp_get_status(lm.P)));
     }
     if (rc == MDSD_OK) {
         double reach[MDSD_BLOCK_MAX_DEPTH + 1] = {0};
