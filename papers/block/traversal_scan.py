@@ -31,6 +31,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from verifiers import write_toy  # noqa: E402  (papers/block/verifiers.py)
+
 # (label, drafts, policy arguments, widest level)
 POLICIES = [
     ("seq-K2-L1", "iid", "--sequences 2 --depth 1", 1),
@@ -61,15 +64,6 @@ def tau(mdsd, path, args, verifier):
     if out.returncode != 0:
         sys.exit(f"traversal_scan.py: {' '.join(cmd)}: {out.stderr.strip()}")
     return json.loads(out.stdout)["block_efficiency"]
-
-
-def write_toy(path, V, P, Q):
-    with open(path, "w") as f:
-        f.write(f"{V}\n")
-        for M in (P, Q):
-            for r in M:
-                f.write(" ".join(repr(float(x)) for x in r / r.sum()) + "\n")
-            f.write("\n" if M is P else "")
 
 
 def main():

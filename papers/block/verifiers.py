@@ -112,6 +112,17 @@ def toys(mdsd, out_dir):
                     f"{g(r['gap_token'])} | {g(r['gap_block'])} |\n")
 
 
+def write_toy(path, V, P, Q):
+    """A Markov toy file (mdsd block --markov): V, the target's rows, a blank line, the
+    draft's rows, each row renormalised."""
+    with open(path, "w") as f:
+        f.write(f"{V}\n")
+        for M in (P, Q):
+            for r in M:
+                f.write(" ".join(repr(float(x)) for x in r / r.sum()) + "\n")
+            f.write("\n" if M is P else "")
+
+
 def scan(mdsd, out_dir, n_toys=100, seed=24):
     """Random Markov toys (rows Dirichlet(a), a = 1 or 0.3, V = 3 or 4, from a fixed seed):
     exact E[tau] of bv (seq K = 1, L = 3), and of gbv, kseq and optimal-token at K = 2, 3:
@@ -125,12 +136,7 @@ def scan(mdsd, out_dir, n_toys=100, seed=24):
             V, a = int(rng.choice([3, 4])), float(rng.choice([1.0, 0.3]))
             P, Q = rng.dirichlet([a] * V, V), rng.dirichlet([a] * V, V)
             path = os.path.join(tmp, f"scan{i}.txt")
-            with open(path, "w") as f:
-                f.write(f"{V}\n")
-                for M in (P, Q):
-                    for r in M:
-                        f.write(" ".join(repr(float(x)) for x in r / r.sum()) + "\n")
-                    f.write("\n" if M is P else "")
+            write_toy(path, V, P, Q)
             def tau(args, v):
                 cmd = [mdsd, "block", "--markov", path, *args.split(), "-v", v, "--exact", "--json"]
                 out = subprocess.run(cmd, capture_output=True, text=True)
