@@ -677,9 +677,7 @@ int mdsd_tree_dump_eval_part(mdsd_tree_dump *t, const mdsd_block_case *cases, si
                                ? (1u << cases[c].pol.sequences) - 1u : 0u;
             int jrc = cases[c].block
                           ? mdsd_blockv_dump_tree(t, i, mdsd_blockv((mdsd_blockv_kind)(cases[c].block - 1)),
-                                                  &cases[c].pol, tv.p, tv.q,
-                                                  buf + (t->root[i] - row0) * V,
-                                                  zq + (t->root[i] - row0) * V, R, &e)
+                                                  &cases[c].pol, tv.p, tv.q, tv.zp, tv.zq, R, &e)
                           : eval_node(&tv, &cases[c], t->root[i], 0, all, R, &e);
             double *out = val + job * (L + 1);
             out[0] = 1.0;

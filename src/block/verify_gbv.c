@@ -46,6 +46,7 @@
 #include <string.h>
 
 #include "blockv.h"
+#include "dist.h"
 
 /* A token's place in a node's order by the ratio r(x) = p(x)/q(x):
  * cls 0 for r = 0 (p = 0), 2 for r = inf (q = 0 < p), 1 otherwise, where
@@ -78,14 +79,12 @@ static ranked rank_of(const node_rank *r, int x)
 {
     ranked k = {0.0, 0.0, 1, x};
     if (r->mode == RANK_LOGITS) {
-        double zp = r->zp[x], minus_zq = -(double)r->zq[x]; /* -inf logits: p or q is 0 */
-        if (zp == -INFINITY || minus_zq == INFINITY) {
+        double zp = r->zp[x], zq = r->zq[x]; /* -inf logits: p or q is 0 */
+        if (zp == -INFINITY || zq == -INFINITY) {
             k.cls = zp == -INFINITY ? 0 : 2;
             return k;
         }
-        /* Knuth's two-sum: zp - zq = s + e exactly (floats in doubles: no overflow) */
-        double s = zp + minus_zq, v = s - zp;
-        k.a = s, k.b = (zp - (s - v)) + (minus_zq - v);
+        mdsd_logit_gap(zp, zq, &k.a, &k.b);
         return k;
     }
     double p = r->p[x], q = r->q[x];

@@ -66,4 +66,15 @@ int mdsd_truncate(double *p, size_t V, size_t top_k, double top_p, mdsd_err *err
  * lower index, into top[0..k). k must not exceed n; x must hold no NaN.
  * One pass for k <= 64 (O(n) plus O(k) per entry into the top k). */
 void mdsd_top_indices(const double *x, size_t n, size_t k, int *top);
+
+/* zp - zq = *hi + *lo exactly (Knuth's two-sum; logits that are floats, as
+ * doubles, so no overflow; both finite): at one temperature p(x)/q(x) is
+ * increasing in it, so (hi, lo) compared in turn rank tokens by the ratio
+ * exactly and without exp (tree dumps: ot's layout, gbv's ranks). */
+static inline void mdsd_logit_gap(double zp, double zq, double *hi, double *lo)
+{
+    double minus_zq = -zq, s = zp + minus_zq, v = s - zp;
+    *hi = s;
+    *lo = (zp - (s - v)) + (minus_zq - v);
+}
 #endif

@@ -27,6 +27,7 @@
 #include <gsl/gsl_integration.h>
 
 #include "bsum.h"
+#include "dist.h"
 #include "qporder.h"
 #include "verify_common.h"
 
@@ -460,8 +461,8 @@ static void line(mdsd_ot_plan *pl, prefix *pf, const double *q)
     }
 }
 
-/* The exact key of token x for the logit order: zp(x) - zq(x) = a + b (Knuth's
- * two-sum of the floats as doubles), increasing in p(x)/q(x). */
+/* The exact key of token x for the logit order: zp(x) - zq(x) = a + b
+ * (mdsd_logit_gap), increasing in p(x)/q(x). */
 typedef struct {
     double a, b;
     uint32_t tok;
@@ -485,17 +486,18 @@ static int logit_order(mdsd_qp_order *o, const double *p, const double *q, const
     logit_key *k = malloc((V ? V : 1) * sizeof *k);
     if (!k)
         return mdsd_fail(err, MDSD_ENOMEM, "ot: out of memory (V = %zu)", V);
-    size_t n1 = 0, n2 = 0, at = 0;
+    size_t n1 = 0, n2 = 0;
     for (size_t x = 0; x < V; x++)
         if (q[x] > 0.0 && p[x] == 0.0)
             o->order[n1++] = (uint32_t)x;
     for (size_t x = 0; x < V; x++)
         if (q[x] > 0.0 && p[x] > 0.0) {
-            double u = zp[x], w = -(double)zq[x], s = u + w, t = s - u;
-            k[n2++] = (logit_key){s, (u - (s - t)) + (w - t), (uint32_t)x};
+            logit_key *kx = &k[n2++];
+            mdsd_logit_gap(zp[x], zq[x], &kx->a, &kx->b);
+            kx->tok = (uint32_t)x;
         }
     qsort(k, n2, sizeof *k, by_logit_key);
-    at = n1;
+    size_t at = n1;
     for (size_t i = 0; i < n2; i++)
         o->order[at++] = k[i].tok;
     for (size_t x = 0; x < V; x++)
