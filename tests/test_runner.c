@@ -64,6 +64,7 @@ Test(runner, hf_loading_options_device_placement_and_readme_command) { python_su
 Test(runner, wrapper_picks_the_users_python) { python_suite("test_wrapper"); }
 Test(runner, dump_validator) { python_suite("test_schema"); }
 Test(runner, shipped_dump_is_reproducible) { python_suite("test_shipped_dump"); }
+Test(runner, truncated_rows_described_and_refused) { python_suite("test_truncated_rows"); }
 Test(runner, output_is_never_an_input) { python_suite("test_runner_outputs"); }
 
 Test(runner, shipped_dump_validates_with_mdsd_info)

@@ -22,7 +22,7 @@ static const char usage_text[] =
     "JSON keys: file, format, rows, samples, max_sample_rows, V, creator, created,\n"
     "dataset, tokenizer, generation_temperature (null if absent), target and\n"
     "drafts[] ({name, model, vocab_size, dropped_padding, dtype, chunk_rows,\n"
-    "gzip}; -1 = attribute absent), attributes ({name: value as text}),\n"
+    "gzip, truncated_rows, max_missing_mass}; -1 = attribute absent), attributes ({name: value as text}),\n"
     "validated (true, or false without --validate).\n";
 
 static void print_model(const mdsd_dump_model *m)
@@ -42,6 +42,9 @@ static void print_model(const mdsd_dump_model *m)
     if (m->gzip)
         printf(", gzip %d", m->gzip);
     printf("\n");
+    if (m->truncated_rows)
+        printf("  %-12s %zu truncated top-k rows (missing mass up to %.3g): no job reads them yet\n",
+               "", m->truncated_rows, m->max_missing_mass);
 }
 
 static void print_text(const mdsd_dump *d, int validated)
@@ -74,6 +77,8 @@ static void json_model(mdsd_json *j, const mdsd_dump_model *m)
     mdsd_json_kv_string(j, "dtype", mdsd_dtype_name(m->dtype));
     mdsd_json_kv_integer(j, "chunk_rows", (long long)m->chunk_rows);
     mdsd_json_kv_integer(j, "gzip", m->gzip);
+    mdsd_json_kv_integer(j, "truncated_rows", (long long)m->truncated_rows);
+    mdsd_json_kv_number(j, "max_missing_mass", m->max_missing_mass);
     mdsd_json_object_end(j);
 }
 
@@ -138,7 +143,7 @@ int cmd_info(int argc, char **argv)
     mdsd_err_clear(&err);
     mdsd_dump *d;
     mdsd_pathset_dump(cli_paths(), argv[optind]);
-    if (cli_check_paths(NULL, NULL, &err) || mdsd_dump_open(argv[optind], &d, &err))
+    if (cli_check_paths(NULL, NULL, &err) || mdsd_dump_open_truncated(argv[optind], &d, &err))
         return cli_report("info", &err);
     int rc = MDSD_OK;
     if (validate)

@@ -44,6 +44,13 @@ typedef struct {
     char model[MDSD_DUMP_NAME_MAX];  /* attribute `model`, "" if absent */
     long long vocab_size;            /* attribute `vocab_size`, -1 if absent */
     long long dropped_padding;       /* attribute `dropped_padding`, -1 if absent */
+    /* Optional datasets `truncated` (uint8 [N]) and `missing_mass` (float64
+     * [N]) beside the logits (data/README.md, "Truncated rows"): rows that
+     * hold a top-k set of log-probabilities of the full distribution, the
+     * rest of it unseen. 0 when the datasets are absent (an old dump: every
+     * row complete) or mark no row. */
+    size_t truncated_rows;
+    double max_missing_mass;         /* largest missing_mass over the rows */
     mdsd_dump_dtype dtype;
     size_t chunk_rows;               /* rows per HDF5 chunk; 0 = contiguous */
     int gzip;                        /* deflate level of the chunks, 0 = none */
@@ -91,6 +98,12 @@ typedef struct {
  * must be integers whose values fit in int32: a value that does not is a
  * read error naming the dataset, never a silently clamped id. */
 int mdsd_dump_open(const char *path, mdsd_dump **out, mdsd_err *err);
+/* mdsd_dump_open refuses a dump with truncated rows (some model's
+ * truncated_rows > 0): no job bounds what the unseen tokens do to its
+ * numbers yet, and softmax over the kept entries alone would renormalise the
+ * missing mass away in silence (a wrong number). This opens it anyway, for
+ * readers that only describe it (mdsd info). */
+int mdsd_dump_open_truncated(const char *path, mdsd_dump **out, mdsd_err *err);
 void mdsd_dump_close(mdsd_dump *d);
 
 /* A dump split across files (one per shard of prompts, say) is a directory:

@@ -538,11 +538,21 @@ static int probe_metadata(const char *path, mdsd_err *err)
     return MDSD_OK;
 }
 
-int mdsd_dump_open(const char *path, mdsd_dump **out, mdsd_err *err)
+int mdsd_dump_open_truncated(const char *path, mdsd_dump **out, mdsd_err *err)
 {
     *out = NULL;
     int rc = probe_metadata(path, err);
     return rc ? rc : open_unprobed(path, out, err);
+}
+
+int mdsd_dump_open(const char *path, mdsd_dump **out, mdsd_err *err)
+{
+    int rc = mdsd_dump_open_truncated(path, out, err);
+    if (rc == MDSD_OK && (rc = dump_refuse_truncated(*out, err))) {
+        mdsd_dump_close(*out);
+        *out = NULL;
+    }
+    return rc;
 }
 
 static int open_unprobed(const char *path, mdsd_dump **out, mdsd_err *err)
@@ -590,6 +600,10 @@ static int open_unprobed(const char *path, mdsd_dump **out, mdsd_err *err)
         rc = open_meta(d, "/sample_id", &d->h5->sample_id, err);
     if (rc == MDSD_OK)
         rc = open_meta(d, "/position", &d->h5->position, err);
+    if (rc == MDSD_OK)
+        rc = dump_read_truncation(d, &d->target, err);
+    for (size_t j = 0; rc == MDSD_OK && j < d->n_drafts; j++)
+        rc = dump_read_truncation(d, &d->drafts[j], err);
     if (rc == MDSD_OK)
         rc = count_samples(d, err);
     if (rc) {

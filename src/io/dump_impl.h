@@ -43,6 +43,15 @@ int dump_path_exists(hid_t file, const char *path);
 const char *dump_class_name(H5T_class_t c);
 size_t dump_dtype_bytes(mdsd_dump_dtype t);
 
+/* ---- truncated rows (dump_trunc.c) ---- */
+/* Reads and checks the optional /<group>/truncated and missing_mass of model
+ * m (both or neither; flags 0/1; missing mass finite, in [0, 1], 0 on
+ * complete rows; truncated rows stored as float32) into m->truncated_rows
+ * and m->max_missing_mass. */
+int dump_read_truncation(mdsd_dump *d, mdsd_dump_model *m, mdsd_err *err);
+/* The refusal of mdsd_dump_open for a dump with truncated rows (MDSD_OK if none). */
+int dump_refuse_truncated(const mdsd_dump *d, mdsd_err *err);
+
 /* ---- attributes (dump_attr.c) ---- */
 /* A string attribute into buf: 0 absent (buf = ""), 1 read, -1 present but
  * not a single string of sensible size. */

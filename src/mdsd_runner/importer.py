@@ -9,7 +9,7 @@ saved as NumPy .npy / .npz or .safetensors files.
         --drop-padding -o qwen.h5
 
 Arrays: logits [rows, V] (or [samples, positions, V]: one sample per first index), float16,
-bfloat16, float32 or float64, -inf allowed (probability 0). Rows of one sample must be
+bfloat16, float32 or float64; -inf entries need --neg-inf zero (probability 0) or unseen. Rows of one sample must be
 consecutive. --tokens gives the token generated at each row (default: the target's argmax,
 recorded as such in runner_config); --sample-ids the sample of each row (default: the first
 axis of 3-D arrays, else one sample for the whole 2-D array: standard errors then treat the
@@ -169,6 +169,27 @@ def _check_rows(name, a, lo, hi):
         raise RunnerError(f"{name}: row {lo + int(np.argmax(empty))} has no finite logit")
 
 
+def _check_neg_inf(name, a, lo, V, neg_inf):
+    """-inf means a true zero or an unseen token of a top-k trace; the two give different
+    numbers (a top-k row read as complete renormalises the missing mass away), so the user
+    says which (--neg-inf), never the importer."""
+    if neg_inf == "zero":
+        return
+    hit = np.isneginf(a[:, :V]).any(axis=1)
+    if not hit.any():
+        return
+    r = int(np.argmax(hit))
+    c = int(np.argmax(np.isneginf(a[r, :V])))
+    if neg_inf is None:
+        raise RunnerError(f"{name}: row {lo + r}, column {c} is -inf: say what -inf means with "
+                          "--neg-inf zero (true zeros, e.g. after top-k sampling: rows are complete) "
+                          "or --neg-inf unseen (tokens a top-k trace did not report)")
+    raise RunnerError(f"{name}: row {lo + r} has unseen (-inf) tokens under --neg-inf unseen: "
+                      "truncated top-k rows cannot be imported yet (no job bounds what the unseen "
+                      "tokens do to alpha*; data/README.md, \"Truncated rows\"); import full rows, "
+                      "or --neg-inf zero if the -inf entries are true zeros")
+
+
 def dropped_mass(a, V):
     """Largest softmax (T = 1) mass over the rows of `a` in columns >= V."""
     if a.shape[1] <= V:
@@ -183,11 +204,13 @@ def dropped_mass(a, V):
 def import_logits(out, target, drafts, *, tokens=None, sample_ids=None, vocab_size=None,
                   drop_padding=False, max_dropped_mass=1e-6, logits_dtype="float32",
                   compression="gzip", dataset="imported", target_model="target",
-                  chunk_rows=4096, log=print):
+                  chunk_rows=4096, neg_inf=None, log=print):
     """Writes dump `out` from arrays. target: array; drafts: [(name, array)]. Returns a
     summary dict. The documented function of the Python package behind `import`."""
     if not drafts:
         raise RunnerError("give at least one --draft NAME=FILE")
+    if neg_inf not in (None, "zero", "unseen"):
+        raise RunnerError(f"--neg-inf must be zero or unseen, not {neg_inf!r}")
     if not 0 <= max_dropped_mass <= 1:  # NaN too: it would turn the check off
         raise RunnerError(f"--max-dropped-mass must be in [0, 1], not {max_dropped_mass}")
     names = [n for n, _ in drafts]
@@ -254,6 +277,7 @@ def import_logits(out, target, drafts, *, tokens=None, sample_ids=None, vocab_si
             for (path, *_), a in zip(groups, [t] + [d for _, d in ds]):
                 block = np.asarray(a[lo:hi], dtype=np.float32)
                 _check_rows(path, block, lo, hi)
+                _check_neg_inf(path, block, lo, V, neg_inf)
                 worst[path] = max(worst[path], dropped_mass(block, V))
                 if worst[path] > max_dropped_mass:
                     raise RunnerError(f"{path}: columns >= {V} carry probability mass "
@@ -306,6 +330,11 @@ def add_parser(sub):
     p.add_argument("--logits-dtype", choices=("float32", "float16", "bfloat16"), default="float32",
                    help="stored logits type (default float32)")
     p.add_argument("--compression", choices=("gzip", "none"), default="gzip")
+    p.add_argument("--neg-inf", choices=("zero", "unseen"),
+                   help="what -inf entries mean, required when there are any: zero = true zeros "
+                        "(e.g. after top-k sampling; rows are complete), unseen = tokens a top-k "
+                        "trace did not report (rows are truncated: refused for now, see "
+                        "data/README.md, \"Truncated rows\")")
     p.add_argument("-o", "--output", required=True, metavar="OUT.h5", help="the dump to write")
     return p
 
@@ -323,7 +352,8 @@ def run(args):
         sample_ids=load_array(args.sample_ids) if args.sample_ids else None,
         vocab_size=args.vocab_size, drop_padding=args.drop_padding,
         max_dropped_mass=args.max_dropped_mass, logits_dtype=args.logits_dtype,
-        compression=args.compression, dataset=args.dataset, target_model=args.target_model)
+        compression=args.compression, dataset=args.dataset, target_model=args.target_model,
+        neg_inf=args.neg_inf)
     print(f"wrote {summary['output']}: {summary['rows']} rows, {summary['samples']} samples, "
           f"V = {summary['vocab_size']}, drafts {', '.join(summary['drafts'])}; tokens: "
           f"{summary['tokens']}")

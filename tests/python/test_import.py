@@ -130,6 +130,22 @@ class ImportTest(unittest.TestCase):
                               "d=" + self.path("run.npz") + ":draft", "--tokens",
                               self.path("run.npz") + ":tokens", "--sample-ids",
                               self.path("run.npz") + ":sample", "-o", out)
+        # -inf entries: the importer asks what they mean and refuses to guess
+        self.assertEqual(rc, 1, so + err)
+        self.assertIn("target: row 0, column", err)
+        self.assertIn("--neg-inf zero", err)
+        self.assertFalse(os.path.exists(out))
+        rc, so, err = run_cli("import", "--target", self.path("run.npz") + ":target", "--draft",
+                              "d=" + self.path("run.npz") + ":draft", "--tokens",
+                              self.path("run.npz") + ":tokens", "--sample-ids",
+                              self.path("run.npz") + ":sample", "--neg-inf", "unseen", "-o", out)
+        self.assertEqual(rc, 1, so + err)
+        self.assertIn("cannot be imported yet", err)
+        self.assertFalse(os.path.exists(out))
+        rc, so, err = run_cli("import", "--target", self.path("run.npz") + ":target", "--draft",
+                              "d=" + self.path("run.npz") + ":draft", "--tokens",
+                              self.path("run.npz") + ":tokens", "--sample-ids",
+                              self.path("run.npz") + ":sample", "--neg-inf", "zero", "-o", out)
         self.assertEqual(rc, 0, err)
         self.assertIn("tokens: given", so)
         with h5py.File(out, "r") as f:

@@ -1,0 +1,171 @@
+"""Truncated top-k rows (data/README.md, "Truncated rows"): a dump that records them is
+described by `mdsd info` and refused by every job, so that no job renormalises the missing
+mass away (issue: top-20 rows of the KJV pair printed alpha* = 0.675 for 0.871, exit 0).
+Malformed truncation records are refused naming the file, dataset, row and value."""
+
+import os
+import subprocess
+import tempfile
+import unittest
+
+import h5py
+import numpy as np
+
+from support import ROOT, mdsd_bin
+
+SHIPPED = os.path.join(ROOT, "data", "kjv-ngram.h5")
+ROWS, K = 64, 20
+
+
+def logsumexp(a, axis=-1):
+    m = np.max(a, axis=axis, keepdims=True)
+    return (m + np.log(np.sum(np.exp(a - m), axis=axis, keepdims=True)))[..., 0]
+
+
+def top_k_logprobs(logits, k):
+    """Rows of log-probabilities of the full softmax, -inf outside each row's top k."""
+    lp = logits.astype(np.float64)
+    lp = lp - logsumexp(lp)[:, None]
+    out = np.full(lp.shape, -np.inf)
+    idx = np.argsort(-lp, axis=1, kind="stable")[:, :k]
+    np.put_along_axis(out, idx, np.take_along_axis(lp, idx, axis=1), axis=1)
+    missing = -np.expm1(logsumexp(np.where(np.isfinite(out), out, -np.inf)))
+    return out.astype(np.float32), np.maximum(missing, 0.0)
+
+
+def write(path, truncate=True, dtype=np.float32, edit=None):
+    """The first ROWS rows of the shipped dump, float32, as top-K rows (or complete)."""
+    with h5py.File(SHIPPED, "r") as src, h5py.File(path, "w") as f:
+        for key, value in src.attrs.items():
+            f.attrs[key] = value
+        for name in ("tokens", "sample_id", "position"):
+            f[name] = src[name][:ROWS]
+        groups = ["target"] + [f"drafts/{d}" for d in src["drafts"]]
+        for g in groups:
+            logits = src[g + "/logits"][:ROWS].astype(np.float32)
+            if truncate:
+                values, missing = top_k_logprobs(logits, K)
+                f[g + "/truncated"] = np.ones(ROWS, np.uint8)
+                f[g + "/missing_mass"] = missing
+            else:
+                values = logits
+            f.create_dataset(g + "/logits", data=values.astype(dtype))
+            for key, value in src[g].attrs.items():
+                f[g].attrs[key] = value
+        if edit:
+            edit(f)
+
+
+def mdsd(*args):
+    proc = subprocess.run([mdsd_bin(), *map(str, args)], capture_output=True, text=True,
+                          cwd=ROOT, timeout=300)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+@unittest.skipUnless(mdsd_bin(), "needs MDSD_BIN")
+class TruncatedRows(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.path = os.path.join(self.dir.name, "top20.h5")
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def test_info_describes_truncated_rows(self):
+        write(self.path)
+        rc, out, err = mdsd("info", self.path)
+        self.assertEqual(rc, 0, err)
+        self.assertIn(f"{ROWS} truncated top-k rows", out)
+        rc, out, err = mdsd("info", self.path, "--json")
+        self.assertEqual(rc, 0, err)
+        import json
+        info = json.loads(out)
+        self.assertEqual(info["target"]["truncated_rows"], ROWS)
+        self.assertGreater(info["target"]["max_missing_mass"], 0.05)
+        for d in info["drafts"]:
+            self.assertEqual(d["truncated_rows"], ROWS)
+
+    def test_table_refuses_instead_of_renormalising(self):
+        write(self.path)
+        out_csv = os.path.join(self.dir.name, "t.csv")
+        rc, out, err = mdsd("table", self.path, "-d", "2", "-t", "1", "-o", out_csv)
+        self.assertEqual(rc, 1, out + err)
+        self.assertIn("truncated top-k rows", err)
+        self.assertIn("/target/logits", err)
+        self.assertFalse(os.path.exists(out_csv))
+        self.assertEqual(os.listdir(self.dir.name), ["top20.h5"])  # nothing half-written
+
+    def test_python_reader_refuses(self):
+        write(self.path)
+        import mdsd as lib
+        with self.assertRaisesRegex(lib.MdsdError, "truncated top-k rows"):
+            lib.DumpReader(self.path)
+
+    def test_complete_record_reads_as_before(self):
+        """A record that marks no row truncated changes nothing: the table's numbers are
+        those of the same dump without it."""
+        plain = os.path.join(self.dir.name, "plain.h5")
+        write(plain, truncate=False)
+
+        def all_complete(f):
+            for g in ["target"] + [f"drafts/{d}" for d in f["drafts"]]:
+                f[g + "/truncated"] = np.zeros(ROWS, np.uint8)
+                f[g + "/missing_mass"] = np.zeros(ROWS)
+        write(self.path, truncate=False, edit=all_complete)
+        results = []
+        for p in (plain, self.path):
+            csv = p + ".csv"
+            rc, out, err = mdsd("table", p, "-d", "2", "-t", "1", "-v", "rrs", "-o", csv)
+            self.assertEqual(rc, 0, err)
+            with open(csv) as f:
+                results.append([line.split(",")[1:] for line in f])
+        self.assertEqual(results[0], results[1])
+
+    def test_malformed_records_are_refused_naming_dataset_and_row(self):
+        def drop_mass(f):
+            del f["target/missing_mass"]
+
+        def bad_flag(f):
+            f["target/truncated"][5] = 2
+
+        def bad_mass(f):
+            f["drafts/kn2/missing_mass"][7] = 1.5
+
+        def nan_mass(f):
+            f["target/missing_mass"][3] = np.nan
+
+        def complete_with_mass(f):
+            f["target/truncated"][9] = 0
+
+        def short(f):
+            del f["target/truncated"]
+            f["target/truncated"] = np.ones(ROWS - 1, np.uint8)
+
+        def float_flags(f):
+            del f["target/truncated"]
+            f["target/truncated"] = np.ones(ROWS, np.float32)
+
+        cases = [(drop_mass, "/target/truncated without /target/missing_mass"),
+                 (bad_flag, "/target/truncated, row 5: 2 is not 0"),
+                 (bad_mass, "/drafts/kn2/missing_mass, row 7: 1.5 is not a probability"),
+                 (nan_mass, "/target/missing_mass, row 3: nan"),
+                 (complete_with_mass, "/target/missing_mass, row 9: missing mass"),
+                 (short, "/target/truncated must be [64]"),
+                 (float_flags, "/target/truncated has dtype float")]
+        for edit, message in cases:
+            with self.subTest(message=message):
+                write(self.path, edit=edit)
+                rc, out, err = mdsd("info", self.path)
+                self.assertEqual(rc, 1, out + err)
+                self.assertIn(self.path, err)
+                self.assertIn(message, err)
+
+    def test_truncated_rows_must_be_float32(self):
+        write(self.path, dtype=np.float16)
+        rc, out, err = mdsd("info", self.path)
+        self.assertEqual(rc, 1, out + err)
+        self.assertIn("must be stored as float32", err)
+
+
+if __name__ == "__main__":
+    unittest.main()
