@@ -5,6 +5,7 @@ Malformed truncation records are refused naming the file, dataset, row and value
 
 import os
 import subprocess
+import sys
 import tempfile
 import unittest
 
@@ -97,6 +98,7 @@ class TruncatedRows(unittest.TestCase):
 
     def test_python_reader_refuses(self):
         write(self.path)
+        sys.path.insert(0, os.path.join(ROOT, "src", "python"))
         import mdsd as lib
         with self.assertRaisesRegex(lib.MdsdError, "truncated top-k rows"):
             lib.DumpReader(self.path)
