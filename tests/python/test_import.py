@@ -126,26 +126,23 @@ class ImportTest(unittest.TestCase):
         np.savez(self.path("run.npz"), target=sparse, draft=self.draft.reshape(15, -1)[:, :self.V],
                  tokens=tokens, sample=samples)
         out = self.path("topk.h5")
-        rc, so, err = run_cli("import", "--target", self.path("run.npz") + ":target", "--draft",
-                              "d=" + self.path("run.npz") + ":draft", "--tokens",
-                              self.path("run.npz") + ":tokens", "--sample-ids",
-                              self.path("run.npz") + ":sample", "-o", out)
+
+        def import_topk(*extra):
+            run = self.path("run.npz")
+            return run_cli("import", "--target", run + ":target", "--draft", "d=" + run + ":draft",
+                           "--tokens", run + ":tokens", "--sample-ids", run + ":sample", *extra,
+                           "-o", out)
+        rc, so, err = import_topk()
         # -inf entries: the importer asks what they mean and refuses to guess
         self.assertEqual(rc, 1, so + err)
         self.assertIn("target: row 0, column", err)
         self.assertIn("--neg-inf zero", err)
         self.assertFalse(os.path.exists(out))
-        rc, so, err = run_cli("import", "--target", self.path("run.npz") + ":target", "--draft",
-                              "d=" + self.path("run.npz") + ":draft", "--tokens",
-                              self.path("run.npz") + ":tokens", "--sample-ids",
-                              self.path("run.npz") + ":sample", "--neg-inf", "unseen", "-o", out)
+        rc, so, err = import_topk("--neg-inf", "unseen")
         self.assertEqual(rc, 1, so + err)
         self.assertIn("cannot be imported yet", err)
         self.assertFalse(os.path.exists(out))
-        rc, so, err = run_cli("import", "--target", self.path("run.npz") + ":target", "--draft",
-                              "d=" + self.path("run.npz") + ":draft", "--tokens",
-                              self.path("run.npz") + ":tokens", "--sample-ids",
-                              self.path("run.npz") + ":sample", "--neg-inf", "zero", "-o", out)
+        rc, so, err = import_topk("--neg-inf", "zero")
         self.assertEqual(rc, 0, err)
         self.assertIn("tokens: given", so)
         with h5py.File(out, "r") as f:
