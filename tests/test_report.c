@@ -93,6 +93,7 @@ static mdsd_report_row row(const char *dump, const char *scheme, const char *met
     snprintf(r.method, sizeof r.method, "%s", method);
     r.temperature = 0.7, r.n = 3, r.alpha = alpha, r.se = 0.001, r.gap = gap, r.gap_se = 0.001;
     r.positions = 100, r.samples = 10, r.exact = true;
+    r.alpha_low = r.alpha_high = alpha, r.alpha_low_se = r.alpha_high_se = r.se;
     if (!isnan(gap)) {
         r.n_per_draft = 3;
         r.per_draft[0] = 0.5, r.per_draft[1] = 0.2, r.per_draft[2] = 0.1;
@@ -114,21 +115,21 @@ Test(report, csv_round_trips)
     cr_assert(strstr(buf, "per_draft_3\n"));
     char *line2 = strchr(buf, '\n') + 1, *line3 = strchr(line2, '\n') + 1;
     mdsd_report_row back;
-    cr_assert_eq(mdsd_report_csv_parse(line3, &back, NULL), MDSD_OK);
+    cr_assert_eq(mdsd_report_csv_parse(line3, true, &back, NULL), MDSD_OK);
     cr_assert_str_eq(back.method, "rrs");
     cr_assert_float_eq(back.alpha, 0.8, 1e-12);
     cr_assert_float_eq(back.gap, -0.01, 1e-12);
     cr_assert_eq(back.n_per_draft, 3);
-    cr_assert_eq(mdsd_report_csv_parse(line2, &back, NULL), MDSD_OK);
+    cr_assert_eq(mdsd_report_csv_parse(line2, true, &back, NULL), MDSD_OK);
     cr_assert(isnan(back.gap));
     cr_assert_eq(back.n_per_draft, 0);
-    cr_assert_eq(mdsd_report_csv_parse("garbage", &back, NULL), MDSD_EFORMAT);
+    cr_assert_eq(mdsd_report_csv_parse("garbage", true, &back, NULL), MDSD_EFORMAT);
     /* a dump label with a comma and a quote survives the round trip */
     mdsd_report_row odd = row("my,\"dump\".h5", "iid", "rrs", 0.5, -0.1);
     FILE *g = open_memstream(&buf2, &len2);
     mdsd_report_csv_row(g, &odd, 3);
     fclose(g);
-    cr_assert_eq(mdsd_report_csv_parse(buf2, &back, NULL), MDSD_OK, "%s", buf2);
+    cr_assert_eq(mdsd_report_csv_parse(buf2, true, &back, NULL), MDSD_OK, "%s", buf2);
     cr_assert_str_eq(back.dump, "my,\"dump\".h5");
     cr_assert_float_eq(back.alpha, 0.5, 1e-12);
     free(buf2);

@@ -69,7 +69,7 @@ static size_t read_csv(const char *path, csv_cell *cells, size_t max)
     cr_assert_not_null(fgets(line, sizeof line, f));
     while (k < max && fgets(line, sizeof line, f)) {
         mdsd_report_row r;
-        cr_assert_eq(mdsd_report_csv_parse(line, &r, NULL), MDSD_OK);
+        cr_assert_eq(mdsd_report_csv_parse(line, true, &r, NULL), MDSD_OK);
         cells[k] = (csv_cell){r.temperature, r.n, "", "", r.alpha, r.se, r.gap};
         strcpy(cells[k].scheme, r.scheme);
         strcpy(cells[k].method, r.method);

@@ -171,7 +171,7 @@ static int read_rows(const report_opts *o, mdsd_report_row **rows_out, size_t *c
     size_t count = 0, cap = 0, lineno = 0, line_cap = 0;
     ranked_row *rr = NULL;
     int rc = MDSD_OK;
-    bool header = false, seen[5][MAX_ITEMS] = {{false}};
+    bool header = false, intervals = false, seen[5][MAX_ITEMS] = {{false}};
     const name_list *lists[5] = {&o->temperatures, &o->drafts, &o->schemes, &o->methods, &o->dumps};
     ssize_t len;
     while (rc == MDSD_OK && (len = getline(&line, &line_cap, f)) >= 0) {
@@ -184,7 +184,9 @@ static int read_rows(const report_opts *o, mdsd_report_row **rows_out, size_t *c
             continue;
         if (!header) {
             header = true;
-            if (strncmp(line, "dump,temperature,n,scheme,method,alpha,stderr,", 46) != 0)
+            /* a file of an earlier version has no interval columns: read without them */
+            if (strncmp(line, "dump,temperature,n,scheme,method,alpha,stderr,", 46) != 0 ||
+                mdsd_report_csv_layout(line, &intervals, NULL) != MDSD_OK)
                 rc = mdsd_fail(err, MDSD_EFORMAT, "%s, line %zu: not a results CSV of mdsd table "
                                "(header must start dump,temperature,n,scheme,method,alpha,stderr,...)",
                                o->csv, lineno);
@@ -192,7 +194,7 @@ static int read_rows(const report_opts *o, mdsd_report_row **rows_out, size_t *c
         }
         mdsd_report_row r;
         mdsd_err why;
-        if (mdsd_report_csv_parse(line, &r, &why) != MDSD_OK || !isfinite(r.temperature) || !isfinite(r.alpha)) {
+        if (mdsd_report_csv_parse(line, intervals, &r, &why) != MDSD_OK || !isfinite(r.temperature) || !isfinite(r.alpha)) {
             rc = mdsd_fail(err, MDSD_EFORMAT, "%s, line %zu: malformed results row", o->csv, lineno);
             break;
         }

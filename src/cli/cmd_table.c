@@ -82,7 +82,11 @@ static const char usage_text[] =
     "                           --markdown, --latex)\n"
     "  -h, --help               this help\n\n"
     "CSV columns: dump,temperature,n,scheme,method,alpha,stderr,gap,gap_stderr,\n"
-    "significance,positions,samples,exact,per_draft_1..per_draft_K\n"
+    "significance,positions,samples,exact,alpha_low,alpha_low_stderr,alpha_high,\n"
+    "alpha_high_stderr,per_draft_1..per_draft_K\n"
+    "alpha_low/alpha_high: the certified interval of alpha* on truncated top-k rows\n"
+    "(data/README.md, \"Truncated rows\"; only -t 1 -s iid -v none there); = alpha on\n"
+    "complete rows.\n"
     "How the file was made (command, seed, trials, truncation, is-top, each dump's\n"
     "size and SHA-256) goes to FILE.provenance.json beside it; mdsd report and\n"
     "mdsd plot carry it forward.\n";

@@ -51,6 +51,8 @@ typedef struct {
      * row complete) or mark no row. */
     size_t truncated_rows;
     double max_missing_mass;         /* largest missing_mass over the rows */
+    unsigned char *row_truncated;    /* [N] the flags, NULL when no row is truncated */
+    double *row_missing;             /* [N] the missing masses, NULL likewise */
     mdsd_dump_dtype dtype;
     size_t chunk_rows;               /* rows per HDF5 chunk; 0 = contiguous */
     int gzip;                        /* deflate level of the chunks, 0 = none */

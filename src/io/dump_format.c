@@ -630,6 +630,9 @@ void mdsd_dump_close(mdsd_dump *d)
         free(d->h5);
     }
     H5Eclear2(H5E_DEFAULT);
+    free(d->target.row_truncated), free(d->target.row_missing);
+    for (size_t j = 0; d->drafts && j < d->n_drafts; j++)
+        free(d->drafts[j].row_truncated), free(d->drafts[j].row_missing);
     free(d->drafts);
     free(d->attrs);
     free(d);

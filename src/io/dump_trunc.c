@@ -85,7 +85,9 @@ int dump_read_truncation(mdsd_dump *d, mdsd_dump_model *m, mdsd_err *err)
     size_t cap = d->N < TRUNC_BLOCK ? d->N : TRUNC_BLOCK;
     long long *flag = rc ? NULL : malloc(cap * sizeof *flag);
     double *mass = rc ? NULL : malloc(cap * sizeof *mass);
-    if (rc == MDSD_OK && (!flag || !mass))
+    m->row_truncated = rc ? NULL : malloc(d->N);
+    m->row_missing = rc ? NULL : malloc(d->N * sizeof *m->row_missing);
+    if (rc == MDSD_OK && (!flag || !mass || !m->row_truncated || !m->row_missing))
         rc = mdsd_fail(err, MDSD_ENOMEM, "%s: out of memory", d->path);
     for (size_t row0 = 0; rc == MDSD_OK && row0 < d->N; row0 += cap) {
         size_t rows = d->N - row0 < cap ? d->N - row0 : cap;
@@ -103,7 +105,11 @@ int dump_read_truncation(mdsd_dump *d, mdsd_dump_model *m, mdsd_err *err)
             else if (flag[i] == 0 && mass[i] != 0.0)
                 rc = mdsd_fail(err, MDSD_EFORMAT, "%s: %s, row %zu: missing mass %.17g on a row that "
                                "%s marks complete (0)", d->path, mass_path, row, mass[i], flag_path);
-            else if (flag[i] == 1) {
+            if (rc)
+                break;
+            m->row_truncated[row] = (unsigned char)flag[i];
+            m->row_missing[row] = mass[i];
+            if (flag[i] == 1) {
                 m->truncated_rows++;
                 if (mass[i] > m->max_missing_mass)
                     m->max_missing_mass = mass[i];
@@ -116,6 +122,10 @@ int dump_read_truncation(mdsd_dump *d, mdsd_dump_model *m, mdsd_err *err)
         rc = mdsd_fail(err, MDSD_EFORMAT, "%s: %s holds %zu truncated rows in %s: truncated rows "
                        "(log-probabilities) must be stored as float32", d->path, m->path,
                        m->truncated_rows, mdsd_dtype_name(m->dtype));
+    if (rc || m->truncated_rows == 0) { /* the flags are kept only where a job needs them */
+        free(m->row_truncated), free(m->row_missing);
+        m->row_truncated = NULL, m->row_missing = NULL;
+    }
     free(flag), free(mass);
     dump_h5_close(fd), dump_h5_close(md);
     return rc;

@@ -59,6 +59,45 @@ static int refuse_tree_dump(const mdsd_dump *d, const char *path, mdsd_err *err)
     return MDSD_OK;
 }
 
+/* Truncated top-k rows (data/README.md, "Truncated rows") are read only
+ * where a certified interval exists (MATH.md §2.9): alpha* of i.i.d. drafts
+ * at the temperature of the trace's log-probabilities, T = 1, with no
+ * decoding truncation. Everything else is refused before any work, saying why. */
+static int check_truncated_job(const mdsd_batch_opts *o, const mdsd_dump *d, int draft,
+                               const char *path, mdsd_err *err)
+{
+    const mdsd_dump_model *t = &d->target, *q = &d->drafts[draft];
+    if (t->truncated_rows == 0 && q->truncated_rows == 0)
+        return MDSD_OK;
+    char what[4600];
+    snprintf(what, sizeof what, "%s: %zu rows of %s and %zu of %s are truncated top-k rows", path,
+             t->truncated_rows, t->path, q->truncated_rows, q->path);
+    const mdsd_table_opts *p = &o->pub;
+    if (p->n_verifiers > 0)
+        return mdsd_fail(err, MDSD_EUNSUPPORTED, "%s: a verifier's acceptance there depends on how "
+                         "the unseen tokens' mass is spread in ways no certified bound here covers "
+                         "(only alpha* of i.i.d. drafts is bounded, MATH.md §2.9); run alpha* only "
+                         "(--verifiers none; %s was asked) or use complete rows", what,
+                         mdsd_verifier_name(p->verifiers[0]));
+    for (size_t i = 0; i < p->n_schemes; i++)
+        if (p->schemes[i] != MDSD_SCHEME_IID)
+            return mdsd_fail(err, MDSD_EUNSUPPORTED, "%s: alpha* of the %s scheme over the unseen "
+                             "tokens is not bounded here (only iid is, MATH.md §2.9); use --schemes iid",
+                             what, mdsd_scheme_name(p->schemes[i]));
+    for (size_t i = 0; i < p->n_temperatures; i++)
+        if (p->temperatures[i] != 1.0)
+            return mdsd_fail(err, MDSD_EUNSUPPORTED, "%s: their log-probabilities are at T = 1, and "
+                             "at T = %g the unseen tokens' masses are not bounded by anything proven "
+                             "here (MATH.md §2.9); use --temperatures 1", what, p->temperatures[i]);
+    if (p->top_k > 0 || (p->top_p > 0 && p->top_p < 1.0))
+        return mdsd_fail(err, MDSD_EUNSUPPORTED, "%s: --top-k / --top-p would cut the distribution "
+                         "at a place the unseen tokens decide; not bounded here (MATH.md §2.9)", what);
+    if (o->per_position)
+        return mdsd_fail(err, MDSD_EUNSUPPORTED, "%s: --per-position has no interval columns yet; "
+                         "run without it", what);
+    return MDSD_OK;
+}
+
 /* Job j: dump j / drafters, drafter j % drafters. A directory is one dump
  * split across its *.h5 files (mdsd_dump_parts). */
 int mdsd_column_open(const mdsd_batch_opts *o, size_t j, dump_job *job, mdsd_err *err)
@@ -76,7 +115,7 @@ int mdsd_column_open(const mdsd_batch_opts *o, size_t j, dump_job *job, mdsd_err
         rc = mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
     const char *model = o->pub.n_draft_models ? o->pub.draft_models[j % drafters] : NULL;
     for (size_t p = 0; p < n && rc == MDSD_OK; p++) {
-        if ((rc = mdsd_dump_open(paths[p], &job->parts[p], err)))
+        if ((rc = mdsd_dump_open_truncated(paths[p], &job->parts[p], err)))
             break;
         job->n_parts = p + 1;
         mdsd_dump *d = job->parts[p];
@@ -93,6 +132,8 @@ int mdsd_column_open(const mdsd_batch_opts *o, size_t j, dump_job *job, mdsd_err
             rc = mdsd_fail(err, MDSD_EINVAL, "%s: no drafter named '%s' under /drafts", paths[p], name);
         else if (p > 0)
             rc = mdsd_dump_check_part(job->parts[0], d, job->part_draft[0], job->part_draft[p], err);
+        if (rc == MDSD_OK)
+            rc = check_truncated_job(o, d, job->part_draft[p], paths[p], err);
         job->part_row0[p + 1] = job->part_row0[p] + d->N;
     }
     mdsd_dump_parts_free(paths, n);

@@ -39,6 +39,7 @@ typedef struct {
     mdsd_position_settings set; /* the job's, at T, Monte Carlo seeded by the unit */
     size_t fail_row;     /* test hook (see test_hook_row); SIZE_MAX = none */
     size_t row_offset;   /* rows of the dump's files before the one being read */
+    const mdsd_dump_model *target, *draft; /* the file being read: its truncation record */
 } unit_ctx;
 
 typedef mdsd_position_worker worker;
@@ -89,6 +90,7 @@ typedef struct {
 typedef struct {
     size_t cap, cells, max_n;
     double *alpha;      /* [cap * cells] */
+    double *lo, *hi;    /* [cap * cells] the certified interval (= alpha on complete rows) */
     double *per_draft;  /* [cap * cells * max_n] */
     bool *exact;        /* [cap * cells] */
     double *stats;      /* [cap * 3] entropy_p, entropy_q, tv (per-position output only) */
@@ -131,8 +133,17 @@ int mdsd_column_open(const mdsd_batch_opts *o, size_t j, dump_job *job, mdsd_err
 void mdsd_column_close(dump_job *job);
 
 /* ---- position.c ---- */
+/* Whether a row of each model is a truncated top-k row, and its missing mass. */
+typedef struct {
+    bool target, draft;
+    double target_missing, draft_missing;
+} mdsd_position_truncation;
+/* Every cell at one row: alpha[cells] (truncated rows: at the plug-in
+ * completion), the certified interval lo[cells], hi[cells] (= alpha on
+ * complete rows; MATH.md §2.9), per_draft[cells * max_n], exact[cells]. */
 int mdsd_position_eval(const unit_ctx *u, worker *w, const float *target, const float *draft,
-                       size_t row, double *alpha, double *per_draft, bool *exact, mdsd_err *err);
+                       size_t row, const mdsd_position_truncation *tr, double *alpha, double *lo,
+                       double *hi, double *per_draft, bool *exact, mdsd_err *err);
 void mdsd_position_stats(const double *p, const double *q, size_t V, double out[3]);
 
 /* ---- perpos.c ---- */

@@ -16,6 +16,8 @@ void mdsd_batch_group_reset(mdsd_batch_group *g, const mdsd_batch_plan *pl, long
     for (size_t c = 0; c < pl->count; c++) {
         mdsd_welford_init(&g->alpha[c]);
         mdsd_welford_init(&g->gap[c]);
+        mdsd_welford_init(&g->lo[c]);
+        mdsd_welford_init(&g->hi[c]);
         memset(g->per_draft[c], 0, sizeof g->per_draft[c]);
         g->exact[c] = true;
     }
@@ -26,6 +28,8 @@ void mdsd_batch_fold_init(mdsd_batch_fold *f, const mdsd_batch_plan *pl)
     for (size_t c = 0; c < pl->count; c++) {
         mdsd_cluster_init(&f->alpha[c]);
         mdsd_cluster_init(&f->gap[c]);
+        mdsd_cluster_init(&f->lo[c]);
+        mdsd_cluster_init(&f->hi[c]);
         memset(f->per_draft_sum[c], 0, sizeof f->per_draft_sum[c]);
         f->exact[c] = true;
     }
@@ -40,6 +44,8 @@ void mdsd_batch_fold_group(mdsd_batch_fold *f, const mdsd_batch_plan *pl, const 
         mdsd_cluster_add_group(&f->alpha[c], &g->alpha[c]);
         if (ce->verifier >= 0)
             mdsd_cluster_add_group(&f->gap[c], &g->gap[c]);
+        else
+            mdsd_cluster_add_group(&f->lo[c], &g->lo[c]), mdsd_cluster_add_group(&f->hi[c], &g->hi[c]);
         for (size_t j = 0; j < ce->n; j++)
             f->per_draft_sum[c][j] += g->per_draft[c][j];
         f->exact[c] = f->exact[c] && g->exact[c];
@@ -52,6 +58,8 @@ void mdsd_batch_group_write(FILE *out, const mdsd_batch_plan *pl, const mdsd_bat
     for (size_t c = 0; c < pl->count; c++) {
         const cell *ce = &pl->cells[c];
         fprintf(out, " %a %a", g->alpha[c].mean, g->alpha[c].m2);
+        if (ce->verifier < 0)
+            fprintf(out, " %a %a %a %a", g->lo[c].mean, g->lo[c].m2, g->hi[c].mean, g->hi[c].m2);
         if (ce->verifier >= 0) {
             fprintf(out, " %a %a", g->gap[c].mean, g->gap[c].m2);
             for (size_t j = 0; j < ce->n; j++)
@@ -84,8 +92,12 @@ int mdsd_batch_group_parse(const char *line, const mdsd_batch_plan *pl, mdsd_bat
     const char *s = line + used;
     for (size_t c = 0; c < pl->count; c++) {
         const cell *ce = &pl->cells[c];
-        g->alpha[c].count = g->gap[c].count = rows;
+        g->alpha[c].count = g->gap[c].count = g->lo[c].count = g->hi[c].count = rows;
         if (!parse_double(&s, &g->alpha[c].mean) || !parse_double(&s, &g->alpha[c].m2))
+            return MDSD_EFORMAT;
+        if (ce->verifier < 0 &&
+            (!parse_double(&s, &g->lo[c].mean) || !parse_double(&s, &g->lo[c].m2) ||
+             !parse_double(&s, &g->hi[c].mean) || !parse_double(&s, &g->hi[c].m2)))
             return MDSD_EFORMAT;
         if (ce->verifier >= 0) {
             if (!parse_double(&s, &g->gap[c].mean) || !parse_double(&s, &g->gap[c].m2))
@@ -120,6 +132,11 @@ void mdsd_batch_finish_rows(const mdsd_batch_fold *f, const mdsd_batch_plan *pl,
         r->se = mdsd_cluster_stderr(&f->alpha[c]);
         r->gap = ce->verifier < 0 ? NAN : mdsd_cluster_mean(&f->gap[c]);
         r->gap_se = ce->verifier < 0 ? NAN : mdsd_cluster_stderr(&f->gap[c]);
+        /* verifiers run on complete rows only (column.c): their interval is the point */
+        r->alpha_low = ce->verifier < 0 ? mdsd_cluster_mean(&f->lo[c]) : r->alpha;
+        r->alpha_low_se = ce->verifier < 0 ? mdsd_cluster_stderr(&f->lo[c]) : r->se;
+        r->alpha_high = ce->verifier < 0 ? mdsd_cluster_mean(&f->hi[c]) : r->alpha;
+        r->alpha_high_se = ce->verifier < 0 ? mdsd_cluster_stderr(&f->hi[c]) : r->se;
         r->positions = (size_t)mdsd_cluster_count(&f->alpha[c]);
         r->samples = (size_t)mdsd_cluster_groups(&f->alpha[c]);
         r->exact = f->exact[c];

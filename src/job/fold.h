@@ -28,13 +28,16 @@ typedef struct {
 } mdsd_batch_plan;
 
 /* One sample (cluster) of a unit, summarised in row order: per cell the
- * Welford summaries of alpha and of the gap to alpha*, the per-draft sums and
- * whether every value was exact. The unit's rows are the fold of these in
+ * Welford summaries of alpha and of the gap to alpha*, on alpha* cells those
+ * of the interval's ends over the completions of truncated rows (lo = hi =
+ * alpha on complete rows, MATH.md §2.9), the per-draft sums and whether every
+ * value was exact. The unit's rows are the fold of these in
  * sample order, wherever each was computed. */
 typedef struct {
     long long sample;
     uint64_t rows;
     mdsd_welford alpha[MDSD_BATCH_MAX_CELLS], gap[MDSD_BATCH_MAX_CELLS];
+    mdsd_welford lo[MDSD_BATCH_MAX_CELLS], hi[MDSD_BATCH_MAX_CELLS];
     double per_draft[MDSD_BATCH_MAX_CELLS][MDSD_REPORT_MAX_DRAFTS];
     bool exact[MDSD_BATCH_MAX_CELLS];
 } mdsd_batch_group;
@@ -43,6 +46,7 @@ typedef struct {
 typedef struct {
     mdsd_cluster_stats alpha[MDSD_BATCH_MAX_CELLS];
     mdsd_cluster_stats gap[MDSD_BATCH_MAX_CELLS];
+    mdsd_cluster_stats lo[MDSD_BATCH_MAX_CELLS], hi[MDSD_BATCH_MAX_CELLS];
     double per_draft_sum[MDSD_BATCH_MAX_CELLS][MDSD_REPORT_MAX_DRAFTS];
     bool exact[MDSD_BATCH_MAX_CELLS];
 } mdsd_batch_fold;
@@ -55,7 +59,7 @@ void mdsd_batch_finish_rows(const mdsd_batch_fold *f, const mdsd_batch_plan *pl,
                             double T, mdsd_report_row *out);
 
 /* A group as one line "g SAMPLE ROWS" + per cell: alpha mean and m2, on
- * verifier cells the gap's mean and m2 and the n per-draft sums, then the
+ * alpha* cells the interval ends' means and m2 (lo, then hi), on verifier cells the gap's mean and m2 and the n per-draft sums, then the
  * exact flag (0/1); every double a C99 hex float, so it reads back bit for bit. */
 void mdsd_batch_group_write(FILE *out, const mdsd_batch_plan *pl, const mdsd_batch_group *g);
 int mdsd_batch_group_parse(const char *line, const mdsd_batch_plan *pl, mdsd_batch_group *g);

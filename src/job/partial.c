@@ -29,7 +29,7 @@ int mdsd_partial_signature(const mdsd_batch_opts *o, const plan *pl, job_signatu
     if (!sig->changed)
         return mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
     size_t len = (size_t)snprintf(text, size,
-                                  "#mdsd-table 3 trials=%llu%s seed=%llu rows=%zu:%zu top-k=%zu top-p=%.17g "
+                                  "#mdsd-table 4 trials=%llu%s seed=%llu rows=%zu:%zu top-k=%zu top-p=%.17g "
                                   "is-top=%zu draft=",
                                   (unsigned long long)o->pub.trials, o->pub.simulate ? " simulate" : "",
                                   (unsigned long long)o->pub.seed, o->pub.row_begin, o->pub.row_end, o->pub.top_k,
@@ -216,7 +216,7 @@ static int table_line(void *ctx, const char *line, size_t len, size_t lineno, si
     mdsd_report_row r;
     if (!copy)
         return mdsd_fail(why, MDSD_ENOMEM, "table: out of memory");
-    int rc = mdsd_report_csv_parse(copy, &r, why);
+    int rc = mdsd_report_csv_parse(copy, true, &r, why); /* the signature is this version's */
     free(copy);
     if (rc == MDSD_OK) {
         rc = mdsd_rows_push(&t->rows, &r, 1, why);

@@ -7,6 +7,7 @@
 
 #include "dist.h"
 #include "engine.h"
+#include "interval.h"
 #include "montecarlo.h"
 #include "position.h"
 
@@ -124,15 +125,118 @@ static int ot_attains(mdsd_position_worker *w, const mdsd_scheme *s, double rate
     return rc;
 }
 
+/* ---- truncated rows (MATH.md §2.9) ---- */
+
+/* A model's row as known probabilities at T = 1: a complete row by the
+ * softmax, a truncated one (its finite entries log-probabilities of the full
+ * distribution, -inf unseen) as exp of the kept entries divided by kept +
+ * missing, unseen -1; the plug-in completion (the missing mass spread evenly
+ * over the unseen tokens) into full[V]. */
+static int known_row(const float *logits, size_t V, bool truncated, double missing, double *known,
+                     double *full, mdsd_partial_row *out, const char *who, mdsd_err *err)
+{
+    *out = (mdsd_partial_row){known, 0, 0};
+    if (!truncated) {
+        int rc = mdsd_softmax_float(logits, V, 1.0, full, who, err);
+        if (rc == MDSD_OK)
+            memcpy(known, full, V * sizeof *known);
+        return rc;
+    }
+    double kept = 0, smallest = INFINITY;
+    size_t unseen = 0;
+    for (size_t v = 0; v < V; v++) {
+        float l = logits[v];
+        if (l == -INFINITY) {
+            known[v] = -1, unseen++;
+            continue;
+        }
+        if (!(l <= 0.0f))
+            return mdsd_fail(err, MDSD_EINVAL, "%s row, token %zu: %.9g is not a log-probability "
+                             "(a truncated row holds log-probabilities of the full distribution, "
+                             "each <= 0)", who, v, (double)l);
+        known[v] = exp((double)l);
+        kept += known[v];
+    }
+    /* float32 log-probabilities round the kept mass by ~1e-7 relative; a
+     * larger mismatch means the entries are not what the record says */
+    if (!(fabs(kept + missing - 1.0) <= 1e-4))
+        return mdsd_fail(err, MDSD_EINVAL, "%s row: the kept probabilities sum to %.9g and the "
+                         "recorded missing mass is %.9g: together %.9g, not 1 (the finite entries "
+                         "are not log-probabilities of the full distribution at T = 1)", who, kept,
+                         missing, kept + missing);
+    double total = kept + missing;
+    for (size_t v = 0; v < V; v++)
+        if (known[v] >= 0) {
+            known[v] /= total;
+            smallest = fmin(smallest, known[v]);
+        }
+    out->missing = missing / total;
+    out->cap = isfinite(smallest) ? smallest : 0;
+    for (size_t v = 0; v < V; v++)
+        full[v] = known[v] >= 0 ? known[v] : out->missing / (double)unseen;
+    return MDSD_OK;
+}
+
+/* A row where either model is truncated: the alpha* cells (iid only, as
+ * column.c makes sure) at the plug-in completion, and their intervals. */
+static int eval_truncated(const unit_ctx *u, worker *w, const float *target, const float *draft,
+                          const mdsd_position_truncation *tr, double *alpha, double *lo, double *hi,
+                          mdsd_err *err)
+{
+    size_t V = u->V;
+    if (!w->interval) {
+        w->known_p = malloc(V * sizeof *w->known_p);
+        w->known_q = malloc(V * sizeof *w->known_q);
+        w->interval = mdsd_interval_ws_alloc(V);
+        if (!w->known_p || !w->known_q || !w->interval)
+            return mdsd_fail(err, MDSD_ENOMEM, "out of memory for V = %zu", V);
+    }
+    mdsd_partial_row kp, kq;
+    int rc = known_row(target, V, tr->target, tr->target_missing, w->known_p, w->p, &kp, "target", err);
+    if (rc == MDSD_OK)
+        rc = known_row(draft, V, tr->draft, tr->draft_missing, w->known_q, w->q, &kq, "draft", err);
+    w->pq_tag++;
+    const plan *pl = u->pl;
+    for (size_t c = 0; c < pl->count && rc == MDSD_OK; c++) {
+        const cell *ce = &pl->cells[c];
+        if (ce->verifier >= 0 || ce->scheme != MDSD_SCHEME_IID)
+            return mdsd_fail(err, MDSD_EUNSUPPORTED, "a truncated row reached a cell without an "
+                             "interval; please report this");
+        mdsd_scheme s = {ce->scheme, ce->n, V, w->q, NULL};
+        rc = mdsd_position_alpha(w, &s, &alpha[c], err);
+        if (rc == MDSD_OK)
+            rc = mdsd_interval_iid(&kp, &kq, V, ce->n, w->interval, &lo[c], &hi[c], err);
+        /* the plug-in completion is one of the completions: a point outside
+         * its own interval is a defect, never printed */
+        if (rc == MDSD_OK && !(alpha[c] >= lo[c] - 1e-9 && alpha[c] <= hi[c] + 1e-9))
+            rc = mdsd_fail(err, MDSD_ESOLVER, "alpha* %.17g at the plug-in completion is outside its "
+                           "interval [%.17g, %.17g]; please report this row", alpha[c], lo[c], hi[c]);
+    }
+    return rc;
+}
+
 /* Evaluates every cell at one row: alpha[cells], per_draft[cells * max_n]. */
 int mdsd_position_eval(const unit_ctx *u, worker *w, const float *target, const float *draft,
-                       size_t row, double *alpha, double *per_draft, bool *exact, mdsd_err *err)
+                       size_t row, const mdsd_position_truncation *tr, double *alpha, double *lo,
+                       double *hi, double *per_draft, bool *exact, mdsd_err *err)
 {
     if (row == u->fail_row)
         return mdsd_fail(err, MDSD_EINVAL, "%s, row %zu: failed on purpose (test hook "
                          "MDSD_TABLE_FAIL)", u->label, row);
-    int rc = mdsd_position_pq(&u->set, w, target, NULL, draft, NULL, u->V, err);
     const plan *pl = u->pl;
+    if (tr->target || tr->draft) {
+        memset(per_draft, 0, pl->count * pl->max_n * sizeof *per_draft);
+        for (size_t c = 0; c < pl->count; c++)
+            exact[c] = true;
+        int rc = eval_truncated(u, w, target, draft, tr, alpha, lo, hi, err);
+        if (rc) {
+            char what[600];
+            snprintf(what, sizeof what, "%s", err->msg);
+            mdsd_fail(err, rc, "%s, row %zu (truncated, T = %g): %s", u->label, row, u->T, what);
+        }
+        return rc;
+    }
+    int rc = mdsd_position_pq(&u->set, w, target, NULL, draft, NULL, u->V, err);
     for (size_t c = 0; c < pl->count && rc == MDSD_OK; c++) {
         const cell *ce = &pl->cells[c];
         mdsd_scheme s = {ce->scheme, ce->n, u->V, w->q, NULL};
@@ -148,6 +252,7 @@ int mdsd_position_eval(const unit_ctx *u, worker *w, const float *target, const 
                                         "pass --trials K for Monte Carlo", err);
         if (rc == MDSD_OK && ce->verifier == MDSD_VERIFIER_OT && exact[c])
             rc = ot_attains(w, &s, alpha[c], err);
+        lo[c] = hi[c] = alpha[c]; /* a complete row: the interval is the point */
         if (rc) {
             char what[600];
             snprintf(what, sizeof what, "%s", err->msg);
@@ -182,7 +287,8 @@ void mdsd_position_stats(const double *p, const double *q, size_t V, double out[
 void mdsd_position_workers_free(mdsd_position_worker *w, int count)
 {
     for (int i = 0; w && i < count; i++) {
-        free(w[i].p), free(w[i].q);
+        free(w[i].p), free(w[i].q), free(w[i].known_p), free(w[i].known_q);
+        mdsd_interval_ws_free(w[i].interval);
         mdsd_bound_workspace_free(w[i].bound);
     }
     free(w);

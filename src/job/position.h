@@ -32,6 +32,10 @@ typedef struct {
     mdsd_bound_workspace *bound;   /* the alpha* solvers' scratch */
     uint64_t pq_tag;               /* bumped with each new (p, q): lets the alpha* of one
                                       position share the q/p order */
+    /* truncated rows (MATH.md §2.9), allocated at the first one: the known
+     * probabilities (-1 = unseen) and the interval's scratch */
+    double *known_p, *known_q;     /* [V] */
+    struct mdsd_interval_ws *interval;
 } mdsd_position_worker;
 
 mdsd_position_worker *mdsd_position_workers_alloc(int count, size_t V, size_t max_n, const char *who,

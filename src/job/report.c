@@ -41,10 +41,13 @@ void mdsd_report_note_one_sample(FILE *err, const char *prog, const mdsd_report_
     }
 }
 
+#define CSV_HEAD "dump,temperature,n,scheme,method,alpha,stderr,gap,gap_stderr,significance," \
+                 "positions,samples,exact"
+#define CSV_INTERVALS ",alpha_low,alpha_low_stderr,alpha_high,alpha_high_stderr"
+
 void mdsd_report_csv_header(FILE *out, size_t max_drafts)
 {
-    fputs("dump,temperature,n,scheme,method,alpha,stderr,gap,gap_stderr,significance,"
-          "positions,samples,exact", out);
+    fputs(CSV_HEAD CSV_INTERVALS, out);
     for (size_t j = 1; j <= max_drafts; j++)
         fprintf(out, ",per_draft_%zu", j);
     fputc('\n', out);
@@ -68,6 +71,10 @@ void mdsd_report_csv_row(FILE *out, const mdsd_report_row *r, size_t max_drafts)
     csv_number(out, r->gap_se);
     fprintf(out, ",%s,%zu,%zu,%d", mdsd_report_significance(r->gap, r->gap_se, r->samples),
             r->positions, r->samples, r->exact ? 1 : 0);
+    csv_number(out, r->alpha_low);
+    csv_number(out, r->alpha_low_se);
+    csv_number(out, r->alpha_high);
+    csv_number(out, r->alpha_high_se);
     for (size_t j = 0; j < max_drafts; j++)
         csv_number(out, j < r->n_per_draft ? r->per_draft[j] : NAN);
     fputc('\n', out);
@@ -78,7 +85,16 @@ static double parse_number(const char *s)
     return *s ? strtod(s, NULL) : NAN;
 }
 
-int mdsd_report_csv_parse(const char *line, mdsd_report_row *r, mdsd_err *err)
+int mdsd_report_csv_layout(const char *header, bool *intervals, mdsd_err *err)
+{
+    size_t n = strlen(CSV_HEAD);
+    if (strncmp(header, CSV_HEAD, n) != 0)
+        return mdsd_fail(err, MDSD_EFORMAT, "not a results CSV header (expected '%s...')", CSV_HEAD);
+    *intervals = strncmp(header + n, CSV_INTERVALS, strlen(CSV_INTERVALS)) == 0;
+    return MDSD_OK;
+}
+
+int mdsd_report_csv_parse(const char *line, bool intervals, mdsd_report_row *r, mdsd_err *err)
 {
     char buf[8192];
     snprintf(buf, sizeof buf, "%s", line);
@@ -88,7 +104,8 @@ int mdsd_report_csv_parse(const char *line, mdsd_report_row *r, mdsd_err *err)
     int rc = mdsd_csv_split(buf, &field, &k, err);
     if (rc)
         return rc;
-    if (k < 13 || k > 13 + MDSD_REPORT_MAX_DRAFTS || strlen(field[0]) >= sizeof r->dump ||
+    size_t first_draft = intervals ? 17 : 13;
+    if (k < first_draft || k > first_draft + MDSD_REPORT_MAX_DRAFTS || strlen(field[0]) >= sizeof r->dump ||
         strlen(field[3]) >= sizeof r->scheme || strlen(field[4]) >= sizeof r->method) {
         mdsd_csv_fields_free(field, k);
         return mdsd_fail(err, MDSD_EFORMAT, "malformed results line: '%s'", buf);
@@ -106,7 +123,11 @@ int mdsd_report_csv_parse(const char *line, mdsd_report_row *r, mdsd_err *err)
     r->positions = (size_t)strtoul(field[10], NULL, 10);
     r->samples = (size_t)strtoul(field[11], NULL, 10);
     r->exact = atoi(field[12]) != 0;
-    for (size_t j = 13; j < k && isfinite(parse_number(field[j])); j++)
+    r->alpha_low = intervals ? parse_number(field[13]) : NAN;
+    r->alpha_low_se = intervals ? parse_number(field[14]) : NAN;
+    r->alpha_high = intervals ? parse_number(field[15]) : NAN;
+    r->alpha_high_se = intervals ? parse_number(field[16]) : NAN;
+    for (size_t j = first_draft; j < k && isfinite(parse_number(field[j])); j++)
         r->per_draft[r->n_per_draft++] = parse_number(field[j]);
     mdsd_csv_fields_free(field, k);
     return MDSD_OK;
@@ -177,7 +198,14 @@ static void text(FILE *out, const char *s, style st)
 
 /* The marks a cell carries (bit 1: Monte Carlo, bit 2: truncated is, bit 3:
  * one sample, s.e. over positions as if independent). */
-enum { MARK_MC = 1, MARK_IS_TOP = 2, MARK_ONE_SAMPLE = 4 };
+enum { MARK_MC = 1, MARK_IS_TOP = 2, MARK_ONE_SAMPLE = 4, MARK_INTERVAL = 8 };
+
+/* A cell over truncated rows: its interval differs from the point. */
+static bool has_interval(const mdsd_report_row *r)
+{
+    return isfinite(r->alpha_low) && isfinite(r->alpha_high) && r->alpha_low <= r->alpha &&
+           r->alpha <= r->alpha_high && (r->alpha_low < r->alpha || r->alpha_high > r->alpha);
+}
 
 static int cell_marks(const mdsd_report_row *r, const mdsd_report_style *ss)
 {
@@ -188,13 +216,15 @@ static int cell_marks(const mdsd_report_row *r, const mdsd_report_style *ss)
         m |= MARK_IS_TOP;
     if (r->samples < 2)
         m |= MARK_ONE_SAMPLE;
+    if (has_interval(r))
+        m |= MARK_INTERVAL;
     return m;
 }
 
 static void marks(FILE *out, int m, style st)
 {
     if (st == STYLE_LATEX) {
-        if (m)
+        if (m & (MARK_MC | MARK_IS_TOP | MARK_ONE_SAMPLE)) /* the interval has no glyph */
             fprintf(out, "$^{%s%s%s}$", m & MARK_MC ? "\\dagger" : "",
                     m & MARK_IS_TOP ? "\\ddagger" : "", m & MARK_ONE_SAMPLE ? "\\S" : "");
     } else {
@@ -207,6 +237,8 @@ static void cell(FILE *out, const mdsd_report_row *r, const mdsd_report_style *s
 {
     const char *pm = st == STYLE_LATEX ? " $\\pm$ " : " ± ";
     fprintf(out, "%.4f%s%.4f", r->alpha, pm, r->se);
+    if (has_interval(r))
+        fprintf(out, " [%.4f, %.4f]", r->alpha_low, r->alpha_high);
     marks(out, cell_marks(r, ss), st);
     if (!isfinite(r->gap))
         return;
@@ -397,6 +429,11 @@ static void legend(renderer *R)
             fprintf(out, "%s$^\\S$~one sample: s.e.\\ over positions as if independent (no "
                          "clustering possible), likely too small; no significance stars.\n",
                     m & (MARK_MC | MARK_IS_TOP) ? "\\\\\n" : "");
+        if (m & MARK_INTERVAL)
+            fprintf(out, "%s[lo, hi]: means over the positions of the certified interval of $\\alpha^*$ "
+                         "over every completion of the truncated top-$k$ rows (MATH.md \\S 2.9); the point value is the "
+                         "plug-in completion (missing mass spread evenly).\n",
+                    m & (MARK_MC | MARK_IS_TOP | MARK_ONE_SAMPLE) ? "\\\\\n" : "");
         fputs("\\par}\n", out);
     } else {
         if (m & MARK_MC)
@@ -409,6 +446,11 @@ static void legend(renderer *R)
             fprintf(out, "%s§ one sample: s.e. over positions as if independent (no clustering "
                          "possible), likely too small; no significance stars.\n",
                     m & (MARK_MC | MARK_IS_TOP) ? "" : "\n");
+        if (m & MARK_INTERVAL)
+            fprintf(out, "%s[lo, hi]: means over the positions of the certified interval of α* over "
+                         "every completion of the truncated top-k rows (MATH.md §2.9); the point value is the plug-in "
+                         "completion (missing mass spread evenly).\n",
+                    m & (MARK_MC | MARK_IS_TOP | MARK_ONE_SAMPLE) ? "" : "\n");
     }
     R->used_marks = 0;
 }

@@ -6,9 +6,14 @@
  *
  * CSV columns (stable: other tools script against them):
  *   dump,temperature,n,scheme,method,alpha,stderr,gap,gap_stderr,significance,
- *   positions,samples,exact,per_draft_1..per_draft_K
+ *   positions,samples,exact,alpha_low,alpha_low_stderr,alpha_high,
+ *   alpha_high_stderr,per_draft_1..per_draft_K
  * method is a verifier name or "bound" (the scheme's alpha*); gap is
- * alpha - alpha*(scheme) over the same positions (empty on bound rows). */
+ * alpha - alpha*(scheme) over the same positions (empty on bound rows).
+ * alpha_low, alpha_high: the means of the certified interval's ends over the
+ * completions of truncated top-k rows (MATH.md §2.9), each with its own
+ * clustered standard error; equal to alpha on complete rows. Files written
+ * before these columns existed read with them NaN (mdsd_report_csv_layout). */
 #ifndef MDSD_REPORT_H
 #define MDSD_REPORT_H
 
@@ -31,6 +36,8 @@ typedef struct {
     double se;            /* standard error, clustered by sample */
     double gap;           /* alpha - alpha*(scheme); NaN on bound rows */
     double gap_se;        /* paired, clustered standard error of the gap */
+    double alpha_low, alpha_low_se;   /* the interval's ends (= alpha on complete rows) */
+    double alpha_high, alpha_high_se; /* NaN: read from a file without them */
     size_t positions;
     size_t samples;
     bool exact;           /* per-position values exact (else Monte-Carlo) */
@@ -52,8 +59,12 @@ void mdsd_report_note_one_sample(FILE *err, const char *prog, const mdsd_report_
 void mdsd_report_csv_header(FILE *out, size_t max_drafts);
 void mdsd_report_csv_row(FILE *out, const mdsd_report_row *r, size_t max_drafts);
 
-/* Parses one CSV data line written by mdsd_report_csv_row (for --resume). */
-int mdsd_report_csv_parse(const char *line, mdsd_report_row *r, mdsd_err *err);
+/* Whether a results CSV header line has the interval columns (files of
+ * earlier versions do not); MDSD_EFORMAT if it is not a results header. */
+int mdsd_report_csv_layout(const char *header, bool *intervals, mdsd_err *err);
+/* Parses one CSV data line written by mdsd_report_csv_row (for --resume),
+ * of a file with or without the interval columns. */
+int mdsd_report_csv_parse(const char *line, bool intervals, mdsd_report_row *r, mdsd_err *err);
 
 /* ---- rendering ----
  * Tables of rows scheme x method (each scheme's alpha* row first), columns =

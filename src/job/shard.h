@@ -12,7 +12,7 @@
  * temperature, row), never by shard or rank.
  *
  * The aggregate file (text):
- *   #mdsd-table-shard 2
+ *   #mdsd-table-shard 3
  *   shard I/N
  *   job SIGNATURE                  (options and cells, as the .partial's)
  *   seed S / trials K / simulate 0|1 / top_k K / top_p P / is_top S /
@@ -42,7 +42,7 @@
 #include "pathset.h"
 #include "report.h"
 
-#define MDSD_SHARD_MAGIC "#mdsd-table-shard 2\n"
+#define MDSD_SHARD_MAGIC "#mdsd-table-shard 3\n"
 
 /* One aggregate: a file's name (for messages) and its text. */
 typedef struct {

@@ -36,19 +36,21 @@ typedef struct {
 
 static void block_results_free(block_results *b)
 {
-    free(b->alpha), free(b->per_draft), free(b->exact), free(b->rc), free(b->err), free(b->stats);
+    free(b->alpha), free(b->lo), free(b->hi), free(b->per_draft), free(b->exact), free(b->rc), free(b->err), free(b->stats);
 }
 
 static int block_results_alloc(block_results *b, size_t cap, const plan *pl, mdsd_err *err)
 {
     b->cap = cap, b->cells = pl->count, b->max_n = pl->max_n;
     b->alpha = malloc(cap * pl->count * sizeof *b->alpha);
+    b->lo = malloc(cap * pl->count * sizeof *b->lo);
+    b->hi = malloc(cap * pl->count * sizeof *b->hi);
     b->per_draft = malloc(cap * pl->count * pl->max_n * sizeof *b->per_draft);
     b->exact = malloc(cap * pl->count * sizeof *b->exact);
     b->rc = malloc(cap * sizeof *b->rc);
     b->err = malloc(cap * sizeof *b->err);
     b->stats = malloc(cap * 3 * sizeof *b->stats);
-    if (!b->alpha || !b->per_draft || !b->exact || !b->rc || !b->err || !b->stats) {
+    if (!b->alpha || !b->lo || !b->hi || !b->per_draft || !b->exact || !b->rc || !b->err || !b->stats) {
         block_results_free(b);
         return mdsd_fail(err, MDSD_ENOMEM, "table: out of memory for a block of %zu rows", cap);
     }
@@ -85,6 +87,9 @@ static void accumulate(unit_acc *acc, const plan *pl, const block_results *br, s
         mdsd_welford_add(&g->alpha[c], alpha[c]);
         if (ce->verifier >= 0)
             mdsd_welford_add(&g->gap[c], alpha[c] - alpha[ce->bound_cell]);
+        else
+            mdsd_welford_add(&g->lo[c], br->lo[i * pl->count + c]),
+                mdsd_welford_add(&g->hi[c], br->hi[i * pl->count + c]);
         for (size_t j = 0; j < ce->n; j++)
             g->per_draft[c][j] += br->per_draft[(i * pl->count + c) * pl->max_n + j];
         g->exact[c] = g->exact[c] && br->exact[i * pl->count + c];
@@ -118,9 +123,16 @@ static int evaluate_block(const unit_ctx *u, worker *workers, const mdsd_dump_bl
         for (size_t i = 0; i < rows; i++) {
             worker *w = &workers[omp_get_thread_num()];
             mdsd_err_clear(&br->err[i]);
+            size_t r = b->row0 + i; /* the file's own row number */
+            mdsd_position_truncation tr = {
+                u->target->row_truncated && u->target->row_truncated[r],
+                u->draft->row_truncated && u->draft->row_truncated[r],
+                u->target->row_missing ? u->target->row_missing[r] : 0,
+                u->draft->row_missing ? u->draft->row_missing[r] : 0};
             br->rc[i] = mdsd_position_eval(u, w, b->target + i * V, b->draft[0] + i * V,
-                                           u->row_offset + b->row0 + i,
-                                           br->alpha + i * cells, br->per_draft + i * cells * max_n,
+                                           u->row_offset + r, &tr, br->alpha + i * cells,
+                                           br->lo + i * cells, br->hi + i * cells,
+                                           br->per_draft + i * cells * max_n,
                                            br->exact + i * cells, &br->err[i]);
             if (u->o->per_position && br->rc[i] == MDSD_OK)
                 mdsd_position_stats(w->p, w->q, V, br->stats + 3 * i);
@@ -260,6 +272,7 @@ static int run_part(unit_ctx *u, const dump_job *job, size_t p, size_t begin, si
         blk[1] = mdsd_dump_block_alloc(d, cap, 1, &job->part_draft[p], &e);
     int rc = !blk[0] || !blk[1] ? mdsd_fail_from(err, &e, "table: row block") : MDSD_OK;
     u->row_offset = job->part_row0[p];
+    u->target = &d->target, u->draft = &d->drafts[job->part_draft[p]];
     if (rc == MDSD_OK)
         rc = mdsd_dump_block_read(d, blk[0], begin, 0, err);
     mdsd_dump_meta_check meta;
@@ -332,7 +345,7 @@ static int unit_run(const mdsd_batch_opts *o, const plan *pl, const dump_job *jo
     mdsd_position_settings set = {T, o->pub.top_k, o->pub.top_p, o->pub.trials, o->pub.simulate,
                                   mdsd_seed_mix(o->pub.seed, job->index, t_index), &o->pub.verifier_opts,
                                   "table"};
-    unit_ctx u = {o, pl, job->label, job->dump->V, T, set, test_hook_row(o, job->index), 0};
+    unit_ctx u = {o, pl, job->label, job->dump->V, T, set, test_hook_row(o, job->index), 0, NULL, NULL};
     size_t cap = 0;
     for (size_t p = 0; p < job->n_parts; p++) {
         size_t c = block_rows_cap(o, mdsd_dump_block_rows(job->parts[p], 1, BLOCK_BYTES));

@@ -86,15 +86,59 @@ class TruncatedRows(unittest.TestCase):
         for d in info["drafts"]:
             self.assertEqual(d["truncated_rows"], ROWS)
 
-    def test_table_refuses_instead_of_renormalising(self):
+    def test_table_refuses_what_it_cannot_bound(self):
+        """Verifiers, other schemes, other temperatures, decoding truncation and the
+        per-position file have no certified interval: refused, nothing written."""
         write(self.path)
         out_csv = os.path.join(self.dir.name, "t.csv")
-        rc, out, err = mdsd("table", self.path, "-d", "2", "-t", "1", "-o", out_csv)
-        self.assertEqual(rc, 1, out + err)
-        self.assertIn("truncated top-k rows", err)
-        self.assertIn("/target/logits", err)
-        self.assertFalse(os.path.exists(out_csv))
-        self.assertEqual(os.listdir(self.dir.name), ["top20.h5"])  # nothing half-written
+        base = ["table", self.path, "-d", "2", "-o", out_csv]
+        cases = [(["-t", "1"], "a verifier's acceptance"),  # the default verifiers
+                 (["-t", "1", "-v", "none", "-s", "iid,wor"], "wor scheme"),
+                 (["-t", "0.7", "-v", "none", "-s", "iid"], "T = 0.7"),
+                 (["-t", "1", "-v", "none", "-s", "iid", "--top-k", "5"], "--top-k"),
+                 (["-t", "1", "-v", "none", "-s", "iid", "--per-position",
+                   os.path.join(self.dir.name, "pp.csv")], "--per-position")]
+        for extra, message in cases:
+            with self.subTest(message=message):
+                rc, out, err = mdsd(*base, *extra)
+                self.assertEqual(rc, 1, out + err)
+                self.assertIn("truncated top-k rows", err)
+                self.assertIn(message, err)
+                self.assertEqual(os.listdir(self.dir.name), ["top20.h5"])  # nothing half-written
+
+    def table(self, path, *extra):
+        csv = path + ".csv"
+        rc, out, err = mdsd("table", path, "-t", "1", "-s", "iid", "-v", "none", "-d", "1,2,4",
+                            "--draft-model", "kn2", "-o", csv, *extra)
+        self.assertEqual(rc, 0, err)
+        with open(csv) as f:
+            header = f.readline().strip().split(",")
+            return [dict(zip(header, line.strip().split(","))) for line in f]
+
+    def test_intervals_contain_the_true_alpha_at_every_row(self):
+        """On top-k rows of the KJV pair, every row's alpha* of the full rows lies in its
+        certified interval, and so does the plug-in point; the means too."""
+        full = os.path.join(self.dir.name, "full.h5")
+        write(full, truncate=False)
+        global K
+        for k in (3, 20):
+            K = k
+            write(self.path)
+            for row in range(0, ROWS, 4):
+                span = f"{row}:{row + 1}"
+                truth = self.table(full, "--positions", span)
+                bounded = self.table(self.path, "--positions", span)
+                for t, b in zip(truth, bounded):
+                    lo, hi = float(b["alpha_low"]), float(b["alpha_high"])
+                    true, point = float(t["alpha"]), float(b["alpha"])
+                    self.assertLess(lo, hi, (k, row, b))
+                    for x in (true, point):
+                        self.assertTrue(lo - 1e-9 <= x <= hi + 1e-9, (k, row, t["n"], lo, x, hi))
+            truth, bounded = self.table(full), self.table(self.path)
+            for t, b in zip(truth, bounded):
+                self.assertTrue(float(b["alpha_low"]) <= float(t["alpha"]) <= float(b["alpha_high"]))
+                self.assertTrue(float(t["alpha_low"]) == float(t["alpha"]) == float(t["alpha_high"]))
+        K = 20
 
     def test_python_reader_refuses(self):
         write(self.path)
