@@ -323,7 +323,10 @@ static int parse_value(reader *r, mdsd_jv *v)
     case 't': v->kind = MDSD_JV_BOOL, v->b = true; return literal(r, "true");
     case 'f': v->kind = MDSD_JV_BOOL, v->b = false; return literal(r, "false");
     case 'n': v->kind = MDSD_JV_NULL; return literal(r, "null");
-    default: return parse_number(r, v);
+    default:
+        if (r->s[r->at] == '-' || (r->s[r->at] >= '0' && r->s[r->at] <= '9'))
+            return parse_number(r, v);
+        return fail(r, "unexpected character (JSON has no NaN, Infinity, comments or unquoted words)");
     }
 }
 

@@ -64,6 +64,10 @@ static int want_string(const mdsd_engine_metrics *m, const mdsd_jv *v, const cha
                        size_t size, mdsd_err *err)
 {
     int rc = want_kind(m, v, key, MDSD_JV_STRING, "a string", err);
+    for (const char *c = rc ? "" : v->str; *c; c++)
+        if ((unsigned char)*c < 0x20) /* it is printed on a line of the tables */
+            return mdsd_fail(err, MDSD_EFORMAT, "%s: key \"%s\": a control character (0x%02x) in "
+                             "the string", m->path, key, (unsigned)(unsigned char)*c);
     if (rc == MDSD_OK && strlen(v->str) >= size)
         rc = mdsd_fail(err, MDSD_EFORMAT, "%s: key \"%s\": a string of more than %zu bytes",
                        m->path, key, size - 1);
