@@ -359,3 +359,27 @@ Test(block_engine, sglang_accept_rate_formulas, .timeout = 120)
         free(test_shell_ok(cmd));
     }
 }
+
+/* The LaTeX output with the engine's table compiles (engine names such as
+ * rejection_sampler escaped); pdflatex is one of make deps' packages. */
+Test(block_engine, latex_table_compiles, .timeout = 120)
+{
+    char dir[] = "/tmp/mdsd-engine-XXXXXX", path[256], cmd[1024], *out;
+    cr_assert(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/e.json", dir);
+    write_file(path, "{\"engine\":\"vllm\",\"verifier\":\"rejection_sampler\",\"sequences\":1,\"depth\":4,"
+                     "\"mean_acceptance_length\":2.31,\"steps\":100,\"label\":\"50% of_all {x}\"}");
+    snprintf(cmd, sizeof cmd, "block %s --depth 4 --latex %s/t.tex --engine-metrics %s", SHIPPED, dir, path);
+    cr_assert_eq(test_run_mdsd(cmd, 1, &out), 0, "%s", out);
+    free(out);
+    snprintf(path, sizeof path, "%s/t.tex", dir);
+    char *tex = slurp(path);
+    cr_expect(strstr(tex, "vllm & rejection\\_sampler = sd & live & 2.3100 ("), "%s", tex);
+    free(tex);
+    snprintf(cmd, sizeof cmd, "cd %s && printf '\\\\documentclass{article}\\\\begin{document}"
+             "\\\\input{t.tex}\\\\end{document}\\n' > doc.tex && pdflatex -interaction=nonstopmode "
+             "-halt-on-error doc.tex", dir);
+    free(test_shell_ok(cmd));
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    free(test_shell_ok(cmd));
+}

@@ -9,6 +9,7 @@
 #include "blockengine.h"
 #include "csv.h"
 #include "jsonread.h"
+#include "report.h"
 
 /* Engine verifier names and the toolkit verifier each one is. vLLM's
  * RejectionSampler is Leviathan et al.'s speculative sampling of one draft
@@ -450,9 +451,12 @@ static void table_line(FILE *f, int latex, const char *dump, const char *who, co
         snprintf(s_se, sizeof s_se, "%.4f", se);
     if (gap)
         snprintf(s_gap, sizeof s_gap, "%+.4f (%.4f)", gap[0], gap[1]);
-    if (latex)
-        fprintf(f, "%s & %s & %s & %.4f (%s) & %s & ", who, verifier, contexts, tau, s_se, s_gap);
-    else
+    if (latex) { /* names such as rejection_sampler escaped (report.h) */
+        mdsd_report_latex_escape(f, who);
+        fprintf(f, " & ");
+        mdsd_report_latex_escape(f, verifier);
+        fprintf(f, " & %s & %.4f (%s) & %s & ", contexts, tau, s_se, s_gap);
+    } else
         fprintf(f, "| %s | %s | %s | %s | %.4f (%s) | %s | ", dump, who, verifier, contexts, tau,
                 s_se, s_gap);
     for (size_t d = 1; rates && d <= L; d++)
@@ -476,9 +480,12 @@ void mdsd_engine_write_table(FILE *f, int latex, const mdsd_engine_cmp *cmp,
     char steps[64] = "steps not given: no engine s.e.";
     if (m->steps)
         snprintf(steps, sizeof steps, "%llu steps", m->steps);
-    fprintf(f, latex ? "\n%% engine counters: %s (%s%s%s), %s, %s\n" : "\nEngine counters: %s (%s%s%s), "
-                       "%s, %s. Gap = toolkit - engine (s.e.).\n\n",
-            m->path, m->engine, m->label[0] ? ", " : "", m->label, pol, steps);
+    if (latex) /* a comment line: the file name and label, escaped, stay out of it */
+        fprintf(f, "\n%% engine counters (%s), %s, %s; gap = toolkit - engine (s.e.)\n", m->engine,
+                pol, steps);
+    else
+        fprintf(f, "\nEngine counters: %s (%s%s%s), %s, %s. Gap = toolkit - engine (s.e.).\n\n",
+                m->path, m->engine, m->label[0] ? ", " : "", m->label, pol, steps);
     if (latex)
         fprintf(f, "\\begin{tabular}{lllrrl}\n\\hline\nsource & verifier & contexts & mean acceptance "
                    "length (s.e.) & toolkit $-$ engine (s.e.) & per-position acceptance rate \\\\\n"
