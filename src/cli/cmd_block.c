@@ -22,7 +22,7 @@ static const char usage_text[] =
     "                  [--cost C1,C2,...] [--json]\n"
     "       mdsd block DUMP... [--verifiers V1,V2] [--sequences K1,K2,...]\n"
     "                  [--depth L1,L2,...] [--cost C1,...] [-o CSV] [--markdown FILE]\n"
-    "                  [--latex FILE] [--threads N]\n"
+    "                  [--latex FILE] [--threads N] [--engine-metrics FILE.json]\n"
     "Block efficiency E[tau], tau = accepted draft tokens + 1 (the correction or\n"
     "bonus token), of token-level recursive verification: at each node the\n"
     "verifier sees the drafts' tokens there and outputs y ~ p(.|node); a drafted y\n"
@@ -105,6 +105,23 @@ static const char usage_text[] =
     "                     d = 1..L, ';'), per_position_acceptance_rate_stderr\n"
     "                     (clustered, d = 1..L, ';')\n"
     "  --markdown FILE, --latex FILE   the table as Markdown / LaTeX\n"
+    "  --engine-metrics FILE.json   what a serving engine reports (vLLM, SGLang:\n"
+    "                     mean acceptance length or SGLang's accept rate,\n"
+    "                     per-position acceptance rates, K or widths, L, verifier,\n"
+    "                     steps; keys: data/README.md, 'Engine counters'), set\n"
+    "                     beside the toolkit's E[tau] for the same verifier and\n"
+    "                     policy on each dump and the best verifier the job\n"
+    "                     evaluated at that policy (widen --verifiers to search\n"
+    "                     more), with the gap toolkit - engine and its s.e.: a\n"
+    "                     second table after the Markdown/LaTeX one, and CSV\n"
+    "                     columns after the others: engine, engine_verifier,\n"
+    "                     engine_role (same, best, same;best; empty on other rows),\n"
+    "                     engine_steps, engine_mean_acceptance_length(_stderr),\n"
+    "                     engine_gap(_stderr), engine_per_position_acceptance_rate,\n"
+    "                     engine_per_position_gap(_stderr) (';' lists, d = 1..L).\n"
+    "                     Refused: a file that is malformed, an engine policy the\n"
+    "                     dump does not answer or the job does not evaluate;\n"
+    "                     not with --shard or mpirun\n"
     "  --is-top S         is: free LP weights only among the top S tokens (needed\n"
     "                     at large V; see mdsd accept --help)\n"
     "  --resume           go on from CSV.partial: each finished dump is kept\n"
@@ -151,12 +168,14 @@ enum {
     OPT_DISCARD_PARTIAL,
     OPT_SHARD,
     OPT_FORCE,
-    OPT_LIVE
+    OPT_LIVE,
+    OPT_ENGINE_METRICS
 };
 
 typedef struct {
     const char *markov, *verifier, *tree, *scheme, *cost, *live;
     const char *sequences_spec, *depth_spec, *verifiers, *output, *markdown, *latex;
+    const char *engine_metrics;
     size_t sequences, depth, threads, is_top, live_n;
     char **dumps;
     size_t n_dumps;
@@ -201,6 +220,7 @@ static int parse_args(int argc, char **argv, block_opts *o)
         {"discard-partial", no_argument, NULL, OPT_DISCARD_PARTIAL},
         {"shard", required_argument, NULL, OPT_SHARD},
         {"live", required_argument, NULL, OPT_LIVE},
+        {"engine-metrics", required_argument, NULL, OPT_ENGINE_METRICS},
         {"json", no_argument, NULL, CLI_OPT_JSON},
         {"help", no_argument, NULL, 'h'},
         {0, 0, 0, 0}};
@@ -233,6 +253,7 @@ static int parse_args(int argc, char **argv, block_opts *o)
         case OPT_FORCE: o->force = true; break;
         case OPT_COST: o->cost = optarg; break;
         case OPT_LIVE: o->live = optarg; break;
+        case OPT_ENGINE_METRICS: o->engine_metrics = optarg; break;
         case CLI_OPT_JSON: o->json = true; break;
         case 'h': o->help = true; break;
         default: cli_usage_error("block", "unrecognised option"); return -1;
@@ -413,6 +434,7 @@ static mdsd_block_job job_of(const block_opts *o)
     p->costs = o->cost, p->is_top = o->is_top, p->threads = (int)o->threads;
     p->output = o->output, p->markdown = o->markdown, p->latex = o->latex;
     p->resume = o->resume, p->discard_partial = o->discard_partial;
+    j.engine_metrics = o->engine_metrics;
     j.stop_after = cli_block_stop_after();
     j.shard = o->shard, j.shards = o->shards;
     j.shard_data = o->shard_data, j.shard_size = o->shard_size, j.keep_partial = o->keep_partial;
@@ -424,7 +446,7 @@ static int run_dumps(const block_opts *o)
     if (o->markov || o->tree || o->scheme || o->verifier || o->exact || o->trials ||
         o->simulate || o->optimal || o->json || o->live)
         return cli_usage_error("block", "with tree dumps: --verifiers, --sequences, --depth, "
-                               "--cost, -o, --markdown, --latex, --threads only");
+                               "--cost, -o, --markdown, --latex, --threads, --engine-metrics only");
     mdsd_block_job j = job_of(o);
     mdsd_err err;
     mdsd_err_clear(&err);
@@ -492,6 +514,8 @@ int cmd_block(int argc, char **argv)
         return cli_usage_error("block", "missing --markov FILE or tree dumps");
     if (o.resume || o.discard_partial)
         return cli_usage_error("block", "--resume and --discard-partial are for tree dumps");
+    if (o.engine_metrics)
+        return cli_usage_error("block", "--engine-metrics is for tree dumps (a toy pair is no engine's)");
     if (o.exact && o.trials)
         return cli_usage_error("block", "--exact and --trials are two routes: give one");
     if (o.live && o.trials)

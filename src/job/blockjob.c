@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "blockengine.h"
 #include "blockjob.h"
 #include "blockpartial.h"
 #include "outfile.h"
@@ -85,7 +86,8 @@ static int check_outputs(const mdsd_block_job *j, mdsd_err *err)
     for (size_t k = 0; k < j->merge_n; k++)
         merged[k] = j->merge[k].in->name;
     mdsd_block_files files = {o->dumps, o->n_dumps, merged, j->merge_n, o->output, o->markdown,
-                              o->latex, j->shard, j->shards, j->shard_data != NULL, j->tool != NULL};
+                              o->latex, j->shard, j->shards, j->shard_data != NULL, j->tool != NULL,
+                              j->engine_metrics};
     mdsd_pathset paths;
     mdsd_pathset_init(&paths);
     mdsd_block_paths(&files, &paths);
@@ -248,6 +250,11 @@ static int run_dump(mdsd_block_job *j, const mdsd_block_setup *s, size_t i, chec
         mdsd_tree_dump_close(t); /* a usage error: j->usage */
         return MDSD_OK;
     }
+    /* before any work: the engine's case must be one of the job's here */
+    if (j->engine && (rc = mdsd_engine_check_dump(j->engine, t, cases, nc, err))) {
+        mdsd_tree_dump_close(t);
+        return rc;
+    }
     mdsd_block_dump_result *res = calloc(nc ? nc : 1, sizeof *res);
     if (l->count + nc > l->cap) {
         l->cap = 2 * (l->count + nc);
@@ -281,10 +288,14 @@ static int write_outputs(const mdsd_block_job *j, const mdsd_block_setup *s, con
     mdsd_outfile outs[4];
     memset(outs, 0, sizeof outs);
     const char *dest[3] = {o->output, o->markdown, o->latex};
+    mdsd_engine_cmp cmp = {0}, *eng = NULL;
     int rc = MDSD_OK;
+    if (j->engine && (rc = mdsd_engine_compare(j->engine, l->rows, l->count, &cmp, err)) == MDSD_OK)
+        eng = &cmp;
     for (int k = 0; k < 3 && rc == MDSD_OK; k++)
         if (dest[k])
-            rc = mdsd_block_write_file(dest[k], k, l->rows, l->count, s->cost, s->n_cost, &outs[k], err);
+            rc = mdsd_block_write_file(dest[k], k, l->rows, l->count, s->cost, s->n_cost, eng,
+                                       &outs[k], err);
     if (rc == MDSD_OK && o->output && j->tool) {
         mdsd_provenance pv = {.tool = j->tool, .argc = j->argc, .argv = j->argv, .output = o->output,
                               .is_block = true, .is_top = o->is_top, .n_dumps = o->n_dumps,
@@ -297,7 +308,8 @@ static int write_outputs(const mdsd_block_job *j, const mdsd_block_setup *s, con
         mdsd_outfile_abort(&outs[k]);
     }
     if (rc == MDSD_OK && !o->output && !o->markdown && !o->latex)
-        mdsd_block_write_table(stdout, 0, l->rows, l->count, s->cost, s->n_cost);
+        mdsd_block_write_table(stdout, 0, l->rows, l->count, s->cost, s->n_cost, eng);
+    mdsd_engine_cmp_free(&cmp);
     return rc;
 }
 
@@ -348,8 +360,15 @@ int mdsd_block_job_run(mdsd_block_job *j, mdsd_err *err)
     j->usage = false;
     mdsd_block_setup s;
     int rc = parse_setup(j, &s, err);
+    if (rc == MDSD_OK && j->engine_metrics && (j->shards || j->merge))
+        rc = usage(j, err, "%s", "--engine-metrics: with the whole job in one process only (not "
+                   "--shard, mdsd merge or mpirun)");
     if (rc == MDSD_OK)
         rc = check_outputs(j, err);
+    mdsd_engine_metrics em;
+    if (rc == MDSD_OK && j->engine_metrics &&
+        (rc = mdsd_engine_metrics_read(j->engine_metrics, &em, err)) == MDSD_OK)
+        j->engine = &em;
     if (rc == MDSD_OK && j->shards) {
         if ((o->markdown || o->latex) && !j->shard_data)
             rc = usage(j, err, "%s", "--shard writes partial aggregates: render the tables "
@@ -363,6 +382,7 @@ int mdsd_block_job_run(mdsd_block_job *j, mdsd_err *err)
     }
     if (s.cost != &s.zero)
         free(s.cost);
+    j->engine = NULL; /* em goes out of scope */
     if (j->usage && rc == MDSD_OK)
         rc = err->code ? err->code : MDSD_EINVAL;
     return rc;

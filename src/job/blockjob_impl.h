@@ -13,8 +13,15 @@
 #include "shard.h"
 #include "treedump.h"
 
+typedef struct mdsd_engine_metrics mdsd_engine_metrics; /* blockengine.h */
+typedef struct mdsd_engine_cmp mdsd_engine_cmp;
+
 typedef struct {
     mdsd_block_job_opts pub;    /* the public options */
+    /* --engine-metrics FILE.json (an input; NULL = none) and, while the job
+     * runs, what it holds (blockengine.h) */
+    const char *engine_metrics;
+    const mdsd_engine_metrics *engine;
     /* the provenance sidecar OUTPUT.provenance.json: tool NULL = none */
     const char *tool;
     int argc;
@@ -68,10 +75,13 @@ typedef struct {
 } mdsd_block_row;
 
 /* kind 0: the results CSV, 1: Markdown, 2: LaTeX; written and synced to a
- * temporary file (*out), published by the caller with the job's others. */
+ * temporary file (*out), published by the caller with the job's others.
+ * eng: the engine comparison (NULL = none): its CSV columns after the
+ * others, its table after the table. */
 int mdsd_block_write_file(const char *path, int kind, const mdsd_block_row *rows, size_t n,
-                          const double *cost, size_t ncost, mdsd_outfile *out, mdsd_err *err);
+                          const double *cost, size_t ncost, const mdsd_engine_cmp *eng,
+                          mdsd_outfile *out, mdsd_err *err);
 void mdsd_block_write_table(FILE *f, int latex, const mdsd_block_row *rows, size_t n,
-                            const double *cost, size_t ncost);
+                            const double *cost, size_t ncost, const mdsd_engine_cmp *eng);
 
 #endif

@@ -65,6 +65,8 @@ void mdsd_block_paths(const mdsd_block_files *f, mdsd_pathset *s)
         mdsd_pathset_dump(s, f->dumps[i]);
     for (size_t i = 0; i < f->n_merged; i++)
         mdsd_pathset_input(s, f->merged[i], "a shard");
+    if (f->engine_metrics)
+        mdsd_pathset_input(s, f->engine_metrics, "--engine-metrics");
     const char *const shard[] = {".partial", ".lock", NULL}, *const none[] = {NULL};
     const char *const with_provenance[] = {".partial", ".lock", ".provenance.json", NULL};
     const char *const *family = f->shards ? shard

@@ -36,7 +36,7 @@
  * provenance (provenance: a tool writes it; shard > 0: the aggregate of
  * --shard with its checkpoint and lock, rank: an MPI rank's checkpoint
  * OUTPUT.shard-I-of-N.partial; merge: no checkpoint), --markdown and
- * --latex, standard output. */
+ * --latex, standard output; engine_metrics: --engine-metrics (an input, or NULL). */
 typedef struct {
     const char *const *dumps;
     size_t n_dumps;
@@ -45,6 +45,7 @@ typedef struct {
     const char *output, *markdown, *latex;
     size_t shard, shards;
     bool rank, provenance;
+    const char *engine_metrics;
 } mdsd_block_files;
 void mdsd_block_paths(const mdsd_block_files *f, mdsd_pathset *s);
 

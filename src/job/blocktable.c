@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blockengine.h"
 #include "blockjob_impl.h"
 #include "csv.h"
 #include "outfile.h"
@@ -198,12 +199,16 @@ static void depth_list(const double *values, size_t L, char *buf, size_t size)
  * "per-position acceptance rate" at position d, accepted at d / drafts, is
  * the unconditional reach_d = P(at least d accepted), not per_depth; the
  * last column its standard errors (a mean over trees, clustered). */
-static void write_csv(FILE *f, const mdsd_block_row *rows, size_t n, const double *cost, size_t ncost)
+static void write_csv(FILE *f, const mdsd_block_row *rows, size_t n, const double *cost, size_t ncost,
+                      const mdsd_engine_cmp *eng)
 {
     fprintf(f, "dump,verifier,policy,scheme,sequences,widths,depth,tree_size,trees,samples,"
                "block_efficiency,stderr,per_depth,cost,speedup,per_depth_stderr,contexts,"
                "mean_acceptance_length,per_position_acceptance_rate,"
-               "per_position_acceptance_rate_stderr\n");
+               "per_position_acceptance_rate_stderr");
+    if (eng)
+        mdsd_engine_csv_header(f);
+    fputc('\n', f);
     for (size_t i = 0; i < n; i++) {
         const mdsd_policy *pol = &rows[i].c.pol;
         char w[256], rates[1024], rates_se[1024], reach[1024], reach_se[1024];
@@ -219,17 +224,20 @@ static void write_csv(FILE *f, const mdsd_block_row *rows, size_t n, const doubl
                     mdsd_scheme_name(pol->kind == MDSD_POLICY_SEQ ? MDSD_SCHEME_IID : pol->scheme));
             if (pol->kind == MDSD_POLICY_SEQ)
                 fprintf(f, "%zu", pol->sequences);
-            fprintf(f, ",%s,%zu,%.17g,%zu,%zu,%.17g,%.17g,%s,%.17g,%.17g,%s,%s,%.17g,%s,%s\n", w,
+            fprintf(f, ",%s,%zu,%.17g,%zu,%zu,%.17g,%.17g,%s,%.17g,%.17g,%s,%s,%.17g,%s,%s", w,
                     pol->depth, mdsd_policy_size(pol), rows[i].r.trees, rows[i].r.samples,
                     rows[i].r.tau, rows[i].r.se, rates, cost[k],
                     rows[i].r.tau / (1.0 + cost[k] * (double)pol->depth), rates_se,
                     rows[i].live ? "live" : "positions", rows[i].r.tau, reach, reach_se);
+            if (eng)
+                mdsd_engine_csv_fields(f, eng, i, &rows[i]);
+            fputc('\n', f);
         }
     }
 }
 
 void mdsd_block_write_table(FILE *f, int latex, const mdsd_block_row *rows, size_t n,
-                            const double *cost, size_t ncost)
+                            const double *cost, size_t ncost, const mdsd_engine_cmp *eng)
 {
     if (latex) {
         fprintf(f, "\\begin{tabular}{llrrlrl");
@@ -279,17 +287,20 @@ void mdsd_block_write_table(FILE *f, int latex, const mdsd_block_row *rows, size
     }
     if (latex)
         fprintf(f, "\\hline\n\\end{tabular}\n");
+    if (eng)
+        mdsd_engine_write_table(f, latex, eng, rows, n);
 }
 
 int mdsd_block_write_file(const char *path, int kind, const mdsd_block_row *rows, size_t n,
-                          const double *cost, size_t ncost, mdsd_outfile *of, mdsd_err *err)
+                          const double *cost, size_t ncost, const mdsd_engine_cmp *eng,
+                          mdsd_outfile *of, mdsd_err *err)
 {
     int rc = mdsd_outfile_open(of, path, err);
     if (rc)
         return rc;
     if (kind == 0)
-        write_csv(of->f, rows, n, cost, ncost);
+        write_csv(of->f, rows, n, cost, ncost, eng);
     else
-        mdsd_block_write_table(of->f, kind == 2, rows, n, cost, ncost);
+        mdsd_block_write_table(of->f, kind == 2, rows, n, cost, ncost, eng);
     return mdsd_outfile_finish(of, err);
 }
