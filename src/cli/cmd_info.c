@@ -43,7 +43,8 @@ static void print_model(const mdsd_dump_model *m)
         printf(", gzip %d", m->gzip);
     printf("\n");
     if (m->truncated_rows)
-        printf("  %-12s %zu truncated top-k rows (missing mass up to %.3g): no job reads them yet\n",
+        printf("  %-12s %zu truncated top-k rows (missing mass up to %.3g): only `mdsd table -t 1 -s "
+               "iid -v none` reads them (certified intervals of alpha*)\n",
                "", m->truncated_rows, m->max_missing_mass);
 }
 
