@@ -822,16 +822,16 @@ def _markov_arrays(pair):
     if len(pair) != 2:
         raise MdsdError(1, f"block(markov=...): a pair (P, Q) of transition matrices, not "
                         f"{len(pair)} arrays")
-    out = []
+    shapes = []
     for name, x in zip(("P", "Q"), pair):
-        a = _inputs.probs(x, f"block(markov=(P, Q)): {name}")
-        if a.ndim != 2 or a.shape[0] != a.shape[1] or a.shape[0] == 0:
-            raise MdsdError(1, f"block(markov=(P, Q)): {name} has shape {a.shape}, expected a "
+        shape = _inputs._numpy(x, name)[0].shape
+        if len(shape) != 2 or shape[0] != shape[1] or shape[0] == 0:
+            raise MdsdError(1, f"block(markov=(P, Q)): {name} has shape {shape}, expected a "
                             "square V x V transition matrix")
-        out.append(a)
-    if out[0].shape != out[1].shape:
-        raise MdsdError(1, f"block(markov=(P, Q)): P is {out[0].shape}, Q {out[1].shape}: one V")
-    return out
+        shapes.append(shape)
+    if shapes[0] != shapes[1]:
+        raise MdsdError(1, f"block(markov=(P, Q)): P is {shapes[0]}, Q {shapes[1]}: one V")
+    return [_inputs.probs(x, f"block(markov=(P, Q)): {name}") for name, x in zip("PQ", pair)]
 
 
 def _block_markov(markov, verifier, sequences, depth, tree, scheme, trials, simulate, seed,
