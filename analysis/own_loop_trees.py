@@ -145,7 +145,7 @@ def main(argv=None):
             while len(response) < a.max_new_tokens:  # the target's own response
                 pos = len(response)
                 if pos % a.tree_stride == 0 and pos // a.tree_stride < a.tree_contexts:
-                    at[pos] = (p, q)                 # the states whose context is prompt + response[:pos]
+                    at[pos] = (p, q)                 # after prompt + response[:pos]
                 t = draw(p.logits, T, rng)
                 response.append(t)
                 if t == ngram.EOS:

@@ -342,11 +342,6 @@ hid_t dump_writer_file(mdsd_dump_writer *w)
     return w->file;
 }
 
-size_t dump_writer_rows(const mdsd_dump_writer *w)
-{
-    return w->N;
-}
-
 int mdsd_dump_writer_commit(mdsd_dump_writer *w, mdsd_err *err)
 {
     return dump_writer_commit_checked(w, NULL, NULL, err);
