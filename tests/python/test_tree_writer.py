@@ -45,6 +45,13 @@ def block(dump, out, *extra):
         return list(csv.DictReader(f))
 
 
+def validate(dump):
+    """`mdsd info --validate`: every row of the dump checked as a version-1 dump."""
+    proc = subprocess.run([mdsd_bin(), "info", "--validate", dump], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
 def rewrite(src, out, **override):
     """The tree dump src, tree by tree, through TreeDumpWriter."""
     with h5py.File(src, "r") as f:
@@ -85,6 +92,7 @@ class RoundTrip(unittest.TestCase):
                     self.assertEqual(a.attrs[k], b.attrs[k], k)
                 self.assertEqual(b["target/logits"].dtype, np.float16)
             ra = block(SHIPPED, os.path.join(tmp, "a.csv"))
+            validate(out)
             rb = block(out, os.path.join(tmp, "b.csv"))
             self.assertGreater(len(ra), 10)
             for x, y in zip(ra, rb):
@@ -113,6 +121,7 @@ class WorkedExample(unittest.TestCase):
                                   "--gen-temperature", "1", "--tree-policy", "seq", "-q",
                                   *self.OPTIONS)
             self.assertEqual(rc, 0, err)
+            validate(own)
             mine = by_case(block(own, os.path.join(tmp, "own.csv"), "--verifiers", "rrs,sd"))
             theirs = by_case(block(runner, os.path.join(tmp, "runner.csv"), "--verifiers",
                                    "rrs,sd"))
@@ -272,6 +281,7 @@ class Refusals(unittest.TestCase):
             np.testing.assert_array_equal(f["tree_sample"][()], [0, 0, 0, 3, 3, 3])
             np.testing.assert_array_equal(f["tree_position"][()], [0, 0, 0, 4, 4, 4])
             self.assertEqual(int(f.attrs["tree_sequences"]), K)
+        validate(self.path)
         rows = block(self.path, os.path.join(self.tmp.name, "b.csv"), "--verifiers", "rrs")
         self.assertEqual({r["trees"] for r in rows}, {"2"})
 
