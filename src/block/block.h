@@ -58,6 +58,10 @@ typedef struct {
  * then the draft's V rows; nothing else. Each row must be a probability
  * vector (dist.h's tolerance; renormalised). Errors name the file and line. */
 int mdsd_markov_read(const char *path, mdsd_markov *m, mdsd_err *err);
+/* The same pair from two V x V row-major matrices (copied), each row
+ * checked as a row of the file (errors name the matrix, row and value). */
+int mdsd_markov_from_arrays(size_t V, const double *p, const double *q, mdsd_markov *m,
+                            mdsd_err *err);
 void mdsd_markov_free(mdsd_markov *m);
 
 /* ---- drafting policy --------------------------------------------------- */

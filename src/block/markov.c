@@ -139,3 +139,44 @@ int mdsd_markov_read(const char *path, mdsd_markov *m, mdsd_err *err)
         mdsd_markov_free(m);
     return rc;
 }
+
+int mdsd_markov_from_arrays(size_t V, const double *p, const double *q, mdsd_markov *m,
+                            mdsd_err *err)
+{
+    memset(m, 0, sizeof *m);
+    if (V < 1 || V > MDSD_MARKOV_MAX_V)
+        return mdsd_fail(err, MDSD_EINVAL, "Markov pair: V = %zu is not in [1, %d]", V,
+                         MDSD_MARKOV_MAX_V);
+    if (!p || !q)
+        return mdsd_fail(err, MDSD_EINVAL, "Markov pair: no %s matrix (NULL)", !p ? "target" : "draft");
+    m->p = malloc(V * V * sizeof *m->p);
+    m->q = malloc(V * V * sizeof *m->q);
+    if (!m->p || !m->q) {
+        mdsd_markov_free(m);
+        return mdsd_fail(err, MDSD_ENOMEM, "Markov pair: out of memory for V = %zu", V);
+    }
+    /* the file's rules, row by row: finite values, then a probability vector */
+    for (int draft = 0; draft < 2; draft++)
+        for (size_t i = 0; i < V; i++) {
+            const double *in = (draft ? q : p) + i * V;
+            double *out = (draft ? m->q : m->p) + i * V;
+            const char *who = draft ? "draft" : "target";
+            for (size_t k = 0; k < V; k++)
+                if (!isfinite(in[k])) {
+                    mdsd_markov_free(m);
+                    return mdsd_fail(err, MDSD_EINVAL, "Markov pair: %s row %zu, value %zu is %g, "
+                                     "not a probability", who, i, k, in[k]);
+                }
+            memcpy(out, in, V * sizeof *out);
+            char what[64];
+            snprintf(what, sizeof what, "Markov pair: %s row %zu", who, i);
+            int rc = mdsd_probs_validate_hint(out, V, what, "every row of a Markov pair is a "
+                                              "probability distribution (its entries sum to 1)", err);
+            if (rc) {
+                mdsd_markov_free(m);
+                return rc;
+            }
+        }
+    m->V = V;
+    return MDSD_OK;
+}

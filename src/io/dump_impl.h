@@ -73,6 +73,19 @@ int dump_check_vocab_attr(mdsd_dump *d, mdsd_err *err);
 int dump_check_row(const mdsd_dump *d, const mdsd_dump_model *m, size_t row, const float *x,
                    mdsd_err *err);
 
+/* ---- writing (dump_write.c), also for writers of extensions of the format
+ * (the tree-dump writer, src/block/treedump_write.c) ---- */
+herr_t dump_write_attr(hid_t obj, const char *name, hid_t ftype, hid_t mtype, const void *v);
+herr_t dump_write_attr_string(hid_t obj, const char *name, const char *value);
+herr_t dump_write_attr_i64(hid_t obj, const char *name, long long v);
+/* The writer's open HDF5 file (valid until commit or abort). */
+hid_t dump_writer_file(mdsd_dump_writer *w);
+/* mdsd_dump_writer_commit, with check (may be NULL) run on the closed and
+ * synced temporary file before it is renamed onto the path: when it fails,
+ * nothing is published and the temporary file is removed. */
+int dump_writer_commit_checked(mdsd_dump_writer *w, int (*check)(const char *tmp, void *ctx, mdsd_err *err),
+                               void *ctx, mdsd_err *err);
+
 /* ---- 16-bit floats ---- */
 static inline uint32_t float_bits(float x)
 {

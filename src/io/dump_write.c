@@ -41,7 +41,7 @@ static hid_t half_type(void)
     return t;
 }
 
-static herr_t write_attr(hid_t obj, const char *name, hid_t ftype, hid_t mtype, const void *v)
+herr_t dump_write_attr(hid_t obj, const char *name, hid_t ftype, hid_t mtype, const void *v)
 {
     hid_t s = H5Screate(H5S_SCALAR);
     hid_t a = H5Acreate2(obj, name, ftype, s, H5P_DEFAULT, H5P_DEFAULT);
@@ -51,20 +51,20 @@ static herr_t write_attr(hid_t obj, const char *name, hid_t ftype, hid_t mtype, 
     return st;
 }
 
-static herr_t write_attr_string(hid_t obj, const char *name, const char *value)
+herr_t dump_write_attr_string(hid_t obj, const char *name, const char *value)
 {
     hid_t t = H5Tcopy(H5T_C_S1);
     H5Tset_size(t, H5T_VARIABLE);
     H5Tset_cset(t, H5T_CSET_UTF8);
     const char *v = value ? value : "";
-    herr_t st = write_attr(obj, name, t, t, &v);
+    herr_t st = dump_write_attr(obj, name, t, t, &v);
     dump_h5_close(t);
     return st;
 }
 
-static herr_t write_attr_i64(hid_t obj, const char *name, long long v)
+herr_t dump_write_attr_i64(hid_t obj, const char *name, long long v)
 {
-    return write_attr(obj, name, H5T_STD_I64LE, H5T_NATIVE_LLONG, &v);
+    return dump_write_attr(obj, name, H5T_STD_I64LE, H5T_NATIVE_LLONG, &v);
 }
 
 /* An extendible [0 x V] (or [0]) chunked dataset. */
@@ -104,11 +104,11 @@ static int create_model(mdsd_dump_writer *w, const char *group, const char *mode
     hid_t g = H5Gcreate2(w->file, group, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     if (g < 0)
         return writer_fail(w, err, group);
-    int ok = write_attr_string(g, "model", model) >= 0 && write_attr_i64(g, "vocab_size", vocab_size) >= 0;
+    int ok = dump_write_attr_string(g, "model", model) >= 0 && dump_write_attr_i64(g, "vocab_size", vocab_size) >= 0;
     *ds = ok ? create_rows(g, "logits", w->ftype, 2, w->V, w->chunk_rows, w->gzip,
                            dump_dtype_bytes(w->dtype))
              : -1;
-    if (*ds >= 0 && w->dtype == MDSD_DUMP_BFLOAT16 && write_attr_string(*ds, "dtype", "bfloat16") < 0) {
+    if (*ds >= 0 && w->dtype == MDSD_DUMP_BFLOAT16 && dump_write_attr_string(*ds, "dtype", "bfloat16") < 0) {
         dump_h5_close(*ds);
         *ds = -1;
     }
@@ -138,16 +138,16 @@ static int writer_setup(mdsd_dump_writer *w, const mdsd_dump_spec *s, mdsd_err *
     int fmt = MDSD_DUMP_FORMAT;
     char creator[128];
     snprintf(creator, sizeof creator, "mdsd %s", MDSD_VERSION);
-    int ok = write_attr(root, "mdsd_format", H5T_STD_I32LE, H5T_NATIVE_INT, &fmt) >= 0 &&
-             write_attr_string(root, "creator", s->creator ? s->creator : creator) >= 0 &&
-             write_attr_string(root, "created", created) >= 0 &&
-             write_attr_string(root, "dataset", s->dataset) >= 0 &&
-             write_attr_string(root, "tokenizer", s->tokenizer) >= 0 &&
-             write_attr(root, "generation_temperature", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
+    int ok = dump_write_attr(root, "mdsd_format", H5T_STD_I32LE, H5T_NATIVE_INT, &fmt) >= 0 &&
+             dump_write_attr_string(root, "creator", s->creator ? s->creator : creator) >= 0 &&
+             dump_write_attr_string(root, "created", created) >= 0 &&
+             dump_write_attr_string(root, "dataset", s->dataset) >= 0 &&
+             dump_write_attr_string(root, "tokenizer", s->tokenizer) >= 0 &&
+             dump_write_attr(root, "generation_temperature", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
                         &s->generation_temperature) >= 0 &&
-             write_attr_i64(root, "vocab_size", (long long)s->V) >= 0;
+             dump_write_attr_i64(root, "vocab_size", (long long)s->V) >= 0;
     for (size_t k = 0; ok && k < s->n_extra; k++)
-        ok = write_attr_string(root, s->extra_names[k], s->extra_values[k]) >= 0;
+        ok = dump_write_attr_string(root, s->extra_names[k], s->extra_values[k]) >= 0;
     dump_h5_close(root);
     if (!ok)
         return writer_fail(w, err, "attributes of '/'");
@@ -337,7 +337,18 @@ static void writer_free(mdsd_dump_writer *w)
     free(w);
 }
 
+hid_t dump_writer_file(mdsd_dump_writer *w)
+{
+    return w->file;
+}
+
 int mdsd_dump_writer_commit(mdsd_dump_writer *w, mdsd_err *err)
+{
+    return dump_writer_commit_checked(w, NULL, NULL, err);
+}
+
+int dump_writer_commit_checked(mdsd_dump_writer *w, int (*check)(const char *tmp, void *ctx, mdsd_err *err),
+                               void *ctx, mdsd_err *err)
 {
     if (w->N == 0) {
         mdsd_fail(err, MDSD_EINVAL, "dump '%s': no rows were written (an empty dump is invalid)", w->path);
@@ -352,6 +363,8 @@ int mdsd_dump_writer_commit(mdsd_dump_writer *w, mdsd_err *err)
         rc = mdsd_fail(err, MDSD_EIO, "cannot sync '%s': %s", w->tmp, strerror(errno));
     if (fd >= 0)
         close(fd);
+    if (rc == MDSD_OK && check) /* the closed file, before anything appears under path */
+        rc = check(w->tmp, ctx, err);
     if (rc == MDSD_OK) {
         rc = mdsd_publish(w->tmp, w->path, err);
     } else {

@@ -134,15 +134,19 @@ int mdsd_block_markov_eval(const mdsd_block_markov_opts *o, const size_t *live,
                            mdsd_block_markov_run *out, mdsd_err *err)
 {
     memset(out, 0, sizeof *out);
-    if (!o || !o->markov)
+    if (!o || (!o->markov && !o->p && !o->q))
         return usage(&out->usage, err, "%s", "missing --markov FILE");
+    if (o->markov && (o->p || o->q))
+        return usage(&out->usage, err, "%s", "a Markov pair from a file (markov) or from arrays "
+                     "(V, p, q), not both");
     int rc = check_route(o, &out->usage, err);
     if (rc == MDSD_OK)
         rc = policy_of(o, &out->pol, &out->usage, err);
     if (rc)
         return rc;
     mdsd_markov m = {0};
-    if ((rc = mdsd_markov_read(o->markov, &m, err)))
+    if ((rc = o->markov ? mdsd_markov_read(o->markov, &m, err)
+                        : mdsd_markov_from_arrays(o->V, o->p, o->q, &m, err)))
         return rc;
     mdsd_block_opts bo;
     mdsd_block_opts_init(&bo);

@@ -46,6 +46,24 @@ def writer(**kw):
     w.abort()
 
 
+def tree_writer(live=False, **kw):
+    args = dict(V=5, draft_names=["d"], sequences=2, depth=2)
+    if live:
+        args["live_verifier"] = "rrs"
+    args.update(kw)
+    return mdsd.TreeDumpWriter(os.path.join(WORK, "t.h5"), **args)
+
+
+def tree_written(tau):
+    w = tree_writer(live=True)
+    try:
+        w.write_tree(T[:3, :2].repeat(3, axis=1)[:, :5], [D[:3, :2].repeat(3, axis=1)[:, :5]],
+                     [0, 2, 4], [-1, 0, 0], [-1, 1, 3], [[1, 3], [2, -1], [-1, 0]], sample=0,
+                     position=0, tau=tau)
+    finally:
+        w.abort()
+
+
 # (qualified name, parameter) -> a call with that parameter set to v, every other
 # argument valid (the call with a valid value runs: test_valid_values_run).
 CASES = {
@@ -85,6 +103,12 @@ CASES = {
     ("DumpWriter", "chunk_rows"): lambda v: writer(chunk_rows=v),
     ("DumpWriter", "gzip"): lambda v: writer(gzip=v),
     ("DumpWriter", "target_vocab_size"): lambda v: writer(target_vocab_size=v),
+    ("TreeDumpWriter", "V"): lambda v: tree_writer(V=v).abort(),
+    ("TreeDumpWriter", "chunk_rows"): lambda v: tree_writer(chunk_rows=v).abort(),
+    ("TreeDumpWriter", "gzip"): lambda v: tree_writer(gzip=v).abort(),
+    ("TreeDumpWriter", "sequences"): lambda v: tree_writer(sequences=v).abort(),
+    ("TreeDumpWriter", "target_vocab_size"): lambda v: tree_writer(target_vocab_size=v).abort(),
+    ("TreeDumpWriter.write_tree", "tau"): tree_written,
 }
 for _name in ("n", "top_k", "trials", "seed", "row0", "threads", "is_top", "max_tuples"):
     CASES[("batch", _name)] = (lambda name: lambda v: mdsd.batch(

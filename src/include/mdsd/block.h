@@ -74,6 +74,11 @@ typedef struct {
     int threads;            /* 0 = OpenMP's default; results do not depend on it */
     int optimal;            /* also optimal-token's E[tau] */
     int force;              /* optimal-block: solve above the LP cost guard */
+    /* Or the pair as arrays (markov NULL; not both): V and the target's and
+     * the draft's transition matrices p, q [V * V], row-major (row i = the
+     * law after token i), each row checked as a row of the file. */
+    size_t V;
+    const double *p, *q;
 } mdsd_block_markov_opts;
 
 typedef struct {

@@ -29,6 +29,7 @@ __all__ = ["MdsdError", "MdsdTypeError", "version", "__version__", "Rng", "SCHEM
            "AUDIT_VERIFIERS", "alpha_star",
            "alpha_star_result", "verifier_rate", "Verifier", "Sampler", "sample_drafts",
            "monte_carlo", "batch", "table", "block", "merge", "softmax", "DumpReader", "DumpWriter", "validate_dump",
+           "TreeDumpWriter",
            "lp_export", "truncate", "evaluate", "read_table", "Table"]
 
 SCHEMES = ("iid", "wor", "greedy", "hub", "cps", "multi", "custom")
@@ -813,10 +814,34 @@ BlockMarkov = namedtuple("BlockMarkov", "verifier route V depth tree_size block_
                          "per_position_acceptance_rate optimal_token_block_efficiency")
 
 
+def _markov_arrays(pair):
+    """markov=(P, Q): the target's and the draft's V x V transition matrices (numpy or
+    torch; row i = the next-token law after token i), as C-contiguous float64 for the
+    library, which checks every row as a row of a --markov file. Shapes are checked here;
+    rows off 1 within their dtype's rounding are renormalised (mdsd._inputs.probs)."""
+    if len(pair) != 2:
+        raise MdsdError(1, f"block(markov=...): a pair (P, Q) of transition matrices, not "
+                        f"{len(pair)} arrays")
+    shapes = []
+    for name, x in zip(("P", "Q"), pair):
+        shape = _inputs._numpy(x, name)[0].shape
+        if len(shape) != 2 or shape[0] != shape[1] or shape[0] == 0:
+            raise MdsdError(1, f"block(markov=(P, Q)): {name} has shape {shape}, expected a "
+                            "square V x V transition matrix")
+        shapes.append(shape)
+    if shapes[0] != shapes[1]:
+        raise MdsdError(1, f"block(markov=(P, Q)): P is {shapes[0]}, Q {shapes[1]}: one V")
+    return [_inputs.probs(x, f"block(markov=(P, Q)): {name}") for name, x in zip("PQ", pair)]
+
+
 def _block_markov(markov, verifier, sequences, depth, tree, scheme, trials, simulate, seed,
                   threads, optimal, force):
     o = _lib.BlockMarkovOpts()
     lib.mdsd_block_markov_opts_init(ctypes.byref(o))
+    if isinstance(markov, (tuple, list)):
+        P, Q = _markov_arrays(markov)  # kept alive until the call returns
+        o.V, o.p, o.q = P.shape[0], P.ctypes.data, Q.ctypes.data
+        markov = None
     o.markov, o.verifier = _path(markov), None if verifier is None else str(verifier).encode()
     o.sequences = _uint(sequences or 0, "sequences", _INT_MAX)
     o.depth = _uint(depth or 0, "depths", _INT_MAX)
@@ -851,7 +876,10 @@ def block(dumps=None, output=None, verifiers=None, sequences=None, depths=None, 
     A Markov toy pair: mdsd.block(markov=FILE, verifier=V, sequences=K, depths=L) (seq
     policy) or tree=(W1, ..., WL) with scheme= (tree policy), exactly, or from `trials`
     sampled draft trees (simulate=True: plain speculative steps), optimal=True for the
-    best token-level verifier's E[tau] beside it. Returns BlockMarkov(verifier, route, V,
+    best token-level verifier's E[tau] beside it. markov=(P, Q) takes the pair as arrays
+    instead of a file: the target's and the draft's V x V transition matrices (numpy or
+    torch; row i = the law after token i, context token 0), each row checked as a row of
+    the file. Returns BlockMarkov(verifier, route, V,
     depth, tree_size, block_efficiency, stderr, trials, per_depth [L] (conditional
     rates), reach [L + 1], mean_acceptance_length (vLLM's name; = block_efficiency),
     per_position_acceptance_rate [L] (vLLM's: unconditional, reach[1:]),
@@ -921,4 +949,5 @@ def lp_export(path, p, q=None, n=None, scheme="iid", reduced=False, joint=None):
 from . import _inputs  # noqa: E402
 from ._inputs import _logit_rows  # noqa: E402,F401 (mdsd.tables uses it)
 from .dump import DumpReader, DumpWriter, validate_dump  # noqa: E402
+from .treedump import TreeDumpWriter  # noqa: E402
 from .tables import Table, _want_pandas, evaluate, read_table  # noqa: E402

@@ -83,7 +83,8 @@ class BlockMarkovOpts(Structure):
     _fields_ = [("markov", c_char_p), ("sequences", c_size_t), ("depth", c_size_t),
                 ("tree", c_char_p), ("scheme", c_char_p), ("verifier", c_char_p),
                 ("trials", c_uint64), ("simulate", c_int), ("seed", c_uint64), ("threads", c_int),
-                ("optimal", c_int), ("force", c_int)]
+                ("optimal", c_int), ("force", c_int), ("V", c_size_t), ("p", c_void_p),
+                ("q", c_void_p)]
 
 
 BLOCK_MARKOV_MAX_DEPTH = 32
@@ -111,6 +112,12 @@ class DumpLayout(Structure):
                 ("draft_names", POINTER(c_char_p)), ("draft_models", POINTER(c_char_p)),
                 ("n_extra", c_size_t), ("extra_names", POINTER(c_char_p)),
                 ("extra_values", POINTER(c_char_p))]
+
+
+class TreeDumpLayout(Structure):
+    _fields_ = [("dump", DumpLayout), ("policy", c_char_p), ("sequences", c_size_t),
+                ("depth", c_size_t), ("widths", POINTER(c_size_t)), ("scheme", c_char_p),
+                ("drafter", c_char_p), ("temperature", c_double), ("live_verifier", c_char_p)]
 
 
 def _candidates():
@@ -216,3 +223,10 @@ _sig("mdsd_dump_writer_new", c_void_p, c_char_p, POINTER(DumpLayout), E)
 _sig("mdsd_dump_writer_write", c_int, c_void_p, c_size_t, P, P, P, P, P, E)
 _sig("mdsd_dump_writer_finish", c_int, c_void_p, E)
 _sig("mdsd_dump_writer_free", None, c_void_p)
+_sig("mdsd_tree_dump_layout_init", None, POINTER(TreeDumpLayout))
+_sig("mdsd_tree_dump_writer_new", c_void_p, c_char_p, POINTER(TreeDumpLayout), E)
+_sig("mdsd_tree_dump_writer_slots", c_size_t, c_void_p)
+_sig("mdsd_tree_dump_writer_write", c_int, c_void_p, c_size_t, P, P, P, P, P, P, c_int32, c_int32,
+     c_int32, E)
+_sig("mdsd_tree_dump_writer_finish", c_int, c_void_p, E)
+_sig("mdsd_tree_dump_writer_free", None, c_void_p)

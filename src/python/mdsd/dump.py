@@ -102,6 +102,37 @@ def _strings(values, what="name"):
     return arr
 
 
+def _layout(path, V, draft_names, dtype, draft_models, target_model, target_vocab_size,
+            chunk_rows, gzip, creator, dataset, tokenizer, generation_temperature, attrs):
+    """The mdsd_dump_layout of DumpWriter and TreeDumpWriter, and the ctypes arrays it
+    points into (keep them alive as long as the layout)."""
+    lay = _lib.DumpLayout()
+    lib.mdsd_dump_layout_init(ctypes.byref(lay))
+    names = _strings(draft_names)
+    models = _strings(draft_models) if draft_models is not None else None
+    extra = dict(attrs or {})
+    en, ev = _strings(list(extra)), _strings(list(extra.values()))
+    lay.V, lay.dtype = V, DTYPES.index(dtype) if dtype in DTYPES else -1
+    if lay.dtype < 0:
+        raise MdsdError(1, f"{path}: unknown logits dtype '{dtype}' "
+                        f"(one of {', '.join(DTYPES)})")
+    lay.chunk_rows, lay.gzip = _uint(chunk_rows, "chunk_rows"), _uint(gzip, "gzip", _INT_MAX)
+    lay.creator, lay.dataset, lay.tokenizer = (_cstr(creator, "creator"), _cstr(dataset, "dataset"),
+                                               _cstr(tokenizer, "tokenizer"))
+    gt = float(generation_temperature) if generation_temperature is not None else math.nan
+    lay.generation_temperature = gt
+    lay.target_model = _cstr(target_model, "target_model")
+    lay.target_vocab_size = _uint(target_vocab_size, "target_vocab_size", 2**63 - 1)
+    lay.n_drafts = len(draft_names)
+    lay.draft_names = ctypes.cast(names, ctypes.POINTER(ctypes.c_char_p))
+    if models is not None:
+        lay.draft_models = ctypes.cast(models, ctypes.POINTER(ctypes.c_char_p))
+    lay.n_extra = len(extra)
+    lay.extra_names = ctypes.cast(en, ctypes.POINTER(ctypes.c_char_p))
+    lay.extra_values = ctypes.cast(ev, ctypes.POINTER(ctypes.c_char_p))
+    return lay, [names, models, en, ev]
+
+
 class DumpWriter:
     """Writes a dump atomically: nothing appears at `path` until finish().
 
@@ -115,32 +146,9 @@ class DumpWriter:
         self.path = str(path)
         self.V = _uint(V, "V")
         self.n_drafts = len(draft_names)
-        lay = _lib.DumpLayout()
-        lib.mdsd_dump_layout_init(ctypes.byref(lay))
-        self._keep = []
-        names = _strings(draft_names)
-        models = _strings(draft_models) if draft_models is not None else None
-        extra = dict(attrs or {})
-        en, ev = _strings(list(extra)), _strings(list(extra.values()))
-        self._keep += [names, models, en, ev]
-        lay.V, lay.dtype = self.V, DTYPES.index(dtype) if dtype in DTYPES else -1
-        if lay.dtype < 0:
-            raise MdsdError(1, f"{self.path}: unknown logits dtype '{dtype}' "
-                            f"(one of {', '.join(DTYPES)})")
-        lay.chunk_rows, lay.gzip = _uint(chunk_rows, "chunk_rows"), _uint(gzip, "gzip", _INT_MAX)
-        lay.creator, lay.dataset, lay.tokenizer = (_cstr(creator, "creator"), _cstr(dataset, "dataset"),
-                                                   _cstr(tokenizer, "tokenizer"))
-        gt = float(generation_temperature) if generation_temperature is not None else math.nan
-        lay.generation_temperature = gt
-        lay.target_model = _cstr(target_model, "target_model")
-        lay.target_vocab_size = _uint(target_vocab_size, "target_vocab_size", 2**63 - 1)
-        lay.n_drafts = self.n_drafts
-        lay.draft_names = ctypes.cast(names, ctypes.POINTER(ctypes.c_char_p))
-        if models is not None:
-            lay.draft_models = ctypes.cast(models, ctypes.POINTER(ctypes.c_char_p))
-        lay.n_extra = len(extra)
-        lay.extra_names = ctypes.cast(en, ctypes.POINTER(ctypes.c_char_p))
-        lay.extra_values = ctypes.cast(ev, ctypes.POINTER(ctypes.c_char_p))
+        lay, self._keep = _layout(self.path, self.V, draft_names, dtype, draft_models,
+                                  target_model, target_vocab_size, chunk_rows, gzip, creator,
+                                  dataset, tokenizer, generation_temperature, attrs)
         err = _lib.Err()
         self._h = lib.mdsd_dump_writer_new(_cstr(path, "path"), ctypes.byref(lay),
                                            ctypes.byref(err))
