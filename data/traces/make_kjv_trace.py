@@ -17,7 +17,7 @@ scored with echo, in both response shapes:
       so that tests can compare what a top-K dump says with the true alpha*.
 
 Deterministic (ties broken by token id). Run from the repository root:
-    /usr/bin/python3 data/traces/make_kjv_trace.py
+    /usr/bin/python3 data/traces/make_kjv_trace.py [OUT_FOLDER]   (default: beside this script)
 """
 
 import json
@@ -27,8 +27,9 @@ import sys
 import h5py
 import numpy as np
 
-SOURCE = "data/kjv-ngram.h5"
-OUT = "data/traces"
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SOURCE = "data/kjv-ngram.h5"  # relative to the repository root (recorded so)
+OUT = os.path.join(ROOT, "data", "traces")
 SAMPLES, K = 3, 20
 MODELS = [("target", "target"), ("kn2", "drafts/kn2")]
 BOS = 2  # <s>: the first echoed token, which no distribution predicts
@@ -54,7 +55,11 @@ def write_jsonl(path, lines):
 
 
 def main():
-    with h5py.File(SOURCE, "r") as f:
+    global OUT
+    if len(sys.argv) > 1:
+        OUT = sys.argv[1]
+    os.makedirs(OUT, exist_ok=True)
+    with h5py.File(os.path.join(ROOT, SOURCE), "r") as f:
         sid = f["sample_id"][:]
         N = int(np.flatnonzero(sid >= SAMPLES)[0])
         if list(np.unique(sid[:N])) != list(range(SAMPLES)):

@@ -32,6 +32,7 @@ import json
 import math
 import os
 import struct
+import sys
 
 import numpy as np
 
@@ -382,6 +383,12 @@ def add_parser(sub):
     return p
 
 
+def _usage(message):
+    """A usage error of `import`: the message, exit status 2 (as argparse's)."""
+    print(f"mdsd-runner import: error: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
 def _run_traces(args):
     from .openai_trace import import_traces
     given = [flag for flag, value, default in (
@@ -390,13 +397,16 @@ def _run_traces(args):
         ("--max-dropped-mass", args.max_dropped_mass, 1e-6),
         ("--logits-dtype", args.logits_dtype, "float32")) if value != default]
     if given:
-        raise RunnerError(f"{', '.join(given)}: not an option of --openai-logprobs (a trace "
-                          "gives its tokens, one sample per line, top-k rows in float32)")
+        _usage(f"{', '.join(given)}: not an option of --openai-logprobs (a trace gives its "
+               "tokens, one sample per line, top-k rows in float32)")
+    if args.vocab is None and args.vocab_size is None:
+        _usage("--openai-logprobs needs --vocab-size V (the tokenizer's vocabulary size: the "
+               "unseen tokens of a top-k row are all the others) or --vocab FILE")
     drafts = []
     for spec in args.draft:
         name, sep, path = spec.partition("=")
         if not sep:
-            raise RunnerError(f"--draft {spec}: give NAME=FILE.jsonl")
+            _usage(f"--draft {spec}: give NAME=FILE.jsonl")
         drafts.append((name, path))
     summary = import_traces(args.output, args.openai_logprobs, drafts, vocab=args.vocab,
                             vocab_size=args.vocab_size, compression=args.compression,
@@ -410,12 +420,12 @@ def _run_traces(args):
 
 def run(args):
     if (args.target is None) == (args.openai_logprobs is None):
-        raise RunnerError("give exactly one of --target FILE[:KEY] (arrays) and "
-                          "--openai-logprobs FILE.jsonl (a trace)")
+        _usage("give exactly one of --target FILE[:KEY] (arrays) and --openai-logprobs "
+               "FILE.jsonl (a trace)")
     if args.openai_logprobs is not None:
         return _run_traces(args)
     if args.vocab is not None:
-        raise RunnerError("--vocab: an option of --openai-logprobs only")
+        _usage("--vocab: an option of --openai-logprobs only")
     drafts = []
     for spec in args.draft:
         name, sep, path = spec.partition("=")

@@ -63,6 +63,17 @@ def _pairs(pairs):
     return d
 
 
+class _Constant:
+    """NaN, Infinity, -Infinity in a JSON text (Python's json writes them, JSON has none):
+    kept as such, to be refused where they stand (file, line, position, token)."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return self.name
+
+
 def _reject_constant(name):
     raise ValueError(f"{name} is not JSON (a non-finite number)")
 
@@ -214,7 +225,7 @@ def read_trace(path, vocab):
                 continue
             where = f"{path}, line {n}"
             try:
-                obj = json.loads(line, object_pairs_hook=_pairs, parse_constant=_reject_constant)
+                obj = json.loads(line, object_pairs_hook=_pairs, parse_constant=_Constant)
             except ValueError as e:
                 raise RunnerError(f"{where}: not JSON: {e}") from None
             rows = []
@@ -307,12 +318,14 @@ def import_traces(out, target, drafts, *, vocab=None, vocab_size=None, compressi
     if not kept_k:
         raise RunnerError(f"{t_path}: no position has top_logprobs")
     K = min(x[0] for x in kept_k)
+    counts = np.bincount([x[0] for x in kept_k])
+    usual = int(np.argmax(counts))  # the k of most rows; a row more than 1 off it is named
     for k_left, k_raw, path, n, i, tid in kept_k:
-        if k_left > K + 1:
+        if abs(k_left - usual) > 1:
             raise RunnerError(f"{path}, line {n}, position {i}: token id {tid}: a top list of "
-                              f"{k_raw} where another has {K} (after dropping an engine-added own "
-                              "token): the number of top_logprobs (k) varies; request the same k "
-                              "for every text and model")
+                              f"{k_raw} tokens where most have {usual} (after dropping an "
+                              "engine-added own token): the number of top_logprobs (k) varies; "
+                              "request the same k for every text and model")
     if K >= voc.V:
         raise RunnerError(f"top lists of {K} tokens with V = {voc.V}: rows are complete, not "
                           "top-k: import them as arrays (mdsd-runner import --target ...)")
