@@ -7,7 +7,9 @@ scored with echo, in both response shapes:
   kjv-completions-{target,kn2}.jsonl  completions API (echo + logprobs K): tokens spelled
       token_id:N (vLLM --return-tokens-as-token-ids), a null top list for the first echoed
       token (<s>), and, as vLLM does, the position's own token added as a (K+1)-th entry
-      when it lies outside the top K;
+      when it lies outside the top K; after the echoed text one generated token (vLLM
+      needs max_tokens >= 1), different for the two models, and usage.prompt_tokens
+      (import with --prompt-only);
   kjv-chat-{target,kn2}.jsonl  chat API (logprobs.content[].top_logprobs, K entries):
       tokens as text (resolved by kjv-vocab.json), the own token listed first as vLLM
       does (so the top K-1 follow it when it lies outside the top K);
@@ -69,7 +71,7 @@ def main():
         rows = {name: log_softmax(f[path + "/logits"][:N]) for name, path in MODELS}
     if len(set(vocab)) != len(vocab):
         sys.exit(f"{SOURCE}: its vocabulary has duplicate strings")
-    for name, L in rows.items():
+    for m, (name, L) in enumerate(rows.items()):
         comp, chat = [], []
         for s in range(SAMPLES):
             r = np.flatnonzero(sid[:N] == s)
@@ -88,13 +90,23 @@ def main():
                                 "bytes": list(vocab[own].encode()),
                                 "top_logprobs": [{"token": vocab[j], "logprob": lp(L[i, j]),
                                                   "bytes": list(vocab[j].encode())} for j in ids]})
+            # the generated token: the m-th most likely after the last row (a stand-in:
+            # the source has no row there), so that the two models' differ
+            last = L[r[-1]]
+            gen = int(np.lexsort((np.arange(L.shape[1]), -last))[m])
+            P = len(ctoks)
+            ctoks.append(f"token_id:{gen}")
+            ctops.append(dict(list(ctops[-1].items())[:K]))
             comp.append({"id": f"cmpl-kjv-{name}-{s}", "object": "text_completion",
                          "model": name, "choices": [{"index": 0, "text": "",
                          "logprobs": {"tokens": ctoks,
-                                      "token_logprobs": [None] + [lp(L[i, tokens[i]]) for i in r],
+                                      "token_logprobs": [None] + [lp(L[i, tokens[i]]) for i in r]
+                                      + [lp(last[gen])],
                                       "top_logprobs": ctops,
                                       "text_offset": list(range(len(ctoks)))},
-                         "finish_reason": "length"}]})
+                         "finish_reason": "length"}],
+                         "usage": {"prompt_tokens": P, "completion_tokens": 1,
+                                   "total_tokens": P + 1}})
             chat.append({"id": f"chatcmpl-kjv-{name}-{s}", "object": "chat.completion",
                          "model": name, "choices": [{"index": 0, "message": {
                              "role": "assistant", "content": " ".join(vocab[t] for t in tokens[r])},

@@ -353,6 +353,10 @@ def add_parser(sub):
                    help="with --openai-logprobs: token strings to ids, a JSON list (id = index) "
                         "or object {token: id}; not needed for tokens spelled token_id:N "
                         "(vLLM --return-tokens-as-token-ids)")
+    p.add_argument("--prompt-only", action="store_true",
+                   help="with --openai-logprobs (completions API): rows for the echoed prompt "
+                        "only, its first usage.prompt_tokens tokens (vLLM generates at least one "
+                        "token after it, max_tokens >= 1, and that token differs between models)")
     p.add_argument("--draft", action="append", required=True, metavar="NAME=FILE[:KEY]",
                    help="a drafter's logits, same rows (repeat for several drafters)")
     p.add_argument("--tokens", metavar="FILE[:KEY]",
@@ -409,7 +413,8 @@ def _run_traces(args):
             _usage(f"--draft {spec}: give NAME=FILE.jsonl")
         drafts.append((name, path))
     summary = import_traces(args.output, args.openai_logprobs, drafts, vocab=args.vocab,
-                            vocab_size=args.vocab_size, compression=args.compression,
+                            vocab_size=args.vocab_size, prompt_only=args.prompt_only,
+                            compression=args.compression,
                             dataset="openai-trace" if args.dataset == "imported" else args.dataset,
                             target_model=args.target_model)
     print(f"wrote {summary['output']}: {summary['rows']} truncated top-{summary['top_k']} rows, "
@@ -424,8 +429,9 @@ def run(args):
                "FILE.jsonl (a trace)")
     if args.openai_logprobs is not None:
         return _run_traces(args)
-    if args.vocab is not None:
-        _usage("--vocab: an option of --openai-logprobs only")
+    if args.vocab is not None or args.prompt_only:
+        _usage(f"{'--vocab' if args.vocab is not None else '--prompt-only'}: an option of "
+               "--openai-logprobs only")
     drafts = []
     for spec in args.draft:
         name, sep, path = spec.partition("=")

@@ -161,8 +161,9 @@ def _logprob(value, where, token):
     return float(value)
 
 
-def _positions(obj, where):
-    """[(token string, top list [(token string, logprob)] or None)] of one response."""
+def _positions(obj, where, prompt_only=False):
+    """[(token string, top list [(token string, logprob)] or None)] of one response;
+    prompt_only: only the echoed prompt's (the first usage.prompt_tokens)."""
     if isinstance(obj, dict) and isinstance(obj.get("response"), dict) and "body" in obj["response"]:
         obj = obj["response"]["body"]  # a batch-output record
     choices = obj.get("choices") if isinstance(obj, dict) else None
@@ -176,6 +177,9 @@ def _positions(obj, where):
                           "echo + logprobs k; chat: logprobs + top_logprobs k)")
     out = []
     if "content" in lp:  # chat API
+        if prompt_only:
+            raise RunnerError(f"{where}: --prompt-only: a chat API response's logprobs are of "
+                              "the tokens it generated, not of an echoed prompt")
         content = lp["content"]
         if not isinstance(content, list):
             raise RunnerError(f"{where}: choices[0].logprobs.content is not a list")
@@ -207,10 +211,17 @@ def _positions(obj, where):
                                   "in the top list")
             top = list(top.items())
         out.append((tok, top))
+    if prompt_only:
+        usage = obj.get("usage")
+        n = usage.get("prompt_tokens") if isinstance(usage, dict) else None
+        if type(n) is not int or not 1 <= n <= len(out):
+            raise RunnerError(f"{where}: --prompt-only needs usage.prompt_tokens, the echoed "
+                              f"prompt's length, in [1, {len(out)}], got {n!r}")
+        out = out[:n]
     return out
 
 
-def read_trace(path, vocab):
+def read_trace(path, vocab, prompt_only=False):
     """A trace file -> [(line number, positions)], positions = [(json position i, token id,
     top ids int64 [k_i], top logprobs float64 [k_i]) or (i, token id, None, None) for a
     position without a top list]."""
@@ -229,7 +240,7 @@ def read_trace(path, vocab):
             except ValueError as e:
                 raise RunnerError(f"{where}: not JSON: {e}") from None
             rows = []
-            for i, (tok, top) in enumerate(_positions(obj, where)):
+            for i, (tok, top) in enumerate(_positions(obj, where, prompt_only)):
                 at = f"{where}, position {i}"
                 tid = vocab.id(tok, at)
                 if top is None:
@@ -268,10 +279,11 @@ def _drop_own(tid, ids, lps):
 
 # ---- several traces into a dump ----------------------------------------------------------
 
-def import_traces(out, target, drafts, *, vocab=None, vocab_size=None, compression="gzip",
-                  dataset="openai-trace", target_model="target", log=print):
+def import_traces(out, target, drafts, *, vocab=None, vocab_size=None, prompt_only=False,
+                  compression="gzip", dataset="openai-trace", target_model="target", log=print):
     """target: a JSONL path; drafts: [(name, JSONL path)]. Writes dump `out` of truncated
-    rows; returns a summary dict."""
+    rows; returns a summary dict. prompt_only: rows of the echoed prompt only (vLLM's
+    completions API generates at least one token after it, which differs between models)."""
     if not drafts:
         raise RunnerError("give at least one --draft NAME=FILE.jsonl")
     names = [n for n, _ in drafts]
@@ -280,7 +292,7 @@ def import_traces(out, target, drafts, *, vocab=None, vocab_size=None, compressi
             raise RunnerError(f"draft name {n!r} is empty, has a '/' or is given twice")
     voc = Vocab(vocab, vocab_size)
     models = [("target", target)] + [(f"drafts/{n}", p) for n, p in drafts]
-    traces = [read_trace(p, voc) for _, p in models]
+    traces = [read_trace(p, voc, prompt_only) for _, p in models]
     t_path, t_samples = target, traces[0]
     for (gname, path), samples in zip(models[1:], traces[1:]):
         if len(samples) != len(t_samples):
@@ -289,9 +301,12 @@ def import_traces(out, target, drafts, *, vocab=None, vocab_size=None, compressi
         for (tn, trows), (dn, drows) in zip(t_samples, samples):
             for a, b in zip(trows, drows):
                 if a[1] != b[1]:
+                    last = b is drows[-1] and a is trows[-1] and not prompt_only
                     raise RunnerError(f"{path}, line {dn}, position {b[0]}: token id {b[1]}, but "
                                       f"{t_path}, line {tn} has id {a[1]} there: the traces are "
-                                      "not of the same text (or not of the same tokenizer)")
+                                      "not of the same text (or not of the same tokenizer)"
+                                      + ("; if the server generated it after the echoed text, "
+                                         "pass --prompt-only" if last else ""))
                 if (a[2] is None) != (b[2] is None):
                     miss = (t_path, tn) if a[2] is None else (path, dn)
                     raise RunnerError(f"{miss[0]}, line {miss[1]}, position {a[0]}: token id "
@@ -331,6 +346,7 @@ def import_traces(out, target, drafts, *, vocab=None, vocab_size=None, compressi
                           "top-k: import them as arrays (mdsd-runner import --target ...)")
     groups = [("target", target_model, voc.V, 0)] + [(f"drafts/{n}", n, voc.V, 0) for n in names]
     config = {"backend": "import-openai-logprobs", "vocab_size": voc.V, "top_k": K,
+              "prompt_only": bool(prompt_only),
               "samples": len(t_samples), "traces": [os.path.basename(p) for _, p in models]}
     vocab_strings = voc.strings if voc.strings is not None and len(voc.strings) == voc.V else None
     writer = DumpWriter(out, vocab_size=voc.V, logits_dtype="float32", compression=compression,

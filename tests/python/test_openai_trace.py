@@ -131,7 +131,7 @@ class RoundTrip(unittest.TestCase):
 
     @unittest.skipUnless(mdsd_bin(), "needs MDSD_BIN")
     def test_completions_trace_to_dump_and_info(self):
-        out, so = self.imported("completions", "--vocab-size", V)
+        out, so = self.imported("completions", "--vocab-size", V, "--prompt-only")
         self.assertIn(f"{N} truncated top-{K} rows", so)
         self.check_dump(out, K)
         rc, text, err = mdsd("info", out, "--validate")
@@ -152,14 +152,16 @@ class RoundTrip(unittest.TestCase):
         self.assertIn("truncated top-k rows", err)
 
     def test_kept_logprobs_are_the_jsonl_ones(self):
-        out, _ = self.imported("completions", "--vocab-size", V)
+        out, _ = self.imported("completions", "--vocab-size", V, "--prompt-only")
         with h5py.File(out, "r") as f:
             for name, group in META["models"].items():
                 got, toks = f[group + "/logits"][:], f["tokens"][:]
                 row = 0
                 for line in read_lines(trace("completions", name)):
                     lp = line["choices"][0]["logprobs"]
-                    for i, top in enumerate(lp["top_logprobs"]):
+                    prompt = line["usage"]["prompt_tokens"]
+                    self.assertEqual(prompt, len(lp["tokens"]) - 1)  # one generated token
+                    for i, top in enumerate(lp["top_logprobs"][:prompt]):
                         if top is None:
                             self.assertEqual(i, 0)
                             continue
@@ -216,7 +218,7 @@ class Refusals(unittest.TestCase):
             write_lines(paths[m], lines)
         if raw:
             raw(paths[model])
-        vocab = ("--vocab", VOCAB) if shape == "chat" else ("--vocab-size", V)
+        vocab = ("--vocab", VOCAB) if shape == "chat" else ("--vocab-size", V, "--prompt-only")
         rc, so, err = run_main("import", "--openai-logprobs", paths["target"], "--draft",
                                "kn2=" + paths["kn2"], *vocab, *extra, "-o", self.out)
         self.assertFalse(os.path.exists(self.out), err)
@@ -277,11 +279,35 @@ class Refusals(unittest.TestCase):
         self.assertEqual(rc, 1)
         self.assertIn("token 'saying' is ids 90 and 100 of --vocab", err)
 
+    def test_generated_token_without_prompt_only(self):
+        rc, so, err = run_main("import", "--openai-logprobs", trace("completions", "target"),
+                               "--draft", "kn2=" + trace("completions", "kn2"), "--vocab-size", V,
+                               "-o", self.out)
+        self.assertEqual(rc, 1, err)
+        self.assertIn("kjv-completions-kn2.jsonl, line 1, position 4: token id", err)
+        self.assertIn("pass --prompt-only", err)
+        self.assertFalse(os.path.exists(self.out))
+
+    def test_prompt_only_needs_usage(self):
+        for usage, message in ((None, "got None"), ({"prompt_tokens": 0}, "got 0"),
+                               ({"prompt_tokens": 99}, "in [1, 5], got 99"),
+                               ({"prompt_tokens": "4"}, "got '4'")):
+            with self.subTest(usage=usage):
+                def edit(lines):
+                    lines[0]["usage"] = usage
+                self.refused("completions", "target", edit, "{path}, line 1: --prompt-only needs "
+                             "usage.prompt_tokens", message)
+
+    def test_prompt_only_refused_on_chat(self):
+        self.refused("chat", "target", lambda lines: None, "{path}, line 1: --prompt-only: a chat",
+                     extra=("--prompt-only",))
+
     def test_missing_position_at_the_end(self):
         def edit(lines):
             lp = lines[1]["choices"][0]["logprobs"]
             for key in ("tokens", "token_logprobs", "top_logprobs", "text_offset"):
-                lp[key].pop()
+                del lp[key][-2:]  # the generated token and the text's last one
+            lines[1]["usage"]["prompt_tokens"] -= 1
         self.refused("completions", "kn2", edit, "{path}, line 2: 47 positions",
                      "position 47 (token id", "is missing")
 
@@ -351,7 +377,7 @@ class Refusals(unittest.TestCase):
             (lambda lines: lines[0]["choices"][0]["logprobs"].pop("tokens"),
              "{path}, line 1: choices[0].logprobs has neither content"),
             (lambda lines: lines[0]["choices"][0]["logprobs"]["top_logprobs"].pop(),
-             "{path}, line 1: 4 tokens but 3 top_logprobs entries"),
+             "{path}, line 1: 5 tokens but 4 top_logprobs entries"),
         ]
         for edit, message in cases:
             with self.subTest(message=message):
@@ -359,13 +385,20 @@ class Refusals(unittest.TestCase):
 
     def test_usage_errors(self):
         t, d = trace("completions", "target"), "kn2=" + trace("completions", "kn2")
+        arrays = os.path.join(self.dir, "a.npy")
+        np.save(arrays, np.zeros((2, 3), np.float32))
         cases = [(("--openai-logprobs", t, "--draft", d), "--vocab-size V"),
                  (("--openai-logprobs", t, "--draft", d, "--vocab-size", V, "--neg-inf", "zero"),
                   "--neg-inf: not an option of --openai-logprobs"),
                  (("--openai-logprobs", t, "--target", t, "--draft", d, "--vocab-size", V),
                   "give exactly one of --target"),
                  (("--openai-logprobs", t, "--draft", d, "--vocab-size", V, "--logits-dtype",
-                   "float16"), "--logits-dtype: not an option")]
+                   "float16"), "--logits-dtype: not an option"),
+                 (("--target", arrays, "--draft", "d=" + arrays, "--prompt-only"),
+                  "--prompt-only: an option of --openai-logprobs only"),
+                 (("--target", arrays, "--draft", "d=" + arrays, "--vocab", VOCAB),
+                  "--vocab: an option of --openai-logprobs only"),
+                 (("--draft", d, "--vocab-size", V), "give exactly one of --target")]
         for args, message in cases:
             with self.subTest(message=message):
                 rc, so, err = run_main("import", *args, "-o", self.out)
