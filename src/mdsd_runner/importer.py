@@ -340,7 +340,9 @@ def add_parser(sub):
         description="Writes a logit dump from arrays of logits saved elsewhere (a serving engine, "
                     "a notebook). FILE:KEY names an array inside an .npz or .safetensors file. "
                     "Top-k logprobs from a serving engine: store dense rows with -inf outside "
-                    "the k returned tokens (README: Bringing logits in).")
+                    "the k returned tokens and --neg-inf unseen, or read the server's JSON "
+                    "responses with --openai-logprobs (data/README.md: Truncated rows, "
+                    "OpenAI-compatible traces).")
     p.add_argument("--target", metavar="FILE[:KEY]",
                    help="target logits [rows, V] or [samples, positions, V]")
     p.add_argument("--openai-logprobs", metavar="FILE.jsonl",
@@ -367,7 +369,9 @@ def add_parser(sub):
     p.add_argument("--drop-padding", action="store_true",
                    help="keep the first min(V) columns of every array (vocabularies padded to "
                         "different sizes, e.g. Qwen 152,064 vs 151,936)")
-    p.add_argument("--vocab-size", type=int, metavar="V", help="keep the first V columns")
+    p.add_argument("--vocab-size", type=int, metavar="V",
+                   help="keep the first V columns (with --openai-logprobs: the tokenizer's "
+                        "vocabulary size V)")
     p.add_argument("--max-dropped-mass", type=float, default=1e-6, metavar="M",
                    help="refuse when dropped columns carry more probability than M in some row "
                         "(default 1e-6)")
