@@ -193,14 +193,14 @@ def _check_neg_inf(name, a, lo, V, neg_inf):
 KEPT_MASS_SLACK = 1e-5
 
 
-def truncation_record(name, rows, lo):
+def truncation_record(name, rows, lo, labels=None):
     """The truncation record (data/README.md, "Truncated rows") of float32 rows [m, V]
     whose finite entries are natural-log probabilities of the full distribution and whose
     -inf entries are unseen tokens: (truncated uint8 [m]: 1 where a row has an -inf entry,
     missing_mass float64 [m]: -expm1(logsumexp(kept)) on those rows, 0 elsewhere). It is
     computed in float64 from the values as stored. A row whose kept probabilities sum to
     more than 1 + KEPT_MASS_SLACK is not a top-k row of log-probabilities and is refused,
-    naming `name` and the row (lo + index)."""
+    naming `name` and the row (lo + index), or labels[index] when given."""
     x = np.asarray(rows, dtype=np.float64)
     flags = np.isneginf(x).any(axis=1)
     top = np.max(x, axis=1, keepdims=True)  # finite: every row has a finite entry (checked)
@@ -209,7 +209,8 @@ def truncation_record(name, rows, lo):
     over = flags & ~(missing >= -KEPT_MASS_SLACK)
     if over.any():
         r = int(np.argmax(over))
-        raise RunnerError(f"{name}: row {lo + r}: its kept entries carry probability "
+        at = f"row {lo + r}" if labels is None else labels[r]
+        raise RunnerError(f"{name}: {at}: its kept entries carry probability "
                           f"{float(np.exp(kept[r])):.9g} > 1 (largest entry {float(top[r, 0]):.6g}): "
                           "under --neg-inf unseen the finite entries must be log-probabilities "
                           "of the full distribution (log-softmax at T = 1), not logits")

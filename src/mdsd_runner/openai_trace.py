@@ -168,9 +168,9 @@ def _positions(obj, where, prompt_only=False):
         obj = obj["response"]["body"]  # a batch-output record
     choices = obj.get("choices") if isinstance(obj, dict) else None
     if not isinstance(choices, list) or len(choices) != 1 or not isinstance(choices[0], dict):
-        raise RunnerError(f"{where}: expected a response with one choice (choices[0]), got "
-                          f"{type(choices).__name__ if not isinstance(choices, list) else len(choices)}"
-                          f"{'' if isinstance(choices, list) else ''}")
+        got = (f"{len(choices)} choices" if isinstance(choices, list)
+               else f"choices of type {type(choices).__name__}")
+        raise RunnerError(f"{where}: expected a response with one choice (choices[0]), got {got}")
     lp = choices[0].get("logprobs")
     if not isinstance(lp, dict):
         raise RunnerError(f"{where}: choices[0].logprobs is {lp!r}: request logprobs (completions: "
@@ -375,7 +375,8 @@ def import_traces(out, target, drafts, *, vocab=None, vocab_size=None, prompt_on
                 if tokens is None:
                     tokens = np.array([r[1] for r in rows], np.int64)
                 block_rows.append(dense)
-                records.append(truncation_record(f"{path}, line {n}", dense, 0))
+                records.append(truncation_record(f"{path}, line {n}", dense, 0,
+                                                 [f"position {r[0]} (token id {r[1]})" for r in rows]))
             writer.append(s, tokens, block_rows, records)
             lo += len(tokens)
         writer.finalize()

@@ -365,11 +365,19 @@ class Refusals(unittest.TestCase):
                              message)
 
 
+    def test_kept_mass_above_one(self):
+        def edit(lines):
+            top = self.top(lines, 1, 6)
+            for t in top:
+                top[t] = -0.01  # each a log-probability, together 20 times too much
+        self.refused("completions", "kn2", edit, "{path}, line 2: position 6 (token id",
+                     "its kept entries carry probability", "not logits")
+
     def test_malformed_responses(self):
         cases = [
             (lambda lines: lines.__setitem__(0, "{not json"), "{path}, line 1: not JSON"),
             (lambda lines: lines[1].__setitem__("choices", []), "{path}, line 2: expected a "
-             "response with one choice"),
+             "response with one choice (choices[0]), got 0 choices"),
             (lambda lines: lines[1]["choices"].append(lines[1]["choices"][0]),
              "{path}, line 2: expected a response with one choice"),
             (lambda lines: lines[2]["choices"][0].__setitem__("logprobs", None),
