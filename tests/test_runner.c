@@ -66,6 +66,7 @@ Test(runner, dump_validator) { python_suite("test_schema"); }
 Test(runner, shipped_dump_is_reproducible) { python_suite("test_shipped_dump"); }
 Test(runner, truncated_rows_described_and_refused) { python_suite("test_truncated_rows"); }
 Test(runner, tree_dumps_written_from_python_and_markov_arrays, .timeout = 300) { python_suite("test_tree_writer"); }
+Test(runner, openai_traces_and_truncation_record_written) { python_suite("test_openai_trace"); }
 Test(runner, output_is_never_an_input) { python_suite("test_runner_outputs"); }
 
 Test(runner, shipped_dump_validates_with_mdsd_info)

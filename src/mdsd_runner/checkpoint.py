@@ -54,11 +54,16 @@ def sample_digest(rows):
 
 
 def row_datasets(f):
-    """Paths of the datasets with one entry per row: the row index and every logits."""
-    paths = ["tokens", "sample_id", "position", "target/logits"]
+    """Paths of the datasets with one entry per row: the row index, every logits and
+    every truncation record (data/README.md, "Truncated rows")."""
+    groups = ["target"]
     drafts = f.get("drafts")
     if drafts is not None:
-        paths += [f"drafts/{name}/logits" for name in sorted(drafts.keys())]
+        groups += [f"drafts/{name}" for name in sorted(drafts.keys())]
+    paths = ["tokens", "sample_id", "position"]
+    for g in groups:
+        paths += [f"{g}/{n}" for n in ("logits", "truncated", "missing_mass")
+                  if n == "logits" or f"{g}/{n}" in f]
     return paths
 
 
@@ -147,7 +152,7 @@ def _inspect(partial, rebuild, config, size):
                               "libhdf5 recorded")
             f.close()
             from .schema import validate
-            problems, _ = validate(partial)
+            problems, _ = validate(partial, truncated_ok=True)
             if problems:
                 raise Damaged("the run stopped while finishing it, and it does not validate: "
                               + "; ".join(problems))

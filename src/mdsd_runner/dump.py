@@ -23,6 +23,8 @@ LOGITS_DTYPES = ("float32", "float16", "bfloat16")
 CHUNK_ROWS = 64
 CHUNK_BYTES = 4 << 20
 ROW_INDEX = ("tokens", "sample_id", "position")
+# The truncation record of a model group (data/README.md, "Truncated rows").
+TRUNCATION = ("truncated", "missing_mass")
 
 
 def to_bfloat16_bits(x):
@@ -53,12 +55,20 @@ class DumpWriter:
     root_attrs: creator, dataset, tokenizer, generation_temperature and any extra
     attributes; groups: [(path, model name, model vocab_size, dropped_padding)] with the
     target first ("target", then "drafts/<name>"); vocab: token strings (length V) or None.
+    truncation: write each group's truncation record (`truncated`, `missing_mass`), given
+    per sample to append(); such dumps hold float32 log-probabilities.
     """
 
     def __init__(self, out, *, vocab_size, logits_dtype, compression, root_attrs, groups,
-                 config, vocab=None):
+                 config, vocab=None, truncation=False):
         if logits_dtype not in LOGITS_DTYPES:
             raise RunnerError(f"--logits-dtype must be one of {', '.join(LOGITS_DTYPES)}")
+        if truncation and logits_dtype != "float32":
+            # float16 rounds a log-probability of -10 by up to 0.005 in the kept mass,
+            # more than the bounds on truncated rows may move (mdsd refuses such dumps)
+            raise RunnerError(f"truncated top-k rows are stored as float32 log-probabilities: "
+                              f"--logits-dtype {logits_dtype} cannot hold them")
+        self.truncation = bool(truncation)
         self.out = out
         self.partial = out + ".partial"
         self.V = int(vocab_size)
@@ -144,6 +154,10 @@ class DumpWriter:
                                  dtype=stored, chunks=(rows, self.V), **self._filters())
             if self.logits_dtype == "bfloat16":
                 d.attrs["dtype"] = "bfloat16"
+            if self.truncation:
+                for name, dtype in zip(TRUNCATION, (np.uint8, np.float64)):
+                    g.create_dataset(name, shape=(0,), maxshape=(None,), dtype=dtype,
+                                     chunks=(4096,), **self._filters())
         if self.vocab is not None:
             if len(self.vocab) != self.V:
                 raise RunnerError(f"internal: {len(self.vocab)} token strings for V = {self.V}")
@@ -209,9 +223,10 @@ class DumpWriter:
         self.file.attrs[checkpoint.CLEAN] = np.int64(value)
         self.file.flush()
 
-    def _datasets(self):
-        f = self.file
-        return [f[n] for n in ROW_INDEX] + [f[path]["logits"] for path, *_ in self.groups]
+    def _row_paths(self):
+        """Every dataset with one entry per row (checkpoint.row_datasets of this layout)."""
+        names = ("logits",) + (TRUNCATION if self.truncation else ())
+        return list(ROW_INDEX) + [f"{path}/{n}" for path, *_ in self.groups for n in names]
 
     # -- writing -----------------------------------------------------------------------
 
@@ -220,23 +235,46 @@ class DumpWriter:
             return to_bfloat16_bits(logits)
         return np.asarray(logits, dtype=self.logits_dtype)
 
-    def append(self, sample_id, tokens, logits):
+    def append(self, sample_id, tokens, logits, truncation=None):
         """Writes one finished sample: its response tokens and, per group in order, its
-        logits [len(tokens), V]; then records the progress. A write that fails (a full
+        logits [len(tokens), V] (and, for a writer made with truncation=True, its
+        truncation record (truncated uint8 [m], missing_mass float64 [m])); then records
+        the progress. A write that fails (a full
         disk, `ulimit -f`) is refused naming OUT.partial; the file is then left alone (a
         resume verifies what it holds)."""
         try:
-            self._append(sample_id, tokens, logits)
+            self._append(sample_id, tokens, logits, truncation)
         except (OSError, RuntimeError) as e:  # h5py raises both for a failed write
             self.failed = True
             raise WriteFailed(f"cannot write {self.partial}: {e}; rerun the same command "
                               "to resume from the samples it holds",
                               keep=(e, e.__traceback__, self.file, self.handles)) from None
 
-    def _append(self, sample_id, tokens, logits):
+    def _truncation_rows(self, path, record, m):
+        """The checked truncation record of one group's sample: what mdsd checks at open
+        (flags 0/1, missing mass in [0, 1], 0 on complete rows), refused here before it
+        is written."""
+        flags, mass = (np.asarray(x).reshape(-1) for x in record)
+        if flags.shape != (m,) or mass.shape != (m,):
+            raise RunnerError(f"internal: {path} truncation record of {flags.shape[0]} and "
+                              f"{mass.shape[0]} values for {m} rows")
+        if not np.isin(flags, (0, 1)).all():
+            raise RunnerError(f"internal: {path}/truncated holds {flags[~np.isin(flags, (0, 1))][0]}")
+        mass = mass.astype(np.float64)
+        bad = ~((mass >= 0) & (mass <= 1)) | ((flags == 0) & (mass != 0))
+        if bad.any():
+            r = int(np.argmax(bad))
+            raise RunnerError(f"internal: {path}/missing_mass row {r}: {mass[r]} (truncated {flags[r]})")
+        return flags.astype(np.uint8), mass
+
+    def _append(self, sample_id, tokens, logits, truncation=None):
         m = len(tokens)
         if sample_id != self.samples_done:
             raise RunnerError(f"internal: sample {sample_id} written after {self.samples_done} samples")
+        if (truncation is not None) != self.truncation or (
+                truncation is not None and len(truncation) != len(self.groups)):
+            raise RunnerError("internal: a truncation record per group is given exactly when "
+                              "the writer was made with truncation=True")
         lo, hi = self.rows_done, self.rows_done + m
         index = {"tokens": np.asarray(tokens), "sample_id": np.full(m, sample_id),
                  "position": np.arange(m)}
@@ -246,6 +284,9 @@ class DumpWriter:
             if rows.shape != (m, self.V):
                 raise RunnerError(f"internal: {path} logits of shape {rows.shape}, expected {(m, self.V)}")
             stored[f"{path}/logits"] = self._encode(rows)
+        for (path, *_), record in zip(self.groups, truncation or ()):
+            stored[f"{path}/truncated"], stored[f"{path}/missing_mass"] = \
+                self._truncation_rows(path, record, m)
         # The datasets stay open for the writer's life: closing one flushes its chunks,
         # and a flush that fails in a destructor cannot be reported (errors.WriteFailed).
         if self.handles is None:
@@ -278,8 +319,8 @@ class DumpWriter:
         del handles
         try:
             if checkpoint.CLEAN in f.attrs:
-                for d in [f[n] for n in ROW_INDEX] + [f[p]["logits"] for p, *_ in self.groups]:
-                    d.resize(self.rows_done, axis=0)
+                for n in self._row_paths():
+                    f[n].resize(self.rows_done, axis=0)
                 for n in checkpoint.PER_SAMPLE:
                     f[n].resize(self.samples_done, axis=0)
                 f.flush()
@@ -309,7 +350,7 @@ class DumpWriter:
             # One validator: the file is checked by libmdsd (the reader of `mdsd`) and the
             # runner's metadata checks before it appears under OUT.
             from .schema import validate
-            problems, _ = validate(self.partial)
+            problems, _ = validate(self.partial, truncated_ok=True)
             if problems:
                 raise RunnerError(f"{self.partial}: the written dump does not validate "
                                   f"(kept for inspection): {'; '.join(problems)}")

@@ -9,7 +9,8 @@ saved as NumPy .npy / .npz or .safetensors files.
         --drop-padding -o qwen.h5
 
 Arrays: logits [rows, V] (or [samples, positions, V]: one sample per first index), float16,
-bfloat16, float32 or float64; -inf entries need --neg-inf zero (probability 0) or unseen. Rows of one sample must be
+bfloat16, float32 or float64; -inf entries need --neg-inf zero (probability 0) or unseen
+(a top-k row of log-probabilities: written truncated, with its missing mass). Rows of one sample must be
 consecutive. --tokens gives the token generated at each row (default: the target's argmax,
 recorded as such in runner_config); --sample-ids the sample of each row (default: the first
 axis of 3-D arrays, else one sample for the whole 2-D array: standard errors then treat the
@@ -31,6 +32,7 @@ import json
 import math
 import os
 import struct
+import sys
 
 import numpy as np
 
@@ -184,10 +186,36 @@ def _check_neg_inf(name, a, lo, V, neg_inf):
         raise RunnerError(f"{name}: row {lo + r}, column {c} is -inf: say what -inf means with "
                           "--neg-inf zero (true zeros, e.g. after top-k sampling: rows are complete) "
                           "or --neg-inf unseen (tokens a top-k trace did not report)")
-    raise RunnerError(f"{name}: row {lo + r} has unseen (-inf) tokens under --neg-inf unseen: "
-                      "truncated top-k rows cannot be imported yet (no job bounds what the unseen "
-                      "tokens do to alpha*; data/README.md, \"Truncated rows\"); import full rows, "
-                      "or --neg-inf zero if the -inf entries are true zeros")
+
+
+# A kept mass above 1 by at most this is rounding (float32 log-softmax of an engine, the
+# float32 storage of the row: ~1e-7 per entry) and reads as missing mass 0; more is refused.
+KEPT_MASS_SLACK = 1e-5
+
+
+def truncation_record(name, rows, lo, labels=None):
+    """The truncation record (data/README.md, "Truncated rows") of float32 rows [m, V]
+    whose finite entries are natural-log probabilities of the full distribution and whose
+    -inf entries are unseen tokens: (truncated uint8 [m]: 1 where a row has an -inf entry,
+    missing_mass float64 [m]: -expm1(logsumexp(kept)) on those rows, 0 elsewhere). It is
+    computed in float64 from the values as stored. A row whose kept probabilities sum to
+    more than 1 + KEPT_MASS_SLACK is not a top-k row of log-probabilities and is refused,
+    naming `name` and the row (lo + index), or labels[index] when given."""
+    x = np.asarray(rows, dtype=np.float64)
+    flags = np.isneginf(x).any(axis=1)
+    top = np.max(x, axis=1, keepdims=True)  # finite: every row has a finite entry (checked)
+    kept = top[:, 0] + np.log(np.sum(np.exp(x - top), axis=1))
+    missing = -np.expm1(kept)
+    over = flags & ~(missing >= -KEPT_MASS_SLACK)
+    if over.any():
+        r = int(np.argmax(over))
+        at = f"row {lo + r}" if labels is None else labels[r]
+        raise RunnerError(f"{name}: {at}: its kept entries carry probability "
+                          f"{float(np.exp(kept[r])):.9g} > 1 (largest entry {float(top[r, 0]):.6g}): "
+                          "under --neg-inf unseen the finite entries must be log-probabilities "
+                          "of the full distribution (log-softmax at T = 1), not logits")
+    missing = np.where(flags, np.clip(missing, 0.0, 1.0), 0.0)
+    return flags.astype(np.uint8), missing
 
 
 def dropped_mass(a, V):
@@ -262,18 +290,22 @@ def import_logits(out, target, drafts, *, tokens=None, sample_ids=None, vocab_si
     config = {"backend": "import", "vocab_size": V, "columns": widths, "drop_padding": drop_padding,
               "tokens": "argmax of the target (not given)" if argmax_tokens else "given",
               "samples": len(starts)}
+    unseen = neg_inf == "unseen"
+    if unseen:
+        config["neg_inf"] = "unseen"
     writer = DumpWriter(out, vocab_size=V, logits_dtype=logits_dtype, compression=compression,
                         root_attrs={"creator": "mdsd-runner import", "dataset": dataset,
                                     "tokenizer": "unknown (imported)",
                                     "generation_temperature": float("nan")},
-                        groups=groups, config=json.dumps(config, sort_keys=True))
+                        groups=groups, config=json.dumps(config, sort_keys=True),
+                        truncation=unseen)
     if os.path.exists(writer.partial):
         os.unlink(writer.partial)  # an import is quick: always start over
     writer.open()
     worst = {name: 0.0 for name, *_ in groups}
     try:
         for k, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:])):
-            rows = []
+            rows, records = [], []
             for (path, *_), a in zip(groups, [t] + [d for _, d in ds]):
                 block = np.asarray(a[lo:hi], dtype=np.float32)
                 _check_rows(path, block, lo, hi)
@@ -285,8 +317,10 @@ def import_logits(out, target, drafts, *, tokens=None, sample_ids=None, vocab_si
                                       f"--max-dropped-mass {max_dropped_mass:g}): they are not "
                                       "padding")
                 rows.append(block[:, :V])
+                if unseen:
+                    records.append(truncation_record(path, rows[-1], lo))
             tok = np.argmax(rows[0], axis=1) if argmax_tokens else tokens[lo:hi]
-            writer.append(k, tok, rows)
+            writer.append(k, tok, rows, records if unseen else None)
         writer.finalize()
     except BaseException:
         writer.discard()
@@ -307,9 +341,25 @@ def add_parser(sub):
         description="Writes a logit dump from arrays of logits saved elsewhere (a serving engine, "
                     "a notebook). FILE:KEY names an array inside an .npz or .safetensors file. "
                     "Top-k logprobs from a serving engine: store dense rows with -inf outside "
-                    "the k returned tokens (README: Bringing logits in).")
-    p.add_argument("--target", required=True, metavar="FILE[:KEY]",
+                    "the k returned tokens and --neg-inf unseen, or read the server's JSON "
+                    "responses with --openai-logprobs (data/README.md: Truncated rows, "
+                    "OpenAI-compatible traces).")
+    p.add_argument("--target", metavar="FILE[:KEY]",
                    help="target logits [rows, V] or [samples, positions, V]")
+    p.add_argument("--openai-logprobs", metavar="FILE.jsonl",
+                   help="instead of --target: the target's responses of an OpenAI-compatible "
+                        "server (completions API with echo + logprobs, or chat API with "
+                        "top_logprobs), one JSON response per line; --draft NAME=FILE.jsonl "
+                        "then gives each drafter's responses over the same texts. Rows are "
+                        "truncated top-k rows (data/README.md, \"OpenAI-compatible traces\")")
+    p.add_argument("--vocab", metavar="FILE.json",
+                   help="with --openai-logprobs: token strings to ids, a JSON list (id = index) "
+                        "or object {token: id}; not needed for tokens spelled token_id:N "
+                        "(vLLM --return-tokens-as-token-ids)")
+    p.add_argument("--prompt-only", action="store_true",
+                   help="with --openai-logprobs (completions API): rows for the echoed prompt "
+                        "only, its first usage.prompt_tokens tokens (vLLM generates at least one "
+                        "token after it, max_tokens >= 1, and that token differs between models)")
     p.add_argument("--draft", action="append", required=True, metavar="NAME=FILE[:KEY]",
                    help="a drafter's logits, same rows (repeat for several drafters)")
     p.add_argument("--tokens", metavar="FILE[:KEY]",
@@ -320,7 +370,9 @@ def add_parser(sub):
     p.add_argument("--drop-padding", action="store_true",
                    help="keep the first min(V) columns of every array (vocabularies padded to "
                         "different sizes, e.g. Qwen 152,064 vs 151,936)")
-    p.add_argument("--vocab-size", type=int, metavar="V", help="keep the first V columns")
+    p.add_argument("--vocab-size", type=int, metavar="V",
+                   help="keep the first V columns (with --openai-logprobs: the tokenizer's "
+                        "vocabulary size V)")
     p.add_argument("--max-dropped-mass", type=float, default=1e-6, metavar="M",
                    help="refuse when dropped columns carry more probability than M in some row "
                         "(default 1e-6)")
@@ -333,13 +385,58 @@ def add_parser(sub):
     p.add_argument("--neg-inf", choices=("zero", "unseen"),
                    help="what -inf entries mean, required when there are any: zero = true zeros "
                         "(e.g. after top-k sampling; rows are complete), unseen = tokens a top-k "
-                        "trace did not report (rows are truncated: refused for now, see "
-                        "data/README.md, \"Truncated rows\")")
+                        "trace did not report: rows with -inf entries are written as truncated, "
+                        "their finite entries must be log-probabilities, stored float32 "
+                        "(data/README.md, \"Truncated rows\")")
     p.add_argument("-o", "--output", required=True, metavar="OUT.h5", help="the dump to write")
     return p
 
 
+def _usage(message):
+    """A usage error of `import`: the message, exit status 2 (as argparse's)."""
+    print(f"mdsd-runner import: error: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def _run_traces(args):
+    from .openai_trace import import_traces
+    given = [flag for flag, value, default in (
+        ("--tokens", args.tokens, None), ("--sample-ids", args.sample_ids, None),
+        ("--drop-padding", args.drop_padding, False), ("--neg-inf", args.neg_inf, None),
+        ("--max-dropped-mass", args.max_dropped_mass, 1e-6),
+        ("--logits-dtype", args.logits_dtype, "float32")) if value != default]
+    if given:
+        _usage(f"{', '.join(given)}: not an option of --openai-logprobs (a trace gives its "
+               "tokens, one sample per line, top-k rows in float32)")
+    if args.vocab is None and args.vocab_size is None:
+        _usage("--openai-logprobs needs --vocab-size V (the tokenizer's vocabulary size: the "
+               "unseen tokens of a top-k row are all the others) or --vocab FILE")
+    drafts = []
+    for spec in args.draft:
+        name, sep, path = spec.partition("=")
+        if not sep:
+            _usage(f"--draft {spec}: give NAME=FILE.jsonl")
+        drafts.append((name, path))
+    summary = import_traces(args.output, args.openai_logprobs, drafts, vocab=args.vocab,
+                            vocab_size=args.vocab_size, prompt_only=args.prompt_only,
+                            compression=args.compression,
+                            dataset="openai-trace" if args.dataset == "imported" else args.dataset,
+                            target_model=args.target_model)
+    print(f"wrote {summary['output']}: {summary['rows']} truncated top-{summary['top_k']} rows, "
+          f"{summary['samples']} samples, V = {summary['vocab_size']}, drafts "
+          f"{', '.join(summary['drafts'])}")
+    return 0
+
+
 def run(args):
+    if (args.target is None) == (args.openai_logprobs is None):
+        _usage("give exactly one of --target FILE[:KEY] (arrays) and --openai-logprobs "
+               "FILE.jsonl (a trace)")
+    if args.openai_logprobs is not None:
+        return _run_traces(args)
+    if args.vocab is not None or args.prompt_only:
+        _usage(f"{'--vocab' if args.vocab is not None else '--prompt-only'}: an option of "
+               "--openai-logprobs only")
     drafts = []
     for spec in args.draft:
         name, sep, path = spec.partition("=")

@@ -41,11 +41,17 @@ def inputs_of(args):
     """[(path, role)]: every file the command `args.command` reads."""
     found = []
     if args.command == "import":
-        found.append((_array_file(args.target), "--target"))
+        trace = getattr(args, "openai_logprobs", None)  # JSONL files: no FILE:KEY
+        if trace is not None:
+            found.append((trace, "--openai-logprobs"))
+        elif args.target is not None:
+            found.append((_array_file(args.target), "--target"))
         for spec in args.draft or []:
             name, sep, path = spec.partition("=")
             if sep:
-                found.append((_array_file(path), f"--draft {name}"))
+                found.append((path if trace is not None else _array_file(path), f"--draft {name}"))
+        if getattr(args, "vocab", None):
+            found.append((args.vocab, "--vocab"))
         for option in ("tokens", "sample_ids"):
             spec = getattr(args, option, None)
             if spec:

@@ -197,7 +197,7 @@ class Checkpoints(unittest.TestCase):
         out = self.out("validating.h5")
         saved = schema.validate
 
-        def killed(path):
+        def killed(path, **options):
             raise KeyboardInterrupt
         schema.validate = killed
         try:

@@ -32,6 +32,9 @@ typedef struct {
 
 /* Opens a dump and checks its structure (not its values). */
 MDSD_API mdsd_dump_reader *mdsd_dump_reader_open(const char *path, mdsd_err *err);
+/* The same, but a dump with truncated top-k rows is opened instead of refused
+ * (to validate or describe it; data/README.md, "Truncated rows"). */
+MDSD_API mdsd_dump_reader *mdsd_dump_reader_open_truncated(const char *path, mdsd_err *err);
 MDSD_API void mdsd_dump_reader_info(const mdsd_dump_reader *r, mdsd_dump_info *info);
 /* Name of drafter j (group under /drafts), or NULL if j is out of range. */
 MDSD_API const char *mdsd_dump_reader_draft_name(const mdsd_dump_reader *r, size_t j);

@@ -20,10 +20,14 @@ class DumpReader:
     TARGET or a drafter's index or name); rows(row0, rows) -> (tokens, sample_id,
     position); validate() raises MdsdError naming the first bad row."""
 
-    def __init__(self, path):
+    def __init__(self, path, truncated_ok=False):
+        # truncated_ok: open a dump with truncated top-k rows (to validate or describe
+        # it) instead of refusing it; its logits are then log-probabilities with -inf
+        # for unseen tokens, which no job may read as complete rows.
         self.path = str(path)
         err = _lib.Err()
-        self._h = lib.mdsd_dump_reader_open(_cstr(path, "dump"), ctypes.byref(err))
+        opener = lib.mdsd_dump_reader_open_truncated if truncated_ok else lib.mdsd_dump_reader_open
+        self._h = opener(_cstr(path, "dump"), ctypes.byref(err))
         if not self._h:
             _raise(err.code or 2, err)
         info = _lib.DumpInfo()
