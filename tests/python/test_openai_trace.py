@@ -6,6 +6,7 @@ full rows, its missing mass that of the full rows; every malformed trace is refu
 file, line, position and token, and leaves no output."""
 
 import copy
+import csv
 import json
 import os
 import subprocess
@@ -146,10 +147,39 @@ class RoundTrip(unittest.TestCase):
             self.assertAlmostEqual(info["target"]["max_missing_mass"],
                                    float(f["target/missing_mass"][:].max()), places=12)
         self.assertGreater(info["target"]["max_missing_mass"], 0.5)
-        # jobs refuse it until certified intervals exist
+        # a job without certified intervals (verifiers) refuses it
         rc, so, err = mdsd("table", out, "-d", "2", "-o", self.path("t.csv"))
         self.assertEqual(rc, 1, so + err)
         self.assertIn("truncated top-k rows", err)
+
+    @unittest.skipUnless(mdsd_bin(), "needs MDSD_BIN")
+    def test_trace_to_table_in_two_commands_brackets_the_full_rows(self):
+        """JSONL -> dump (mdsd-runner import) -> table (mdsd table): the certified interval
+        of every n holds alpha* of the full rows the fixture was cut from, and the point
+        lies inside it; the chat shape (top-19 after its own-token rule) too."""
+        full = self.path("full.csv")
+        r0, r1 = META["rows"]
+        args = ["-t", "1", "-s", "iid", "-v", "none", "-d", "1,2,4"]
+        rc, so, err = mdsd("table", os.path.join(ROOT, "data", "kjv-ngram.h5"), *args,
+                           "--draft-model", "kn2", "--positions", f"{r0}:{r1}", "-o", full)
+        self.assertEqual(rc, 0, err)
+        with open(full) as f:
+            truth = {r["n"]: float(r["alpha"]) for r in csv.DictReader(f)}
+        for shape, extra in (("completions", ["--vocab-size", V, "--prompt-only"]),
+                             ("chat", ["--vocab", VOCAB])):
+            with self.subTest(shape=shape):
+                out, _ = self.imported(shape, *extra)
+                table = self.path(f"{shape}.csv")
+                rc, so, err = mdsd("table", out, *args, "-o", table)
+                self.assertEqual(rc, 0, err)
+                with open(table) as f:
+                    rows = list(csv.DictReader(f))
+                self.assertEqual(len(rows), 3)
+                for r in rows:
+                    lo, hi, point = float(r["alpha_low"]), float(r["alpha_high"]), float(r["alpha"])
+                    self.assertEqual(int(r["positions"]), r1 - r0)
+                    self.assertTrue(lo < point < hi, r)
+                    self.assertTrue(lo <= truth[r["n"]] <= hi, (r["n"], lo, truth[r["n"]], hi))
 
     def test_kept_logprobs_are_the_jsonl_ones(self):
         out, _ = self.imported("completions", "--vocab-size", V, "--prompt-only")
