@@ -137,12 +137,47 @@ def _layout(path, V, draft_names, dtype, draft_models, target_model, target_voca
     return lay, [names, models, en, ev]
 
 
-class DumpWriter:
+class _NativeWriter:
+    """What every writer over a C handle (self._h) shares: finish (the C writer checks,
+    syncs and renames onto self.path), abort (the temporary file is removed) and the
+    context manager (finish on success, abort on an exception). A subclass names its C
+    finish and free functions in _finish and _free."""
+    _finish = _free = None
+
+    def finish(self):
+        """Closes, checks, syncs and renames onto the path."""
+        h, self._h = self._h, None
+        if not h:
+            raise MdsdError(1, f"{self.path}: the writer is already closed")
+        err = _lib.Err()
+        _raise(getattr(lib, self._finish)(h, ctypes.byref(err)), err)
+
+    def abort(self):
+        """Abandons the file (the temporary file is removed)."""
+        h, self._h = getattr(self, "_h", None), None
+        if h:
+            getattr(lib, self._free)(h)
+
+    __del__ = abort
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, *exc):
+        if exc_type is None:
+            self.finish()
+        else:
+            self.abort()
+
+
+class DumpWriter(_NativeWriter):
     """Writes a dump atomically: nothing appears at `path` until finish().
 
         with mdsd.DumpWriter(path, V, draft_names=["small"]) as w:
             w.write(target [rows, V], [draft [rows, V]], tokens, sample_id, position)
         # leaving the block calls finish(); an exception abandons the file instead"""
+    _finish, _free = "mdsd_dump_writer_finish", "mdsd_dump_writer_free"
+
 
     def __init__(self, path, V, draft_names, dtype="float32", draft_models=None,
                  target_model="", target_vocab_size=0, chunk_rows=0, gzip=0, creator="",
@@ -181,27 +216,3 @@ class DumpWriter:
                                           meta[0].ctypes.data, meta[1].ctypes.data,
                                           meta[2].ctypes.data, ctypes.byref(err)), err)
 
-    def finish(self):
-        """Closes, syncs and renames onto the path."""
-        h, self._h = self._h, None
-        if not h:
-            raise MdsdError(1, f"{self.path}: the writer is already closed")
-        err = _lib.Err()
-        _raise(lib.mdsd_dump_writer_finish(h, ctypes.byref(err)), err)
-
-    def abort(self):
-        """Abandons the file (the temporary file is removed)."""
-        h, self._h = getattr(self, "_h", None), None
-        if h:
-            lib.mdsd_dump_writer_free(h)
-
-    __del__ = abort
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, exc_type, *exc):
-        if exc_type is None:
-            self.finish()
-        else:
-            self.abort()

@@ -8,12 +8,12 @@ import numpy as np
 
 from . import _INT_MAX, MdsdError, _cstr, _int_array, _lib, _raise, _uint
 from ._lib import lib
-from .dump import _layout
+from .dump import _NativeWriter, _layout
 
 POLICIES = ("seq", "tree")
 
 
-class TreeDumpWriter:
+class TreeDumpWriter(_NativeWriter):
     """Writes a tree dump atomically: nothing appears at `path` until finish().
 
         with mdsd.TreeDumpWriter(path, V, draft_names=["small"], policy="seq",
@@ -42,6 +42,8 @@ class TreeDumpWriter:
     target samples after the node's prefix. A tree the reader would refuse is refused
     (MdsdError naming the tree, the argument, the row and the value) and nothing of it is
     written."""
+    _finish, _free = "mdsd_tree_dump_writer_finish", "mdsd_tree_dump_writer_free"
+
 
     def __init__(self, path, V, draft_names, policy="seq", sequences=None, depth=None,
                  widths=None, scheme=None, drafter=None, temperature=1.0, live_verifier=None,
@@ -139,29 +141,3 @@ class TreeDumpWriter:
                                                edg.ctypes.data, sl.ctypes.data, sample,
                                                position, tau, ctypes.byref(err)), err)
         self.trees += 1
-
-    def finish(self):
-        """Writes the tree datasets, checks the file with the tree-dump reader and renames
-        it onto the path."""
-        h, self._h = self._h, None
-        if not h:
-            raise MdsdError(1, f"{self.path}: the writer is already closed")
-        err = _lib.Err()
-        _raise(lib.mdsd_tree_dump_writer_finish(h, ctypes.byref(err)), err)
-
-    def abort(self):
-        """Abandons the file (the temporary file is removed)."""
-        h, self._h = getattr(self, "_h", None), None
-        if h:
-            lib.mdsd_tree_dump_writer_free(h)
-
-    __del__ = abort
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, exc_type, *exc):
-        if exc_type is None:
-            self.finish()
-        else:
-            self.abort()
