@@ -118,6 +118,7 @@ void mdsd_dump_layout_init(mdsd_dump_layout *layout)
 {
     memset(layout, 0, sizeof *layout);
     layout->generation_temperature = 1.0;
+    layout->neg_inf = MDSD_DUMP_NEG_INF_ASK;
 }
 
 mdsd_dump_writer *mdsd_dump_writer_new(const char *path, const mdsd_dump_layout *l,
@@ -129,6 +130,10 @@ mdsd_dump_writer *mdsd_dump_writer_new(const char *path, const mdsd_dump_layout 
     }
     if ((unsigned)l->dtype > MDSD_DUMP_BFLOAT16) {
         mdsd_fail(err, MDSD_EINVAL, "%s: unknown logits dtype %d", path, (int)l->dtype);
+        return NULL;
+    }
+    if ((unsigned)l->neg_inf > MDSD_DUMP_NEG_INF_ASK) {
+        mdsd_fail(err, MDSD_EINVAL, "%s: unknown neg_inf %d (zero, unseen or ask)", path, (int)l->neg_inf);
         return NULL;
     }
     mdsd_dump_writer *w = NULL;

@@ -166,8 +166,12 @@ mdsd_tree_dump_writer *mdsd_tree_dump_writer_new(const char *path, const mdsd_tr
                                       !(w->q = malloc(d->V * sizeof *w->q))))
         rc = mdsd_fail(err, MDSD_ENOMEM, "out of memory");
     /* the version-1 part: V, drafters, names and everything else checked there */
+    /* a tree's logits are complete rows: -inf is probability 0 (the tree
+     * checks refuse a drafted token there) */
+    mdsd_dump_layout complete = *d;
+    complete.neg_inf = MDSD_DUMP_NEG_INF_ZERO;
     if (rc == MDSD_OK)
-        rc = mdsd_dump_writer_open(path, d, &w->dw, err);
+        rc = mdsd_dump_writer_open(path, &complete, &w->dw, err);
     if (rc) {
         mdsd_tree_dump_writer_free(w);
         return NULL;

@@ -29,6 +29,13 @@ struct mdsd_dump_writer {
     hid_t ftype;                 /* file type of the logits */
     unsigned short *conv;        /* [conv_cap] 16-bit patterns */
     size_t conv_cap;
+    mdsd_dump_neg_inf neg_inf;   /* what -inf means (mdsd/dump.h) */
+    /* neg_inf = unseen: the truncation record of each model ([0] target, then
+     * the drafters), [rec_cap] rows, written at commit */
+    char **groups;               /* [1 + n_drafts] "/target", "/drafts/<name>" */
+    unsigned char **rec_flag;
+    double **rec_mass;
+    size_t rec_cap;
 };
 
 /* IEEE half precision, as h5py and numpy describe float16 to HDF5. */
@@ -206,6 +213,7 @@ int mdsd_dump_writer_open(const char *path, const mdsd_dump_spec *s, mdsd_dump_w
     w->V = s->V;
     w->n_drafts = s->n_drafts;
     w->dtype = s->dtype;
+    w->neg_inf = s->neg_inf;
     w->gzip = s->gzip;
     size_t row_bytes = s->V * dump_dtype_bytes(s->dtype);
     w->chunk_rows = s->chunk_rows ? s->chunk_rows : MDSD_DUMP_CHUNK_ROWS;
@@ -216,6 +224,26 @@ int mdsd_dump_writer_open(const char *path, const mdsd_dump_spec *s, mdsd_dump_w
         rc = mdsd_fail(err, MDSD_EINVAL, "output path too long: '%s'", path);
     else
         strcpy(w->path, path);
+    if (rc == MDSD_OK && s->neg_inf == MDSD_DUMP_NEG_INF_UNSEEN) {
+        /* float16 and bfloat16 round a log-probability of -10 by ~0.005 in the
+         * kept mass: more than the intervals on truncated rows may move */
+        if (s->dtype != MDSD_DUMP_FLOAT32)
+            rc = mdsd_fail(err, MDSD_EINVAL, "dump '%s': truncated top-k rows (neg_inf unseen) must "
+                           "be stored as float32, not %s", path, mdsd_dtype_name(s->dtype));
+        else if (!(w->groups = calloc(1 + s->n_drafts, sizeof *w->groups)) ||
+                 !(w->rec_flag = calloc(1 + s->n_drafts, sizeof *w->rec_flag)) ||
+                 !(w->rec_mass = calloc(1 + s->n_drafts, sizeof *w->rec_mass)))
+            rc = mdsd_fail(err, MDSD_ENOMEM, "out of memory");
+        for (size_t m = 0; rc == MDSD_OK && m <= s->n_drafts; m++) {
+            size_t len = 2 * MDSD_DUMP_NAME_MAX;
+            if (!(w->groups[m] = malloc(len)))
+                rc = mdsd_fail(err, MDSD_ENOMEM, "out of memory");
+            else if (m == 0)
+                snprintf(w->groups[m], len, "/target");
+            else
+                snprintf(w->groups[m], len, "/drafts/%s", s->draft_names[m - 1]);
+        }
+    }
     if (rc == MDSD_OK)
         rc = mdsd_tmpname(path, w->tmp, sizeof w->tmp, err);
     if (rc == MDSD_OK)
@@ -238,6 +266,12 @@ static int convert_rows(mdsd_dump_writer *w, const char *what, size_t rows, cons
         if (isnan(x[i]) || x[i] == INFINITY)
             return mdsd_fail(err, MDSD_EINVAL, "dump '%s': %s row %zu logit %zu is %s", w->path, what,
                              w->N + i / w->V, i % w->V, isnan(x[i]) ? "NaN" : "+inf");
+        if (x[i] == -INFINITY && w->neg_inf == MDSD_DUMP_NEG_INF_ASK)
+            return mdsd_fail(err, MDSD_EINVAL, "dump '%s': %s row %zu logit %zu is -inf: say what -inf "
+                             "means (neg_inf zero: probability 0, e.g. after top-k sampling; unseen: "
+                             "a token a top-k trace did not report; data/README.md, \"Truncated "
+                             "rows\"), the writer does not guess", w->path, what, w->N + i / w->V,
+                             i % w->V);
         if (w->dtype == MDSD_DUMP_FLOAT32)
             continue;
         unsigned short h = w->dtype == MDSD_DUMP_FLOAT16 ? mdsd_float_to_half(x[i])
@@ -288,13 +322,91 @@ static int append_logits(mdsd_dump_writer *w, hid_t ds, const char *what, size_t
                        w->conv, what, err);
 }
 
+/* neg_inf = unseen: each row with a -inf is a truncated top-k row; its
+ * missing mass is -expm1(logsumexp(kept)) in double from the stored float32
+ * values (never 1 - kept). Checked for every model before anything of the
+ * rows is written. */
+static int record_rows(mdsd_dump_writer *w, size_t m, const char *what, size_t rows,
+                       const float *x, mdsd_err *err)
+{
+    if (w->N + rows > w->rec_cap) {
+        size_t cap = w->rec_cap ? w->rec_cap : 1024;
+        while (cap < w->N + rows)
+            cap *= 2;
+        for (size_t k = 0; k <= w->n_drafts; k++) {
+            unsigned char *f = realloc(w->rec_flag[k], cap);
+            if (f)
+                w->rec_flag[k] = f;
+            double *d = f ? realloc(w->rec_mass[k], cap * sizeof *d) : NULL;
+            if (!d)
+                return mdsd_fail(err, MDSD_ENOMEM, "out of memory");
+            w->rec_mass[k] = d;
+        }
+        w->rec_cap = cap;
+    }
+    for (size_t r = 0; r < rows; r++) {
+        const float *row = x + r * w->V;
+        double top = -INFINITY;
+        size_t unseen = 0;
+        for (size_t v = 0; v < w->V; v++) {
+            unseen += row[v] == -INFINITY;
+            top = row[v] > top ? row[v] : top;
+        }
+        if (unseen == w->V)
+            return mdsd_fail(err, MDSD_EINVAL, "dump '%s': %s row %zu: every logit is -inf (a "
+                             "top-k row keeps k >= 1 tokens)", w->path, what, w->N + r);
+        double mass = 0;
+        if (unseen > 0 && top > -INFINITY) {
+            double sum = 0;
+            for (size_t v = 0; v < w->V; v++)
+                sum += row[v] == -INFINITY ? 0.0 : exp((double)row[v] - top);
+            double log_kept = top + log(sum);
+            if (log_kept > log1p(1e-5))
+                return mdsd_fail(err, MDSD_EINVAL, "dump '%s': %s row %zu: the kept probabilities "
+                                 "sum to %.9g > 1: not log-probabilities of the full distribution "
+                                 "(neg_inf unseen)", w->path, what, w->N + r, exp(log_kept));
+            mass = log_kept >= 0 ? 0.0 : -expm1(log_kept); /* a rounding excess is no mass */
+        }
+        w->rec_flag[m][w->N + r] = unseen > 0;
+        w->rec_mass[m][w->N + r] = mass;
+    }
+    return MDSD_OK;
+}
+
+/* The record as /<group>/truncated (uint8) and missing_mass (float64). */
+static int write_record(mdsd_dump_writer *w, mdsd_err *err)
+{
+    hsize_t n = w->N;
+    for (size_t m = 0; m <= w->n_drafts; m++) {
+        char flag[3 * MDSD_DUMP_NAME_MAX], mass[3 * MDSD_DUMP_NAME_MAX];
+        snprintf(flag, sizeof flag, "%s/truncated", w->groups[m]);
+        snprintf(mass, sizeof mass, "%s/missing_mass", w->groups[m]);
+        hid_t sp = H5Screate_simple(1, &n, NULL);
+        hid_t f = H5Dcreate2(w->file, flag, H5T_STD_U8LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        hid_t d = H5Dcreate2(w->file, mass, H5T_IEEE_F64LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        herr_t st = f < 0 || d < 0 ? -1 : H5Dwrite(f, H5T_NATIVE_UCHAR, H5S_ALL, H5S_ALL, H5P_DEFAULT,
+                                                    w->rec_flag[m]);
+        if (st >= 0)
+            st = H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, w->rec_mass[m]);
+        dump_h5_close(f), dump_h5_close(d), dump_h5_close(sp);
+        if (st < 0)
+            return writer_fail(w, err, flag);
+    }
+    return MDSD_OK;
+}
+
 int mdsd_dump_writer_append(mdsd_dump_writer *w, size_t rows, const float *target,
                             const float *const *drafts, const int *tokens,
                             const int *sample_id, const int *position, mdsd_err *err)
 {
     if (rows == 0)
         return MDSD_OK;
-    int rc = append_logits(w, w->target, "/target/logits", rows, target, err);
+    int rc = MDSD_OK;
+    for (size_t m = 0; rc == MDSD_OK && w->groups && m <= w->n_drafts; m++)
+        rc = record_rows(w, m, m == 0 ? "/target/logits" : w->groups[m], rows,
+                         m == 0 ? target : drafts[m - 1], err);
+    if (rc == MDSD_OK)
+        rc = append_logits(w, w->target, "/target/logits", rows, target, err);
     for (size_t j = 0; rc == MDSD_OK && j < w->n_drafts; j++) {
         char what[64];
         snprintf(what, sizeof what, "drafter %zu", j + 1);
@@ -332,6 +444,14 @@ static int writer_close(mdsd_dump_writer *w)
 
 static void writer_free(mdsd_dump_writer *w)
 {
+    for (size_t m = 0; w->groups && m <= w->n_drafts; m++) {
+        free(w->groups[m]);
+        if (w->rec_flag)
+            free(w->rec_flag[m]);
+        if (w->rec_mass)
+            free(w->rec_mass[m]);
+    }
+    free(w->groups), free(w->rec_flag), free(w->rec_mass);
     free(w->drafts);
     free(w->conv);
     free(w);
@@ -355,8 +475,8 @@ int dump_writer_commit_checked(mdsd_dump_writer *w, int (*check)(const char *tmp
         mdsd_dump_writer_abort(w);
         return MDSD_EINVAL;
     }
-    int rc = MDSD_OK;
-    if (!writer_close(w))
+    int rc = w->groups ? write_record(w, err) : MDSD_OK;
+    if (!writer_close(w) && rc == MDSD_OK)
         rc = writer_fail(w, err, "closing the file");
     int fd = rc ? -1 : open(w->tmp, O_RDONLY);
     if (rc == MDSD_OK && (fd < 0 || fsync(fd) != 0))

@@ -165,6 +165,68 @@ class TruncatedRows(unittest.TestCase):
         with self.assertRaisesRegex(lib.MdsdError, "truncated top-k rows"):
             lib.DumpReader(self.path)
 
+    def lib(self):
+        sys.path.insert(0, os.path.join(ROOT, "src", "python"))
+        import mdsd as lib
+        return lib
+
+    def test_python_dump_writer_asks_what_neg_inf_means(self):
+        """mdsd.DumpWriter refuses -inf until told; neg_inf="unseen" writes the record the
+        h5py fixture writes (the same missing masses, the same table), "zero" complete rows."""
+        lib = self.lib()
+        ref = os.path.join(self.dir.name, "ref.h5")
+        write(ref)
+        with h5py.File(ref, "r") as f:
+            target = f["target/logits"][:]
+            drafts = {d: f[f"drafts/{d}/logits"][:] for d in f["drafts"]}
+            meta = [f[k][:] for k in ("tokens", "sample_id", "position")]
+            masses = {g: f[g + "/missing_mass"][:] for g in ["target"] + [f"drafts/{d}" for d in drafts]}
+        V = target.shape[1]
+        asked = os.path.join(self.dir.name, "asked.h5")
+        with self.assertRaisesRegex(lib.MdsdError, r"row 0 logit \d+ is -inf: say what -inf means"):
+            with lib.DumpWriter(asked, V, list(drafts)) as w:
+                w.write(target, list(drafts.values()), *meta)
+        self.assertFalse(os.path.exists(asked))
+        with self.assertRaisesRegex(lib.MdsdError, "neg_inf must be"):
+            lib.DumpWriter(asked, V, list(drafts), neg_inf="unknown")
+        with self.assertRaisesRegex(lib.MdsdError, "must be stored as float32"):
+            lib.DumpWriter(asked, V, list(drafts), dtype="float16", neg_inf="unseen")
+        with self.assertRaisesRegex(lib.MdsdError, r"row 2: the kept probabilities sum to"):
+            with lib.DumpWriter(asked, V, list(drafts), neg_inf="unseen") as w:
+                bad = target[:4].copy()
+                bad[2, np.isfinite(bad[2])] += 0.5  # no longer log-probabilities
+                w.write(bad, [d[:4] for d in drafts.values()], *[m[:4] for m in meta])
+        self.assertFalse(os.path.exists(asked))
+        mine = self.path
+        with lib.DumpWriter(mine, V, list(drafts), neg_inf="unseen") as w:
+            w.write(target, list(drafts.values()), *meta)
+        with h5py.File(mine, "r") as f:
+            for g, want in masses.items():
+                self.assertTrue((f[g + "/truncated"][:] == 1).all())
+                stored = f[g + "/logits"][:].astype(np.float64)  # the writer's own input
+                kept = logsumexp(np.where(np.isfinite(stored), stored, -np.inf))
+                np.testing.assert_allclose(f[g + "/missing_mass"][:], -np.expm1(kept),
+                                           rtol=0, atol=1e-12)
+                # the fixture's masses come from the float64 log-probabilities
+                np.testing.assert_allclose(f[g + "/missing_mass"][:], want, rtol=0, atol=1e-6)
+        tables = []
+        for p in (ref, mine):
+            csv = p + ".csv"
+            rc, _, err = mdsd("table", p, "-t", "1", "-s", "iid", "-v", "none", "-d", "2",
+                              "--draft-model", "kn2", "-o", csv)
+            self.assertEqual(rc, 0, err)
+            with open(csv) as f:
+                tables.append([line.split(",")[1:] for line in f])
+        for a, b in zip(tables[0][1:], tables[1][1:]):  # numbers within the masses' rounding
+            for x, y in zip(a[4:6] + a[12:16], b[4:6] + b[12:16]):
+                self.assertAlmostEqual(float(x), float(y), delta=1e-6)
+        zero = os.path.join(self.dir.name, "zero.h5")
+        with lib.DumpWriter(zero, V, list(drafts), neg_inf="zero") as w:
+            w.write(target, list(drafts.values()), *meta)
+        rc, out, err = mdsd("info", zero)
+        self.assertEqual(rc, 0, err)
+        self.assertNotIn("truncated", out)
+
     def test_complete_record_reads_as_before(self):
         """A record that marks no row truncated changes nothing: the table's numbers are
         those of the same dump without it."""

@@ -56,6 +56,20 @@ MDSD_API int mdsd_dump_validate_file(const char *path, mdsd_err *err);
 
 /* ---- writing ---- */
 
+/* What a -inf logit means (data/README.md, "Truncated rows"). ZERO: the token
+ * has probability 0 (e.g. after top-k sampling); the rows are complete. UNSEEN:
+ * the row's finite entries are natural-log probabilities at T = 1 of the full
+ * distribution for a top-k set, -inf the tokens the trace did not report; a
+ * row with any -inf is recorded as truncated with its missing mass
+ * -expm1(logsumexp(kept)) (float32 only; a kept mass above 1 + 1e-5 is
+ * refused). ASK: a -inf logit is refused, naming the row and index, so that
+ * neither is guessed. */
+typedef enum {
+    MDSD_DUMP_NEG_INF_ZERO = 0,
+    MDSD_DUMP_NEG_INF_UNSEEN = 1,
+    MDSD_DUMP_NEG_INF_ASK = 2
+} mdsd_dump_neg_inf;
+
 typedef struct {
     size_t V;
     mdsd_dump_dtype dtype;
@@ -70,9 +84,12 @@ typedef struct {
     const char *const *draft_models; /* [n_drafts] or NULL: the names */
     size_t n_extra;                  /* extra string attributes of '/' */
     const char *const *extra_names, *const *extra_values;
+    mdsd_dump_neg_inf neg_inf;       /* what a -inf logit means (mdsd_dump_layout_init: ask) */
 } mdsd_dump_layout;
 
-/* Zeroes layout (float32, V = 0, nothing named); generation_temperature = 1. */
+/* Zeroes layout (float32, V = 0, nothing named); generation_temperature = 1;
+ * neg_inf = MDSD_DUMP_NEG_INF_ASK (a -inf logit is refused until the caller
+ * says what it means). */
 MDSD_API void mdsd_dump_layout_init(mdsd_dump_layout *layout);
 
 typedef struct mdsd_dump_writer mdsd_dump_writer;

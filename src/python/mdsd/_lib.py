@@ -111,7 +111,7 @@ class DumpLayout(Structure):
                 ("target_vocab_size", c_longlong), ("n_drafts", c_size_t),
                 ("draft_names", POINTER(c_char_p)), ("draft_models", POINTER(c_char_p)),
                 ("n_extra", c_size_t), ("extra_names", POINTER(c_char_p)),
-                ("extra_values", POINTER(c_char_p))]
+                ("extra_values", POINTER(c_char_p)), ("neg_inf", c_int)]
 
 
 class TreeDumpLayout(Structure):

@@ -106,8 +106,12 @@ def _strings(values, what="name"):
     return arr
 
 
+NEG_INF = ("zero", "unseen")  # mdsd_dump_neg_inf 0, 1; None = ask (2)
+
+
 def _layout(path, V, draft_names, dtype, draft_models, target_model, target_vocab_size,
-            chunk_rows, gzip, creator, dataset, tokenizer, generation_temperature, attrs):
+            chunk_rows, gzip, creator, dataset, tokenizer, generation_temperature, attrs,
+            neg_inf=None):
     """The mdsd_dump_layout of DumpWriter and TreeDumpWriter, and the ctypes arrays it
     points into (keep them alive as long as the layout)."""
     lay = _lib.DumpLayout()
@@ -134,6 +138,10 @@ def _layout(path, V, draft_names, dtype, draft_models, target_model, target_voca
     lay.n_extra = len(extra)
     lay.extra_names = ctypes.cast(en, ctypes.POINTER(ctypes.c_char_p))
     lay.extra_values = ctypes.cast(ev, ctypes.POINTER(ctypes.c_char_p))
+    if neg_inf is not None and neg_inf not in NEG_INF:
+        raise MdsdError(2, f"{path}: neg_inf must be 'zero' (probability 0), 'unseen' (tokens "
+                        f"a top-k trace did not report) or None (refuse -inf), not {neg_inf!r}")
+    lay.neg_inf = 2 if neg_inf is None else NEG_INF.index(neg_inf)
     return lay, [names, models, en, ev]
 
 
@@ -175,19 +183,26 @@ class DumpWriter(_NativeWriter):
 
         with mdsd.DumpWriter(path, V, draft_names=["small"]) as w:
             w.write(target [rows, V], [draft [rows, V]], tokens, sample_id, position)
-        # leaving the block calls finish(); an exception abandons the file instead"""
-    _finish, _free = "mdsd_dump_writer_finish", "mdsd_dump_writer_free"
+        # leaving the block calls finish(); an exception abandons the file instead
 
+    neg_inf says what a -inf logit means, and the writer does not guess: None (default)
+    refuses one, naming the row and index; "zero": probability 0 (e.g. after top-k
+    sampling), complete rows; "unseen": the row's finite entries are log-probabilities
+    at T = 1 of the full distribution for a top-k set and -inf the tokens a trace did not
+    report, recorded as a truncated row with its missing mass (float32 only;
+    data/README.md, "Truncated rows")."""
+    _finish, _free = "mdsd_dump_writer_finish", "mdsd_dump_writer_free"
 
     def __init__(self, path, V, draft_names, dtype="float32", draft_models=None,
                  target_model="", target_vocab_size=0, chunk_rows=0, gzip=0, creator="",
-                 dataset="", tokenizer="", generation_temperature=1.0, attrs=None):
+                 dataset="", tokenizer="", generation_temperature=1.0, attrs=None,
+                 neg_inf=None):
         self.path = str(path)
         self.V = _uint(V, "V")
         self.n_drafts = len(draft_names)
         lay, self._keep = _layout(self.path, self.V, draft_names, dtype, draft_models,
                                   target_model, target_vocab_size, chunk_rows, gzip, creator,
-                                  dataset, tokenizer, generation_temperature, attrs)
+                                  dataset, tokenizer, generation_temperature, attrs, neg_inf)
         err = _lib.Err()
         self._h = lib.mdsd_dump_writer_new(_cstr(path, "path"), ctypes.byref(lay),
                                            ctypes.byref(err))

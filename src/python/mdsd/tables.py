@@ -219,8 +219,9 @@ def evaluate(target_logits, draft_logits, temperatures=(1.0,), draft_counts=(2,)
     work = tempfile.mkdtemp(prefix="mdsd-evaluate-")
     try:
         dump = os.path.join(work, label)
+        # logits, as mdsd.batch reads them: -inf is probability 0
         with DumpWriter(dump, V, list(drafts), dtype="float32", creator="mdsd.evaluate",
-                        generation_temperature=None) as w:
+                        generation_temperature=None, neg_inf="zero") as w:
             step = max(1, (64 << 20) // (4 * V * (1 + len(drafts))))  # blocks of ~64 MiB
             for b in range(0, N, step):
                 e = min(N, b + step)
