@@ -255,3 +255,120 @@ Test(interval, an_impossible_record_is_refused)
     cr_assert_eq(mdsd_interval_iid(&pr, &qr, 3, 2, ws, &lo, &hi, &err), MDSD_EINVAL);
     mdsd_interval_ws_free(ws);
 }
+
+/* ---- larger rows: the windows, kinks and divide-and-conquer against a plain
+ * enumeration of every count (a, b, j) and every prefix of the q/p order ---- */
+
+#define BIG 64
+
+static int cmp_up(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static const double *g_p, *g_q;
+static int cmp_ratio(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    double rx = g_p[x] == 0 ? INFINITY : g_q[x] / g_p[x], ry = g_p[y] == 0 ? INFINITY : g_q[y] / g_p[y];
+    return rx > ry ? -1 : rx < ry ? 1 : x - y;
+}
+
+/* Every a in [0, |K_p|], b in [0, |K_q|], j in [0, u] and prefix i (Lemma 1 and
+ * the selections of Thm A / B; none of the windows, kinks or minima search). */
+static void plain_interval(const double *kp_row, double mp, double cp, const double *kq_row, double mq,
+                           double cq, size_t V, size_t n, double *lo, double *hi)
+{
+    double kp[BIG], kq[BIG], P[BIG + 1] = {0}, Q[BIG + 1] = {0}, SP[BIG + 1] = {0}, SQ[BIG + 1] = {0};
+    int pq[BIG];
+    size_t nkp = 0, nkq = 0, kpq = 0, u = 0;
+    for (size_t x = 0; x < V; x++) {
+        bool pk = kp_row[x] >= 0, qk = kq_row[x] >= 0;
+        if (pk && qk && kq_row[x] > 0)
+            pq[kpq++] = (int)x;
+        else if (pk && !qk)
+            kp[nkp++] = kp_row[x];
+        else if (!pk && qk)
+            kq[nkq++] = kq_row[x];
+        else if (!pk && !qk)
+            u++;
+    }
+    g_p = kp_row, g_q = kq_row;
+    qsort(pq, kpq, sizeof *pq, cmp_ratio);
+    qsort(kp, nkp, sizeof *kp, cmp_up);
+    qsort(kq, nkq, sizeof *kq, cmp_up);
+    for (size_t i = 0; i < kpq; i++)
+        P[i + 1] = P[i] + kp_row[pq[i]], Q[i + 1] = Q[i] + kq_row[pq[i]];
+    for (size_t a = 0; a < nkp; a++)
+        SP[a + 1] = SP[a] + kp[a];
+    for (size_t b = 0; b < nkq; b++)
+        SQ[b + 1] = SQ[b] + kq[nkq - 1 - b]; /* the largest first */
+    double bl = 0, bh = 0;
+    for (size_t a = 0; a <= nkp; a++)
+        for (size_t b = 0; b <= nkq; b++)
+            for (size_t j = 0; j <= u; j++)
+                for (size_t i = 0; i <= kpq; i++) {
+                    double outp = (double)(nkq - b + u - j), inp = (double)(b + j);
+                    double inq = (double)(a + j), outq = (double)(nkp - a + u - j);
+                    double fl = P[i] + SP[a] + fmax(0, mp - outp * cp) -
+                                pow(Q[i] + SQ[b] + fmin(mq, inq * cq), (double)n);
+                    double fh = P[i] + SP[a] + fmin(mp, inp * cp) -
+                                pow(Q[i] + SQ[b] + fmax(0, mq - outq * cq), (double)n);
+                    bl = fmin(bl, fl), bh = fmin(bh, fh);
+                }
+    *lo = fmax(0, 1 + bl), *hi = fmin(1, 1 + bh);
+}
+
+static void big_truncated(gsl_rng *g, size_t V, size_t k, double spread, double *known, double *m,
+                          double *c)
+{
+    double full[BIG], s = 0;
+    for (size_t v = 0; v < V; v++)
+        s += full[v] = exp(spread * gsl_ran_gaussian(g, 1.0));
+    int idx[BIG];
+    for (size_t v = 0; v < V; v++)
+        full[v] /= s, idx[v] = (int)v;
+    for (size_t t = 0; t < k; t++) /* partial selection sort: the k largest first */
+        for (size_t v = t + 1; v < V; v++)
+            if (full[idx[v]] > full[idx[t]]) {
+                int x = idx[t];
+                idx[t] = idx[v], idx[v] = x;
+            }
+    *m = 0, *c = INFINITY;
+    for (size_t v = 0; v < V; v++)
+        known[v] = -1;
+    for (size_t t = 0; t < k; t++)
+        known[idx[t]] = full[idx[t]], *c = fmin(*c, full[idx[t]]);
+    for (size_t t = k; t < V; t++)
+        *m += full[idx[t]];
+    if (k == V)
+        *c = 0;
+}
+
+Test(interval, windows_and_minima_search_equal_a_plain_enumeration_on_larger_rows)
+{
+    gsl_rng *g = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(g, 7);
+    mdsd_interval_ws *ws = mdsd_interval_ws_alloc(BIG);
+    for (int it = 0; it < 60; it++) {
+        size_t V = 20 + gsl_rng_uniform_int(g, BIG - 20), n = 1 + gsl_rng_uniform_int(g, 4);
+        size_t kp = 1 + gsl_rng_uniform_int(g, V), kq = 1 + gsl_rng_uniform_int(g, V);
+        if (it % 6 == 0)
+            kp = V;
+        double p[BIG], q[BIG], mp, mq, cp, cq;
+        big_truncated(g, V, kp, 0.5 + 2.0 * gsl_rng_uniform(g), p, &mp, &cp);
+        big_truncated(g, V, kq, 0.5 + 2.0 * gsl_rng_uniform(g), q, &mq, &cq);
+        mdsd_partial_row pr = {p, mp, cp}, qr = {q, mq, cq};
+        double lo, hi, want_lo, want_hi;
+        mdsd_err err;
+        mdsd_err_clear(&err);
+        cr_assert_eq(mdsd_interval_iid(&pr, &qr, V, n, ws, &lo, &hi, &err), MDSD_OK, "%s", err.msg);
+        plain_interval(p, mp, cp, q, mq, cq, V, n, &want_lo, &want_hi);
+        cr_assert(fabs(lo - want_lo) <= 1e-12 && fabs(hi - want_hi) <= 1e-12,
+                  "instance %d (V %zu, n %zu, k %zu/%zu): [%.17g, %.17g], plain [%.17g, %.17g]", it, V,
+                  n, kp, kq, lo, hi, want_lo, want_hi);
+    }
+    mdsd_interval_ws_free(ws);
+    gsl_rng_free(g);
+}

@@ -24,12 +24,21 @@
 
 #include "interval.h"
 
+/* One candidate (a, b, j) of either end: its objective is
+ * base + min_i [P_i - (Q_i + extra)^n]. */
+struct query {
+    double extra, base;
+    int hi; /* 0: alpha_lo, 1: alpha_hi */
+};
+
 struct mdsd_interval_ws {
     size_t V;
     uint32_t *pq;        /* [V] K_pq tokens (q > 0), sorted by q/p decreasing */
     double *kp, *kq;     /* [V] p of K_p ascending, q of K_q descending */
     double *P, *Q;       /* [V + 1] prefix sums over pq */
     double *SP, *SQ;     /* [V + 1] prefix sums of kp, kq */
+    struct query *query; /* [query_cap] the (a, b, j) candidates of one call */
+    size_t query_cap;
 };
 
 mdsd_interval_ws *mdsd_interval_ws_alloc(size_t V)
@@ -54,6 +63,7 @@ void mdsd_interval_ws_free(mdsd_interval_ws *w)
     if (!w)
         return;
     free(w->pq), free(w->kp), free(w->kq), free(w->P), free(w->Q), free(w->SP), free(w->SQ);
+    free(w->query);
     free(w);
 }
 
@@ -100,16 +110,48 @@ static double slots(double m, double c)
     return m > 0 ? m / c : 0;
 }
 
-/* min over prefixes i of the sorted K_pq of P_i + base - (Q_i + extra)^n */
-static double scan(const mdsd_interval_ws *w, size_t k, double base, double extra, size_t n)
+static int by_extra(const void *a, const void *b)
 {
-    double best = INFINITY;
-    for (size_t i = 0; i <= k; i++) {
-        double f = w->P[i] + base - power(w->Q[i] + extra, n);
-        if (f < best)
-            best = f;
+    double x = ((const struct query *)a)->extra, y = ((const struct query *)b)->extra;
+    return x < y ? -1 : x > y;
+}
+
+/* Lemma 4 of MATH.md §2.9: the largest minimiser over i of
+ * P_i - (Q_i + e)^n does not decrease with e (Q_i does not decrease with i,
+ * so the difference of two prefixes' values is monotone in e). So the
+ * queries sorted by extra find their minimisers by divide and conquer over
+ * shrinking ranges of i: O((queries + k_pq) log queries), not their product.
+ * best[0], best[1]: the smallest objective of the lo and hi queries. */
+static void monotone_minima(const mdsd_interval_ws *w, const struct query *q, size_t q0, size_t q1,
+                            size_t i0, size_t i1, size_t n, double best[2])
+{
+    while (q0 < q1) {
+        size_t mid = q0 + (q1 - q0) / 2, arg = i0;
+        double e = q[mid].extra, g = INFINITY;
+        for (size_t i = i0; i <= i1; i++) {
+            double v = w->P[i] - power(w->Q[i] + e, n);
+            if (v <= g)
+                g = v, arg = i; /* ties: the largest */
+        }
+        double f = w->P[arg] + q[mid].base - power(w->Q[arg] + e, n);
+        if (f < best[q[mid].hi])
+            best[q[mid].hi] = f;
+        monotone_minima(w, q, q0, mid, i0, arg, n, best);
+        q0 = mid + 1, i0 = arg; /* the right half in this frame */
     }
-    return best;
+}
+
+static int add_query(mdsd_interval_ws *w, size_t *count, double base, double extra, int hi)
+{
+    if (*count == w->query_cap) {
+        size_t cap = w->query_cap ? 2 * w->query_cap : 1024;
+        struct query *g = realloc(w->query, cap * sizeof *g);
+        if (!g)
+            return MDSD_ENOMEM;
+        w->query = g, w->query_cap = cap;
+    }
+    w->query[(*count)++] = (struct query){extra, base, hi};
+    return MDSD_OK;
 }
 
 /* The candidate counts j in [0, u]: the ends and the integers beside two kinks. */
@@ -163,11 +205,11 @@ int mdsd_interval_iid(const mdsd_partial_row *p, const mdsd_partial_row *q, size
             un++;
         }
     }
-    int rc = check_record(p, unseen_p, "target", err);
-    if (rc == MDSD_OK)
-        rc = check_record(q, unseen_q, "draft", err);
-    if (rc)
-        return rc;
+    int bad = check_record(p, unseen_p, "target", err);
+    if (bad == MDSD_OK)
+        bad = check_record(q, unseen_q, "draft", err);
+    if (bad)
+        return bad;
     order_p = p->prob, order_q = q->prob;
     qsort(w->pq, kpq, sizeof *w->pq, by_ratio);
     qsort(w->kp, nkp, sizeof *w->kp, ascending);
@@ -199,38 +241,41 @@ int mdsd_interval_iid(const mdsd_partial_row *p, const mdsd_partial_row *q, size
     size_t b_hi_end = ceil(sp) < NKq ? (size_t)ceil(sp) : nkq;
     double work = ((double)a_lo_end + 1) * (NKq - (double)b_lo_begin + 1) +
                   (NKp - (double)a_hi_begin + 2) * ((double)b_hi_end + 2);
-    if (work * 6 * ((double)kpq + 1) > MDSD_INTERVAL_MAX_WORK)
-        return mdsd_fail(err, MDSD_ETOOBIG, "interval: %zu tokens known in both rows and windows "
-                         "of %.0f (a, b) pairs: more than %.0g evaluations for one row", kpq, work,
-                         MDSD_INTERVAL_MAX_WORK);
+    if (work * 6 > MDSD_INTERVAL_MAX_QUERIES)
+        return mdsd_fail(err, MDSD_ETOOBIG, "interval: windows of %.0f (a, b) pairs: more than "
+                         "%.0g candidates for one row (a missing mass of many times the smallest "
+                         "kept probability)", work, MDSD_INTERVAL_MAX_QUERIES);
+    int rc = MDSD_OK;
 
-    double best_lo = 0, best_hi = 0, js[6]; /* H = {} gives 0 for both */
-    for (size_t a = 0; a <= a_lo_end; a++)
-        for (size_t b = b_lo_begin; b <= nkq; b++) {
+    double js[6];
+    size_t count = 0;
+    for (size_t a = 0; a <= a_lo_end && rc == MDSD_OK; a++)
+        for (size_t b = b_lo_begin; b <= nkq && rc == MDSD_OK; b++) {
             double rest_p = NKq - (double)b + u; /* |H^c n U_p| = rest_p - j */
             size_t nj = j_candidates(u, rest_p - sp, sq - (double)a, js);
-            for (size_t t = 0; t < nj; t++) {
+            for (size_t t = 0; t < nj && rc == MDSD_OK; t++) {
                 double j = js[t];
-                double base = w->SP[a] + fmax(0, mp - (rest_p - j) * cp);
-                double extra = w->SQ[b] + fmin(mq, ((double)a + j) * cq);
-                double f = scan(w, kpq, base, extra, n);
-                if (f < best_lo)
-                    best_lo = f;
+                rc = add_query(w, &count, w->SP[a] + fmax(0, mp - (rest_p - j) * cp),
+                               w->SQ[b] + fmin(mq, ((double)a + j) * cq), 0);
             }
         }
-    for (size_t a = 0; a <= nkp; a = a == 0 && a_hi_begin > 1 ? a_hi_begin : a + 1)
-        for (size_t b = 0; b <= nkq; b = b < b_hi_end ? b + 1 : (b < nkq ? nkq : nkq + 1)) {
+    for (size_t a = 0; a <= nkp && rc == MDSD_OK; a = a == 0 && a_hi_begin > 1 ? a_hi_begin : a + 1)
+        for (size_t b = 0; b <= nkq && rc == MDSD_OK;
+             b = b < b_hi_end ? b + 1 : (b < nkq ? nkq : nkq + 1)) {
             double rest_q = NKp - (double)a + u; /* |H^c n U_q| = rest_q - j */
             size_t nj = j_candidates(u, sp - (double)b, rest_q - sq, js);
-            for (size_t t = 0; t < nj; t++) {
+            for (size_t t = 0; t < nj && rc == MDSD_OK; t++) {
                 double j = js[t];
-                double base = w->SP[a] + fmin(mp, ((double)b + j) * cp);
-                double extra = w->SQ[b] + fmax(0, mq - (rest_q - j) * cq);
-                double f = scan(w, kpq, base, extra, n);
-                if (f < best_hi)
-                    best_hi = f;
+                rc = add_query(w, &count, w->SP[a] + fmin(mp, ((double)b + j) * cp),
+                               w->SQ[b] + fmax(0, mq - (rest_q - j) * cq), 1);
             }
         }
+    if (rc)
+        return mdsd_fail(err, rc, "interval: out of memory for %zu candidates", count);
+    qsort(w->query, count, sizeof *w->query, by_extra);
+    double best[2] = {0, 0}; /* H = {} gives 0 for both */
+    monotone_minima(w, w->query, 0, count, 0, kpq, n, best);
+    double best_lo = best[0], best_hi = best[1];
     *lo = 1 + best_lo, *hi = 1 + best_hi;
     if (!(*lo >= -1e-12 && *hi <= 1 + 1e-12 && *lo <= *hi + 1e-12))
         return mdsd_fail(err, MDSD_ESOLVER, "interval: [%.17g, %.17g] is not an interval in [0, 1]; "

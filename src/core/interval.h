@@ -12,9 +12,10 @@
  * The true alpha* of the full rows lies in [lo, hi] whenever the record is
  * true (the unseen tokens really are below the cap).
  *
- * Cost: O(k_pq * A * B) per call, k_pq the tokens known in both rows, A and B
- * windows of at most k + m / cap tokens (§2.9). Rows whose windows would
- * need more than MDSD_INTERVAL_MAX_WORK evaluations are refused (MDSD_ETOOBIG). */
+ * Cost: O((M + k_pq) log M) per call, k_pq the tokens known in both rows and
+ * M <= 12 A B candidates, A and B windows of at most k + m / cap tokens
+ * (§2.9, Lemma 4). Rows with more than MDSD_INTERVAL_MAX_QUERIES candidates
+ * are refused (MDSD_ETOOBIG). */
 #ifndef MDSD_INTERVAL_H
 #define MDSD_INTERVAL_H
 
@@ -22,7 +23,7 @@
 
 #include "err.h"
 
-#define MDSD_INTERVAL_MAX_WORK 2e9
+#define MDSD_INTERVAL_MAX_QUERIES 2e7
 
 /* One model's row: prob[V] holds the known probabilities (already divided by
  * the row's total, kept + missing), a negative entry marks an unseen token;
