@@ -1,7 +1,12 @@
 """Builds the wheel of pyproject.toml: the package src/python/mdsd plus libmdsd.so.0, made by
 `make` from this tree (build/release) and copied into the package, where mdsd/_lib.py looks
-first. The version is the Makefile's VERSION, the one the C library reports."""
+first; the `mdsd` program (build/release/mdsd) with the gnuplot scripts of `mdsd plot` beside
+it (mdsd/_bin/, where the program looks for plots/KIND.gp); and the model runner's package
+mdsd_runner (src/mdsd_runner). The wheel's two commands, `mdsd` and `mdsd-runner`, are console
+scripts (mdsd._cli, mdsd_runner.console). The version is the Makefile's VERSION, the one the C
+library reports."""
 
+import glob
 import os
 import re
 import shutil
@@ -23,22 +28,33 @@ def makefile_version():
     return m.group(1)
 
 
+def copy(src, dest, mode):
+    os.makedirs(os.path.dirname(dest), exist_ok=True)
+    shutil.copyfile(os.path.join(HERE, src), dest)
+    os.chmod(dest, mode)
+
+
 class BuildWithLibrary(build_py):
-    """build_py, then the release library (make; not `make all`, which may call apt) copied
-    into the package as libmdsd.so.0."""
+    """build_py, then the release library and program (make; not `make all`, which may call
+    apt) copied into the package: mdsd/libmdsd.so.0, mdsd/_bin/mdsd, mdsd/_bin/plots/*.gp."""
 
     def run(self):
         super().run()
-        target = f"build/release/libmdsd.so.{makefile_version()}"
+        library = f"build/release/libmdsd.so.{makefile_version()}"
+        program = "build/release/mdsd"
         # A make that runs us (make test) must not hand its jobserver to this one.
         env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
-        rc = subprocess.run(["make", "--no-print-directory", "-C", HERE, target], env=env).returncode
+        rc = subprocess.run(["make", "--no-print-directory", "-C", HERE, library, program],
+                            env=env).returncode
         if rc != 0:
-            raise RuntimeError(f"make {target} failed (exit {rc}); the C libraries come from "
-                               "Debian packages: run `make deps` (or `make`) once first")
-        dest = os.path.join(self.build_lib, "mdsd", SONAME)
-        shutil.copyfile(os.path.join(HERE, target), dest)
-        os.chmod(dest, 0o755)
+            raise RuntimeError(f"make {library} {program} failed (exit {rc}); the C libraries "
+                               "come from Debian packages: run `make deps` (or `make`) once first")
+        package = os.path.join(self.build_lib, "mdsd")
+        copy(library, os.path.join(package, SONAME), 0o755)
+        copy(program, os.path.join(package, "_bin", "mdsd"), 0o755)
+        for script in sorted(glob.glob(os.path.join(HERE, "plots", "*.gp"))):
+            name = os.path.basename(script)
+            copy(os.path.join("plots", name), os.path.join(package, "_bin", "plots", name), 0o644)
 
 
 class BinaryDistribution(Distribution):
@@ -51,8 +67,10 @@ class BinaryDistribution(Distribution):
 os.makedirs(os.path.join(HERE, "build", "python"), exist_ok=True)
 setup(
     version=makefile_version(),
-    package_dir={"": "src/python"},
-    packages=["mdsd"],
+    package_dir={"": "src/python", "mdsd_runner": "src/mdsd_runner"},
+    packages=["mdsd", "mdsd_runner"],
+    entry_points={"console_scripts": ["mdsd = mdsd._cli:main",
+                                      "mdsd-runner = mdsd_runner.console:main"]},
     cmdclass={"build_py": BuildWithLibrary},
     distclass=BinaryDistribution,
     zip_safe=False,

@@ -299,6 +299,47 @@ Test(parse, vector_from_file_with_comments)
     remove(path);
 }
 
+/* @FILE of .npy, against numpy itself: numpy.save writes each dtype and byte order, and the
+ * values numpy reads back (as float64, printed with repr: exact) are what we must read, bit
+ * for bit, including subnormals, negative zero and float16's extremes. */
+Test(parse, npy_files_read_as_numpy_reads_them)
+{
+    char dir[] = "/tmp/mdsd-test-npyXXXXXX", cmd[2048];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd,
+             "cd %s && /usr/bin/python3 -c '\n"
+             "import numpy as np\n"
+             "x = np.array([0.5, 0.3, 1e-310, -0.0, 65504.0, 6e-8, 1/3, 2.0**-149, 7.0])\n"
+             "for t in (\"<f8\", \">f8\", \"<f4\", \">f4\", \"<f2\", \">f2\"):\n"
+             "    y = x.astype(t)\n"
+             "    np.save(t[1:] + (\"b\" if t[0] == \">\" else \"l\") + \".npy\", y)\n"
+             "    open(t[1:] + (\"b\" if t[0] == \">\" else \"l\") + \".txt\", \"w\").write("
+             "\"\\n\".join(repr(float(v)) for v in y.astype(np.float64)))\n'",
+             dir);
+    free(test_shell_ok(cmd));
+    const char *names[] = {"f8l", "f8b", "f4l", "f4b", "f2l", "f2b"};
+    for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
+        char npy[128], txt[128];
+        snprintf(npy, sizeof npy, "@%s/%s.npy", dir, names[k]);
+        snprintf(txt, sizeof txt, "@%s/%s.txt", dir, names[k]);
+        double *a, *b;
+        size_t na, nb;
+        mdsd_err err;
+        cr_assert_eq(mdsd_parse_vector(npy, "--target", &a, &na, &err), MDSD_OK, "%s: %s",
+                     names[k], err.msg);
+        cr_assert_eq(mdsd_parse_vector(txt, "--target", &b, &nb, &err), MDSD_OK, "%s", err.msg);
+        cr_assert_eq(na, 9);
+        cr_assert_eq(na, nb);
+        for (size_t i = 0; i < na; i++)
+            cr_assert(memcmp(&a[i], &b[i], sizeof a[i]) == 0, "%s[%zu]: %.17g, numpy %.17g",
+                      names[k], i, a[i], b[i]);
+        free(a);
+        free(b);
+    }
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    free(test_shell_ok(cmd));
+}
+
 Test(stats, welford_matches_two_pass_and_merges)
 {
     double x[7] = {1, 2, 4, 8, 16, 32, 64};

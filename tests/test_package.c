@@ -64,6 +64,32 @@ Test(package, pip_install_builds_a_wheel_with_the_library, .timeout = 600)
     out = test_shell_ok(cmd);
     cr_assert(strstr(out, "table matches: 48 rows"), "%s", out);
     free(out);
+    char root[1024];
+    cr_assert_not_null(getcwd(root, sizeof root));
+    /* CLEAN_ENV with a fixed HOME (it is used six times in one command) */
+#define WHEEL_ENV "env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/tmp LANG=C.UTF-8 "
+    /* the wheel's commands: the bundled mdsd program (its version, a bound, a figure from the
+     * gnuplot scripts bundled beside it) and the runner (its package imports, its command
+     * runs), from the venv's bin only, outside the source tree */
+    snprintf(cmd, sizeof cmd,
+             "set -e; cd %s && mkdir -p work && cp %s/plots/examples/sweep.csv work/ && cd work && "
+             WHEEL_ENV "../venv/bin/mdsd --version && " WHEEL_ENV
+             "../venv/bin/mdsd bound -p 0.5,0.3,0.2 -q 0.2,0.3,0.5 -n 2 -s iid | head -1 && "
+             WHEEL_ENV "../venv/bin/mdsd plot sweep.csv --kind vs-drafts -o fig.png 2>&1 && "
+             "head -c 4 fig.png | od -c | head -1 && " WHEEL_ENV
+             "../venv/bin/python -c 'import mdsd_runner, os; print(\"runner\", "
+             "mdsd_runner.__version__, os.path.dirname(mdsd_runner.__file__).endswith(\"site-packages/mdsd_runner\"))' && "
+             WHEEL_ENV "../venv/bin/mdsd-runner --help | head -1; "
+             WHEEL_ENV "../venv/bin/mdsd bound -p 0.5,0.5 2>&1 || echo \"exit $?\"",
+             dir, root);
+    out = test_shell_ok(cmd);
+    cr_assert(strstr(out, "mdsd " MDSD_VERSION), "mdsd --version from the wheel:\n%s", out);
+    cr_assert(strstr(out, "alpha* = 0.86\n"), "%s", out);
+    cr_assert(strstr(out, "P   N   G"), "mdsd plot from the wheel:\n%s", out);
+    cr_assert(strstr(out, "runner 0.1.0 True\n"), "%s", out);
+    cr_assert(strstr(out, "usage: mdsd-runner"), "%s", out);
+    cr_assert(strstr(out, "exit 2\n"), "the program's exit status through the command:\n%s", out);
+    free(out);
     /* the wheel was built offline and is a platform wheel */
     snprintf(cmd, sizeof cmd, "ls %s/venv/lib/python3*/site-packages/mdsd-" MDSD_VERSION
              ".dist-info/WHEEL && grep -h '^Tag:' %s/venv/lib/python3*/site-packages/mdsd-"

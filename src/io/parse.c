@@ -79,11 +79,146 @@ static int parse_list(const char *spec, growable *g, const char *what, mdsd_err 
     return rc;
 }
 
+/* A NumPy .npy file (numpy.save of a 1-d float array): the format's version 1.0, 2.0 or 3.0
+ * header (magic "\x93NUMPY", major, minor, the header's length in 2 or 4 little-endian bytes,
+ * a Python dict literal naming 'descr', 'fortran_order' and 'shape'; numpy's
+ * format.py documents it), then the values in the order of the shape. Read are float64,
+ * float32 and float16 in either byte order; anything else (other dtypes, 0-d or n-d arrays,
+ * pickled objects, a short or long data part) is refused naming the file. */
+static const char *npy_key(const char *header, const char *key)
+{
+    const char *at = strstr(header, key);
+    if (!at)
+        return NULL;
+    at += strlen(key);
+    while (*at == ' ')
+        at++;
+    if (*at != ':')
+        return NULL;
+    at++;
+    while (*at == ' ')
+        at++;
+    return at;
+}
+
+static double half_to_double(uint16_t h)
+{
+    int exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
+    double sign = (h & 0x8000) ? -1.0 : 1.0;
+    if (exponent == 0)
+        return sign * ldexp(mantissa, -24);
+    if (exponent == 31)
+        return mantissa ? NAN : sign * INFINITY;
+    return sign * ldexp(mantissa + 1024, exponent - 25);
+}
+
+static int parse_npy(FILE *f, const char *path, growable *g, const char *what, mdsd_err *err)
+{
+    unsigned char pre[12];
+    if (fread(pre, 1, 8, f) != 8)
+        return mdsd_fail(err, MDSD_EINVAL, "%s: %s: a truncated .npy header", what, path);
+    int major = pre[6];
+    size_t width = major == 1 ? 2 : 4;
+    if (major < 1 || major > 3 || fread(pre + 8, 1, width, f) != width)
+        return mdsd_fail(err, MDSD_EINVAL, "%s: %s: a .npy file of format version %d.%d (read "
+                         "are 1.0 to 3.0) or a truncated header", what, path, major, pre[7]);
+    size_t hlen = (size_t)pre[8] | (size_t)pre[9] << 8;
+    if (width == 4)
+        hlen |= (size_t)pre[10] << 16 | (size_t)pre[11] << 24;
+    if (hlen > (1u << 20))
+        return mdsd_fail(err, MDSD_EINVAL, "%s: %s: a .npy header of %zu bytes", what, path, hlen);
+    char *header = malloc(hlen + 1);
+    if (!header)
+        return mdsd_fail(err, MDSD_ENOMEM, "%s: out of memory", what);
+    int rc = MDSD_OK;
+    if (fread(header, 1, hlen, f) != hlen || memchr(header, '\0', hlen)) {
+        free(header);
+        return mdsd_fail(err, MDSD_EINVAL, "%s: %s: a truncated .npy header", what, path);
+    }
+    header[hlen] = '\0';
+    const char *descr = npy_key(header, "'descr'"), *order = npy_key(header, "'fortran_order'"),
+               *shape = npy_key(header, "'shape'");
+    char type[8] = "";
+    unsigned long long count = 0;
+    const char *after = NULL;
+    if (!descr || !order || !shape || sscanf(descr, "'%7[^']'", type) != 1)
+        rc = mdsd_fail(err, MDSD_EINVAL, "%s: %s: a .npy header without 'descr', "
+                       "'fortran_order' and 'shape'", what, path);
+    else if (shape[0] != '(' || mdsd_parse_uint(shape + 1, SIZE_MAX / 8, &count, &after) ||
+             strncmp(after, ",)", 2) != 0)
+        rc = mdsd_fail(err, MDSD_EINVAL, "%s: %s: a .npy array of shape %.*s; one vector "
+                       "(a 1-d array) is read", what, path,
+                       (int)(strchr(shape, ')') ? strchr(shape, ')') - shape + 1 : 1), shape);
+    const uint16_t probe = 1;
+    bool native_little = *(const unsigned char *)&probe == 1;
+    bool big = type[0] == '>' || (type[0] == '=' && !native_little);
+    size_t size = 0;
+    if (rc == MDSD_OK) {
+        if ((type[0] == '<' || type[0] == '>' || type[0] == '=') && type[1] == 'f' &&
+            (type[2] == '8' || type[2] == '4' || type[2] == '2') && type[3] == '\0')
+            size = (size_t)(type[2] - '0');
+        else
+            rc = mdsd_fail(err, MDSD_EINVAL, "%s: %s: a .npy array of dtype '%s'; read are "
+                           "float64, float32 and float16 (f8, f4, f2)", what, path, type);
+    }
+    unsigned char *data = NULL;
+    if (rc == MDSD_OK && count == 0)
+        rc = mdsd_fail(err, MDSD_EINVAL, "%s: %s: an empty .npy array", what, path);
+    if (rc == MDSD_OK && count > MDSD_RANGE_MAX_VALUES * 100ull)
+        rc = mdsd_fail(err, MDSD_EINVAL, "%s: %s: %llu values, above the limit of %d",
+                       what, path, count, MDSD_RANGE_MAX_VALUES * 100);
+    if (rc == MDSD_OK && !(data = malloc(count * size)))
+        rc = mdsd_fail(err, MDSD_ENOMEM, "%s: out of memory", what);
+    if (rc == MDSD_OK && (fread(data, size, count, f) != count || fgetc(f) != EOF))
+        rc = mdsd_fail(err, MDSD_EINVAL, "%s: %s: the .npy data part does not hold exactly the "
+                       "%llu values of its shape", what, path, count);
+    for (size_t i = 0; rc == MDSD_OK && i < count; i++) {
+        unsigned char b[8];
+        for (size_t k = 0; k < size; k++) /* bytes little-endian first, then the value */
+            b[k] = data[i * size + (big ? size - 1 - k : k)];
+        uint64_t bits = 0;
+        for (size_t k = size; k-- > 0;)
+            bits = bits << 8 | b[k];
+        double x;
+        if (size == 8)
+            memcpy(&x, &bits, 8);
+        else if (size == 4) {
+            uint32_t u = (uint32_t)bits;
+            float v;
+            memcpy(&v, &u, 4);
+            x = v;
+        } else
+            x = half_to_double((uint16_t)bits);
+        if (push(g, x))
+            rc = mdsd_fail(err, MDSD_ENOMEM, "%s: out of memory", what);
+    }
+    free(data);
+    free(header);
+    return rc;
+}
+
 static int parse_file(const char *path, growable *g, const char *what, mdsd_err *err)
 {
     FILE *f = fopen(path, "r");
     if (!f)
         return mdsd_fail(err, MDSD_EIO, "%s: cannot open '%s': %s", what, path, strerror(errno));
+    /* By content, not by name: a text file never starts with either magic. */
+    unsigned char magic[6] = {0};
+    size_t got = fread(magic, 1, sizeof magic, f);
+    if (got == 6 && memcmp(magic, "\x93NUMPY", 6) == 0) {
+        rewind(f);
+        int rc = parse_npy(f, path, g, what, err);
+        fclose(f);
+        return rc;
+    }
+    if (got >= 4 && memcmp(magic, "PK\x03\x04", 4) == 0) {
+        fclose(f);
+        return mdsd_fail(err, MDSD_EINVAL, "%s: %s is a zip archive (torch.save's .pt or "
+                         "numpy's .npz), which this program does not read: save the one vector "
+                         "with numpy.save(FILE, x) (a torch tensor: t.double().numpy()), or "
+                         "pass the tensor to the Python package", what, path);
+    }
+    rewind(f);
     char *line = NULL; /* lines of any length (getline) */
     size_t cap = 0, lineno = 0;
     int rc = MDSD_OK;

@@ -1,6 +1,6 @@
 /* parse.h - reading the numeric vectors given on the command line:
  * "0.1,0.2,0.7" or "@FILE" (one value per line; blank lines and text after
- * '#' are ignored). Values are parsed with strtod, so "nan", "inf" and "-inf"
+ * '#' are ignored; or a NumPy .npy file of one float64/32/16 vector, known by its magic). Values are parsed with strtod, so "nan", "inf" and "-inf"
  * come through and are judged later by dist.h's validation. */
 #ifndef MDSD_PARSE_H
 #define MDSD_PARSE_H

@@ -1,6 +1,6 @@
 """`mdsd-runner import`: a logit dump (data/README.md) from arrays of target and draft
 logits that were computed elsewhere - a serving engine, a notebook, another framework -
-saved as NumPy .npy / .npz or .safetensors files.
+saved as NumPy .npy / .npz, .safetensors or PyTorch .pt (torch.save) files.
 
     mdsd-runner import --target t.npy --draft small=d.npy -o my.h5
     mdsd-runner import --target run.npz:target --draft d1=run.npz:draft \\
@@ -116,8 +116,29 @@ def _pick(path, key, names):
     return key
 
 
+def _load_torch(path, key):
+    """A .pt/.pth file of torch.save: one tensor, or a dict of tensors (name one as KEY),
+    loaded with weights_only=True (no pickled code runs). bfloat16 becomes float32 exactly."""
+    try:
+        import torch
+    except ImportError:
+        raise RunnerError(f"{path}: reading a .pt file needs PyTorch (python3-torch), or save "
+                          "the array with numpy.save as .npy") from None
+    obj = torch.load(path, map_location="cpu", weights_only=True)
+    if isinstance(obj, dict):
+        names = sorted(k for k in obj if isinstance(k, str))
+        obj = obj[_pick(path, key, names)]
+    elif key is not None:
+        raise RunnerError(f"{path}: the file holds one tensor; drop ':{key}'")
+    if not isinstance(obj, torch.Tensor):
+        raise RunnerError(f"{path}: holds a {type(obj).__name__}, not a tensor")
+    if obj.dtype == torch.bfloat16:
+        obj = obj.float()
+    return obj.detach().numpy()
+
+
 def load_array(spec):
-    """FILE or FILE:KEY (.npy, .npz, .safetensors) -> a NumPy array."""
+    """FILE or FILE:KEY (.npy, .npz, .safetensors, .pt/.pth) -> a NumPy array."""
     path, key = spec, None
     if not os.path.exists(spec) and ":" in spec:
         path, key = spec.rsplit(":", 1)
@@ -134,12 +155,14 @@ def load_array(spec):
         if ext == ".npz":
             with np.load(path, allow_pickle=False) as z:
                 return np.asarray(z[_pick(path, key, sorted(z.files))])
+        if ext in (".pt", ".pth"):
+            return _load_torch(path, key)
     except RunnerError:
         raise
     except Exception as e:  # noqa: BLE001 - numpy's header parser raises SyntaxError,
         # tokenize.TokenError, ValueError...; zipfile BadZipFile: all say "not this format"
         raise RunnerError(f"cannot read {path}: {type(e).__name__}: {e}") from None
-    raise RunnerError(f"{path}: unknown array format (use .npy, .npz or .safetensors)")
+    raise RunnerError(f"{path}: unknown array format (use .npy, .npz, .safetensors or .pt)")
 
 
 # ---- checking and shaping --------------------------------------------------------------

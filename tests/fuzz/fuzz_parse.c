@@ -2,7 +2,10 @@
  * custom-scheme reader (mdsd_joint_read), as the command line uses them.
  * The first input byte picks the entry point; the rest is the text: a
  * comma list, an @FILE's contents (written to a temporary file), a range
- * a:b:step, or a custom scheme file. Invariants: an accepted vector is
+ * a:b:step, an @FILE that starts with the .npy magic (the rest of the
+ * header and the data are the input; a version byte and a header worth
+ * parsing are found by the fuzzer from the seed shape below), or a custom
+ * scheme file. Invariants: an accepted vector is
  * non-empty and each value is what strtod reads (no NaN from a number); an
  * accepted range has at most 100,000 strictly increasing finite values; an
  * accepted joint has tuples of one length and token ids >= 0; a refusal
@@ -22,7 +25,7 @@
 
 static char tmp_path[64];
 
-static const char *to_file(const char *text, size_t len)
+static const char *to_file_after(const char *prefix, size_t plen, const char *text, size_t len)
 {
     if (!tmp_path[0]) {
         snprintf(tmp_path, sizeof tmp_path, "/tmp/fuzz_parse_%d.txt", (int)getpid());
@@ -30,16 +33,22 @@ static const char *to_file(const char *text, size_t len)
     FILE *f = fopen(tmp_path, "wb");
     if (!f)
         abort();
+    fwrite(prefix, 1, plen, f);
     fwrite(text, 1, len, f);
     fclose(f);
     return tmp_path;
+}
+
+static const char *to_file(const char *text, size_t len)
+{
+    return to_file_after("", 0, text, len);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1 || size > 65536)
         return 0;
-    int which = data[0] % 4;
+    int which = data[0] % 5;
     size_t len = size - 1;
     char *text = malloc(len + 2);
     if (!text)
@@ -76,6 +85,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             for (size_t i = 1; i < n; i++)
                 if (!(v[i] > v[i - 1]) && !(isnan(v[i]) || isnan(v[i - 1])))
                     abort(); /* a range increases (a list may not) */
+        break;
+    case 4: /* an @FILE of .npy: the magic, then the fuzzer's version, header and data */
+        to_file_after("\x93NUMPY", 6, text + 1, len);
+        {
+            char spec[80];
+            snprintf(spec, sizeof spec, "@%s", tmp_path);
+            rc = mdsd_parse_vector(spec, "fuzz", &v, &n, &err);
+        }
+        if (rc == MDSD_OK && (n == 0 || !v))
+            abort();
         break;
     default: { /* a custom scheme file */
         mdsd_joint D;

@@ -1,4 +1,4 @@
-"""mdsd-runner import: arrays of logits (.npy, .npz, .safetensors) into a dump that the C
+"""mdsd-runner import: arrays of logits (.npy, .npz, .safetensors, .pt) into a dump that the C
 reader takes; padded vocabularies dropped on request and never silently; top-k rows with
 -inf elsewhere; bad inputs refused with a message."""
 
@@ -74,6 +74,39 @@ class ImportTest(unittest.TestCase):
         write_safetensors(bad, {"a": ("F32", b"\0" * 8, (4,))})
         with self.assertRaisesRegex(Exception, "data_offsets"):
             load_array(bad)
+
+    def test_pt_tensor_and_dict_read_as_torch_wrote_them(self):
+        import torch
+        a = torch.tensor(self.target)
+        b = torch.tensor([[1.5, -2.25, 2.0 ** 34, -float("inf")]]).to(torch.bfloat16)
+        torch.save(a, self.path("a.pt"))
+        torch.save({"logits": a, "b": b, "n": 3}, self.path("d.pth"))
+        np.testing.assert_array_equal(load_array(self.path("a.pt")), self.target)
+        np.testing.assert_array_equal(load_array(self.path("d.pth") + ":logits"), self.target)
+        got = load_array(self.path("d.pth") + ":b")
+        self.assertEqual(got.dtype, np.float32)
+        np.testing.assert_array_equal(got, b.float().numpy())
+        with self.assertRaisesRegex(Exception, "holds 3 arrays"):
+            load_array(self.path("d.pth"))
+        with self.assertRaisesRegex(Exception, "one tensor; drop ':x'"):
+            load_array(self.path("a.pt") + ":x")
+        with self.assertRaisesRegex(Exception, "holds a int, not a tensor"):
+            load_array(self.path("d.pth") + ":n")
+        # the import command end to end: .pt rows equal to the .npy route's dump
+        np.save(self.path("t.npy"), self.target)
+        torch.save(torch.tensor(self.draft), self.path("d.pt"))
+        np.save(self.path("d.npy"), self.draft)
+        outs = []
+        for target, draft in ((self.path("a.pt"), self.path("d.pt")),
+                              (self.path("t.npy"), self.path("d.npy"))):
+            out = self.path(os.path.basename(draft) + ".h5")
+            rc, _, err = run_main("import", "--target", target, "--draft", "small=" + draft,
+                                  "--drop-padding", "-o", out)
+            self.assertEqual(rc, 0, err)
+            with h5py.File(out, "r") as f:
+                outs.append((f["target/logits"][:], f["drafts/small/logits"][:]))
+        for x, y in zip(*outs):
+            np.testing.assert_array_equal(x, y)
 
     def test_npy_with_padding_dropped_reads_back_in_c(self):
         np.save(self.path("t.npy"), self.target)
