@@ -124,7 +124,14 @@ def _load_torch(path, key):
     except ImportError:
         raise RunnerError(f"{path}: reading a .pt file needs PyTorch (python3-torch), or save "
                           "the array with numpy.save as .npy") from None
-    obj = torch.load(path, map_location="cpu", weights_only=True)
+    import pickle
+    try:
+        obj = torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as e:  # not torch's advice (weights_only=False runs code)
+        why = str(e).rsplit("WeightsUnpickler error:", 1)[-1].strip()
+        raise RunnerError(f"{path}: torch.load(weights_only=True), which runs no code from the "
+                          f"file, refused it ({why}); save a tensor or a dict of tensors "
+                          "(torch.save(t, FILE))") from None
     if isinstance(obj, dict):
         names = sorted(k for k in obj if isinstance(k, str))
         obj = obj[_pick(path, key, names)]
