@@ -338,7 +338,8 @@ static int open_drafts(mdsd_dump *d, mdsd_err *err)
     return rc;
 }
 
-static int open_meta(mdsd_dump *d, const char *path, hid_t *out, mdsd_err *err)
+int dump_open_row_dataset(mdsd_dump *d, const char *path, H5T_class_t want, const char *type,
+                          hid_t *out, mdsd_err *err)
 {
     hsize_t dims[1];
     int rc = open_dataset(d, path, H5P_DEFAULT, out, err);
@@ -349,13 +350,18 @@ static int open_meta(mdsd_dump *d, const char *path, hid_t *out, mdsd_err *err)
     hid_t t = H5Dget_type(*out);
     H5T_class_t c = H5Tget_class(t);
     dump_h5_close(t);
-    if (c != H5T_INTEGER)
-        return mdsd_fail(err, MDSD_EFORMAT, "%s: %s has dtype %s, expected int32", d->path, path,
-                         dump_class_name(c));
+    if (c != want)
+        return mdsd_fail(err, MDSD_EFORMAT, "%s: %s has dtype %s, expected %s", d->path, path,
+                         dump_class_name(c), type);
     if (dims[0] != d->N)
         return mdsd_fail(err, MDSD_EFORMAT, "%s: length mismatch: %s has %llu rows, /target/logits has %zu",
                          d->path, path, (unsigned long long)dims[0], d->N);
     return MDSD_OK;
+}
+
+static int open_meta(mdsd_dump *d, const char *path, hid_t *out, mdsd_err *err)
+{
+    return dump_open_row_dataset(d, path, H5T_INTEGER, "int32", out, err);
 }
 
 typedef struct {

@@ -49,6 +49,14 @@ size_t dump_dtype_bytes(mdsd_dump_dtype t);
  * complete rows; truncated rows stored as float32) into m->truncated_rows
  * and m->max_missing_mass. */
 int dump_read_truncation(mdsd_dump *d, mdsd_dump_model *m, mdsd_err *err);
+/* Opens the 1-d dataset `path` of d->N values whose class is `want` (`type` names it in the
+ * refusal) (dump_format.c). */
+int dump_open_row_dataset(mdsd_dump *d, const char *path, H5T_class_t want, const char *type,
+                          hid_t *out, mdsd_err *err);
+/* Reads rows [row0, row0 + rows) of a rank-1 or rank-2 ([rows, V]) dataset as mtype; on
+ * rank 1 an integer that does not fit mtype is refused (dump_read.c). */
+int dump_read_rows(const mdsd_dump *d, hid_t ds, const char *path, int rank, size_t row0,
+                   size_t rows, hid_t mtype, void *out, mdsd_err *err);
 /* The refusal of mdsd_dump_open for a dump with truncated rows (MDSD_OK if none). */
 int dump_refuse_truncated(const mdsd_dump *d, mdsd_err *err);
 

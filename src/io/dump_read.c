@@ -40,8 +40,8 @@ static H5T_conv_ret_t refuse_out_of_range(H5T_conv_except_t what, hid_t src, hid
 /* Reads a hyperslab of rows [row0, row0 + rows) of a rank-1 or rank-2
  * dataset with memory type mtype; integers that do not fit mtype are an
  * error. */
-static int read_rows(const mdsd_dump *d, hid_t ds, const char *path, int rank, size_t row0,
-                     size_t rows, hid_t mtype, void *out, mdsd_err *err)
+int dump_read_rows(const mdsd_dump *d, hid_t ds, const char *path, int rank, size_t row0,
+                   size_t rows, hid_t mtype, void *out, mdsd_err *err)
 {
     if (rows == 0)
         return MDSD_OK;
@@ -90,7 +90,7 @@ int mdsd_dump_read_logits(mdsd_dump *d, int which, size_t row0, size_t rows, flo
         return rc;
     hid_t ds = which == MDSD_DUMP_TARGET ? d->h5->target : d->h5->drafts[which];
     if (m->dtype == MDSD_DUMP_FLOAT32)
-        return read_rows(d, ds, m->path, 2, row0, rows, H5T_NATIVE_FLOAT, out, err);
+        return dump_read_rows(d, ds, m->path, 2, row0, rows, H5T_NATIVE_FLOAT, out, err);
     /* 16-bit: read the raw bit patterns (memory type = file type, so HDF5
      * converts nothing) into the front half of out, then widen from the back
      * so that nothing is overwritten before it is read. float16 is widened
@@ -99,7 +99,7 @@ int mdsd_dump_read_logits(mdsd_dump *d, int which, size_t row0, size_t rows, flo
      * tests/test_dump.c checks this widening against HDF5's conversion on all
      * 65536 bit patterns. */
     hid_t mtype = m->dtype == MDSD_DUMP_FLOAT16 ? H5Dget_type(ds) : H5Tcopy(H5T_NATIVE_USHORT);
-    rc = read_rows(d, ds, m->path, 2, row0, rows, mtype, out, err);
+    rc = dump_read_rows(d, ds, m->path, 2, row0, rows, mtype, out, err);
     dump_h5_close(mtype);
     if (rc)
         return rc;
@@ -125,11 +125,11 @@ int mdsd_dump_read_meta(mdsd_dump *d, size_t row0, size_t rows, int *tokens, int
 {
     int rc = check_range(d, row0, rows, err);
     if (rc == MDSD_OK && tokens)
-        rc = read_rows(d, d->h5->tokens, "/tokens", 1, row0, rows, H5T_NATIVE_INT, tokens, err);
+        rc = dump_read_rows(d, d->h5->tokens, "/tokens", 1, row0, rows, H5T_NATIVE_INT, tokens, err);
     if (rc == MDSD_OK && sample_id)
-        rc = read_rows(d, d->h5->sample_id, "/sample_id", 1, row0, rows, H5T_NATIVE_INT, sample_id, err);
+        rc = dump_read_rows(d, d->h5->sample_id, "/sample_id", 1, row0, rows, H5T_NATIVE_INT, sample_id, err);
     if (rc == MDSD_OK && position)
-        rc = read_rows(d, d->h5->position, "/position", 1, row0, rows, H5T_NATIVE_INT, position, err);
+        rc = dump_read_rows(d, d->h5->position, "/position", 1, row0, rows, H5T_NATIVE_INT, position, err);
     return rc;
 }
 

@@ -16,48 +16,6 @@
 
 #define TRUNC_BLOCK 65536 /* rows read per HDF5 call: memory independent of N */
 
-/* Opens the 1-d dataset `path` of length d->N whose class is `want`. */
-static int open_row_dataset(mdsd_dump *d, const char *path, H5T_class_t want, const char *type,
-                            hid_t *out, mdsd_err *err)
-{
-    *out = H5Dopen2(d->h5->file, path, H5P_DEFAULT);
-    if (*out < 0) {
-        H5Eclear2(H5E_DEFAULT);
-        return mdsd_fail(err, MDSD_EFORMAT, "%s: %s is not a dataset", d->path, path);
-    }
-    hid_t s = H5Dget_space(*out), t = H5Dget_type(*out);
-    int rank = s < 0 ? -1 : H5Sget_simple_extent_ndims(s);
-    hsize_t n = 0;
-    if (rank == 1)
-        H5Sget_simple_extent_dims(s, &n, NULL);
-    H5T_class_t c = H5Tget_class(t);
-    dump_h5_close(s), dump_h5_close(t);
-    if (rank != 1 || n != d->N)
-        return mdsd_fail(err, MDSD_EFORMAT, "%s: %s must be [%zu] (one value per row), not rank %d "
-                         "with %llu values", d->path, path, d->N, rank, (unsigned long long)n);
-    if (c != want)
-        return mdsd_fail(err, MDSD_EFORMAT, "%s: %s has dtype %s, expected %s", d->path, path,
-                         dump_class_name(c), type);
-    return MDSD_OK;
-}
-
-static int read_rows(mdsd_dump *d, hid_t ds, const char *path, hid_t mem_type, size_t row0,
-                     size_t rows, void *out, mdsd_err *err)
-{
-    hsize_t start = row0, count = rows;
-    hid_t fs = H5Dget_space(ds), ms = H5Screate_simple(1, &count, NULL);
-    herr_t st = fs < 0 || ms < 0 ? -1 : H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &count, NULL);
-    if (st >= 0)
-        st = H5Dread(ds, mem_type, ms, fs, H5P_DEFAULT, out);
-    dump_h5_close(fs), dump_h5_close(ms);
-    if (st < 0) {
-        char why[256];
-        return mdsd_fail(err, MDSD_EIO, "%s: cannot read rows %zu..%zu of %s (%s)", d->path, row0,
-                         row0 + rows - 1, path, dump_h5_reason(why, sizeof why));
-    }
-    return MDSD_OK;
-}
-
 int dump_read_truncation(mdsd_dump *d, mdsd_dump_model *m, mdsd_err *err)
 {
     m->truncated_rows = 0;
@@ -79,9 +37,9 @@ int dump_read_truncation(mdsd_dump *d, mdsd_dump_model *m, mdsd_err *err)
                          "(data/README.md, \"Truncated rows\")", d->path,
                          has_flag ? flag_path : mass_path, has_flag ? mass_path : flag_path);
     hid_t fd = -1, md = -1;
-    int rc = open_row_dataset(d, flag_path, H5T_INTEGER, "uint8 (0 complete, 1 truncated)", &fd, err);
+    int rc = dump_open_row_dataset(d, flag_path, H5T_INTEGER, "uint8 (0 complete, 1 truncated)", &fd, err);
     if (rc == MDSD_OK)
-        rc = open_row_dataset(d, mass_path, H5T_FLOAT, "float64", &md, err);
+        rc = dump_open_row_dataset(d, mass_path, H5T_FLOAT, "float64", &md, err);
     size_t cap = d->N < TRUNC_BLOCK ? d->N : TRUNC_BLOCK;
     long long *flag = rc ? NULL : malloc(cap * sizeof *flag);
     double *mass = rc ? NULL : malloc(cap * sizeof *mass);
@@ -91,9 +49,9 @@ int dump_read_truncation(mdsd_dump *d, mdsd_dump_model *m, mdsd_err *err)
         rc = mdsd_fail(err, MDSD_ENOMEM, "%s: out of memory", d->path);
     for (size_t row0 = 0; rc == MDSD_OK && row0 < d->N; row0 += cap) {
         size_t rows = d->N - row0 < cap ? d->N - row0 : cap;
-        rc = read_rows(d, fd, flag_path, H5T_NATIVE_LLONG, row0, rows, flag, err);
+        rc = dump_read_rows(d, fd, flag_path, 1, row0, rows, H5T_NATIVE_LLONG, flag, err);
         if (rc == MDSD_OK)
-            rc = read_rows(d, md, mass_path, H5T_NATIVE_DOUBLE, row0, rows, mass, err);
+            rc = dump_read_rows(d, md, mass_path, 1, row0, rows, H5T_NATIVE_DOUBLE, mass, err);
         for (size_t i = 0; rc == MDSD_OK && i < rows; i++) {
             size_t row = row0 + i;
             if (flag[i] != 0 && flag[i] != 1)

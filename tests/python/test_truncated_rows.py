@@ -276,7 +276,7 @@ class TruncatedRows(unittest.TestCase):
                  (bad_mass, "/drafts/kn2/missing_mass, row 7: 1.5 is not a probability"),
                  (nan_mass, "/target/missing_mass, row 3: nan"),
                  (complete_with_mass, "/target/missing_mass, row 9: missing mass"),
-                 (short, "/target/truncated must be [64]"),
+                 (short, "length mismatch: /target/truncated has 63 rows, /target/logits has 64"),
                  (float_flags, "/target/truncated has dtype float")]
         for edit, message in cases:
             with self.subTest(message=message):
