@@ -23,6 +23,7 @@
 #include <stdlib.h>
 
 #include "interval.h"
+#include "qporder.h"
 
 /* One candidate (a, b, j) of either end: its objective is
  * base + min_i [P_i - (Q_i + extra)^n]. */
@@ -33,9 +34,10 @@ struct query {
 
 struct mdsd_interval_ws {
     size_t V;
-    uint32_t *pq;        /* [V] K_pq tokens (q > 0), sorted by q/p decreasing */
+    double *cp, *cq;     /* [V] p and q of the K_pq tokens with q > 0, by token id */
+    mdsd_qp_order order; /* sort-and-scan's q/p order of cp, cq (qporder.h) */
     double *kp, *kq;     /* [V] p of K_p ascending, q of K_q descending */
-    double *P, *Q;       /* [V + 1] prefix sums over pq */
+    double *P, *Q;       /* [V + 1] prefix sums of cp, cq along the q/p order */
     double *SP, *SQ;     /* [V + 1] prefix sums of kp, kq */
     struct query *query; /* [query_cap] the (a, b, j) candidates of one call */
     size_t query_cap;
@@ -47,11 +49,12 @@ mdsd_interval_ws *mdsd_interval_ws_alloc(size_t V)
     if (!w)
         return NULL;
     w->V = V;
-    w->pq = malloc(V * sizeof *w->pq);
+    w->cp = malloc(V * sizeof *w->cp), w->cq = malloc(V * sizeof *w->cq);
     w->kp = malloc(V * sizeof *w->kp), w->kq = malloc(V * sizeof *w->kq);
     w->P = malloc((V + 1) * sizeof *w->P), w->Q = malloc((V + 1) * sizeof *w->Q);
     w->SP = malloc((V + 1) * sizeof *w->SP), w->SQ = malloc((V + 1) * sizeof *w->SQ);
-    if (!w->pq || !w->kp || !w->kq || !w->P || !w->Q || !w->SP || !w->SQ) {
+    if (!w->cp || !w->cq || !w->kp || !w->kq || !w->P || !w->Q || !w->SP || !w->SQ ||
+        mdsd_qp_order_init(&w->order, V, NULL) != MDSD_OK) {
         mdsd_interval_ws_free(w);
         return NULL;
     }
@@ -62,27 +65,10 @@ void mdsd_interval_ws_free(mdsd_interval_ws *w)
 {
     if (!w)
         return;
-    free(w->pq), free(w->kp), free(w->kq), free(w->P), free(w->Q), free(w->SP), free(w->SQ);
+    mdsd_qp_order_destroy(&w->order);
+    free(w->cp), free(w->cq), free(w->kp), free(w->kq), free(w->P), free(w->Q), free(w->SP), free(w->SQ);
     free(w->query);
     free(w);
-}
-
-static _Thread_local const double *order_p, *order_q;
-
-/* sort-and-scan's order (qporder.h): p = 0 first by index, then q/p
- * decreasing, ties by index */
-static int by_ratio(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    double px = order_p[x], py = order_p[y];
-    if ((px == 0) != (py == 0))
-        return px == 0 ? -1 : 1;
-    if (px != 0) {
-        double rx = order_q[x] / px, ry = order_q[y] / py;
-        if (rx != ry)
-            return rx > ry ? -1 : 1;
-    }
-    return x < y ? -1 : x > y;
 }
 
 static int ascending(const void *a, const void *b)
@@ -194,8 +180,10 @@ int mdsd_interval_iid(const mdsd_partial_row *p, const mdsd_partial_row *q, size
         bool pk = p->prob[x] >= 0, qk = q->prob[x] >= 0;
         unseen_p += !pk, unseen_q += !qk;
         if (pk && qk) {
-            if (q->prob[x] > 0) /* q = 0 tokens add p >= 0 and no q: never needed */
-                w->pq[kpq++] = (uint32_t)x;
+            if (q->prob[x] > 0) { /* q = 0 tokens add p >= 0 and no q: never needed */
+                w->cp[kpq] = p->prob[x], w->cq[kpq] = q->prob[x];
+                kpq++;
+            }
         } else if (pk) {
             w->kp[nkp++] = p->prob[x];
             zp += p->prob[x] == 0;
@@ -210,14 +198,17 @@ int mdsd_interval_iid(const mdsd_partial_row *p, const mdsd_partial_row *q, size
         bad = check_record(q, unseen_q, "draft", err);
     if (bad)
         return bad;
-    order_p = p->prob, order_q = q->prob;
-    qsort(w->pq, kpq, sizeof *w->pq, by_ratio);
+    /* K_pq in token order, so sort-and-scan's order of the compacted rows (p = 0 first, then
+     * q/p decreasing, ties by index) is its order on these tokens; every one has q > 0, so
+     * all kpq are scanned */
+    mdsd_qp_order_compute(&w->order, w->cp, w->cq, kpq);
+    const uint32_t *by_ratio = w->order.order;
     qsort(w->kp, nkp, sizeof *w->kp, ascending);
     qsort(w->kq, nkq, sizeof *w->kq, descending);
     w->P[0] = w->Q[0] = w->SP[0] = w->SQ[0] = 0;
     for (size_t i = 0; i < kpq; i++) {
-        w->P[i + 1] = w->P[i] + p->prob[w->pq[i]];
-        w->Q[i + 1] = w->Q[i] + q->prob[w->pq[i]];
+        w->P[i + 1] = w->P[i] + w->cp[by_ratio[i]];
+        w->Q[i + 1] = w->Q[i] + w->cq[by_ratio[i]];
     }
     for (size_t a = 0; a < nkp; a++)
         w->SP[a + 1] = w->SP[a] + w->kp[a];
