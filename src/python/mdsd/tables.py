@@ -189,7 +189,8 @@ def evaluate(target_logits, draft_logits, temperatures=(1.0,), draft_counts=(2,)
     pass, called as blocks of rows finish (it cannot stop the job; an exception it raises
     is raised once the job ends). output: also keep the results CSV there. The rows go to
     the job through a temporary dump (the library's writer, float32, in the temporary
-    directory: 4 (1 + drafters) N V bytes), removed afterwards. Integer arrays are a
+    directory: 4 (1 + drafters) N V bytes), removed afterwards, also when Ctrl-C stops the
+    job (KeyboardInterrupt, within a row). Integer arrays are a
     TypeError; rows that are all probability distributions are refused as not logits
     unless allow_probabilities=True (as mdsd.batch)."""
     from . import _logit_rows, table
