@@ -11,8 +11,10 @@ the job calls from inside the library after its first block of rows; block once 
 checkpoint holds the first of three dumps.
 Run by tests/test_package.c:
 `PYTHONPATH=src/python:tests/python /usr/bin/python3 -m unittest test_mdsd_interrupt`.
-Planted errors this catches (each shown once): the row loop of mdsd_batch_eval not checking
-the flag (batch: KeyboardInterrupt only after the whole call, 60 s)."""
+Planted errors this catches (each shown once, together): the flag not checked in
+mdsd_batch_eval's row loop (batch: KeyboardInterrupt 41 s after SIGINT) nor in the tree
+dump's loop (block: 7.8 s), an interrupted table unit not checkpointing its closed samples
+(table: no OUTPUT.partial kept)."""
 
 import contextlib
 import io
@@ -140,6 +142,21 @@ class Interrupt(unittest.TestCase):
         self.interrupted("evaluate", lambda: mdsd.evaluate(
             t, d, samples=np.repeat(np.arange(60), N // 60), verifiers=("rrs",), trials=10000,
             simulate=True, threads=1, progress=lambda done, total: sig.send()), sig)
+        self.assertEqual(os.listdir(self.tmp), [], "evaluate left its temporary files")
+        # the callback runs in the caller's thread, and what it raises stops the job too
+        threads, raised = [], []
+
+        def fail(done, total):
+            threads.append(threading.current_thread())
+            raised.append(time.monotonic())
+            raise ValueError("stop here")
+        with self.assertRaisesRegex(ValueError, "stop here"):
+            mdsd.evaluate(t, d, samples=np.repeat(np.arange(60), N // 60), verifiers=("rrs",),
+                          trials=10000, simulate=True, threads=1, progress=fail)
+        took = time.monotonic() - raised[0]
+        print(f"evaluate: the callback's exception raised {took:.3f} s after it", file=sys.stderr)
+        self.assertLess(took, LIMIT)
+        self.assertEqual(threads, [threading.main_thread()])
         self.assertEqual(os.listdir(self.tmp), [], "evaluate left its temporary files")
         r = mdsd.evaluate(t[:40], d[:40], samples=np.repeat([0, 1], 20), verifiers=("rrs",),
                           progress=False, pandas=False)

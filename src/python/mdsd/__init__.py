@@ -683,7 +683,7 @@ def batch(target_logits, draft_logits, temperature=1.0, n=2, scheme="iid", verif
     with Progress(progress, "mdsd.batch") as bar:
         # With a progress callback, blocks of about 1% of the rows (at least 64) each
         # (row0 advances with them, so the rows' random streams stay where they were).
-        step = max(N, 1) if bar.callback is None else max(64, math.ceil(N / 100))
+        step = max(N, 1) if not bar.on else max(64, math.ceil(N / 100))
         first_row = o.row0
         for b in range(0, max(N, 1), step):
             m = min(step, N - b)
@@ -695,8 +695,8 @@ def batch(target_logits, draft_logits, temperature=1.0, n=2, scheme="iid", verif
             rc = interruptible(fn, at(t, V), at(d, V), m, V, ctypes.byref(o), at(alpha),
                                at(rate), at(per, int(n)), at(exact), ctypes.byref(err))
             _raise(rc, err)
-            if bar.callback is not None:
-                bar.callback(b + m, N)
+            bar.record(b + m, N)
+            bar.tick()
     return Batch(alpha, rate, per, None if exact is None else exact.astype(bool))
 
 
@@ -728,10 +728,11 @@ def table(dumps, output, temperatures=(1.0,), draft_counts=(2,), schemes=("iid",
     clustered by sample) and returns it as a tidy table (mdsd.read_table: a pandas
     DataFrame when pandas is present, else an mdsd.Table of numpy columns). rows =
     (begin, end) limits the rows of every dump. progress: a callable
-    progress(done_rows, total_rows), called as blocks of rows finish (it cannot stop the
-    job; an exception it raises is raised once the job ends); None: a tqdm bar when tqdm
-    is installed, once the job has run a second; False: none. Ctrl-C stops the job within
-    a row (KeyboardInterrupt): OUTPUT.partial keeps the finished work, resume=True goes on."""
+    progress(done_rows, total_rows), called in this thread as blocks of rows finish (an
+    exception it raises stops the job as Ctrl-C does, and is raised); None: a tqdm bar
+    when tqdm is installed, once the job has run a second; False: none. Ctrl-C stops the
+    job within a row (KeyboardInterrupt): OUTPUT.partial keeps the finished work, which
+    resume=True goes on from."""
     bar = Progress(progress, _provenance_tool)
     top_p = _top_p(top_p)
     dumps = [dumps] if isinstance(dumps, (str, bytes, os.PathLike)) else list(dumps)
@@ -761,15 +762,8 @@ def table(dumps, output, temperatures=(1.0,), draft_counts=(2,), schemes=("iid",
     o.threads = _uint(threads, "threads", _INT_MAX)
     o.verifier_opts = _vopts(**opts)
     o.output, o.resume = _cstr(output, "output"), 1 if resume else 0
-    raised = []
-    if bar.callback is not None:
-        def tell(done, total, _ctx):
-            if not raised:
-                try:
-                    bar.callback(int(done), int(total))
-                except BaseException as e:  # noqa: B036 - re-raised below, after the job
-                    raised.append(e)
-        o.on_progress = _lib.TABLE_PROGRESS(tell)
+    if bar.on:  # from the job's thread; bar.tick() hands it on in this one
+        o.on_progress = _lib.TABLE_PROGRESS(lambda done, total, _ctx: bar.record(done, total))
     # OUTPUT.provenance.json as `mdsd table` writes it: this call's settings, each dump's
     # size and SHA-256, in place before the CSV (never an earlier run's left beside it)
     n_words, words = _call_words(_provenance_tool, dict(
@@ -780,9 +774,8 @@ def table(dumps, output, temperatures=(1.0,), draft_counts=(2,), schemes=("iid",
     err = _lib.Err()
     with bar:
         _raise(interruptible(lib.mdsd_table_run_recorded, ctypes.byref(o),
-                             _provenance_tool.encode(), n_words, words, ctypes.byref(err)), err)
-    if raised:
-        raise raised[0]
+                             _provenance_tool.encode(), n_words, words, ctypes.byref(err),
+                             tick=bar.tick), err)
     result = read_table(output, pandas=False)
     _one_sample_note(result, _stacklevel)
     return result.to_pandas() if _want_pandas(pandas) else result
