@@ -1,7 +1,7 @@
 /* mdsd_interrupt / mdsd_interrupt_clear (mdsd/common.h): set before a long call, the
  * call returns MDSD_EINTERRUPTED at once and writes nothing; set while it runs (from a
  * SIGALRM handler, as a C program's SIGINT handler would, or from the table job's
- * progress callback), it stops within a row; the table job keeps a checkpoint that
+ * progress callback), it stops within a row (or a MiB of a dump being hashed); the table job keeps a checkpoint that
  * resume = 1 finishes to the bytes of an uninterrupted run; after mdsd_interrupt_clear
  * the next call runs. (Python's Ctrl-C path: tests/python/test_mdsd_interrupt.py.) */
 #include <signal.h>
@@ -111,7 +111,13 @@ Test(interrupt, table_stops_keeps_a_checkpoint_and_resumes_to_the_same_bytes, .t
     snprintf(out, sizeof out, "%s/out.csv", dir);
     snprintf(part, sizeof part, "%s.partial", out);
     snprintf(lock, sizeof lock, "%s.lock", out);
-    const char *dumps[] = {NGRAM};
+    /* a fresh copy: its SHA-256 (the checkpoint's signature) is computed, not cached */
+    char dump[300], cmd[700], *log = NULL;
+    snprintf(dump, sizeof dump, "%s/ngram.h5", dir);
+    snprintf(cmd, sizeof cmd, "cp %s %s", NGRAM, dump);
+    cr_assert_eq(test_run_shell(cmd, &log), 0, "%s", log);
+    free(log);
+    const char *dumps[] = {dump};
     double temps[] = {1.0};
     size_t counts[] = {2};
     mdsd_verifier_kind vs[] = {MDSD_VERIFIER_RRS};
@@ -119,15 +125,17 @@ Test(interrupt, table_stops_keeps_a_checkpoint_and_resumes_to_the_same_bytes, .t
     mdsd_table_opts_init(&o);
     o.n_dumps = 1, o.dumps = dumps, o.n_temperatures = 1, o.temperatures = temps;
     o.n_counts = 1, o.draft_counts = counts, o.n_verifiers = 1, o.verifiers = vs;
-    o.output = ref;
     mdsd_err err;
-    cr_assert_eq(mdsd_table_run(&o, &err), MDSD_OK, "%s", err.msg);
-    /* before: nothing done, nothing left */
+    /* before: stopped while hashing the dump, nothing done, nothing left */
     o.output = out;
     mdsd_interrupt();
     cr_assert_eq(mdsd_table_run(&o, &err), MDSD_EINTERRUPTED, "%s", err.msg);
+    cr_assert(strstr(err.msg, "ngram.h5: interrupted"), "%s", err.msg);
     cr_assert(!exists(out) && !exists(part) && !exists(lock), "files left by a job interrupted before its first row");
     mdsd_interrupt_clear();
+    o.output = ref;
+    cr_assert_eq(mdsd_table_run(&o, &err), MDSD_OK, "%s", err.msg);
+    o.output = out;
     /* during: stopped in the second block, the samples the first closed checkpointed */
     o.on_progress = stop_after_first_block;
     cr_assert_eq(mdsd_table_run(&o, &err), MDSD_EINTERRUPTED, "%s", err.msg);
@@ -142,7 +150,6 @@ Test(interrupt, table_stops_keeps_a_checkpoint_and_resumes_to_the_same_bytes, .t
     cr_assert(a && b && !strcmp(a, b), "the resumed CSV differs from an uninterrupted run's");
     free(a), free(b);
     cr_assert(!exists(part), "checkpoint left after the resumed job");
-    char cmd[400], *log = NULL;
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     cr_assert_eq(test_run_shell(cmd, &log), 0);
     free(log);
