@@ -1,12 +1,12 @@
 """Ctrl-C and progress bars in long calls from Python (src/python/mdsd/_calls.py, the
 library's mdsd_interrupt): a SIGINT delivered well inside mdsd.batch, mdsd.evaluate,
-mdsd.table and mdsd.block (tree dumps) raises KeyboardInterrupt within 1 s (LIMIT allows
+mdsd.table, mdsd.block (tree dumps) and mdsd.monte_carlo raises KeyboardInterrupt within 1 s (LIMIT allows
 1.5 s on a loaded machine; each measured time is printed), leaves no temporary file, keeps
 the job's checkpoint, which resume=True finishes to the bytes of an uninterrupted run, and
 the next call runs (the flag is cleared). Progress: a tqdm bar (Debian's python3-tqdm) when
 progress= is not given, none with progress=False, the callback as before.
-Each signal is sent from another thread once the call is under way: batch after 1 s of a
-call of about a minute (threads=1); table and evaluate from their progress callback, which
+Each signal is sent from another thread once the call is under way: batch and monte_carlo
+after 1 s of a call of about a minute (threads=1); table and evaluate from their progress callback, which
 the job calls from inside the library after its first block of rows; block once the
 checkpoint holds the first of three dumps.
 Run by tests/test_package.c:
@@ -103,6 +103,16 @@ class Interrupt(unittest.TestCase):
         self.assertTrue(np.all(np.isfinite(few.rate)))
         again = mdsd.batch(t[:50], d[:50], progress=False, **kw)
         np.testing.assert_array_equal(few.rate, again.rate)
+
+    def test_monte_carlo_stops_within_a_second(self):
+        # about a minute uninterrupted on one core
+        p, q = (np.random.default_rng(k).dirichlet(np.ones(100)) for k in (1, 2))
+        sig = Signal()
+        sig.after(1.0)
+        self.interrupted("monte_carlo", lambda: mdsd.monte_carlo(
+            "rrs", p, q, n=3, trials=300_000_000, threads=1), sig)
+        r = mdsd.monte_carlo("rrs", p, q, n=3, trials=10000, threads=1)
+        self.assertEqual(r.trials, 10000)
 
     def test_table_keeps_a_checkpoint_that_resumes_to_the_same_bytes(self):
         # V = 2000: blocks of about 1000 rows, so the job calls progress inside the unit;

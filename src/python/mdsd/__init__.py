@@ -569,9 +569,9 @@ def monte_carlo(verifier, p, q=None, n=None, scheme=None, trials=1000000, seed=1
             per = np.zeros(prep.n, dtype=np.float64)
             hist = np.zeros(pa.shape[0], dtype=np.uint64) if histogram else None
             err = _lib.Err()
-            rc = lib.mdsd_montecarlo(prep._h, ctypes.byref(mo), ctypes.byref(res),
-                                     per.ctypes.data, hist.ctypes.data if histogram else None,
-                                     ctypes.byref(err))
+            rc = interruptible(lib.mdsd_montecarlo, prep._h, ctypes.byref(mo),
+                               ctypes.byref(res), per.ctypes.data,
+                               hist.ctypes.data if histogram else None, ctypes.byref(err))
             _raise(rc, err)
         finally:
             prep.close()
