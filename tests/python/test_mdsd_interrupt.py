@@ -14,7 +14,8 @@ Run by tests/test_package.c:
 Planted errors this catches (each shown once, together): the flag not checked in
 mdsd_batch_eval's row loop (batch: KeyboardInterrupt 41 s after SIGINT) nor in the tree
 dump's loop (block: 7.8 s), an interrupted table unit not checkpointing its closed samples
-(table: no OUTPUT.partial kept)."""
+(table: no OUTPUT.partial kept); separately, mdsd_montecarlo's block loop not checking it
+(monte_carlo: 70 s)."""
 
 import contextlib
 import io
