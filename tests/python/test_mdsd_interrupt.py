@@ -1,14 +1,15 @@
 """Ctrl-C and progress bars in long calls from Python (src/python/mdsd/_calls.py, the
 library's mdsd_interrupt): a SIGINT delivered well inside mdsd.batch, mdsd.evaluate,
-mdsd.table, mdsd.block (tree dumps) and mdsd.monte_carlo raises KeyboardInterrupt within 1 s (LIMIT allows
-1.5 s on a loaded machine; each measured time is printed), leaves no temporary file, keeps
-the job's checkpoint, which resume=True finishes to the bytes of an uninterrupted run, and
-the next call runs (the flag is cleared). Progress: a tqdm bar (Debian's python3-tqdm) when
-progress= is not given, none with progress=False, the callback as before.
+mdsd.table, mdsd.block (tree dumps) and mdsd.monte_carlo raises KeyboardInterrupt within
+1 s (LIMIT allows 1.5 s on a loaded machine; each measured time is printed), leaves no
+temporary file, keeps the job's checkpoint, which resume=True finishes to the bytes of an
+uninterrupted run, and the next call runs (the flag is cleared). Progress: a tqdm bar
+(Debian's python3-tqdm) when progress= is not given, none with progress=False, the
+callback as before, in the caller's thread.
 Each signal is sent from another thread once the call is under way: batch and monte_carlo
-after 1 s of a call of about a minute (threads=1); table and evaluate from their progress callback, which
-the job calls from inside the library after its first block of rows; block once the
-checkpoint holds the first of three dumps.
+after 1 s of a call of about a minute (threads=1); table and evaluate from their progress
+callback, which the job calls from inside the library after its first block of rows; block
+once the checkpoint holds the first of three dumps.
 Run by tests/test_package.c:
 `PYTHONPATH=src/python:tests/python /usr/bin/python3 -m unittest test_mdsd_interrupt`.
 Planted errors this catches (each shown once, together): the flag not checked in
