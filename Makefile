@@ -26,6 +26,8 @@ DEBIAN_PACKAGES := build-essential pkg-config libglpk-dev glpk-utils libgsl-dev 
 # 140 MB to download, 580 MB installed, a minute) lets `make test` run the hf backend's real
 # torch code on a tiny model built in the test (tests/python/test_hf_torch.py).
 DEBIAN_PACKAGES += python3 python3-numpy python3-h5py python3-torch bible-kjv bible-kjv-text
+# The Python package's progress bars (tqdm, when installed; tests/python/test_mdsd_interrupt.py).
+DEBIAN_PACKAGES += python3-tqdm
 # `pip install --no-build-isolation .` (pyproject.toml) offline, and its test in a venv.
 DEBIAN_PACKAGES += python3-setuptools python3-wheel python3-pip python3-venv
 # The Python that `make dump` runs the runner under (same values on every machine).

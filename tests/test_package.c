@@ -170,6 +170,18 @@ Test(package, python_tables_and_block, .timeout = 300)
     free(out);
 }
 
+/* Ctrl-C in long calls from Python (tests/python/test_mdsd_interrupt.py): a SIGINT well
+ * inside mdsd.batch, evaluate, table and block raises KeyboardInterrupt within 1 s (1.5 s
+ * allowed), no temporary file left, the checkpoint resumed to an uninterrupted run's
+ * bytes; tqdm bars unless progress=False. */
+Test(package, python_interrupt_and_progress_bars, .timeout = 300)
+{
+    char *out = test_shell_ok("PYTHONPATH=src/python:tests/python /usr/bin/python3 -m unittest "
+                         "test_mdsd_interrupt 2>&1");
+    cr_assert(strstr(out, "\nOK\n"), "no plain OK line:\n%s", out);
+    free(out);
+}
+
 /* What the package takes and says (tests/python/test_mdsd_inputs.py): logits of every
  * floating type, numpy or torch; the progress callback; Python's words in errors. The
  * release library (MDSD_LIBRARY), in the sanitizer build too. */

@@ -120,6 +120,10 @@ static int eval(const float *tf, const float *df, const double *td, const double
             int t = omp_get_thread_num();
             if (first_row[t] < N)
                 continue; /* this thread already failed: its first error is kept */
+            if (mdsd_interrupted()) { /* the remaining rows are skipped (mdsd_interrupt) */
+                row_rc[i] = MDSD_EINTERRUPTED;
+                continue;
+            }
             mdsd_err e;
             mdsd_err_clear(&e);
             row_rc[i] = eval_row(&o, &st, &workers[t], tf ? tf + i * V : NULL, df ? df + i * V : NULL,
@@ -138,7 +142,12 @@ static int eval(const float *tf, const float *df, const double *td, const double
                 bad = first_row[t];
                 bad_t = t;
             }
-        if (bad_t >= 0) {
+        bool stopped = false; /* rows left unevaluated: none of the results may look final */
+        for (size_t i = 0; i < N && !stopped; i++)
+            stopped = row_rc[i] == MDSD_EINTERRUPTED;
+        if (stopped)
+            rc = mdsd_fail_interrupted(err, "batch");
+        else if (bad_t >= 0) {
             rc = row_rc[bad];
             if (err)
                 *err = first[bad_t];

@@ -326,6 +326,8 @@ static int run_trials(const mdsd_markov *m, const mdsd_policy *pol, mdsd_verifie
             int brc = MDSD_OK;
             if (!w || !rng) {
                 brc = mdsd_fail(&e, MDSD_ENOMEM, "block: out of memory");
+            } else if (mdsd_interrupted()) { /* mdsd_interrupt: the blocks left are skipped */
+                brc = mdsd_fail_interrupted(&e, "block");
             } else {
                 w->c = &c;
                 w->rng = rng;

@@ -675,7 +675,8 @@ int mdsd_tree_dump_eval_part(mdsd_tree_dump *t, const mdsd_block_case *cases, si
             mdsd_err e = {0, ""};
             unsigned all = cases[c].pol.kind == MDSD_POLICY_SEQ
                                ? (1u << cases[c].pol.sequences) - 1u : 0u;
-            int jrc = cases[c].block
+            int jrc = mdsd_interrupted() ? mdsd_fail_interrupted(&e, "block") /* mdsd_interrupt */
+                      : cases[c].block
                           ? mdsd_blockv_dump_tree(t, i, mdsd_blockv((mdsd_blockv_kind)(cases[c].block - 1)),
                                                   &cases[c].pol, tv.p, tv.q, tv.zp, tv.zq, R, &e)
                           : eval_node(&tv, &cases[c], t->root[i], 0, all, R, &e);

@@ -1,7 +1,34 @@
 #include "err.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
+
+/* mdsd_interrupt is called from signal handlers: only a lock-free atomic is
+ * safe there (C11 7.14.1.1). */
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "mdsd_interrupt needs a lock-free atomic int");
+static atomic_int interrupt_flag;
+
+void mdsd_interrupt(void)
+{
+    atomic_store(&interrupt_flag, 1);
+}
+
+void mdsd_interrupt_clear(void)
+{
+    atomic_store(&interrupt_flag, 0);
+}
+
+bool mdsd_interrupted(void)
+{
+    /* relaxed: a row boundary seeing the store one row late is harmless */
+    return atomic_load_explicit(&interrupt_flag, memory_order_relaxed) != 0;
+}
+
+int mdsd_fail_interrupted(mdsd_err *err, const char *what)
+{
+    return mdsd_fail(err, MDSD_EINTERRUPTED, "%s: interrupted (mdsd_interrupt)", what);
+}
 
 int mdsd_fail(mdsd_err *err, int code, const char *fmt, ...)
 {
@@ -43,6 +70,7 @@ const char *mdsd_strerror(int code)
     case MDSD_EFORMAT: return "malformed file";
     case MDSD_ESOLVER: return "solver failure";
     case MDSD_EUNSUPPORTED: return "not supported for this input";
+    case MDSD_EINTERRUPTED: return "interrupted";
     default: return "unknown error";
     }
 }

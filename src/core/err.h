@@ -10,6 +10,8 @@
 /* mdsd_status, mdsd_err, mdsd_err_clear, mdsd_strerror: the public header. */
 #include <mdsd/common.h>
 
+#include <stdbool.h>
+
 /* Records code and a printf-style message in err (if non-NULL); returns code. */
 int mdsd_fail(mdsd_err *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -25,5 +27,11 @@ int mdsd_fail_from(mdsd_err *err, const mdsd_err *local, const char *what);
 void mdsd_err_clear(mdsd_err *err);
 
 const char *mdsd_strerror(int code);
+
+/* Whether mdsd_interrupt has been called and not cleared: the long loops
+ * check it at every row (tree) and stop with mdsd_fail_interrupted, which
+ * records MDSD_EINTERRUPTED "WHAT: interrupted (mdsd_interrupt)". */
+bool mdsd_interrupted(void);
+int mdsd_fail_interrupted(mdsd_err *err, const char *what);
 
 #endif

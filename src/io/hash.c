@@ -224,6 +224,10 @@ static int hash_fd(int fd, const char *path, char hex[MDSD_SHA256_HEX], mdsd_err
         }
         if (got == 0)
             break;
+        if (mdsd_interrupted()) { /* a large dump's first hash takes seconds per GB */
+            rc = mdsd_fail_interrupted(err, path);
+            break;
+        }
         sha256_update(&ctx, (size_t)got, buf);
     }
     free(buf);

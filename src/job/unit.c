@@ -123,6 +123,10 @@ static int evaluate_block(const unit_ctx *u, worker *workers, const mdsd_dump_bl
         for (size_t i = 0; i < rows; i++) {
             worker *w = &workers[omp_get_thread_num()];
             mdsd_err_clear(&br->err[i]);
+            if (mdsd_interrupted()) { /* the block is dropped whole (run_part) */
+                br->rc[i] = mdsd_fail_interrupted(&br->err[i], "table");
+                continue;
+            }
             size_t r = b->row0 + i; /* the file's own row number */
             mdsd_position_truncation tr = {
                 u->target->row_truncated && u->target->row_truncated[r],
@@ -222,10 +226,10 @@ typedef struct {
     per_position_out *pp; /* NULL = no per-position output */
 } unit_checkpoint;
 
-static int checkpoint_maybe(unit_acc *acc, unit_checkpoint *ck, mdsd_err *err)
+static int checkpoint_maybe(unit_acc *acc, unit_checkpoint *ck, bool now, mdsd_err *err)
 {
     if (!ck || !acc->ckpt || acc->ckpt_groups == 0 ||
-        (ck->seconds >= 0 && omp_get_wtime() - ck->last < ck->seconds))
+        (!now && ck->seconds >= 0 && omp_get_wtime() - ck->last < ck->seconds))
         return MDSD_OK;
     if (fflush(acc->ckpt) != 0)
         return mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
@@ -285,8 +289,16 @@ static int run_part(unit_ctx *u, const dump_job *job, size_t p, size_t begin, si
         rc = check_block_meta(d, b, rows, &meta, err);
         if (rc == MDSD_OK)
             rc = evaluate_block(u, workers, b, rows, br, &pf, err);
-        if ((rc = check_block_rest(d, b, rows, rc, err)))
+        if ((rc = check_block_rest(d, b, rows, rc, err))) {
+            /* Interrupted: the rows before this block are what a periodic
+             * checkpoint would record here, so the samples they closed are
+             * checkpointed now and a resume loses only the open sample. */
+            mdsd_err ce;
+            mdsd_err_clear(&ce);
+            if (rc == MDSD_EINTERRUPTED && !u->o->shards && checkpoint_maybe(acc, ck, true, &ce))
+                *err = ce, rc = ce.code;
             break;
+        }
         for (size_t i = 0; i < rows; i++)
             accumulate(acc, pl, br, i, sample_key(p, b->sample_id[i]), u->row_offset + b->row0 + i);
         if (job->per_position &&
@@ -299,7 +311,7 @@ static int run_part(unit_ctx *u, const dump_job *job, size_t p, size_t begin, si
             rc = pf.rc;
         }
         if (rc == MDSD_OK)
-            rc = checkpoint_maybe(acc, ck, err);
+            rc = checkpoint_maybe(acc, ck, false, err);
     }
     /* a dump rewritten while it was read gives void results */
     if (rc == MDSD_OK)

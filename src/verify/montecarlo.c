@@ -148,12 +148,19 @@ int mdsd_mc_run(const mdsd_verifier *v, const mdsd_mc_opts *opts, mdsd_mc_result
 #else
             worker *w = &workers[0];
 #endif
+            if (mdsd_interrupted())
+                continue; /* mdsd_interrupt: acc[b] stays empty, the run fails below */
             mdsd_rng_reseed(w->rng, b == 0 ? base : mdsd_seed_mix(base, b, 0));
             uint64_t first = b * MDSD_MC_BLOCK;
             uint64_t count = opts->trials - first < MDSD_MC_BLOCK ? opts->trials - first
                                                                   : MDSD_MC_BLOCK;
             run_block(v, sm, w, count, &acc[b]);
         }
+        for (uint64_t b = 0; b < blocks && rc == MDSD_OK; b++)
+            if (acc[b].count == 0) /* a skipped block: no estimate may look final */
+                rc = mdsd_fail_interrupted(err, "Monte Carlo");
+    }
+    if (rc == MDSD_OK) {
         for (uint64_t b = 0; b < blocks; b++)
             mdsd_welford_merge(&res->accept, &acc[b]);
         for (int t = 0; t < nthreads; t++) {
@@ -168,7 +175,7 @@ int mdsd_mc_run(const mdsd_verifier *v, const mdsd_mc_opts *opts, mdsd_mc_result
         for (size_t j = 0; j < n; j++)
             hits += res->per_draft[j];
         mdsd_mc_wilson(hits, opts->trials, 0.95, &res->ci_low, &res->ci_high);
-    } else {
+    } else if (rc == MDSD_ENOMEM) {
         mdsd_fail(err, rc, "Monte Carlo: out of memory (n = %zu, V = %zu)", n, V);
     }
     for (int t = 0; workers && t < nthreads; t++)

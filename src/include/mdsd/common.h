@@ -45,7 +45,8 @@ typedef enum {
     MDSD_EIO,          /* file could not be read or written */
     MDSD_EFORMAT,      /* file exists but its content is malformed */
     MDSD_ESOLVER,      /* an external solver (GLPK, GSL root finder) failed */
-    MDSD_EUNSUPPORTED  /* method does not apply to this scheme / instance */
+    MDSD_EUNSUPPORTED, /* method does not apply to this scheme / instance */
+    MDSD_EINTERRUPTED  /* stopped by mdsd_interrupt (appended: the values above stay) */
 } mdsd_status;
 
 typedef struct {
@@ -59,6 +60,19 @@ MDSD_API void mdsd_err_clear(mdsd_err *err);
 MDSD_API const char *mdsd_strerror(int code);
 /* The library's version, e.g. "0.1.0". */
 MDSD_API const char *mdsd_version(void);
+
+/* Stops the long calls (mdsd_batch_eval, mdsd_batch_eval_double, mdsd_table_run,
+ * mdsd_block_run over tree dumps, and their _recorded forms, mdsd_block_markov's
+ * trials, mdsd_montecarlo): they check a process-wide flag at every row (tree,
+ * block of trials) and return MDSD_EINTERRUPTED at the next
+ * one, their temporary files removed and their checkpoint OUTPUT.partial (the
+ * finished units, which resume = 1 continues to the bytes of an uninterrupted
+ * run) kept. Async-signal-safe (one lock-free atomic store): a SIGINT handler may
+ * call it. The flag stays set, and every long call started meanwhile returns
+ * MDSD_EINTERRUPTED at once, until mdsd_interrupt_clear: call that once the
+ * interrupted call has returned. */
+MDSD_API void mdsd_interrupt(void);
+MDSD_API void mdsd_interrupt_clear(void);
 
 /* A random stream (GSL's taus2). Every random result of the library is a
  * function of the seeds given, never of threads or time. */

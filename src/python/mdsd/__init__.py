@@ -23,6 +23,7 @@ from collections import namedtuple
 import numpy as np
 
 from . import _lib
+from ._calls import Progress, interruptible
 from ._lib import lib
 
 __all__ = ["MdsdError", "MdsdTypeError", "version", "__version__", "Rng", "SCHEMES", "METHODS", "VERIFIERS",
@@ -41,7 +42,7 @@ VERIFIERS = ("sd", "rrs", "rrsw", "kseq", "spechub", "greedy", "is", "otm", "ot"
 AUDIT_VERIFIERS = ("is-face", "rrs-skipdup", "spechub-hubaccept", "rrsw-f32")
 _ALL_VERIFIERS = VERIFIERS + AUDIT_VERIFIERS
 _CODES = {1: "EINVAL", 2: "ENOMEM", 3: "ETOOBIG", 4: "EIO", 5: "EFORMAT", 6: "ESOLVER",
-          7: "EUNSUPPORTED"}
+          7: "EUNSUPPORTED", 8: "EINTERRUPTED"}
 
 
 class MdsdError(ValueError):
@@ -568,9 +569,9 @@ def monte_carlo(verifier, p, q=None, n=None, scheme=None, trials=1000000, seed=1
             per = np.zeros(prep.n, dtype=np.float64)
             hist = np.zeros(pa.shape[0], dtype=np.uint64) if histogram else None
             err = _lib.Err()
-            rc = lib.mdsd_montecarlo(prep._h, ctypes.byref(mo), ctypes.byref(res),
-                                     per.ctypes.data, hist.ctypes.data if histogram else None,
-                                     ctypes.byref(err))
+            rc = interruptible(lib.mdsd_montecarlo, prep._h, ctypes.byref(mo),
+                               ctypes.byref(res), per.ctypes.data,
+                               hist.ctypes.data if histogram else None, ctypes.byref(err))
             _raise(rc, err)
         finally:
             prep.close()
@@ -648,7 +649,9 @@ def batch(target_logits, draft_logits, temperature=1.0, n=2, scheme="iid", verif
     float64. 16- and 32-bit inputs are evaluated in float32, as `mdsd table` reads a dump
     (C-contiguous float32 is not copied); float64 if either input is float64.
     progress: a callable progress(done_rows, N), called as blocks of rows finish (the
-    results do not depend on it: random streams are keyed by row0 + row).
+    results do not depend on it: random streams are keyed by row0 + row); None: a tqdm bar
+    when tqdm is installed, once the call has run a second; False: none. Ctrl-C stops the
+    call within a row (KeyboardInterrupt).
     Integer arrays are a TypeError; inputs whose rows are all probability distributions
     (non-negative, summing to 1) are refused as not logits, unless allow_probabilities
     =True says they are logits all the same.
@@ -663,8 +666,6 @@ def batch(target_logits, draft_logits, temperature=1.0, n=2, scheme="iid", verif
     if t.ndim != 2 or t.shape != d.shape:
         raise MdsdError(1, f"batch: target_logits {t.shape} and draft_logits {d.shape} must "
                         "both be [N, V]")
-    if progress is not None and not callable(progress):
-        raise TypeError(f"batch: progress must be callable (done_rows, N), not {progress!r}")
     N, V = t.shape
     o = _lib.BatchEvalOpts()
     lib.mdsd_batch_eval_opts_init(ctypes.byref(o))
@@ -679,22 +680,23 @@ def batch(target_logits, draft_logits, temperature=1.0, n=2, scheme="iid", verif
     if verifier is not None:
         rate, per, exact = np.empty(N), np.empty((N, int(n))), np.empty(N, dtype=np.uint8)
     fn = lib.mdsd_batch_eval if dtype == np.float32 else lib.mdsd_batch_eval_double
-    # With a progress callback, blocks of about 1% of the rows (at least 64) each
-    # (row0 advances with them, so the rows' random streams stay where they were).
-    step = max(N, 1) if progress is None else max(64, math.ceil(N / 100))
-    first_row = o.row0
-    for b in range(0, max(N, 1), step):
-        m = min(step, N - b)
-        o.row0 = first_row + b
-        err = _lib.Err()
+    with Progress(progress, "mdsd.batch") as bar:
+        # With a progress callback, blocks of about 1% of the rows (at least 64) each
+        # (row0 advances with them, so the rows' random streams stay where they were).
+        step = max(N, 1) if not bar.on else max(64, math.ceil(N / 100))
+        first_row = o.row0
+        for b in range(0, max(N, 1), step):
+            m = min(step, N - b)
+            o.row0 = first_row + b
+            err = _lib.Err()
 
-        def at(a, width=1):
-            return None if a is None else a.ctypes.data + b * width * a.itemsize
-        rc = fn(at(t, V), at(d, V), m, V, ctypes.byref(o), at(alpha), at(rate),
-                at(per, int(n)), at(exact), ctypes.byref(err))
-        _raise(rc, err)
-        if progress is not None:
-            progress(b + m, N)
+            def at(a, width=1):
+                return None if a is None else a.ctypes.data + b * width * a.itemsize
+            rc = interruptible(fn, at(t, V), at(d, V), m, V, ctypes.byref(o), at(alpha),
+                               at(rate), at(per, int(n)), at(exact), ctypes.byref(err))
+            _raise(rc, err)
+            bar.record(b + m, N)
+            bar.tick()
     return Batch(alpha, rate, per, None if exact is None else exact.astype(bool))
 
 
@@ -726,11 +728,12 @@ def table(dumps, output, temperatures=(1.0,), draft_counts=(2,), schemes=("iid",
     clustered by sample) and returns it as a tidy table (mdsd.read_table: a pandas
     DataFrame when pandas is present, else an mdsd.Table of numpy columns). rows =
     (begin, end) limits the rows of every dump. progress: a callable
-    progress(done_rows, total_rows), called as blocks of rows finish (it cannot stop the
-    job; an exception it raises is raised once the job ends)."""
-    if progress is not None and not callable(progress):
-        raise TypeError(f"table: progress must be callable (done_rows, total_rows), not "
-                        f"{progress!r}")
+    progress(done_rows, total_rows), called in this thread as blocks of rows finish (an
+    exception it raises stops the job as Ctrl-C does, and is raised); None: a tqdm bar
+    when tqdm is installed, once the job has run a second; False: none. Ctrl-C stops the
+    job within a row (KeyboardInterrupt): OUTPUT.partial keeps the finished work, which
+    resume=True goes on from."""
+    bar = Progress(progress, _provenance_tool)
     top_p = _top_p(top_p)
     dumps = [dumps] if isinstance(dumps, (str, bytes, os.PathLike)) else list(dumps)
     # one name (or the command line's "a,b") where a list is expected, never its letters
@@ -759,15 +762,8 @@ def table(dumps, output, temperatures=(1.0,), draft_counts=(2,), schemes=("iid",
     o.threads = _uint(threads, "threads", _INT_MAX)
     o.verifier_opts = _vopts(**opts)
     o.output, o.resume = _cstr(output, "output"), 1 if resume else 0
-    raised = []
-    if progress is not None:
-        def tell(done, total, _ctx):
-            if not raised:
-                try:
-                    progress(int(done), int(total))
-                except BaseException as e:  # noqa: B036 - re-raised below, after the job
-                    raised.append(e)
-        o.on_progress = _lib.TABLE_PROGRESS(tell)
+    if bar.on:  # from the job's thread; bar.tick() hands it on in this one
+        o.on_progress = _lib.TABLE_PROGRESS(lambda done, total, _ctx: bar.record(done, total))
     # OUTPUT.provenance.json as `mdsd table` writes it: this call's settings, each dump's
     # size and SHA-256, in place before the CSV (never an earlier run's left beside it)
     n_words, words = _call_words(_provenance_tool, dict(
@@ -776,10 +772,10 @@ def table(dumps, output, temperatures=(1.0,), draft_counts=(2,), schemes=("iid",
         top_k=top_k, top_p=top_p, trials=trials, simulate=simulate, seed=seed,
         threads=threads, resume=resume, **opts))
     err = _lib.Err()
-    _raise(lib.mdsd_table_run_recorded(ctypes.byref(o), _provenance_tool.encode(), n_words,
-                                       words, ctypes.byref(err)), err)
-    if raised:
-        raise raised[0]
+    with bar:
+        _raise(interruptible(lib.mdsd_table_run_recorded, ctypes.byref(o),
+                             _provenance_tool.encode(), n_words, words, ctypes.byref(err),
+                             tick=bar.tick), err)
     result = read_table(output, pandas=False)
     _one_sample_note(result, _stacklevel)
     return result.to_pandas() if _want_pandas(pandas) else result
@@ -852,7 +848,8 @@ def _block_markov(markov, verifier, sequences, depth, tree, scheme, trials, simu
     o.optimal, o.force = 1 if optimal else 0, 1 if force else 0
     r = _lib.BlockMarkovResult()
     err = _lib.Err()
-    _raise(lib.mdsd_block_markov(ctypes.byref(o), ctypes.byref(r), ctypes.byref(err)), err)
+    _raise(interruptible(lib.mdsd_block_markov, ctypes.byref(o), ctypes.byref(r),
+                         ctypes.byref(err)), err)
     L = r.depth
     reach = np.array(r.reach[:L + 1])
     return BlockMarkov(r.verifier.decode(), r.route.decode(), r.V, L, r.tree_size,
@@ -917,8 +914,8 @@ def block(dumps=None, output=None, verifiers=None, sequences=None, depths=None, 
         costs=costs, is_top=is_top, threads=threads, markdown=markdown, latex=latex,
         resume=resume, discard_partial=discard_partial))
     err = _lib.Err()
-    _raise(lib.mdsd_block_run_recorded(ctypes.byref(o), b"mdsd.block", n_words, words,
-                                       ctypes.byref(err)), err)
+    _raise(interruptible(lib.mdsd_block_run_recorded, ctypes.byref(o), b"mdsd.block", n_words,
+                         words, ctypes.byref(err)), err)
     return read_table(output, pandas=pandas)
 
 

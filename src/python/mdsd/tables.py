@@ -186,10 +186,12 @@ def evaluate(target_logits, draft_logits, temperatures=(1.0,), draft_counts=(2,)
     fall back to i.i.d. rows with a note and no significance stars, as in `mdsd table`;
     positions: [N], None = 0, 1, ... within each sample. label: the table's dump column.
     progress: a callable progress(done_rows, total_rows) over every (drafter, temperature)
-    pass, called as blocks of rows finish (it cannot stop the job; an exception it raises
-    is raised once the job ends). output: also keep the results CSV there. The rows go to
+    pass, called as blocks of rows finish (an exception it raises stops the job, as Ctrl-C
+    does, and is raised); None: a tqdm bar when tqdm is installed; False: none. output:
+    also keep the results CSV there. The rows go to
     the job through a temporary dump (the library's writer, float32, in the temporary
-    directory: 4 (1 + drafters) N V bytes), removed afterwards. Integer arrays are a
+    directory: 4 (1 + drafters) N V bytes), removed afterwards, also when Ctrl-C stops the
+    job (KeyboardInterrupt, within a row). Integer arrays are a
     TypeError; rows that are all probability distributions are refused as not logits
     unless allow_probabilities=True (as mdsd.batch)."""
     from . import _logit_rows, table
