@@ -151,14 +151,14 @@ static int eval(const float *tf, const float *df, const double *td, const double
     return rc;
 }
 
-int mdsd_batch_eval(const float *target, const float *draft, size_t N, size_t V,
+mdsd_status mdsd_batch_eval(const float *target, const float *draft, size_t N, size_t V,
                     const mdsd_batch_eval_opts *opts, double *alpha_star, double *rate,
                     double *per_draft, unsigned char *exact, mdsd_err *err)
 {
     return eval(target, draft, NULL, NULL, N, V, opts, alpha_star, rate, per_draft, exact, err);
 }
 
-int mdsd_batch_eval_double(const double *target, const double *draft, size_t N, size_t V,
+mdsd_status mdsd_batch_eval_double(const double *target, const double *draft, size_t N, size_t V,
                            const mdsd_batch_eval_opts *opts, double *alpha_star, double *rate,
                            double *per_draft, unsigned char *exact, mdsd_err *err)
 {
@@ -174,7 +174,7 @@ void mdsd_table_opts_init(mdsd_table_opts *opts)
     opts->seed = 1;
 }
 
-int mdsd_table_run(const mdsd_table_opts *t, mdsd_err *err)
+mdsd_status mdsd_table_run(const mdsd_table_opts *t, mdsd_err *err)
 {
     if (!t)
         return mdsd_fail(err, MDSD_EINVAL, "table: no options given (NULL)");

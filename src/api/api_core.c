@@ -177,7 +177,7 @@ const char *mdsd_alpha_method_name(mdsd_alpha_method m)
     return mdsd_bound_method_name((mdsd_bound_method)m);
 }
 
-int mdsd_alpha_method_parse(const char *name, mdsd_alpha_method *m, mdsd_err *err)
+mdsd_status mdsd_alpha_method_parse(const char *name, mdsd_alpha_method *m, mdsd_err *err)
 {
     mdsd_bound_method b;
     if (!name)
@@ -191,7 +191,7 @@ int mdsd_alpha_method_parse(const char *name, mdsd_alpha_method *m, mdsd_err *er
     return rc;
 }
 
-int mdsd_alpha(const double *p, const mdsd_scheme *s, mdsd_alpha_method m,
+mdsd_status mdsd_alpha(const double *p, const mdsd_scheme *s, mdsd_alpha_method m,
                const mdsd_alpha_opts *opts, mdsd_alpha_result *res, unsigned char *subset,
                mdsd_err *err)
 {
@@ -235,7 +235,7 @@ int mdsd_alpha(const double *p, const mdsd_scheme *s, mdsd_alpha_method m,
 
 /* ---- LPs ---- */
 
-int mdsd_lp_export(const double *p, const mdsd_scheme *s, int reduced, const char *path,
+mdsd_status mdsd_lp_export(const double *p, const mdsd_scheme *s, int reduced, const char *path,
                    mdsd_err *err)
 {
     if (!path)
@@ -258,7 +258,7 @@ int mdsd_lp_export(const double *p, const mdsd_scheme *s, int reduced, const cha
     return rc;
 }
 
-int mdsd_lp_full_size(const mdsd_scheme *s, size_t *vars, mdsd_err *err)
+mdsd_status mdsd_lp_full_size(const mdsd_scheme *s, size_t *vars, mdsd_err *err)
 {
     if (!vars)
         return mdsd_fail(err, MDSD_EINVAL, "LP size: no output given (NULL)");

@@ -46,7 +46,7 @@ static int check_record(const char *what, const char *tool, size_t n_words, cons
     return MDSD_OK;
 }
 
-int mdsd_table_run_recorded(const mdsd_table_opts *t, const char *tool, size_t n_words,
+mdsd_status mdsd_table_run_recorded(const mdsd_table_opts *t, const char *tool, size_t n_words,
                             const char *const *words, mdsd_err *err)
 {
     int rc = check_record("table", tool, n_words, words, err);
@@ -64,7 +64,7 @@ int mdsd_table_run_recorded(const mdsd_table_opts *t, const char *tool, size_t n
     return mdsd_batch_run(&o, NULL, NULL, err);
 }
 
-int mdsd_block_run_recorded(const mdsd_block_job_opts *opts, const char *tool, size_t n_words,
+mdsd_status mdsd_block_run_recorded(const mdsd_block_job_opts *opts, const char *tool, size_t n_words,
                             const char *const *words, mdsd_err *err)
 {
     int rc = check_record("block", tool, n_words, words, err);

@@ -20,7 +20,7 @@ static int check_kind(mdsd_verifier_kind kind, mdsd_err *err)
     return MDSD_OK;
 }
 
-int mdsd_verifier_rate(mdsd_verifier_kind kind, const double *p, const mdsd_scheme *s,
+mdsd_status mdsd_verifier_rate(mdsd_verifier_kind kind, const double *p, const mdsd_scheme *s,
                        const mdsd_verifier_opts *opts, double *alpha, double *per_draft,
                        mdsd_err *err)
 {
@@ -145,7 +145,7 @@ void mdsd_montecarlo_opts_init(mdsd_montecarlo_opts *opts)
     opts->seed = 1;
 }
 
-int mdsd_montecarlo(const mdsd_verifier *v, const mdsd_montecarlo_opts *opts,
+mdsd_status mdsd_montecarlo(const mdsd_verifier *v, const mdsd_montecarlo_opts *opts,
                     mdsd_montecarlo_result *res, double *per_draft, uint64_t *histogram,
                     mdsd_err *err)
 {

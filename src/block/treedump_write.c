@@ -350,7 +350,7 @@ static int check_place(const mdsd_tree_dump_writer *w, size_t tree, int32_t samp
     return MDSD_OK;
 }
 
-int mdsd_tree_dump_writer_write(mdsd_tree_dump_writer *w, size_t rows, const float *target,
+mdsd_status mdsd_tree_dump_writer_write(mdsd_tree_dump_writer *w, size_t rows, const float *target,
                                 const float *const *drafts, const int32_t *tokens,
                                 const int64_t *parent, const int32_t *edge, const int32_t *slots,
                                 int32_t sample, int32_t position, int32_t tau, mdsd_err *err)
@@ -461,7 +461,7 @@ static int reader_accepts(const char *tmp, void *ctx, mdsd_err *err)
     return MDSD_OK;
 }
 
-int mdsd_tree_dump_writer_finish(mdsd_tree_dump_writer *w, mdsd_err *err)
+mdsd_status mdsd_tree_dump_writer_finish(mdsd_tree_dump_writer *w, mdsd_err *err)
 {
     if (!w)
         return mdsd_fail(err, MDSD_EINVAL, "tree dump writer: NULL");

@@ -388,7 +388,7 @@ int mdsd_block_job_run(mdsd_block_job *j, mdsd_err *err)
     return rc;
 }
 
-int mdsd_block_run(const mdsd_block_job_opts *opts, mdsd_err *err)
+mdsd_status mdsd_block_run(const mdsd_block_job_opts *opts, mdsd_err *err)
 {
     if (!opts)
         return mdsd_fail(err, MDSD_EINVAL, "block: no options given (NULL)");

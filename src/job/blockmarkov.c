@@ -164,7 +164,7 @@ int mdsd_block_markov_eval(const mdsd_block_markov_opts *o, const size_t *live,
     return rc;
 }
 
-int mdsd_block_markov(const mdsd_block_markov_opts *o, mdsd_block_markov_result *res, mdsd_err *err)
+mdsd_status mdsd_block_markov(const mdsd_block_markov_opts *o, mdsd_block_markov_result *res, mdsd_err *err)
 {
     mdsd_block_markov_run run;
     memset(res, 0, sizeof *res);

@@ -115,7 +115,7 @@ static int before_publish(const mdsd_report_row *rows, size_t count, void *ctx, 
     return rc;
 }
 
-int mdsd_merge(const char *const *shards, size_t n, const char *output, const char *markdown,
+mdsd_status mdsd_merge(const char *const *shards, size_t n, const char *output, const char *markdown,
                const char *latex, mdsd_err *err)
 {
     if (!shards || n == 0)

@@ -69,7 +69,7 @@ const char *mdsd_verifier_name(mdsd_verifier_kind kind)
     return kind < MDSD_VERIFIER_COUNT ? names[kind] : "?";
 }
 
-int mdsd_verifier_parse(const char *name, mdsd_verifier_kind *kind, mdsd_err *err)
+mdsd_status mdsd_verifier_parse(const char *name, mdsd_verifier_kind *kind, mdsd_err *err)
 {
     for (int k = 0; k < MDSD_VERIFIER_COUNT; k++)
         if (strcmp(name, names[k]) == 0) {

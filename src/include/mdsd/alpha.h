@@ -50,13 +50,13 @@ typedef struct {
 
 /* "auto", "lp-full", "lp-reduced", "brute", "sort", "k2", "maxflow". */
 MDSD_API const char *mdsd_alpha_method_name(mdsd_alpha_method m);
-MDSD_API int mdsd_alpha_method_parse(const char *name, mdsd_alpha_method *m, mdsd_err *err);
+MDSD_API mdsd_status mdsd_alpha_method_parse(const char *name, mdsd_alpha_method *m, mdsd_err *err);
 
 /* alpha*(p, D(s)) by method m. p[0..s->V) and the scheme's q are validated
  * (not modified). opts may be NULL. subset (NULL, or [s->V]) receives an
  * optimal H (1 = in H) where res->has_subset. MDSD_EUNSUPPORTED when m does
  * not apply to the scheme, MDSD_ETOOBIG past a size guard. */
-MDSD_API int mdsd_alpha(const double *p, const mdsd_scheme *s, mdsd_alpha_method m,
+MDSD_API mdsd_status mdsd_alpha(const double *p, const mdsd_scheme *s, mdsd_alpha_method m,
                const mdsd_alpha_opts *opts, mdsd_alpha_result *res, unsigned char *subset,
                mdsd_err *err);
 

@@ -36,11 +36,11 @@ MDSD_API void mdsd_batch_eval_opts_init(mdsd_batch_eval_opts *opts);
  * NULL to skip): alpha_star[N]; rate[N] and per_draft[N * n] (the verifier's
  * acceptance, needs opts->verifier >= 0); exact[N] (1 where rate is exact, 0
  * where it is a Monte-Carlo estimate). On failure the error names the row. */
-MDSD_API int mdsd_batch_eval(const float *target, const float *draft, size_t N, size_t V,
+MDSD_API mdsd_status mdsd_batch_eval(const float *target, const float *draft, size_t N, size_t V,
                     const mdsd_batch_eval_opts *opts, double *alpha_star, double *rate,
                     double *per_draft, unsigned char *exact, mdsd_err *err);
 /* The same for double logits. */
-MDSD_API int mdsd_batch_eval_double(const double *target, const double *draft, size_t N, size_t V,
+MDSD_API mdsd_status mdsd_batch_eval_double(const double *target, const double *draft, size_t N, size_t V,
                            const mdsd_batch_eval_opts *opts, double *alpha_star, double *rate,
                            double *per_draft, unsigned char *exact, mdsd_err *err);
 
@@ -80,12 +80,12 @@ typedef struct {
 
 MDSD_API void mdsd_table_opts_init(mdsd_table_opts *opts);
 /* Runs the job and writes opts->output (nothing on failure). */
-MDSD_API int mdsd_table_run(const mdsd_table_opts *opts, mdsd_err *err);
+MDSD_API mdsd_status mdsd_table_run(const mdsd_table_opts *opts, mdsd_err *err);
 /* The same, also writing the provenance sidecar OUTPUT.provenance.json of
  * `mdsd table` (its keys: settings, each dump's size and SHA-256), finished
  * before the CSV appears: "tool" is `tool` ("mdsd.table"), "command" "mdsd"
  * then words[0..n_words) (how the caller was called). */
-MDSD_API int mdsd_table_run_recorded(const mdsd_table_opts *opts, const char *tool, size_t n_words,
+MDSD_API mdsd_status mdsd_table_run_recorded(const mdsd_table_opts *opts, const char *tool, size_t n_words,
                                      const char *const *words, mdsd_err *err);
 
 #ifdef __cplusplus

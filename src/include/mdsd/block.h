@@ -36,12 +36,12 @@ typedef struct {
 MDSD_API void mdsd_block_job_opts_init(mdsd_block_job_opts *opts);
 /* Runs the job and writes its outputs (each atomically; none on failure, an
  * interrupted job's finished dumps stay in OUTPUT.partial). */
-MDSD_API int mdsd_block_run(const mdsd_block_job_opts *opts, mdsd_err *err);
+MDSD_API mdsd_status mdsd_block_run(const mdsd_block_job_opts *opts, mdsd_err *err);
 /* The same, also writing the provenance sidecar OUTPUT.provenance.json of
  * `mdsd block` (is_top, each dump's size and SHA-256), published with the
  * outputs: "tool" is `tool` ("mdsd.block"), "command" "mdsd" then
  * words[0..n_words). */
-MDSD_API int mdsd_block_run_recorded(const mdsd_block_job_opts *opts, const char *tool,
+MDSD_API mdsd_status mdsd_block_run_recorded(const mdsd_block_job_opts *opts, const char *tool,
                                      size_t n_words, const char *const *words, mdsd_err *err);
 
 /* Folds the aggregates written by `mdsd table ... --shard I/N` or `mdsd block
@@ -49,7 +49,7 @@ MDSD_API int mdsd_block_run_recorded(const mdsd_block_job_opts *opts, const char
  * results CSV `output`: the same bytes as one process writes. markdown, latex:
  * also the rendered tables (NULL = none). A missing, duplicated, foreign or
  * altered shard is refused, naming the file. */
-MDSD_API int mdsd_merge(const char *const *shards, size_t n, const char *output,
+MDSD_API mdsd_status mdsd_merge(const char *const *shards, size_t n, const char *output,
                         const char *markdown, const char *latex, mdsd_err *err);
 
 /* ---- a Markov toy pair (`mdsd block --markov FILE ...`) ----
@@ -97,7 +97,7 @@ typedef struct {
 } mdsd_block_markov_result;
 
 MDSD_API void mdsd_block_markov_opts_init(mdsd_block_markov_opts *opts);
-MDSD_API int mdsd_block_markov(const mdsd_block_markov_opts *opts, mdsd_block_markov_result *res,
+MDSD_API mdsd_status mdsd_block_markov(const mdsd_block_markov_opts *opts, mdsd_block_markov_result *res,
                                mdsd_err *err);
 
 #ifdef __cplusplus

@@ -72,7 +72,7 @@ MDSD_API size_t mdsd_tree_dump_writer_slots(const mdsd_tree_dump_writer *w);
  *   tau            live dumps: the tokens the block yielded in the live run
  *                  (in [1, L + 1]; the next tree of the sample starts at
  *                  position + tau); 0 on a dump of fixed positions. */
-MDSD_API int mdsd_tree_dump_writer_write(mdsd_tree_dump_writer *w, size_t rows, const float *target,
+MDSD_API mdsd_status mdsd_tree_dump_writer_write(mdsd_tree_dump_writer *w, size_t rows, const float *target,
                                          const float *const *drafts, const int32_t *tokens,
                                          const int64_t *parent, const int32_t *edge,
                                          const int32_t *slots, int32_t sample, int32_t position,
@@ -80,7 +80,7 @@ MDSD_API int mdsd_tree_dump_writer_write(mdsd_tree_dump_writer *w, size_t rows, 
 /* Writes the tree datasets, closes, syncs, checks the file with the reader
  * and renames it onto the path; frees w whatever the result (after a
  * failure no file is left). Fails if no tree was written. */
-MDSD_API int mdsd_tree_dump_writer_finish(mdsd_tree_dump_writer *w, mdsd_err *err);
+MDSD_API mdsd_status mdsd_tree_dump_writer_finish(mdsd_tree_dump_writer *w, mdsd_err *err);
 /* Abandons the file (the temporary file is removed) and frees w; NULL allowed. */
 MDSD_API void mdsd_tree_dump_writer_free(mdsd_tree_dump_writer *w);
 

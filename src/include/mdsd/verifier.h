@@ -56,7 +56,7 @@ MDSD_API void mdsd_verifier_opts_init(mdsd_verifier_opts *opts);
 /* "sd", "rrs", "rrsw", "kseq", "spechub", "greedy", "is", "otm", "ot", and the audit
  * variants "is-face", "rrs-skipdup", "spechub-hubaccept", "rrsw-f32". */
 MDSD_API const char *mdsd_verifier_name(mdsd_verifier_kind kind);
-MDSD_API int mdsd_verifier_parse(const char *name, mdsd_verifier_kind *kind, mdsd_err *err);
+MDSD_API mdsd_status mdsd_verifier_parse(const char *name, mdsd_verifier_kind *kind, mdsd_err *err);
 /* The scheme a verifier is designed for (sd: iid with n = 1). */
 MDSD_API mdsd_scheme_kind mdsd_verifier_scheme(mdsd_verifier_kind kind);
 
@@ -64,7 +64,7 @@ MDSD_API mdsd_scheme_kind mdsd_verifier_scheme(mdsd_verifier_kind kind);
  * NULL, per_draft[j] (j < s->n) = P(the j-th draft is the one accepted); they
  * sum to alpha. MDSD_EUNSUPPORTED where the verifier has no exact form
  * (use mdsd_montecarlo), MDSD_ETOOBIG past the enumeration guard. */
-MDSD_API int mdsd_verifier_rate(mdsd_verifier_kind kind, const double *p, const mdsd_scheme *s,
+MDSD_API mdsd_status mdsd_verifier_rate(mdsd_verifier_kind kind, const double *p, const mdsd_scheme *s,
                        const mdsd_verifier_opts *opts, double *alpha, double *per_draft,
                        mdsd_err *err);
 
@@ -105,7 +105,7 @@ typedef struct {
 
 /* per_draft (NULL or [n]) receives each draft's acceptance frequency;
  * histogram (NULL or [V]) the output-token counts. */
-MDSD_API int mdsd_montecarlo(const mdsd_verifier *v, const mdsd_montecarlo_opts *opts,
+MDSD_API mdsd_status mdsd_montecarlo(const mdsd_verifier *v, const mdsd_montecarlo_opts *opts,
                     mdsd_montecarlo_result *res, double *per_draft, uint64_t *histogram,
                     mdsd_err *err);
 
