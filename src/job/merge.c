@@ -1,9 +1,11 @@
-/* merge.c - mdsd_merge (mdsd/block.h): the shard aggregates of a table job
+/* merge.c - mdsd_merge (mdsd/merge.h): the shard aggregates of a table job
  * (shard.h, mdsd_batch_merge) or of a block job (blockjob.h: its set-up redone
  * from the shards' header, each dump's samples folded in shard order) read and
  * folded into the job's results CSV and, optionally, its rendered tables. */
 #include <stdlib.h>
 #include <string.h>
+
+#include <mdsd/merge.h>
 
 #include "blockpartial.h"
 

@@ -1,5 +1,5 @@
 /* mdsd/block.h - the block-efficiency job over tree dumps (`mdsd block
- * DUMP...`) and the merge of shard aggregates (`mdsd merge`), from C.
+ * DUMP...`), from C (the merge of its shards: mdsd/merge.h).
  *
  * A tree dump (mdsd-runner --tree-policy ...) holds draft trees sampled at
  * contexts of target responses; the job evaluates E[tau] (expected tokens per
@@ -43,14 +43,6 @@ MDSD_API mdsd_status mdsd_block_run(const mdsd_block_job_opts *opts, mdsd_err *e
  * words[0..n_words). */
 MDSD_API mdsd_status mdsd_block_run_recorded(const mdsd_block_job_opts *opts, const char *tool,
                                      size_t n_words, const char *const *words, mdsd_err *err);
-
-/* Folds the aggregates written by `mdsd table ... --shard I/N` or `mdsd block
- * ... --shard I/N` (all N shards of one job, in any order) into the job's
- * results CSV `output`: the same bytes as one process writes. markdown, latex:
- * also the rendered tables (NULL = none). A missing, duplicated, foreign or
- * altered shard is refused, naming the file. */
-MDSD_API mdsd_status mdsd_merge(const char *const *shards, size_t n, const char *output,
-                        const char *markdown, const char *latex, mdsd_err *err);
 
 /* ---- a Markov toy pair (`mdsd block --markov FILE ...`) ----
  * E[tau] of one verifier under one drafting policy on a toy pair of Markov
