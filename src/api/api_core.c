@@ -12,6 +12,7 @@
 #include "dist.h"
 #include "lp.h"
 #include "lp_export.h"
+#include "opts.h"
 #include "rng.h"
 #include "scheme.h"
 
@@ -165,9 +166,13 @@ void mdsd_sampler_draw_drafts(const mdsd_sampler *sm, mdsd_rng *rng, mdsd_token 
 
 /* ---- alpha* ---- */
 
-void mdsd_alpha_opts_init(mdsd_alpha_opts *opts)
+/* The name in parentheses: the header's macro of the same name passes the caller's size. */
+void (mdsd_alpha_opts_init)(mdsd_alpha_opts *opts, size_t size)
 {
-    memset(opts, 0, sizeof *opts);
+    mdsd_alpha_opts d;
+    memset(&d, 0, sizeof d);
+    d.size = sizeof d;
+    mdsd_opts_fill(opts, size, &d, sizeof d);
 }
 
 const char *mdsd_alpha_method_name(mdsd_alpha_method m)
@@ -201,9 +206,9 @@ mdsd_status mdsd_alpha(const double *p, const mdsd_scheme *s, mdsd_alpha_method 
     res->alpha_one = -1;
     if ((unsigned)m > MDSD_ALPHA_MAXFLOW)
         return mdsd_fail(err, MDSD_EINVAL, "alpha*: unknown method %d", (int)m);
+    int rc = opts ? mdsd_opts_check(opts->size, sizeof *opts, "mdsd_alpha_opts", NULL, err) : MDSD_OK;
     api_scheme a;
-    int rc = api_scheme_copy(s, &a, err);
-    if (rc)
+    if (rc || (rc = api_scheme_copy(s, &a, err)))
         return rc;
     double *target;
     if ((rc = api_probs_copy(p, a.s.V, "target", &target, err))) {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "dump.h"
+#include "opts.h"
 
 _Static_assert(MDSD_DUMP_TARGET_LOGITS == MDSD_DUMP_TARGET, "the target's `which`");
 
@@ -114,11 +115,15 @@ mdsd_status mdsd_dump_validate_file(const char *path, mdsd_err *err)
     return rc;
 }
 
-void mdsd_dump_layout_init(mdsd_dump_layout *layout)
+/* The name in parentheses: the header's macro of the same name passes the caller's size. */
+void (mdsd_dump_layout_init)(mdsd_dump_layout *layout, size_t size)
 {
-    memset(layout, 0, sizeof *layout);
-    layout->generation_temperature = 1.0;
-    layout->neg_inf = MDSD_DUMP_NEG_INF_ASK;
+    mdsd_dump_layout d;
+    memset(&d, 0, sizeof d);
+    d.size = sizeof d;
+    d.generation_temperature = 1.0;
+    d.neg_inf = MDSD_DUMP_NEG_INF_ASK;
+    mdsd_opts_fill(layout, size, &d, sizeof d);
 }
 
 mdsd_dump_writer *mdsd_dump_writer_new(const char *path, const mdsd_dump_layout *l,
@@ -128,6 +133,8 @@ mdsd_dump_writer *mdsd_dump_writer_new(const char *path, const mdsd_dump_layout 
         mdsd_fail(err, MDSD_EINVAL, "dump writer: no %s given (NULL)", !path ? "path" : "layout");
         return NULL;
     }
+    if (mdsd_opts_check(l->size, sizeof *l, "mdsd_dump_layout", NULL, err))
+        return NULL;
     if ((unsigned)l->dtype > MDSD_DUMP_BFLOAT16) {
         mdsd_fail(err, MDSD_EINVAL, "%s: unknown logits dtype %d", path, (int)l->dtype);
         return NULL;

@@ -6,8 +6,10 @@
  * hashes and order of publishing of `mdsd table` and `mdsd block`. */
 #include <mdsd/mdsd.h>
 
+#include "api.h"
 #include "batch.h"
 #include "blockjob.h"
+#include "opts.h"
 #include "provenance.h"
 
 typedef struct {
@@ -52,10 +54,8 @@ mdsd_status mdsd_table_run_recorded(const mdsd_table_opts *t, const char *tool, 
     int rc = check_record("table", tool, n_words, words, err);
     if (rc)
         return rc;
-    if (!t)
-        return mdsd_fail(err, MDSD_EINVAL, "table: no options given (NULL)");
-    if (!(t->top_p > 0.0 && t->top_p <= 1.0)) /* as mdsd_table_run */
-        return mdsd_fail(err, MDSD_EINVAL, "table: top-p %g is not in (0, 1]", t->top_p);
+    if ((rc = api_table_opts_check(t, err))) /* as mdsd_table_run */
+        return rc;
     mdsd_batch_opts o = {.pub = *t};
     /* the words are only read: the provenance's argv is the CLI's type */
     recorded r = {&o, tool, (int)n_words, (char *const *)words};
@@ -72,6 +72,8 @@ mdsd_status mdsd_block_run_recorded(const mdsd_block_job_opts *opts, const char 
         return rc;
     if (!opts)
         return mdsd_fail(err, MDSD_EINVAL, "block: no options given (NULL)");
+    if ((rc = mdsd_opts_check(opts->size, sizeof *opts, "mdsd_block_job_opts", NULL, err)))
+        return rc;
     if (opts->n_dumps == 0 || !opts->dumps) /* as mdsd_block_run */
         return mdsd_fail(err, MDSD_EINVAL, "block: no tree dump given");
     if (!opts->output)

@@ -49,7 +49,6 @@
 
 
 /* Zeroes opts: every field then means its default. */
-void mdsd_verifier_opts_init(mdsd_verifier_opts *opts);
 
 const char *mdsd_verifier_name(mdsd_verifier_kind kind);
 /* Parses a verifier name; MDSD_EINVAL with the list of names if unknown. */

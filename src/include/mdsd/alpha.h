@@ -30,14 +30,16 @@ typedef enum {
 } mdsd_alpha_method;
 
 typedef struct {
+    size_t size;  /* set by the _init below; checked by the library (mdsd/common.h) */
     int exact_arith;     /* LP methods: certify with GLPK's rational simplex (0 = no) */
     size_t max_tuples;   /* enumeration guard for D (brute, LPs); 0 = 2^22 */
     size_t max_vars;     /* LP size guard; 0 = 4,000,000 */
     size_t max_brute_V;  /* brute-force guard; 0 = 24 */
 } mdsd_alpha_opts;
 
-/* Zeroes opts: every field then means its default. */
-MDSD_API void mdsd_alpha_opts_init(mdsd_alpha_opts *opts);
+/* Zeroes opts (every field then means its default) and sets size. */
+MDSD_API void mdsd_alpha_opts_init(mdsd_alpha_opts *opts, size_t size);
+#define mdsd_alpha_opts_init(opts) mdsd_alpha_opts_init((opts), sizeof *(opts))
 
 typedef struct {
     double alpha;              /* alpha*, in [0, 1] */

@@ -16,9 +16,10 @@ extern "C" {
 #endif
 
 typedef struct {
+    size_t size;  /* set by the _init below; checked by the library (mdsd/common.h) */
     double temperature;        /* default 1; 0 = argmax */
     size_t top_k;              /* 0 = none */
-    double top_p;              /* 1 = none (0 also means none) */
+    double top_p;              /* in (0, 1]; 1 = none (0 is refused: mdsd/common.h) */
     mdsd_scheme_kind scheme;   /* default iid (not multi or custom) */
     size_t n;                  /* drafts; default 2 */
     int verifier;              /* an mdsd_verifier_kind, or -1 (default) for alpha* only */
@@ -30,7 +31,9 @@ typedef struct {
     int threads;               /* 0 = OpenMP's default */
 } mdsd_batch_eval_opts;
 
-MDSD_API void mdsd_batch_eval_opts_init(mdsd_batch_eval_opts *opts);
+/* Writes the defaults and size (verifier_opts: mdsd_verifier_opts_init's). */
+MDSD_API void mdsd_batch_eval_opts_init(mdsd_batch_eval_opts *opts, size_t size);
+#define mdsd_batch_eval_opts_init(opts) mdsd_batch_eval_opts_init((opts), sizeof *(opts))
 
 /* Evaluates N rows. target, draft: [N * V] row-major logits. Outputs (each
  * NULL to skip): alpha_star[N]; rate[N] and per_draft[N * n] (the verifier's
@@ -50,6 +53,7 @@ MDSD_API mdsd_status mdsd_batch_eval_double(const double *target, const double *
  * error clustered by sample, the gap to alpha* and per-draft rates, as the
  * tidy results CSV of `mdsd table` (atomically; resumable). */
 typedef struct {
+    size_t size;  /* set by the _init below; checked by the library (mdsd/common.h) */
     size_t n_dumps;
     const char *const *dumps;              /* [n_dumps] paths */
     size_t n_temperatures;
@@ -64,7 +68,7 @@ typedef struct {
     const char *const *draft_models;       /* drafter groups to compare; 0 = the first */
     size_t row_begin, row_end;             /* rows [row_begin, row_end); row_end 0 = all */
     size_t top_k;                          /* 0 = none */
-    double top_p;                          /* in (0, 1]; 1 = none */
+    double top_p;                          /* in (0, 1]; 1 = none (0 is refused) */
     uint64_t trials;                       /* Monte Carlo where no exact form; 0 = none */
     int simulate;                          /* Monte Carlo for every verifier (needs trials) */
     uint64_t seed;                         /* default 1 */
@@ -78,7 +82,9 @@ typedef struct {
     void *progress_ctx;
 } mdsd_table_opts;
 
-MDSD_API void mdsd_table_opts_init(mdsd_table_opts *opts);
+/* Writes the defaults and size (verifier_opts: mdsd_verifier_opts_init's). */
+MDSD_API void mdsd_table_opts_init(mdsd_table_opts *opts, size_t size);
+#define mdsd_table_opts_init(opts) mdsd_table_opts_init((opts), sizeof *(opts))
 /* Runs the job and writes opts->output (nothing on failure). */
 MDSD_API mdsd_status mdsd_table_run(const mdsd_table_opts *opts, mdsd_err *err);
 /* The same, also writing the provenance sidecar OUTPUT.provenance.json of

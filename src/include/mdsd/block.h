@@ -18,6 +18,7 @@ extern "C" {
 
 /* Lists are the CLI's: comma-separated text, NULL for the default. */
 typedef struct {
+    size_t size;  /* set by the _init below; checked by the library (mdsd/common.h) */
     size_t n_dumps;
     const char *const *dumps;  /* [n_dumps] tree dump paths */
     const char *verifiers;     /* "rrs,kseq"; NULL = each dump's defaults */
@@ -33,7 +34,9 @@ typedef struct {
     int discard_partial;       /* delete OUTPUT.partial and start over */
 } mdsd_block_job_opts;
 
-MDSD_API void mdsd_block_job_opts_init(mdsd_block_job_opts *opts);
+/* Writes the defaults and size. */
+MDSD_API void mdsd_block_job_opts_init(mdsd_block_job_opts *opts, size_t size);
+#define mdsd_block_job_opts_init(opts) mdsd_block_job_opts_init((opts), sizeof *(opts))
 /* Runs the job and writes its outputs (each atomically; none on failure, an
  * interrupted job's finished dumps stay in OUTPUT.partial). */
 MDSD_API mdsd_status mdsd_block_run(const mdsd_block_job_opts *opts, mdsd_err *err);
@@ -51,6 +54,7 @@ MDSD_API mdsd_status mdsd_block_run_recorded(const mdsd_block_job_opts *opts, co
 #define MDSD_BLOCK_MARKOV_MAX_DEPTH 32
 
 typedef struct {
+    size_t size;  /* set by the _init below; checked by the library (mdsd/common.h) */
     const char *markov;     /* the toy file: a line V, the target's V x V transition
                              * rows, a blank line, the draft's rows; context token 0 */
     size_t sequences;       /* seq policy: K i.i.d. draft sequences ... */
@@ -76,6 +80,8 @@ typedef struct {
 typedef struct {
     size_t V, depth;
     double tree_size;       /* draft tokens in a whole draft */
+    /* route and verifier point to the library's static strings (valid for the whole
+     * process, not to be freed), never into the options: the result outlives them. */
     const char *route;      /* "exact", "sampled" or "simulated" */
     const char *verifier;   /* the verifier's name */
     double block_efficiency;/* E[tau] = vLLM's mean acceptance length */
@@ -88,7 +94,9 @@ typedef struct {
     double optimal_token;   /* with optimal: optimal-token's E[tau]; else NaN */
 } mdsd_block_markov_result;
 
-MDSD_API void mdsd_block_markov_opts_init(mdsd_block_markov_opts *opts);
+/* Writes the defaults and size. */
+MDSD_API void mdsd_block_markov_opts_init(mdsd_block_markov_opts *opts, size_t size);
+#define mdsd_block_markov_opts_init(opts) mdsd_block_markov_opts_init((opts), sizeof *(opts))
 MDSD_API mdsd_status mdsd_block_markov(const mdsd_block_markov_opts *opts, mdsd_block_markov_result *res,
                                mdsd_err *err);
 

@@ -23,8 +23,8 @@ MDSD_API mdsd_status mdsd_probs_validate(double *p, size_t V, const char *what, 
 /* Decoding truncation of a valid distribution, IN PLACE, as decoders do: keep
  * the top_k most likely tokens (0 = no limit; ties to the lower index) and
  * renormalise, then the smallest prefix by decreasing probability whose mass
- * reaches top_p, in (0, 1] (1 = no limit), and renormalise. Masses are summed
- * exactly; probability-0 tokens are never kept (MATH.md §0.3). */
+ * reaches top_p, in (0, 1] (1 = no limit; 0 is refused), and renormalise.
+ * Masses are summed exactly; probability-0 tokens are never kept (MATH.md §0.3). */
 MDSD_API mdsd_status mdsd_truncate(double *p, size_t V, size_t top_k, double top_p, mdsd_err *err);
 
 #ifdef __cplusplus

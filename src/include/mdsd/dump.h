@@ -71,6 +71,7 @@ typedef enum {
 } mdsd_dump_neg_inf;
 
 typedef struct {
+    size_t size;  /* set by the _init below; checked by the library (mdsd/common.h) */
     size_t V;
     mdsd_dump_dtype dtype;
     size_t chunk_rows;               /* 0 = 64 (lowered for huge V) */
@@ -87,10 +88,11 @@ typedef struct {
     mdsd_dump_neg_inf neg_inf;       /* what a -inf logit means (mdsd_dump_layout_init: ask) */
 } mdsd_dump_layout;
 
-/* Zeroes layout (float32, V = 0, nothing named); generation_temperature = 1;
+/* Zeroes layout (float32, V = 0, nothing named) and sets size; generation_temperature = 1;
  * neg_inf = MDSD_DUMP_NEG_INF_ASK (a -inf logit is refused until the caller
  * says what it means). */
-MDSD_API void mdsd_dump_layout_init(mdsd_dump_layout *layout);
+MDSD_API void mdsd_dump_layout_init(mdsd_dump_layout *layout, size_t size);
+#define mdsd_dump_layout_init(layout) mdsd_dump_layout_init((layout), sizeof *(layout))
 
 typedef struct mdsd_dump_writer mdsd_dump_writer;
 

@@ -28,6 +28,7 @@ extern "C" {
 #endif
 
 typedef struct {
+    size_t size;  /* set by the _init below; checked by the library (mdsd/common.h) */
     mdsd_dump_layout dump;      /* the version-1 part (mdsd_dump_layout_init): V, dtype,
                                  * models, drafter names; root attributes named tree_* or
                                  * mdsd_tree among dump.extra_names are refused */
@@ -44,8 +45,9 @@ typedef struct {
                                  * (tree_contexts = live) */
 } mdsd_tree_dump_layout;
 
-/* Zeroes layout (mdsd_dump_layout_init for dump); temperature = 1. */
-MDSD_API void mdsd_tree_dump_layout_init(mdsd_tree_dump_layout *layout);
+/* Zeroes layout and sets size (mdsd_dump_layout_init for dump); temperature = 1. */
+MDSD_API void mdsd_tree_dump_layout_init(mdsd_tree_dump_layout *layout, size_t size);
+#define mdsd_tree_dump_layout_init(layout) mdsd_tree_dump_layout_init((layout), sizeof *(layout))
 
 typedef struct mdsd_tree_dump_writer mdsd_tree_dump_writer;
 

@@ -45,13 +45,15 @@ typedef enum {
 } mdsd_verifier_kind;
 
 typedef struct {
+    size_t size;  /* set by the _init below; checked by the library (mdsd/common.h) */
     size_t is_top;      /* is: free weights only among the top-s tokens of q (0 = full LP) */
     double max_paths;   /* rrsw exact: guard on |supp q|^n paths (0 = 10^7) */
     size_t max_tuples;  /* otm, is: guard on enumerated tuples (0 = 2^22) */
 } mdsd_verifier_opts;
 
-/* Zeroes opts: every field then means its default. */
-MDSD_API void mdsd_verifier_opts_init(mdsd_verifier_opts *opts);
+/* Zeroes opts (every field then means its default) and sets size. */
+MDSD_API void mdsd_verifier_opts_init(mdsd_verifier_opts *opts, size_t size);
+#define mdsd_verifier_opts_init(opts) mdsd_verifier_opts_init((opts), sizeof *(opts))
 
 /* "sd", "rrs", "rrsw", "kseq", "spechub", "greedy", "is", "otm", "ot", and the audit
  * variants "is-face", "rrs-skipdup", "spechub-hubaccept", "rrsw-f32". */
@@ -88,13 +90,16 @@ MDSD_API void mdsd_verifier_free(mdsd_verifier *v);
  * and verify. Streams are a function of (seed, position, verifier) and of
  * nothing else (not of threads). */
 typedef struct {
+    size_t size;  /* set by the _init below; checked by the library (mdsd/common.h) */
     uint64_t trials;    /* default 10^6 */
     uint64_t seed;      /* default 1 */
     uint64_t position;  /* stream coordinate; default 0 */
     int threads;        /* 0 = OpenMP's default, 1 = serial */
 } mdsd_montecarlo_opts;
 
-MDSD_API void mdsd_montecarlo_opts_init(mdsd_montecarlo_opts *opts);
+/* Writes the defaults and size. */
+MDSD_API void mdsd_montecarlo_opts_init(mdsd_montecarlo_opts *opts, size_t size);
+#define mdsd_montecarlo_opts_init(opts) mdsd_montecarlo_opts_init((opts), sizeof *(opts))
 
 typedef struct {
     uint64_t trials;
