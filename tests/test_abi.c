@@ -193,7 +193,7 @@ Test(abi, an_options_struct_of_another_size_is_refused)
  * its first `size` bytes only, records that size, and the struct is then refused. */
 Test(abi, init_never_writes_past_the_callers_size)
 {
-    unsigned char buf[sizeof(mdsd_table_opts) + 64];
+    _Alignas(16) unsigned char buf[sizeof(mdsd_table_opts) + 64];
     const size_t sizes[] = {0, 3, sizeof(size_t), sizeof(size_t) + 8, sizeof(mdsd_table_opts)};
     for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
         memset(buf, 0xa5, sizeof buf);

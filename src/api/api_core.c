@@ -206,7 +206,8 @@ mdsd_status mdsd_alpha(const double *p, const mdsd_scheme *s, mdsd_alpha_method 
     res->alpha_one = -1;
     if ((unsigned)m > MDSD_ALPHA_MAXFLOW)
         return mdsd_fail(err, MDSD_EINVAL, "alpha*: unknown method %d", (int)m);
-    int rc = opts ? mdsd_opts_check(opts->size, sizeof *opts, "mdsd_alpha_opts", NULL, err) : MDSD_OK;
+    int rc = opts ? mdsd_opts_check(opts->size, sizeof *opts, "mdsd_alpha_opts", NULL, err)
+                  : MDSD_OK;
     api_scheme a;
     if (rc || (rc = api_scheme_copy(s, &a, err)))
         return rc;
