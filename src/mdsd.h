@@ -31,5 +31,6 @@
 #include "wor_q.h"
 #include "block.h"
 #include <mdsd/block.h>
+#include <mdsd/merge.h>
 
 #endif

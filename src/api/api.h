@@ -6,6 +6,8 @@
 
 #include <gsl/gsl_rng.h>
 
+#include <mdsd/batch.h>
+
 #include "err.h"
 #include "scheme.h"
 
@@ -26,5 +28,8 @@ int api_scheme_copy(const mdsd_scheme *s, api_scheme *out, mdsd_err *err);
 void api_scheme_clear(api_scheme *a);
 /* A validated copy of p[0..V) (NULL p is an error naming `what`). */
 int api_probs_copy(const double *p, size_t V, const char *what, double **out, mdsd_err *err);
+/* The checks of mdsd_table_run and mdsd_table_run_recorded before the job: options
+ * given, their size and verifier_opts' (mdsd/common.h), top_p in (0, 1]. */
+int api_table_opts_check(const mdsd_table_opts *t, mdsd_err *err);
 
 #endif

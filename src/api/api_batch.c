@@ -10,18 +10,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api.h"
 #include "batch.h"
+#include "opts.h"
 #include "position.h"
 
-void mdsd_batch_eval_opts_init(mdsd_batch_eval_opts *opts)
+/* The name in parentheses: the header's macro of the same name passes the caller's size. */
+void (mdsd_batch_eval_opts_init)(mdsd_batch_eval_opts *opts, size_t size)
 {
-    memset(opts, 0, sizeof *opts);
-    opts->temperature = 1.0;
-    opts->top_p = 1.0;
-    opts->scheme = MDSD_SCHEME_IID;
-    opts->n = 2;
-    opts->verifier = -1;
-    opts->seed = 1;
+    mdsd_batch_eval_opts d;
+    memset(&d, 0, sizeof d);
+    d.size = sizeof d;
+    d.temperature = 1.0;
+    d.top_p = 1.0;
+    d.scheme = MDSD_SCHEME_IID;
+    d.n = 2;
+    d.verifier = -1;
+    mdsd_verifier_opts_init(&d.verifier_opts);
+    d.seed = 1;
+    mdsd_opts_fill(opts, size, &d, sizeof d);
 }
 
 typedef mdsd_position_worker worker;
@@ -36,8 +43,8 @@ static int check_opts(const mdsd_batch_eval_opts *o, size_t N, size_t V, const v
         return mdsd_fail(err, MDSD_EINVAL, "batch: empty input (N = %zu, V = %zu)", N, V);
     if (!(o->temperature >= 0.0))
         return mdsd_fail(err, MDSD_EINVAL, "batch: temperature %g is not >= 0", o->temperature);
-    if (!(o->top_p >= 0.0 && o->top_p <= 1.0))
-        return mdsd_fail(err, MDSD_EINVAL, "batch: top_p %g is outside [0, 1]", o->top_p);
+    if (!(o->top_p > 0.0 && o->top_p <= 1.0)) /* the API's one convention (mdsd/common.h) */
+        return mdsd_fail(err, MDSD_EINVAL, "batch: top_p %g is not in (0, 1]", o->top_p);
     if ((unsigned)o->scheme >= MDSD_SCHEME_COUNT || o->scheme == MDSD_SCHEME_MULTI ||
         o->scheme == MDSD_SCHEME_CUSTOM)
         return mdsd_fail(err, MDSD_EINVAL, "batch: scheme %d is not one of iid, wor, greedy, "
@@ -92,6 +99,10 @@ static int eval(const float *tf, const float *df, const double *td, const double
                 size_t V, const mdsd_batch_eval_opts *opts, double *alpha_star, double *rate,
                 double *per_draft, unsigned char *exact, mdsd_err *err)
 {
+    if (opts && (mdsd_opts_check(opts->size, sizeof *opts, "mdsd_batch_eval_opts", NULL, err) ||
+                 mdsd_opts_check(opts->verifier_opts.size, sizeof opts->verifier_opts,
+                                 "mdsd_verifier_opts", "verifier_opts", err)))
+        return MDSD_EINVAL;
     mdsd_batch_eval_opts o;
     mdsd_batch_eval_opts_init(&o);
     if (opts)
@@ -160,14 +171,14 @@ static int eval(const float *tf, const float *df, const double *td, const double
     return rc;
 }
 
-int mdsd_batch_eval(const float *target, const float *draft, size_t N, size_t V,
+mdsd_status mdsd_batch_eval(const float *target, const float *draft, size_t N, size_t V,
                     const mdsd_batch_eval_opts *opts, double *alpha_star, double *rate,
                     double *per_draft, unsigned char *exact, mdsd_err *err)
 {
     return eval(target, draft, NULL, NULL, N, V, opts, alpha_star, rate, per_draft, exact, err);
 }
 
-int mdsd_batch_eval_double(const double *target, const double *draft, size_t N, size_t V,
+mdsd_status mdsd_batch_eval_double(const double *target, const double *draft, size_t N, size_t V,
                            const mdsd_batch_eval_opts *opts, double *alpha_star, double *rate,
                            double *per_draft, unsigned char *exact, mdsd_err *err)
 {
@@ -176,19 +187,35 @@ int mdsd_batch_eval_double(const double *target, const double *draft, size_t N, 
 
 /* ---- the `mdsd table` job ---- */
 
-void mdsd_table_opts_init(mdsd_table_opts *opts)
+void (mdsd_table_opts_init)(mdsd_table_opts *opts, size_t size)
 {
-    memset(opts, 0, sizeof *opts);
-    opts->top_p = 1.0;
-    opts->seed = 1;
+    mdsd_table_opts d;
+    memset(&d, 0, sizeof d);
+    d.size = sizeof d;
+    d.top_p = 1.0;
+    d.seed = 1;
+    mdsd_verifier_opts_init(&d.verifier_opts);
+    mdsd_opts_fill(opts, size, &d, sizeof d);
 }
 
-int mdsd_table_run(const mdsd_table_opts *t, mdsd_err *err)
+int api_table_opts_check(const mdsd_table_opts *t, mdsd_err *err)
 {
     if (!t)
         return mdsd_fail(err, MDSD_EINVAL, "table: no options given (NULL)");
-    if (!(t->top_p > 0.0 && t->top_p <= 1.0)) /* as --top-p (inside the job, 0 also means none) */
+    if (mdsd_opts_check(t->size, sizeof *t, "mdsd_table_opts", NULL, err) ||
+        mdsd_opts_check(t->verifier_opts.size, sizeof t->verifier_opts, "mdsd_verifier_opts",
+                        "verifier_opts", err))
+        return MDSD_EINVAL;
+    if (!(t->top_p > 0.0 && t->top_p <= 1.0)) /* the API's one convention (mdsd/common.h) */
         return mdsd_fail(err, MDSD_EINVAL, "table: top-p %g is not in (0, 1]", t->top_p);
+    return MDSD_OK;
+}
+
+mdsd_status mdsd_table_run(const mdsd_table_opts *t, mdsd_err *err)
+{
+    int rc = api_table_opts_check(t, err);
+    if (rc)
+        return rc;
     mdsd_batch_opts o = {.pub = *t};
     return mdsd_batch_run(&o, NULL, NULL, err);
 }

@@ -12,6 +12,7 @@
 #include "dist.h"
 #include "lp.h"
 #include "lp_export.h"
+#include "opts.h"
 #include "rng.h"
 #include "scheme.h"
 
@@ -165,9 +166,13 @@ void mdsd_sampler_draw_drafts(const mdsd_sampler *sm, mdsd_rng *rng, mdsd_token 
 
 /* ---- alpha* ---- */
 
-void mdsd_alpha_opts_init(mdsd_alpha_opts *opts)
+/* The name in parentheses: the header's macro of the same name passes the caller's size. */
+void (mdsd_alpha_opts_init)(mdsd_alpha_opts *opts, size_t size)
 {
-    memset(opts, 0, sizeof *opts);
+    mdsd_alpha_opts d;
+    memset(&d, 0, sizeof d);
+    d.size = sizeof d;
+    mdsd_opts_fill(opts, size, &d, sizeof d);
 }
 
 const char *mdsd_alpha_method_name(mdsd_alpha_method m)
@@ -177,7 +182,7 @@ const char *mdsd_alpha_method_name(mdsd_alpha_method m)
     return mdsd_bound_method_name((mdsd_bound_method)m);
 }
 
-int mdsd_alpha_method_parse(const char *name, mdsd_alpha_method *m, mdsd_err *err)
+mdsd_status mdsd_alpha_method_parse(const char *name, mdsd_alpha_method *m, mdsd_err *err)
 {
     mdsd_bound_method b;
     if (!name)
@@ -191,7 +196,7 @@ int mdsd_alpha_method_parse(const char *name, mdsd_alpha_method *m, mdsd_err *er
     return rc;
 }
 
-int mdsd_alpha(const double *p, const mdsd_scheme *s, mdsd_alpha_method m,
+mdsd_status mdsd_alpha(const double *p, const mdsd_scheme *s, mdsd_alpha_method m,
                const mdsd_alpha_opts *opts, mdsd_alpha_result *res, unsigned char *subset,
                mdsd_err *err)
 {
@@ -201,9 +206,10 @@ int mdsd_alpha(const double *p, const mdsd_scheme *s, mdsd_alpha_method m,
     res->alpha_one = -1;
     if ((unsigned)m > MDSD_ALPHA_MAXFLOW)
         return mdsd_fail(err, MDSD_EINVAL, "alpha*: unknown method %d", (int)m);
+    int rc = opts ? mdsd_opts_check(opts->size, sizeof *opts, "mdsd_alpha_opts", NULL, err)
+                  : MDSD_OK;
     api_scheme a;
-    int rc = api_scheme_copy(s, &a, err);
-    if (rc)
+    if (rc || (rc = api_scheme_copy(s, &a, err)))
         return rc;
     double *target;
     if ((rc = api_probs_copy(p, a.s.V, "target", &target, err))) {
@@ -235,7 +241,7 @@ int mdsd_alpha(const double *p, const mdsd_scheme *s, mdsd_alpha_method m,
 
 /* ---- LPs ---- */
 
-int mdsd_lp_export(const double *p, const mdsd_scheme *s, int reduced, const char *path,
+mdsd_status mdsd_lp_export(const double *p, const mdsd_scheme *s, int reduced, const char *path,
                    mdsd_err *err)
 {
     if (!path)
@@ -258,7 +264,7 @@ int mdsd_lp_export(const double *p, const mdsd_scheme *s, int reduced, const cha
     return rc;
 }
 
-int mdsd_lp_full_size(const mdsd_scheme *s, size_t *vars, mdsd_err *err)
+mdsd_status mdsd_lp_full_size(const mdsd_scheme *s, size_t *vars, mdsd_err *err)
 {
     if (!vars)
         return mdsd_fail(err, MDSD_EINVAL, "LP size: no output given (NULL)");

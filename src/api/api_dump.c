@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "dump.h"
+#include "opts.h"
 
 _Static_assert(MDSD_DUMP_TARGET_LOGITS == MDSD_DUMP_TARGET, "the target's `which`");
 
@@ -72,7 +73,7 @@ static int check_rows(const mdsd_dump *d, size_t row0, size_t rows, mdsd_err *er
     return MDSD_OK;
 }
 
-int mdsd_dump_reader_logits(mdsd_dump_reader *r, int which, size_t row0, size_t rows, float *out,
+mdsd_status mdsd_dump_reader_logits(mdsd_dump_reader *r, int which, size_t row0, size_t rows, float *out,
                             mdsd_err *err)
 {
     if (which < MDSD_DUMP_TARGET || (which >= 0 && (size_t)which >= r->d->n_drafts))
@@ -82,14 +83,14 @@ int mdsd_dump_reader_logits(mdsd_dump_reader *r, int which, size_t row0, size_t 
     return rc ? rc : mdsd_dump_read_logits(r->d, which, row0, rows, out, err);
 }
 
-int mdsd_dump_reader_rows(mdsd_dump_reader *r, size_t row0, size_t rows, int32_t *tokens,
+mdsd_status mdsd_dump_reader_rows(mdsd_dump_reader *r, size_t row0, size_t rows, int32_t *tokens,
                           int32_t *sample_id, int32_t *position, mdsd_err *err)
 {
     int rc = check_rows(r->d, row0, rows, err);
     return rc ? rc : mdsd_dump_read_meta(r->d, row0, rows, tokens, sample_id, position, err);
 }
 
-int mdsd_dump_reader_validate(mdsd_dump_reader *r, mdsd_err *err)
+mdsd_status mdsd_dump_reader_validate(mdsd_dump_reader *r, mdsd_err *err)
 {
     return mdsd_dump_validate(r->d, NULL, NULL, err);
 }
@@ -102,23 +103,27 @@ void mdsd_dump_reader_free(mdsd_dump_reader *r)
     }
 }
 
-int mdsd_dump_validate_file(const char *path, mdsd_err *err)
+mdsd_status mdsd_dump_validate_file(const char *path, mdsd_err *err)
 {
     mdsd_err e; /* the code of a failed open, also when err is NULL */
     mdsd_err_clear(&e);
     mdsd_dump_reader *r = mdsd_dump_reader_open(path, &e);
-    int rc = r ? mdsd_dump_reader_validate(r, &e) : e.code;
+    int rc = r ? (int)mdsd_dump_reader_validate(r, &e) : e.code;
     mdsd_dump_reader_free(r);
     if (rc && err)
         *err = e;
     return rc;
 }
 
-void mdsd_dump_layout_init(mdsd_dump_layout *layout)
+/* The name in parentheses: the header's macro of the same name passes the caller's size. */
+void (mdsd_dump_layout_init)(mdsd_dump_layout *layout, size_t size)
 {
-    memset(layout, 0, sizeof *layout);
-    layout->generation_temperature = 1.0;
-    layout->neg_inf = MDSD_DUMP_NEG_INF_ASK;
+    mdsd_dump_layout d;
+    memset(&d, 0, sizeof d);
+    d.size = sizeof d;
+    d.generation_temperature = 1.0;
+    d.neg_inf = MDSD_DUMP_NEG_INF_ASK;
+    mdsd_opts_fill(layout, size, &d, sizeof d);
 }
 
 mdsd_dump_writer *mdsd_dump_writer_new(const char *path, const mdsd_dump_layout *l,
@@ -128,6 +133,8 @@ mdsd_dump_writer *mdsd_dump_writer_new(const char *path, const mdsd_dump_layout 
         mdsd_fail(err, MDSD_EINVAL, "dump writer: no %s given (NULL)", !path ? "path" : "layout");
         return NULL;
     }
+    if (mdsd_opts_check(l->size, sizeof *l, "mdsd_dump_layout", NULL, err))
+        return NULL;
     if ((unsigned)l->dtype > MDSD_DUMP_BFLOAT16) {
         mdsd_fail(err, MDSD_EINVAL, "%s: unknown logits dtype %d", path, (int)l->dtype);
         return NULL;
@@ -142,7 +149,7 @@ mdsd_dump_writer *mdsd_dump_writer_new(const char *path, const mdsd_dump_layout 
     return w;
 }
 
-int mdsd_dump_writer_write(mdsd_dump_writer *w, size_t rows, const float *target,
+mdsd_status mdsd_dump_writer_write(mdsd_dump_writer *w, size_t rows, const float *target,
                            const float *const *drafts, const int32_t *tokens,
                            const int32_t *sample_id, const int32_t *position, mdsd_err *err)
 {
@@ -151,7 +158,7 @@ int mdsd_dump_writer_write(mdsd_dump_writer *w, size_t rows, const float *target
     return mdsd_dump_writer_append(w, rows, target, drafts, tokens, sample_id, position, err);
 }
 
-int mdsd_dump_writer_finish(mdsd_dump_writer *w, mdsd_err *err)
+mdsd_status mdsd_dump_writer_finish(mdsd_dump_writer *w, mdsd_err *err)
 {
     if (!w)
         return mdsd_fail(err, MDSD_EINVAL, "dump writer: NULL");

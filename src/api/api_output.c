@@ -12,7 +12,7 @@
 #include "outfile.h"
 #include "pathset.h"
 
-int mdsd_output_check(size_t n_inputs, const char *const *inputs, const char *const *input_roles,
+mdsd_status mdsd_output_check(size_t n_inputs, const char *const *inputs, const char *const *input_roles,
                       size_t n_outputs, const char *const *outputs, const char *const *output_roles,
                       mdsd_err *err)
 {
@@ -56,7 +56,7 @@ int mdsd_output_temp(const char *path, char *tmp, size_t size, mdsd_err *err)
     return fd;
 }
 
-int mdsd_output_publish(const char *tmp, const char *path, mdsd_err *err)
+mdsd_status mdsd_output_publish(const char *tmp, const char *path, mdsd_err *err)
 {
     if (!tmp || !path)
         return mdsd_fail(err, MDSD_EINVAL, "publish: no %s given (NULL)", !tmp ? "temporary file" : "path");

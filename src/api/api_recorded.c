@@ -6,8 +6,10 @@
  * hashes and order of publishing of `mdsd table` and `mdsd block`. */
 #include <mdsd/mdsd.h>
 
+#include "api.h"
 #include "batch.h"
 #include "blockjob.h"
+#include "opts.h"
 #include "provenance.h"
 
 typedef struct {
@@ -46,16 +48,14 @@ static int check_record(const char *what, const char *tool, size_t n_words, cons
     return MDSD_OK;
 }
 
-int mdsd_table_run_recorded(const mdsd_table_opts *t, const char *tool, size_t n_words,
+mdsd_status mdsd_table_run_recorded(const mdsd_table_opts *t, const char *tool, size_t n_words,
                             const char *const *words, mdsd_err *err)
 {
     int rc = check_record("table", tool, n_words, words, err);
     if (rc)
         return rc;
-    if (!t)
-        return mdsd_fail(err, MDSD_EINVAL, "table: no options given (NULL)");
-    if (!(t->top_p > 0.0 && t->top_p <= 1.0)) /* as mdsd_table_run */
-        return mdsd_fail(err, MDSD_EINVAL, "table: top-p %g is not in (0, 1]", t->top_p);
+    if ((rc = api_table_opts_check(t, err))) /* as mdsd_table_run */
+        return rc;
     mdsd_batch_opts o = {.pub = *t};
     /* the words are only read: the provenance's argv is the CLI's type */
     recorded r = {&o, tool, (int)n_words, (char *const *)words};
@@ -64,7 +64,7 @@ int mdsd_table_run_recorded(const mdsd_table_opts *t, const char *tool, size_t n
     return mdsd_batch_run(&o, NULL, NULL, err);
 }
 
-int mdsd_block_run_recorded(const mdsd_block_job_opts *opts, const char *tool, size_t n_words,
+mdsd_status mdsd_block_run_recorded(const mdsd_block_job_opts *opts, const char *tool, size_t n_words,
                             const char *const *words, mdsd_err *err)
 {
     int rc = check_record("block", tool, n_words, words, err);
@@ -72,6 +72,8 @@ int mdsd_block_run_recorded(const mdsd_block_job_opts *opts, const char *tool, s
         return rc;
     if (!opts)
         return mdsd_fail(err, MDSD_EINVAL, "block: no options given (NULL)");
+    if ((rc = mdsd_opts_check(opts->size, sizeof *opts, "mdsd_block_job_opts", NULL, err)))
+        return rc;
     if (opts->n_dumps == 0 || !opts->dumps) /* as mdsd_block_run */
         return mdsd_fail(err, MDSD_EINVAL, "block: no tree dump given");
     if (!opts->output)

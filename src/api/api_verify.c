@@ -10,24 +10,27 @@
 #include "api.h"
 #include "dist.h"
 #include "montecarlo.h"
+#include "opts.h"
 #include "scheme.h"
 #include "verifier.h"
 
-static int check_kind(mdsd_verifier_kind kind, mdsd_err *err)
+/* The kind, and the options' size (mdsd/common.h; NULL options are the defaults). */
+static int check_kind(mdsd_verifier_kind kind, const mdsd_verifier_opts *opts, mdsd_err *err)
 {
     if ((unsigned)kind >= MDSD_VERIFIER_COUNT)
         return mdsd_fail(err, MDSD_EINVAL, "unknown verifier kind %d", (int)kind);
-    return MDSD_OK;
+    return opts ? mdsd_opts_check(opts->size, sizeof *opts, "mdsd_verifier_opts", NULL, err)
+                : MDSD_OK;
 }
 
-int mdsd_verifier_rate(mdsd_verifier_kind kind, const double *p, const mdsd_scheme *s,
+mdsd_status mdsd_verifier_rate(mdsd_verifier_kind kind, const double *p, const mdsd_scheme *s,
                        const mdsd_verifier_opts *opts, double *alpha, double *per_draft,
                        mdsd_err *err)
 {
     if (!alpha)
         return mdsd_fail(err, MDSD_EINVAL, "verifier rate: no output given (NULL alpha)");
     api_scheme a;
-    int rc = check_kind(kind, err);
+    int rc = check_kind(kind, opts, err);
     if (rc || (rc = api_scheme_copy(s, &a, err)))
         return rc;
     rc = mdsd_verifier_exact(kind, p, &a.s, opts, alpha, per_draft, err);
@@ -39,7 +42,7 @@ mdsd_verifier *mdsd_verifier_new(mdsd_verifier_kind kind, const double *p, const
                                  const mdsd_verifier_opts *opts, mdsd_err *err)
 {
     api_scheme a;
-    if (check_kind(kind, err) || api_scheme_copy(s, &a, err))
+    if (check_kind(kind, opts, err) || api_scheme_copy(s, &a, err))
         return NULL;
     mdsd_verifier *v = mdsd_verifier_alloc(kind, p, &a.s, opts, err);
     api_scheme_clear(&a);
@@ -138,14 +141,17 @@ mdsd_token mdsd_verify(const mdsd_verifier *v, const mdsd_token *drafts, mdsd_rn
     return mdsd_verifier_verify(v, drafts, rng->r, accepted_index);
 }
 
-void mdsd_montecarlo_opts_init(mdsd_montecarlo_opts *opts)
+void (mdsd_montecarlo_opts_init)(mdsd_montecarlo_opts *opts, size_t size)
 {
-    memset(opts, 0, sizeof *opts);
-    opts->trials = 1000000;
-    opts->seed = 1;
+    mdsd_montecarlo_opts d;
+    memset(&d, 0, sizeof d);
+    d.size = sizeof d;
+    d.trials = 1000000;
+    d.seed = 1;
+    mdsd_opts_fill(opts, size, &d, sizeof d);
 }
 
-int mdsd_montecarlo(const mdsd_verifier *v, const mdsd_montecarlo_opts *opts,
+mdsd_status mdsd_montecarlo(const mdsd_verifier *v, const mdsd_montecarlo_opts *opts,
                     mdsd_montecarlo_result *res, double *per_draft, uint64_t *histogram,
                     mdsd_err *err)
 {
@@ -153,6 +159,8 @@ int mdsd_montecarlo(const mdsd_verifier *v, const mdsd_montecarlo_opts *opts,
         return mdsd_fail(err, MDSD_EINVAL, "Monte Carlo: %s is NULL",
                          !v ? "the verifier" : "the result");
     memset(res, 0, sizeof *res);
+    if (opts && mdsd_opts_check(opts->size, sizeof *opts, "mdsd_montecarlo_opts", NULL, err))
+        return MDSD_EINVAL;
     mdsd_montecarlo_opts o;
     mdsd_montecarlo_opts_init(&o);
     if (opts)

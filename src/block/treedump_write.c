@@ -19,6 +19,7 @@
 
 #include "dist.h"
 #include "dump_impl.h"
+#include "opts.h"
 #include "treedump_impl.h"
 
 struct mdsd_tree_dump_writer {
@@ -45,11 +46,15 @@ struct mdsd_tree_dump_writer {
     size_t tree_cap;
 };
 
-void mdsd_tree_dump_layout_init(mdsd_tree_dump_layout *l)
+/* The name in parentheses: the header's macro of the same name passes the caller's size. */
+void (mdsd_tree_dump_layout_init)(mdsd_tree_dump_layout *layout, size_t size)
 {
-    memset(l, 0, sizeof *l);
-    mdsd_dump_layout_init(&l->dump);
-    l->temperature = 1.0;
+    mdsd_tree_dump_layout d;
+    memset(&d, 0, sizeof d);
+    d.size = sizeof d;
+    mdsd_dump_layout_init(&d.dump);
+    d.temperature = 1.0;
+    mdsd_opts_fill(layout, size, &d, sizeof d);
 }
 
 size_t mdsd_tree_dump_writer_slots(const mdsd_tree_dump_writer *w)
@@ -124,6 +129,9 @@ mdsd_tree_dump_writer *mdsd_tree_dump_writer_new(const char *path, const mdsd_tr
         mdsd_fail(err, MDSD_EINVAL, "tree dump writer: no %s given (NULL)", !path ? "path" : "layout");
         return NULL;
     }
+    if (mdsd_opts_check(l->size, sizeof *l, "mdsd_tree_dump_layout", NULL, err) ||
+        mdsd_opts_check(l->dump.size, sizeof l->dump, "mdsd_dump_layout", "dump", err))
+        return NULL;
     const mdsd_dump_layout *d = &l->dump;
     if ((unsigned)d->dtype > MDSD_DUMP_BFLOAT16) {
         mdsd_fail(err, MDSD_EINVAL, "tree dump '%s': unknown logits dtype %d", path, (int)d->dtype);
@@ -350,7 +358,7 @@ static int check_place(const mdsd_tree_dump_writer *w, size_t tree, int32_t samp
     return MDSD_OK;
 }
 
-int mdsd_tree_dump_writer_write(mdsd_tree_dump_writer *w, size_t rows, const float *target,
+mdsd_status mdsd_tree_dump_writer_write(mdsd_tree_dump_writer *w, size_t rows, const float *target,
                                 const float *const *drafts, const int32_t *tokens,
                                 const int64_t *parent, const int32_t *edge, const int32_t *slots,
                                 int32_t sample, int32_t position, int32_t tau, mdsd_err *err)
@@ -461,7 +469,7 @@ static int reader_accepts(const char *tmp, void *ctx, mdsd_err *err)
     return MDSD_OK;
 }
 
-int mdsd_tree_dump_writer_finish(mdsd_tree_dump_writer *w, mdsd_err *err)
+mdsd_status mdsd_tree_dump_writer_finish(mdsd_tree_dump_writer *w, mdsd_err *err)
 {
     if (!w)
         return mdsd_fail(err, MDSD_EINVAL, "tree dump writer: NULL");

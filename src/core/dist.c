@@ -118,7 +118,7 @@ int mdsd_probs_validate_copy(const double *p, size_t V, double *out, const char 
     return MDSD_OK;
 }
 
-int mdsd_probs_validate(double *p, size_t V, const char *what, mdsd_err *err)
+mdsd_status mdsd_probs_validate(double *p, size_t V, const char *what, mdsd_err *err)
 {
     return mdsd_probs_validate_hint(p, V, what, "pass --logits if these are logits", err);
 }
@@ -311,13 +311,13 @@ SCAN_LOGITS(scan_logits_float, float)
     scale(p, V, 1.0 / s);                                                             \
     return MDSD_OK;
 
-int mdsd_softmax(const double *logits, size_t V, double T, double *p,
+mdsd_status mdsd_softmax(const double *logits, size_t V, double T, double *p,
                  const char *what, mdsd_err *err)
 {
     SOFTMAX_BODY(logits, scan_logits_double, exp_shifted_double)
 }
 
-int mdsd_softmax_float(const float *logits, size_t V, double T, double *p,
+mdsd_status mdsd_softmax_float(const float *logits, size_t V, double T, double *p,
                        const char *what, mdsd_err *err)
 {
     SOFTMAX_BODY(logits, scan_logits_float, exp_shifted_float)
@@ -358,7 +358,7 @@ static size_t cut_prefix(double *p, const ranked_token *order, size_t V, size_t 
     return m;
 }
 
-int mdsd_truncate(double *p, size_t V, size_t top_k, double top_p, mdsd_err *err)
+mdsd_status mdsd_truncate(double *p, size_t V, size_t top_k, double top_p, mdsd_err *err)
 {
     if (!(top_p > 0.0 && top_p <= 1.0))
         return mdsd_fail(err, MDSD_EINVAL, "top-p %g is not in (0, 1]", top_p);

@@ -31,7 +31,7 @@ size_t mdsd_support_size(const double *p, size_t V);
 /* Checks that p[0..V) is a probability vector and renormalises it in place.
  * Errors name `what` (e.g. "target") and the offending index: NaN, +-inf,
  * negative values, a sum that is not within MDSD_PROB_SUM_TOL of 1, or V = 0. */
-int mdsd_probs_validate(double *p, size_t V, const char *what, mdsd_err *err);
+mdsd_status mdsd_probs_validate(double *p, size_t V, const char *what, mdsd_err *err);
 /* The same, a sum away from 1 saying `hint` (what to do) instead of
  * mdsd_probs_validate's "pass --logits if these are logits": for inputs
  * that are probabilities whatever the command's options (a --markov file's
@@ -46,10 +46,10 @@ int mdsd_probs_validate_copy(const double *p, size_t V, double *out, const char 
  * T = 0 means argmax one-hot (ties to the lowest index); T < 0 is an error.
  * NaN and +inf logits are errors naming the index; -inf logits are legal
  * (probability 0); all -inf is an error. */
-int mdsd_softmax(const double *logits, size_t V, double T, double *p,
+mdsd_status mdsd_softmax(const double *logits, size_t V, double T, double *p,
                  const char *what, mdsd_err *err);
 /* The same for float logits, as read from dumps. */
-int mdsd_softmax_float(const float *logits, size_t V, double T, double *p,
+mdsd_status mdsd_softmax_float(const float *logits, size_t V, double T, double *p,
                        const char *what, mdsd_err *err);
 
 /* Decoding truncation applied to a validated distribution, in place
@@ -58,7 +58,7 @@ int mdsd_softmax_float(const float *logits, size_t V, double T, double *p,
  * the smallest prefix of the renormalised ranks whose mass reaches top_p
  * (1 = no limit) and renormalise. Masses are summed exactly (xsum.h) and
  * rounded once; tokens of probability 0 are never kept. */
-int mdsd_truncate(double *p, size_t V, size_t top_k, double top_p, mdsd_err *err);
+mdsd_status mdsd_truncate(double *p, size_t V, size_t top_k, double top_p, mdsd_err *err);
 
 
 

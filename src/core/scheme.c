@@ -20,7 +20,7 @@ const char *mdsd_scheme_name(mdsd_scheme_kind kind)
     return kind < MDSD_SCHEME_COUNT ? scheme_names[kind] : "?";
 }
 
-int mdsd_scheme_parse(const char *name, mdsd_scheme_kind *kind, mdsd_err *err)
+mdsd_status mdsd_scheme_parse(const char *name, mdsd_scheme_kind *kind, mdsd_err *err)
 {
     for (int k = 0; k < MDSD_SCHEME_COUNT; k++)
         if (strcmp(name, scheme_names[k]) == 0) {

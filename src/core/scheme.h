@@ -32,7 +32,7 @@
 
 const char *mdsd_scheme_name(mdsd_scheme_kind kind);
 /* Parses a scheme name; MDSD_EINVAL with the list of names if unknown. */
-int mdsd_scheme_parse(const char *name, mdsd_scheme_kind *kind, mdsd_err *err);
+mdsd_status mdsd_scheme_parse(const char *name, mdsd_scheme_kind *kind, mdsd_err *err);
 
 /* Checks that the scheme is well defined: n >= 1, hub has n = 2, wor and cps
  * need n <= |supp q|, greedy and hub need a token outside the fixed ones,

@@ -14,14 +14,19 @@
 #include "blockengine.h"
 #include "blockjob.h"
 #include "blockpartial.h"
+#include "opts.h"
 #include "outfile.h"
 #include "parse.h"
 #include "progress.h"
 #include "provenance.h"
 
-void mdsd_block_job_opts_init(mdsd_block_job_opts *opts)
+/* The name in parentheses: the header's macro of the same name passes the caller's size. */
+void (mdsd_block_job_opts_init)(mdsd_block_job_opts *opts, size_t size)
 {
-    memset(opts, 0, sizeof *opts);
+    mdsd_block_job_opts d;
+    memset(&d, 0, sizeof d);
+    d.size = sizeof d;
+    mdsd_opts_fill(opts, size, &d, sizeof d);
 }
 
 static int usage(mdsd_block_job *j, mdsd_err *err, const char *fmt, const char *a)
@@ -388,10 +393,13 @@ int mdsd_block_job_run(mdsd_block_job *j, mdsd_err *err)
     return rc;
 }
 
-int mdsd_block_run(const mdsd_block_job_opts *opts, mdsd_err *err)
+mdsd_status mdsd_block_run(const mdsd_block_job_opts *opts, mdsd_err *err)
 {
     if (!opts)
         return mdsd_fail(err, MDSD_EINVAL, "block: no options given (NULL)");
+    int rc = mdsd_opts_check(opts->size, sizeof *opts, "mdsd_block_job_opts", NULL, err);
+    if (rc)
+        return rc;
     if (opts->n_dumps == 0 || !opts->dumps)
         return mdsd_fail(err, MDSD_EINVAL, "block: no tree dump given");
     if (!opts->output && !opts->markdown && !opts->latex)

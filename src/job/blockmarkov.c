@@ -11,14 +11,19 @@
 #include "block.h"
 #include "blockmarkov.h"
 #include "blockv.h"
+#include "opts.h"
 #include "parse.h"
 
 _Static_assert(MDSD_BLOCK_MARKOV_MAX_DEPTH == MDSD_BLOCK_MAX_DEPTH, "public depth bound");
 
-void mdsd_block_markov_opts_init(mdsd_block_markov_opts *o)
+/* The name in parentheses: the header's macro of the same name passes the caller's size. */
+void (mdsd_block_markov_opts_init)(mdsd_block_markov_opts *opts, size_t size)
 {
-    memset(o, 0, sizeof *o);
-    o->seed = 1;
+    mdsd_block_markov_opts d;
+    memset(&d, 0, sizeof d);
+    d.size = sizeof d;
+    d.seed = 1;
+    mdsd_opts_fill(opts, size, &d, sizeof d);
 }
 
 static int usage(bool *flag, mdsd_err *err, const char *msg, const char *arg)
@@ -104,7 +109,10 @@ static int run_route(const mdsd_block_markov_opts *o, const mdsd_markov *m,
         return mdsd_fail(err, MDSD_EINVAL, "%s; or a block verifier (bv, gbv, traversal), or "
                          "optimal-token, otm-tiebreak, optimal-block", e.msg);
     const mdsd_blockv_ops *bv = mdsd_blockv(bkind);
-    out->verifier = bv || opt_token || tiebreak || opt_block ? vn : mdsd_verifier_name(kind);
+    /* The library's static name, never the caller's string vn: a result outlives the
+     * options it came from (mdsd_block_markov_result.verifier). */
+    out->verifier = bv ? bv->name : opt_token ? "optimal-token" : tiebreak ? "otm-tiebreak"
+                    : opt_block ? "optimal-block" : mdsd_verifier_name(kind);
     if (live && (bv || opt_token || tiebreak || opt_block))
         return mdsd_fail(err, MDSD_EUNSUPPORTED, "--live: token-level verifiers only, not %s", vn);
     int rc = live ? mdsd_block_live_exact(m, pol, kind, *live, bo, &out->live, NULL, err) : MDSD_OK;
@@ -164,11 +172,13 @@ int mdsd_block_markov_eval(const mdsd_block_markov_opts *o, const size_t *live,
     return rc;
 }
 
-int mdsd_block_markov(const mdsd_block_markov_opts *o, mdsd_block_markov_result *res, mdsd_err *err)
+mdsd_status mdsd_block_markov(const mdsd_block_markov_opts *o, mdsd_block_markov_result *res, mdsd_err *err)
 {
     mdsd_block_markov_run run;
     memset(res, 0, sizeof *res);
-    int rc = mdsd_block_markov_eval(o, NULL, &run, err);
+    int rc = o ? mdsd_opts_check(o->size, sizeof *o, "mdsd_block_markov_opts", NULL, err) : MDSD_OK;
+    if (rc == MDSD_OK)
+        rc = mdsd_block_markov_eval(o, NULL, &run, err);
     if (rc)
         return rc;
     const mdsd_block_result *r = &run.r;

@@ -15,7 +15,7 @@ typedef struct {
     mdsd_policy pol;
     size_t V;
     const char *route;       /* "exact", "sampled", "simulated" */
-    const char *verifier;    /* its name (static, or the options' text) */
+    const char *verifier;    /* its name (the library's static string) */
     mdsd_block_result r;
     mdsd_block_result opt;   /* optimal-token, when asked for */
     mdsd_block_live_result live; /* live decoding, when asked for (live_req) */

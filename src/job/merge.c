@@ -1,9 +1,11 @@
-/* merge.c - mdsd_merge (mdsd/block.h): the shard aggregates of a table job
+/* merge.c - mdsd_merge (mdsd/merge.h): the shard aggregates of a table job
  * (shard.h, mdsd_batch_merge) or of a block job (blockjob.h: its set-up redone
  * from the shards' header, each dump's samples folded in shard order) read and
  * folded into the job's results CSV and, optionally, its rendered tables. */
 #include <stdlib.h>
 #include <string.h>
+
+#include <mdsd/merge.h>
 
 #include "blockpartial.h"
 
@@ -115,7 +117,7 @@ static int before_publish(const mdsd_report_row *rows, size_t count, void *ctx, 
     return rc;
 }
 
-int mdsd_merge(const char *const *shards, size_t n, const char *output, const char *markdown,
+mdsd_status mdsd_merge(const char *const *shards, size_t n, const char *output, const char *markdown,
                const char *latex, mdsd_err *err)
 {
     if (!shards || n == 0)

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "dist.h"
+#include "opts.h"
 #include "verify_common.h"
 
 /* The verifiers built in. A kind without an entry is refused. */
@@ -46,9 +47,13 @@ struct mdsd_verifier {
     void *state;
 };
 
-void mdsd_verifier_opts_init(mdsd_verifier_opts *opts)
+/* The name in parentheses: the header's macro of the same name passes the caller's size. */
+void (mdsd_verifier_opts_init)(mdsd_verifier_opts *opts, size_t size)
 {
-    memset(opts, 0, sizeof *opts);
+    mdsd_verifier_opts d;
+    memset(&d, 0, sizeof d);
+    d.size = sizeof d;
+    mdsd_opts_fill(opts, size, &d, sizeof d);
 }
 
 static mdsd_verifier_opts with_defaults(const mdsd_verifier_opts *opts)
@@ -69,7 +74,7 @@ const char *mdsd_verifier_name(mdsd_verifier_kind kind)
     return kind < MDSD_VERIFIER_COUNT ? names[kind] : "?";
 }
 
-int mdsd_verifier_parse(const char *name, mdsd_verifier_kind *kind, mdsd_err *err)
+mdsd_status mdsd_verifier_parse(const char *name, mdsd_verifier_kind *kind, mdsd_err *err)
 {
     for (int k = 0; k < MDSD_VERIFIER_COUNT; k++)
         if (strcmp(name, names[k]) == 0) {

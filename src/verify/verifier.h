@@ -49,11 +49,10 @@
 
 
 /* Zeroes opts: every field then means its default. */
-void mdsd_verifier_opts_init(mdsd_verifier_opts *opts);
 
 const char *mdsd_verifier_name(mdsd_verifier_kind kind);
 /* Parses a verifier name; MDSD_EINVAL with the list of names if unknown. */
-int mdsd_verifier_parse(const char *name, mdsd_verifier_kind *kind, mdsd_err *err);
+mdsd_status mdsd_verifier_parse(const char *name, mdsd_verifier_kind *kind, mdsd_err *err);
 
 /* The draft scheme a verifier runs on by default (sd: iid with n = 1;
  * rrs: iid, also multi; otm: iid, any scheme accepted). */

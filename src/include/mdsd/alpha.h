@@ -30,14 +30,16 @@ typedef enum {
 } mdsd_alpha_method;
 
 typedef struct {
+    size_t size;  /* set by the _init below; checked by the library (mdsd/common.h) */
     int exact_arith;     /* LP methods: certify with GLPK's rational simplex (0 = no) */
     size_t max_tuples;   /* enumeration guard for D (brute, LPs); 0 = 2^22 */
     size_t max_vars;     /* LP size guard; 0 = 4,000,000 */
     size_t max_brute_V;  /* brute-force guard; 0 = 24 */
 } mdsd_alpha_opts;
 
-/* Zeroes opts: every field then means its default. */
-MDSD_API void mdsd_alpha_opts_init(mdsd_alpha_opts *opts);
+/* Zeroes opts (every field then means its default) and sets size. */
+MDSD_API void mdsd_alpha_opts_init(mdsd_alpha_opts *opts, size_t size);
+#define mdsd_alpha_opts_init(opts) mdsd_alpha_opts_init((opts), sizeof *(opts))
 
 typedef struct {
     double alpha;              /* alpha*, in [0, 1] */
@@ -50,13 +52,13 @@ typedef struct {
 
 /* "auto", "lp-full", "lp-reduced", "brute", "sort", "k2", "maxflow". */
 MDSD_API const char *mdsd_alpha_method_name(mdsd_alpha_method m);
-MDSD_API int mdsd_alpha_method_parse(const char *name, mdsd_alpha_method *m, mdsd_err *err);
+MDSD_API mdsd_status mdsd_alpha_method_parse(const char *name, mdsd_alpha_method *m, mdsd_err *err);
 
 /* alpha*(p, D(s)) by method m. p[0..s->V) and the scheme's q are validated
  * (not modified). opts may be NULL. subset (NULL, or [s->V]) receives an
  * optimal H (1 = in H) where res->has_subset. MDSD_EUNSUPPORTED when m does
  * not apply to the scheme, MDSD_ETOOBIG past a size guard. */
-MDSD_API int mdsd_alpha(const double *p, const mdsd_scheme *s, mdsd_alpha_method m,
+MDSD_API mdsd_status mdsd_alpha(const double *p, const mdsd_scheme *s, mdsd_alpha_method m,
                const mdsd_alpha_opts *opts, mdsd_alpha_result *res, unsigned char *subset,
                mdsd_err *err);
 

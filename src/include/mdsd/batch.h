@@ -16,9 +16,10 @@ extern "C" {
 #endif
 
 typedef struct {
+    size_t size;  /* set by the _init below; checked by the library (mdsd/common.h) */
     double temperature;        /* default 1; 0 = argmax */
     size_t top_k;              /* 0 = none */
-    double top_p;              /* 1 = none (0 also means none) */
+    double top_p;              /* in (0, 1]; 1 = none (0 is refused: mdsd/common.h) */
     mdsd_scheme_kind scheme;   /* default iid (not multi or custom) */
     size_t n;                  /* drafts; default 2 */
     int verifier;              /* an mdsd_verifier_kind, or -1 (default) for alpha* only */
@@ -30,17 +31,19 @@ typedef struct {
     int threads;               /* 0 = OpenMP's default */
 } mdsd_batch_eval_opts;
 
-MDSD_API void mdsd_batch_eval_opts_init(mdsd_batch_eval_opts *opts);
+/* Writes the defaults and size (verifier_opts: mdsd_verifier_opts_init's). */
+MDSD_API void mdsd_batch_eval_opts_init(mdsd_batch_eval_opts *opts, size_t size);
+#define mdsd_batch_eval_opts_init(opts) mdsd_batch_eval_opts_init((opts), sizeof *(opts))
 
 /* Evaluates N rows. target, draft: [N * V] row-major logits. Outputs (each
  * NULL to skip): alpha_star[N]; rate[N] and per_draft[N * n] (the verifier's
  * acceptance, needs opts->verifier >= 0); exact[N] (1 where rate is exact, 0
  * where it is a Monte-Carlo estimate). On failure the error names the row. */
-MDSD_API int mdsd_batch_eval(const float *target, const float *draft, size_t N, size_t V,
+MDSD_API mdsd_status mdsd_batch_eval(const float *target, const float *draft, size_t N, size_t V,
                     const mdsd_batch_eval_opts *opts, double *alpha_star, double *rate,
                     double *per_draft, unsigned char *exact, mdsd_err *err);
 /* The same for double logits. */
-MDSD_API int mdsd_batch_eval_double(const double *target, const double *draft, size_t N, size_t V,
+MDSD_API mdsd_status mdsd_batch_eval_double(const double *target, const double *draft, size_t N, size_t V,
                            const mdsd_batch_eval_opts *opts, double *alpha_star, double *rate,
                            double *per_draft, unsigned char *exact, mdsd_err *err);
 
@@ -50,6 +53,7 @@ MDSD_API int mdsd_batch_eval_double(const double *target, const double *draft, s
  * error clustered by sample, the gap to alpha* and per-draft rates, as the
  * tidy results CSV of `mdsd table` (atomically; resumable). */
 typedef struct {
+    size_t size;  /* set by the _init below; checked by the library (mdsd/common.h) */
     size_t n_dumps;
     const char *const *dumps;              /* [n_dumps] paths */
     size_t n_temperatures;
@@ -64,7 +68,7 @@ typedef struct {
     const char *const *draft_models;       /* drafter groups to compare; 0 = the first */
     size_t row_begin, row_end;             /* rows [row_begin, row_end); row_end 0 = all */
     size_t top_k;                          /* 0 = none */
-    double top_p;                          /* in (0, 1]; 1 = none */
+    double top_p;                          /* in (0, 1]; 1 = none (0 is refused) */
     uint64_t trials;                       /* Monte Carlo where no exact form; 0 = none */
     int simulate;                          /* Monte Carlo for every verifier (needs trials) */
     uint64_t seed;                         /* default 1 */
@@ -78,14 +82,16 @@ typedef struct {
     void *progress_ctx;
 } mdsd_table_opts;
 
-MDSD_API void mdsd_table_opts_init(mdsd_table_opts *opts);
+/* Writes the defaults and size (verifier_opts: mdsd_verifier_opts_init's). */
+MDSD_API void mdsd_table_opts_init(mdsd_table_opts *opts, size_t size);
+#define mdsd_table_opts_init(opts) mdsd_table_opts_init((opts), sizeof *(opts))
 /* Runs the job and writes opts->output (nothing on failure). */
-MDSD_API int mdsd_table_run(const mdsd_table_opts *opts, mdsd_err *err);
+MDSD_API mdsd_status mdsd_table_run(const mdsd_table_opts *opts, mdsd_err *err);
 /* The same, also writing the provenance sidecar OUTPUT.provenance.json of
  * `mdsd table` (its keys: settings, each dump's size and SHA-256), finished
  * before the CSV appears: "tool" is `tool` ("mdsd.table"), "command" "mdsd"
  * then words[0..n_words) (how the caller was called). */
-MDSD_API int mdsd_table_run_recorded(const mdsd_table_opts *opts, const char *tool, size_t n_words,
+MDSD_API mdsd_status mdsd_table_run_recorded(const mdsd_table_opts *opts, const char *tool, size_t n_words,
                                      const char *const *words, mdsd_err *err);
 
 #ifdef __cplusplus

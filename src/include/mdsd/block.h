@@ -1,5 +1,5 @@
 /* mdsd/block.h - the block-efficiency job over tree dumps (`mdsd block
- * DUMP...`) and the merge of shard aggregates (`mdsd merge`), from C.
+ * DUMP...`), from C (the merge of its shards: mdsd/merge.h).
  *
  * A tree dump (mdsd-runner --tree-policy ...) holds draft trees sampled at
  * contexts of target responses; the job evaluates E[tau] (expected tokens per
@@ -18,6 +18,7 @@ extern "C" {
 
 /* Lists are the CLI's: comma-separated text, NULL for the default. */
 typedef struct {
+    size_t size;  /* set by the _init below; checked by the library (mdsd/common.h) */
     size_t n_dumps;
     const char *const *dumps;  /* [n_dumps] tree dump paths */
     const char *verifiers;     /* "rrs,kseq"; NULL = each dump's defaults */
@@ -33,24 +34,18 @@ typedef struct {
     int discard_partial;       /* delete OUTPUT.partial and start over */
 } mdsd_block_job_opts;
 
-MDSD_API void mdsd_block_job_opts_init(mdsd_block_job_opts *opts);
+/* Writes the defaults and size. */
+MDSD_API void mdsd_block_job_opts_init(mdsd_block_job_opts *opts, size_t size);
+#define mdsd_block_job_opts_init(opts) mdsd_block_job_opts_init((opts), sizeof *(opts))
 /* Runs the job and writes its outputs (each atomically; none on failure, an
  * interrupted job's finished dumps stay in OUTPUT.partial). */
-MDSD_API int mdsd_block_run(const mdsd_block_job_opts *opts, mdsd_err *err);
+MDSD_API mdsd_status mdsd_block_run(const mdsd_block_job_opts *opts, mdsd_err *err);
 /* The same, also writing the provenance sidecar OUTPUT.provenance.json of
  * `mdsd block` (is_top, each dump's size and SHA-256), published with the
  * outputs: "tool" is `tool` ("mdsd.block"), "command" "mdsd" then
  * words[0..n_words). */
-MDSD_API int mdsd_block_run_recorded(const mdsd_block_job_opts *opts, const char *tool,
+MDSD_API mdsd_status mdsd_block_run_recorded(const mdsd_block_job_opts *opts, const char *tool,
                                      size_t n_words, const char *const *words, mdsd_err *err);
-
-/* Folds the aggregates written by `mdsd table ... --shard I/N` or `mdsd block
- * ... --shard I/N` (all N shards of one job, in any order) into the job's
- * results CSV `output`: the same bytes as one process writes. markdown, latex:
- * also the rendered tables (NULL = none). A missing, duplicated, foreign or
- * altered shard is refused, naming the file. */
-MDSD_API int mdsd_merge(const char *const *shards, size_t n, const char *output,
-                        const char *markdown, const char *latex, mdsd_err *err);
 
 /* ---- a Markov toy pair (`mdsd block --markov FILE ...`) ----
  * E[tau] of one verifier under one drafting policy on a toy pair of Markov
@@ -59,6 +54,7 @@ MDSD_API int mdsd_merge(const char *const *shards, size_t n, const char *output,
 #define MDSD_BLOCK_MARKOV_MAX_DEPTH 32
 
 typedef struct {
+    size_t size;  /* set by the _init below; checked by the library (mdsd/common.h) */
     const char *markov;     /* the toy file: a line V, the target's V x V transition
                              * rows, a blank line, the draft's rows; context token 0 */
     size_t sequences;       /* seq policy: K i.i.d. draft sequences ... */
@@ -84,6 +80,8 @@ typedef struct {
 typedef struct {
     size_t V, depth;
     double tree_size;       /* draft tokens in a whole draft */
+    /* route and verifier point to the library's static strings (valid for the whole
+     * process, not to be freed), never into the options: the result outlives them. */
     const char *route;      /* "exact", "sampled" or "simulated" */
     const char *verifier;   /* the verifier's name */
     double block_efficiency;/* E[tau] = vLLM's mean acceptance length */
@@ -96,8 +94,10 @@ typedef struct {
     double optimal_token;   /* with optimal: optimal-token's E[tau]; else NaN */
 } mdsd_block_markov_result;
 
-MDSD_API void mdsd_block_markov_opts_init(mdsd_block_markov_opts *opts);
-MDSD_API int mdsd_block_markov(const mdsd_block_markov_opts *opts, mdsd_block_markov_result *res,
+/* Writes the defaults and size. */
+MDSD_API void mdsd_block_markov_opts_init(mdsd_block_markov_opts *opts, size_t size);
+#define mdsd_block_markov_opts_init(opts) mdsd_block_markov_opts_init((opts), sizeof *(opts))
+MDSD_API mdsd_status mdsd_block_markov(const mdsd_block_markov_opts *opts, mdsd_block_markov_result *res,
                                mdsd_err *err);
 
 #ifdef __cplusplus

@@ -7,14 +7,38 @@
  *     everywhere, and every failure sets its own code and message (a message
  *     names the input: file, dataset, row, index, value).
  *   - Options: every options struct has an _init function that writes the
- *     defaults; passing NULL for the options means those defaults.
+ *     defaults; passing NULL for the options means those defaults. Set a struct
+ *     up with its _init, then set fields: one built by hand or with = {0} is
+ *     refused (see "Options structs and the ABI" below).
  *   - Ownership: an object made by X_new (or X_open) is released by X_free,
  *     which frees the object itself and accepts NULL. Result structs hold no
  *     caller buffers and nothing to free; arrays the caller wants filled are
- *     separate arguments with their lengths stated.
+ *     separate arguments with their lengths stated. A string in a result
+ *     (mdsd_block_markov_result.route, .verifier) is the library's static
+ *     storage, valid for the whole process, never a pointer into the options.
+ *   - top_p (decoding truncation, everywhere: mdsd_truncate, mdsd_batch_eval_opts,
+ *     mdsd_table_opts) is in (0, 1], 1 = no truncation; 0 is refused
+ *     (MDSD_EINVAL), as are values outside (0, 1] and NaN. top_k: 0 = none.
  *   - Distributions are double[V], index = token id; tokens are mdsd_token.
  *   - Inputs are validated (finite, non-negative, summing to 1 within 1e-6,
- *     renormalised) and never modified, unless a function says so. */
+ *     renormalised) and never modified, unless a function says so.
+ *
+ * Options structs and the ABI of libmdsd.so.0. Every options struct
+ * (mdsd_alpha_opts, mdsd_verifier_opts, mdsd_montecarlo_opts,
+ * mdsd_batch_eval_opts, mdsd_table_opts, mdsd_block_job_opts,
+ * mdsd_block_markov_opts, mdsd_dump_layout, mdsd_tree_dump_layout) begins with
+ * `size_t size`. Its _init, e.g. mdsd_alpha_opts_init(&o), is a macro over the
+ * exported function of the same name that passes sizeof o, the size the
+ * caller was compiled with: the library writes the defaults into those bytes
+ * only (never past them) and sets o.size. Every function taking the struct,
+ * or an outer struct holding it (verifier_opts, dump), refuses a size it does
+ * not know with MDSD_EINVAL and a message naming the struct and both sizes.
+ * Rule: this release knows exactly one size per struct, its own sizeof. A
+ * later release of the same soname only appends fields, and accepts each
+ * earlier release's size, defaulting the fields past it; any other change to
+ * an options struct (a field appended to mdsd_verifier_opts or mdsd_dump_layout,
+ * which sit inside other structs, is one) takes a new soname. (Bindings that cannot use the
+ * macros, such as ctypes, call the function with the struct's size.) */
 #ifndef MDSD_PUBLIC_COMMON_H
 #define MDSD_PUBLIC_COMMON_H
 

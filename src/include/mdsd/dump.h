@@ -40,19 +40,19 @@ MDSD_API void mdsd_dump_reader_info(const mdsd_dump_reader *r, mdsd_dump_info *i
 MDSD_API const char *mdsd_dump_reader_draft_name(const mdsd_dump_reader *r, size_t j);
 /* Reads rows [row0, row0 + rows) of `which`'s logits into out[rows * V] as
  * float (values unchecked; see mdsd_dump_reader_validate). */
-MDSD_API int mdsd_dump_reader_logits(mdsd_dump_reader *r, int which, size_t row0, size_t rows, float *out,
+MDSD_API mdsd_status mdsd_dump_reader_logits(mdsd_dump_reader *r, int which, size_t row0, size_t rows, float *out,
                           mdsd_err *err);
 /* Reads rows [row0, row0 + rows) of tokens, sample_id, position (NULL skips). */
-MDSD_API int mdsd_dump_reader_rows(mdsd_dump_reader *r, size_t row0, size_t rows, int32_t *tokens,
+MDSD_API mdsd_status mdsd_dump_reader_rows(mdsd_dump_reader *r, size_t row0, size_t rows, int32_t *tokens,
                         int32_t *sample_id, int32_t *position, mdsd_err *err);
 /* Reads and checks every row: no NaN or +inf logits, a finite value in every
  * row, tokens in [0, V), positions increasing within a sample, samples
  * contiguous. The error names the file, dataset, row and value. */
-MDSD_API int mdsd_dump_reader_validate(mdsd_dump_reader *r, mdsd_err *err);
+MDSD_API mdsd_status mdsd_dump_reader_validate(mdsd_dump_reader *r, mdsd_err *err);
 MDSD_API void mdsd_dump_reader_free(mdsd_dump_reader *r);
 
 /* Opens, checks the structure and validates every row of the file at path. */
-MDSD_API int mdsd_dump_validate_file(const char *path, mdsd_err *err);
+MDSD_API mdsd_status mdsd_dump_validate_file(const char *path, mdsd_err *err);
 
 /* ---- writing ---- */
 
@@ -71,6 +71,7 @@ typedef enum {
 } mdsd_dump_neg_inf;
 
 typedef struct {
+    size_t size;  /* set by the _init below; checked by the library (mdsd/common.h) */
     size_t V;
     mdsd_dump_dtype dtype;
     size_t chunk_rows;               /* 0 = 64 (lowered for huge V) */
@@ -87,10 +88,11 @@ typedef struct {
     mdsd_dump_neg_inf neg_inf;       /* what a -inf logit means (mdsd_dump_layout_init: ask) */
 } mdsd_dump_layout;
 
-/* Zeroes layout (float32, V = 0, nothing named); generation_temperature = 1;
+/* Zeroes layout (float32, V = 0, nothing named) and sets size; generation_temperature = 1;
  * neg_inf = MDSD_DUMP_NEG_INF_ASK (a -inf logit is refused until the caller
  * says what it means). */
-MDSD_API void mdsd_dump_layout_init(mdsd_dump_layout *layout);
+MDSD_API void mdsd_dump_layout_init(mdsd_dump_layout *layout, size_t size);
+#define mdsd_dump_layout_init(layout) mdsd_dump_layout_init((layout), sizeof *(layout))
 
 typedef struct mdsd_dump_writer mdsd_dump_writer;
 
@@ -100,13 +102,13 @@ MDSD_API mdsd_dump_writer *mdsd_dump_writer_new(const char *path, const mdsd_dum
                                        mdsd_err *err);
 /* Appends rows: target[rows * V], drafts[j][rows * V], metadata [rows].
  * NaN, +inf and values overflowing the dtype are errors naming row and index. */
-MDSD_API int mdsd_dump_writer_write(mdsd_dump_writer *w, size_t rows, const float *target,
+MDSD_API mdsd_status mdsd_dump_writer_write(mdsd_dump_writer *w, size_t rows, const float *target,
                            const float *const *drafts, const int32_t *tokens,
                            const int32_t *sample_id, const int32_t *position, mdsd_err *err);
 /* Closes, syncs and renames onto the final path, and frees w (like fclose:
  * w is gone whatever the result; after a failure no file is left). Fails if
  * no row was written. */
-MDSD_API int mdsd_dump_writer_finish(mdsd_dump_writer *w, mdsd_err *err);
+MDSD_API mdsd_status mdsd_dump_writer_finish(mdsd_dump_writer *w, mdsd_err *err);
 /* Abandons the file (the temporary file is removed) and frees w; NULL allowed. */
 MDSD_API void mdsd_dump_writer_free(mdsd_dump_writer *w);
 

@@ -18,11 +18,11 @@ extern "C" {
 /* Writes the full (reduced = 0) or reduced LP of (p, D(s)) to path,
  * atomically, in the format the name ends with: .dat (MathProg data for
  * lp/otm_full.mod or lp/otm_reduced.mod), .lp (CPLEX LP), .mps (free MPS). */
-MDSD_API int mdsd_lp_export(const double *p, const mdsd_scheme *s, int reduced, const char *path,
+MDSD_API mdsd_status mdsd_lp_export(const double *p, const mdsd_scheme *s, int reduced, const char *path,
                    mdsd_err *err);
 
 /* Structural variables of the full LP, V * |supp D| (enumerates D). */
-MDSD_API int mdsd_lp_full_size(const mdsd_scheme *s, size_t *vars, mdsd_err *err);
+MDSD_API mdsd_status mdsd_lp_full_size(const mdsd_scheme *s, size_t *vars, mdsd_err *err);
 
 #ifdef __cplusplus
 }

@@ -14,6 +14,7 @@
 #include <mdsd/dump.h>
 #include <mdsd/batch.h>
 #include <mdsd/block.h>
+#include <mdsd/merge.h>
 #include <mdsd/treewrite.h>
 #include <mdsd/output.h>
 

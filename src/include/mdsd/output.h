@@ -27,7 +27,7 @@ extern "C" {
  * (roles: "--prompts", "-o", "the checkpoint of -o out.h5"; a NULL roles array
  * or entry names it "input" / "output"). MDSD_OK, or MDSD_EINVAL / MDSD_EIO
  * with a message naming both files of a clash. */
-MDSD_API int mdsd_output_check(size_t n_inputs, const char *const *inputs,
+MDSD_API mdsd_status mdsd_output_check(size_t n_inputs, const char *const *inputs,
                                const char *const *input_roles, size_t n_outputs,
                                const char *const *outputs, const char *const *output_roles,
                                mdsd_err *err);
@@ -38,7 +38,7 @@ MDSD_API int mdsd_output_check(size_t n_inputs, const char *const *inputs,
 MDSD_API int mdsd_output_temp(const char *path, char *tmp, size_t size, mdsd_err *err);
 /* Renames the written (and closed) temporary file tmp onto path; on failure
  * tmp is removed. */
-MDSD_API int mdsd_output_publish(const char *tmp, const char *path, mdsd_err *err);
+MDSD_API mdsd_status mdsd_output_publish(const char *tmp, const char *path, mdsd_err *err);
 /* Removes an unpublished temporary file. */
 MDSD_API void mdsd_output_discard(const char *tmp);
 

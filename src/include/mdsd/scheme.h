@@ -48,7 +48,7 @@ typedef struct {
 
 /* "iid", "wor", "greedy", "hub", "cps", "multi", "custom". */
 MDSD_API const char *mdsd_scheme_name(mdsd_scheme_kind kind);
-MDSD_API int mdsd_scheme_parse(const char *name, mdsd_scheme_kind *kind, mdsd_err *err);
+MDSD_API mdsd_status mdsd_scheme_parse(const char *name, mdsd_scheme_kind *kind, mdsd_err *err);
 
 /* An exact sampler of D. Validates q; copies what it needs. */
 typedef struct mdsd_sampler mdsd_sampler;

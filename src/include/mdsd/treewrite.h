@@ -28,6 +28,7 @@ extern "C" {
 #endif
 
 typedef struct {
+    size_t size;  /* set by the _init below; checked by the library (mdsd/common.h) */
     mdsd_dump_layout dump;      /* the version-1 part (mdsd_dump_layout_init): V, dtype,
                                  * models, drafter names; root attributes named tree_* or
                                  * mdsd_tree among dump.extra_names are refused */
@@ -44,8 +45,9 @@ typedef struct {
                                  * (tree_contexts = live) */
 } mdsd_tree_dump_layout;
 
-/* Zeroes layout (mdsd_dump_layout_init for dump); temperature = 1. */
-MDSD_API void mdsd_tree_dump_layout_init(mdsd_tree_dump_layout *layout);
+/* Zeroes layout and sets size (mdsd_dump_layout_init for dump); temperature = 1. */
+MDSD_API void mdsd_tree_dump_layout_init(mdsd_tree_dump_layout *layout, size_t size);
+#define mdsd_tree_dump_layout_init(layout) mdsd_tree_dump_layout_init((layout), sizeof *(layout))
 
 typedef struct mdsd_tree_dump_writer mdsd_tree_dump_writer;
 
@@ -72,7 +74,7 @@ MDSD_API size_t mdsd_tree_dump_writer_slots(const mdsd_tree_dump_writer *w);
  *   tau            live dumps: the tokens the block yielded in the live run
  *                  (in [1, L + 1]; the next tree of the sample starts at
  *                  position + tau); 0 on a dump of fixed positions. */
-MDSD_API int mdsd_tree_dump_writer_write(mdsd_tree_dump_writer *w, size_t rows, const float *target,
+MDSD_API mdsd_status mdsd_tree_dump_writer_write(mdsd_tree_dump_writer *w, size_t rows, const float *target,
                                          const float *const *drafts, const int32_t *tokens,
                                          const int64_t *parent, const int32_t *edge,
                                          const int32_t *slots, int32_t sample, int32_t position,
@@ -80,7 +82,7 @@ MDSD_API int mdsd_tree_dump_writer_write(mdsd_tree_dump_writer *w, size_t rows, 
 /* Writes the tree datasets, closes, syncs, checks the file with the reader
  * and renames it onto the path; frees w whatever the result (after a
  * failure no file is left). Fails if no tree was written. */
-MDSD_API int mdsd_tree_dump_writer_finish(mdsd_tree_dump_writer *w, mdsd_err *err);
+MDSD_API mdsd_status mdsd_tree_dump_writer_finish(mdsd_tree_dump_writer *w, mdsd_err *err);
 /* Abandons the file (the temporary file is removed) and frees w; NULL allowed. */
 MDSD_API void mdsd_tree_dump_writer_free(mdsd_tree_dump_writer *w);
 

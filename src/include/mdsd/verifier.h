@@ -45,18 +45,20 @@ typedef enum {
 } mdsd_verifier_kind;
 
 typedef struct {
+    size_t size;  /* set by the _init below; checked by the library (mdsd/common.h) */
     size_t is_top;      /* is: free weights only among the top-s tokens of q (0 = full LP) */
     double max_paths;   /* rrsw exact: guard on |supp q|^n paths (0 = 10^7) */
     size_t max_tuples;  /* otm, is: guard on enumerated tuples (0 = 2^22) */
 } mdsd_verifier_opts;
 
-/* Zeroes opts: every field then means its default. */
-MDSD_API void mdsd_verifier_opts_init(mdsd_verifier_opts *opts);
+/* Zeroes opts (every field then means its default) and sets size. */
+MDSD_API void mdsd_verifier_opts_init(mdsd_verifier_opts *opts, size_t size);
+#define mdsd_verifier_opts_init(opts) mdsd_verifier_opts_init((opts), sizeof *(opts))
 
 /* "sd", "rrs", "rrsw", "kseq", "spechub", "greedy", "is", "otm", "ot", and the audit
  * variants "is-face", "rrs-skipdup", "spechub-hubaccept", "rrsw-f32". */
 MDSD_API const char *mdsd_verifier_name(mdsd_verifier_kind kind);
-MDSD_API int mdsd_verifier_parse(const char *name, mdsd_verifier_kind *kind, mdsd_err *err);
+MDSD_API mdsd_status mdsd_verifier_parse(const char *name, mdsd_verifier_kind *kind, mdsd_err *err);
 /* The scheme a verifier is designed for (sd: iid with n = 1). */
 MDSD_API mdsd_scheme_kind mdsd_verifier_scheme(mdsd_verifier_kind kind);
 
@@ -64,7 +66,7 @@ MDSD_API mdsd_scheme_kind mdsd_verifier_scheme(mdsd_verifier_kind kind);
  * NULL, per_draft[j] (j < s->n) = P(the j-th draft is the one accepted); they
  * sum to alpha. MDSD_EUNSUPPORTED where the verifier has no exact form
  * (use mdsd_montecarlo), MDSD_ETOOBIG past the enumeration guard. */
-MDSD_API int mdsd_verifier_rate(mdsd_verifier_kind kind, const double *p, const mdsd_scheme *s,
+MDSD_API mdsd_status mdsd_verifier_rate(mdsd_verifier_kind kind, const double *p, const mdsd_scheme *s,
                        const mdsd_verifier_opts *opts, double *alpha, double *per_draft,
                        mdsd_err *err);
 
@@ -88,13 +90,16 @@ MDSD_API void mdsd_verifier_free(mdsd_verifier *v);
  * and verify. Streams are a function of (seed, position, verifier) and of
  * nothing else (not of threads). */
 typedef struct {
+    size_t size;  /* set by the _init below; checked by the library (mdsd/common.h) */
     uint64_t trials;    /* default 10^6 */
     uint64_t seed;      /* default 1 */
     uint64_t position;  /* stream coordinate; default 0 */
     int threads;        /* 0 = OpenMP's default, 1 = serial */
 } mdsd_montecarlo_opts;
 
-MDSD_API void mdsd_montecarlo_opts_init(mdsd_montecarlo_opts *opts);
+/* Writes the defaults and size. */
+MDSD_API void mdsd_montecarlo_opts_init(mdsd_montecarlo_opts *opts, size_t size);
+#define mdsd_montecarlo_opts_init(opts) mdsd_montecarlo_opts_init((opts), sizeof *(opts))
 
 typedef struct {
     uint64_t trials;
@@ -105,7 +110,7 @@ typedef struct {
 
 /* per_draft (NULL or [n]) receives each draft's acceptance frequency;
  * histogram (NULL or [V]) the output-token counts. */
-MDSD_API int mdsd_montecarlo(const mdsd_verifier *v, const mdsd_montecarlo_opts *opts,
+MDSD_API mdsd_status mdsd_montecarlo(const mdsd_verifier *v, const mdsd_montecarlo_opts *opts,
                     mdsd_montecarlo_result *res, double *per_draft, uint64_t *histogram,
                     mdsd_err *err);
 

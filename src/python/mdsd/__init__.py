@@ -323,7 +323,8 @@ def _alpha_one(pa, q, n, scheme, m, joint, exact_arith, want_subset):
     sa = _SchemeArgs(q, n, scheme, V=pa.shape[0], joint=joint)
     if sa.s.V != pa.shape[0]:
         raise MdsdError(1, f"p has V = {pa.shape[0]} entries, q has {sa.s.V}")
-    opts = _lib.AlphaOpts(1 if exact_arith else 0, 0, 0, 0)
+    opts = _lib.init(_lib.AlphaOpts)
+    opts.exact_arith = 1 if exact_arith else 0
     res = _lib.AlphaResult()
     err = _lib.Err()
     subset = np.zeros(pa.shape[0], dtype=np.uint8) if want_subset else None
@@ -367,7 +368,9 @@ def _vopts(is_top=0, max_paths=0.0, max_tuples=0):
     mp = float(max_paths)
     if mp != 0.0 and not (math.isfinite(mp) and mp >= 1.0):  # 0: the default; as --max-paths
         raise MdsdError(1, f"max_paths: {max_paths} is not a number >= 1")
-    return _lib.VerifierOpts(_uint(is_top, "is_top"), mp, _uint(max_tuples, "max_tuples"))
+    o = _lib.init(_lib.VerifierOpts)
+    o.is_top, o.max_paths, o.max_tuples = _uint(is_top, "is_top"), mp, _uint(max_tuples, "max_tuples")
+    return o
 
 
 def verifier_rate(verifier, p, q=None, n=None, scheme=None, joint=None, **opts):
@@ -555,8 +558,9 @@ def monte_carlo(verifier, p, q=None, n=None, scheme=None, trials=1000000, seed=1
     p [..., V], q [..., V]: every field an array over the leading axes, position k (in C
     order) on the stream of position + k, as mdsd.batch keys rows by row0 + row."""
     v = Verifier(verifier, n, scheme, **opts)
-    mo = _lib.MonteCarloOpts(_uint(trials, "trials"), _uint(seed, "seed"),
-                             _uint(position, "position"), _uint(threads, "threads", _INT_MAX))
+    mo = _lib.init(_lib.MonteCarloOpts)
+    mo.trials, mo.seed = _uint(trials, "trials"), _uint(seed, "seed")
+    mo.position, mo.threads = _uint(position, "position"), _uint(threads, "threads", _INT_MAX)
     first = mo.position
     count = [0]
 
@@ -667,8 +671,7 @@ def batch(target_logits, draft_logits, temperature=1.0, n=2, scheme="iid", verif
         raise MdsdError(1, f"batch: target_logits {t.shape} and draft_logits {d.shape} must "
                         "both be [N, V]")
     N, V = t.shape
-    o = _lib.BatchEvalOpts()
-    lib.mdsd_batch_eval_opts_init(ctypes.byref(o))
+    o = _lib.init(_lib.BatchEvalOpts)
     o.temperature, o.top_k, o.top_p = float(temperature), _uint(top_k, "top_k"), float(top_p)
     o.scheme, o.n = _enum(SCHEMES, scheme, "scheme"), _uint(n, "n")
     o.verifier = -1 if verifier is None else _verifier(verifier)
@@ -740,8 +743,7 @@ def table(dumps, output, temperatures=(1.0,), draft_counts=(2,), schemes=("iid",
     # (the provenance keeps the arguments as given)
     vlist, slist, mlist = (_inputs.names(x) for x in (verifiers, schemes, draft_models))
     tlist, clist = _inputs.numbers(temperatures), _inputs.numbers(draft_counts)
-    o = _lib.TableOpts()
-    lib.mdsd_table_opts_init(ctypes.byref(o))
+    o = _lib.init(_lib.TableOpts)
     from .dump import _strings
     dl, ml = _strings(dumps, "dump"), _strings(mlist, "draft_models")
     temps = np.ascontiguousarray(tlist, dtype=np.float64)
@@ -832,8 +834,7 @@ def _markov_arrays(pair):
 
 def _block_markov(markov, verifier, sequences, depth, tree, scheme, trials, simulate, seed,
                   threads, optimal, force):
-    o = _lib.BlockMarkovOpts()
-    lib.mdsd_block_markov_opts_init(ctypes.byref(o))
+    o = _lib.init(_lib.BlockMarkovOpts)
     if isinstance(markov, (tuple, list)):
         P, Q = _markov_arrays(markov)  # kept alive until the call returns
         o.V, o.p, o.q = P.shape[0], P.ctypes.data, Q.ctypes.data
@@ -900,8 +901,7 @@ def block(dumps=None, output=None, verifiers=None, sequences=None, depths=None, 
     dumps = [dumps] if isinstance(dumps, (str, bytes, os.PathLike)) else list(dumps)
     from .dump import _strings
     dl = _strings(dumps, "dump")
-    o = _lib.BlockJobOpts()
-    lib.mdsd_block_job_opts_init(ctypes.byref(o))
+    o = _lib.init(_lib.BlockJobOpts)
     o.n_dumps, o.dumps = len(dumps), ctypes.cast(dl, ctypes.POINTER(ctypes.c_char_p))
     o.verifiers, o.sequences = _list(verifiers), _uint_list(sequences, "sequences")
     o.depths, o.costs = _uint_list(depths, "depths"), _list(costs)

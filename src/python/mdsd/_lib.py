@@ -1,5 +1,7 @@
 """ctypes declarations of libmdsd's public API (src/include/mdsd/*.h). Private: use the
-functions of the mdsd package. Every struct here mirrors its C header field by field."""
+functions of the mdsd package. Every struct here mirrors its C header field by field.
+Options structs begin with their size (mdsd/common.h): make them with init(Class), which
+calls the C _init with ctypes.sizeof, as the header's macro does for C callers."""
 
 import ctypes
 import os
@@ -23,7 +25,8 @@ class Scheme(Structure):
 
 
 class AlphaOpts(Structure):
-    _fields_ = [("exact_arith", c_int), ("max_tuples", c_size_t), ("max_vars", c_size_t),
+    _init = "mdsd_alpha_opts_init"
+    _fields_ = [("size", c_size_t), ("exact_arith", c_int), ("max_tuples", c_size_t), ("max_vars", c_size_t),
                 ("max_brute_V", c_size_t)]
 
 
@@ -33,11 +36,13 @@ class AlphaResult(Structure):
 
 
 class VerifierOpts(Structure):
-    _fields_ = [("is_top", c_size_t), ("max_paths", c_double), ("max_tuples", c_size_t)]
+    _init = "mdsd_verifier_opts_init"
+    _fields_ = [("size", c_size_t), ("is_top", c_size_t), ("max_paths", c_double), ("max_tuples", c_size_t)]
 
 
 class MonteCarloOpts(Structure):
-    _fields_ = [("trials", c_uint64), ("seed", c_uint64), ("position", c_uint64),
+    _init = "mdsd_montecarlo_opts_init"
+    _fields_ = [("size", c_size_t), ("trials", c_uint64), ("seed", c_uint64), ("position", c_uint64),
                 ("threads", c_int)]
 
 
@@ -47,7 +52,8 @@ class MonteCarloResult(Structure):
 
 
 class BatchEvalOpts(Structure):
-    _fields_ = [("temperature", c_double), ("top_k", c_size_t), ("top_p", c_double),
+    _init = "mdsd_batch_eval_opts_init"
+    _fields_ = [("size", c_size_t), ("temperature", c_double), ("top_k", c_size_t), ("top_p", c_double),
                 ("scheme", c_int), ("n", c_size_t), ("verifier", c_int),
                 ("verifier_opts", VerifierOpts), ("trials", c_uint64), ("simulate", c_int),
                 ("seed", c_uint64), ("row0", c_size_t), ("threads", c_int)]
@@ -58,7 +64,8 @@ TABLE_PROGRESS = ctypes.CFUNCTYPE(None, c_uint64, c_uint64, c_void_p)
 
 
 class TableOpts(Structure):
-    _fields_ = [("n_dumps", c_size_t), ("dumps", POINTER(c_char_p)),
+    _init = "mdsd_table_opts_init"
+    _fields_ = [("size", c_size_t), ("n_dumps", c_size_t), ("dumps", POINTER(c_char_p)),
                 ("n_temperatures", c_size_t), ("temperatures", c_void_p),
                 ("n_counts", c_size_t), ("draft_counts", c_void_p),
                 ("n_schemes", c_size_t), ("schemes", c_void_p),
@@ -72,7 +79,8 @@ class TableOpts(Structure):
 
 
 class BlockJobOpts(Structure):
-    _fields_ = [("n_dumps", c_size_t), ("dumps", POINTER(c_char_p)), ("verifiers", c_char_p),
+    _init = "mdsd_block_job_opts_init"
+    _fields_ = [("size", c_size_t), ("n_dumps", c_size_t), ("dumps", POINTER(c_char_p)), ("verifiers", c_char_p),
                 ("sequences", c_char_p), ("depths", c_char_p), ("costs", c_char_p),
                 ("is_top", c_size_t), ("threads", c_int), ("output", c_char_p),
                 ("markdown", c_char_p), ("latex", c_char_p), ("resume", c_int),
@@ -80,7 +88,8 @@ class BlockJobOpts(Structure):
 
 
 class BlockMarkovOpts(Structure):
-    _fields_ = [("markov", c_char_p), ("sequences", c_size_t), ("depth", c_size_t),
+    _init = "mdsd_block_markov_opts_init"
+    _fields_ = [("size", c_size_t), ("markov", c_char_p), ("sequences", c_size_t), ("depth", c_size_t),
                 ("tree", c_char_p), ("scheme", c_char_p), ("verifier", c_char_p),
                 ("trials", c_uint64), ("simulate", c_int), ("seed", c_uint64), ("threads", c_int),
                 ("optimal", c_int), ("force", c_int), ("V", c_size_t), ("p", c_void_p),
@@ -105,7 +114,8 @@ class DumpInfo(Structure):
 
 
 class DumpLayout(Structure):
-    _fields_ = [("V", c_size_t), ("dtype", c_int), ("chunk_rows", c_size_t), ("gzip", c_int),
+    _init = "mdsd_dump_layout_init"
+    _fields_ = [("size", c_size_t), ("V", c_size_t), ("dtype", c_int), ("chunk_rows", c_size_t), ("gzip", c_int),
                 ("creator", c_char_p), ("dataset", c_char_p), ("tokenizer", c_char_p),
                 ("generation_temperature", c_double), ("target_model", c_char_p),
                 ("target_vocab_size", c_longlong), ("n_drafts", c_size_t),
@@ -115,7 +125,8 @@ class DumpLayout(Structure):
 
 
 class TreeDumpLayout(Structure):
-    _fields_ = [("dump", DumpLayout), ("policy", c_char_p), ("sequences", c_size_t),
+    _init = "mdsd_tree_dump_layout_init"
+    _fields_ = [("size", c_size_t), ("dump", DumpLayout), ("policy", c_char_p), ("sequences", c_size_t),
                 ("depth", c_size_t), ("widths", POINTER(c_size_t)), ("scheme", c_char_p),
                 ("drafter", c_char_p), ("temperature", c_double), ("live_verifier", c_char_p)]
 
@@ -183,31 +194,34 @@ _sig("mdsd_sampler_draw_drafts", None, c_void_p, c_void_p, P)
 _sig("mdsd_sampler_free", None, c_void_p)
 _sig("mdsd_alpha_method_name", c_char_p, c_int)
 _sig("mdsd_alpha_method_parse", c_int, c_char_p, POINTER(c_int), E)
+_sig("mdsd_alpha_opts_init", None, POINTER(AlphaOpts), c_size_t)
 _sig("mdsd_alpha", c_int, P, POINTER(Scheme), c_int, POINTER(AlphaOpts), POINTER(AlphaResult),
      P, E)
 _sig("mdsd_lp_export", c_int, P, POINTER(Scheme), c_int, c_char_p, E)
 _sig("mdsd_verifier_name", c_char_p, c_int)
 _sig("mdsd_verifier_parse", c_int, c_char_p, POINTER(c_int), E)
 _sig("mdsd_verifier_scheme", c_int, c_int)
+_sig("mdsd_verifier_opts_init", None, POINTER(VerifierOpts), c_size_t)
 _sig("mdsd_verifier_rate", c_int, c_int, P, POINTER(Scheme), POINTER(VerifierOpts),
      POINTER(c_double), P, E)
 _sig("mdsd_verifier_new", c_void_p, c_int, P, POINTER(Scheme), POINTER(VerifierOpts), E)
 _sig("mdsd_verify", c_int32, c_void_p, P, c_void_p, POINTER(c_int), E)
 _sig("mdsd_verifier_free", None, c_void_p)
+_sig("mdsd_montecarlo_opts_init", None, POINTER(MonteCarloOpts), c_size_t)
 _sig("mdsd_montecarlo", c_int, c_void_p, POINTER(MonteCarloOpts), POINTER(MonteCarloResult), P,
      P, E)
-_sig("mdsd_batch_eval_opts_init", None, POINTER(BatchEvalOpts))
+_sig("mdsd_batch_eval_opts_init", None, POINTER(BatchEvalOpts), c_size_t)
 _sig("mdsd_batch_eval", c_int, P, P, c_size_t, c_size_t, POINTER(BatchEvalOpts), P, P, P, P, E)
 _sig("mdsd_batch_eval_double", c_int, P, P, c_size_t, c_size_t, POINTER(BatchEvalOpts), P, P, P,
      P, E)
-_sig("mdsd_table_opts_init", None, POINTER(TableOpts))
+_sig("mdsd_table_opts_init", None, POINTER(TableOpts), c_size_t)
 _sig("mdsd_table_run", c_int, POINTER(TableOpts), E)
 _sig("mdsd_table_run_recorded", c_int, POINTER(TableOpts), c_char_p, c_size_t, POINTER(c_char_p), E)
-_sig("mdsd_block_job_opts_init", None, POINTER(BlockJobOpts))
+_sig("mdsd_block_job_opts_init", None, POINTER(BlockJobOpts), c_size_t)
 _sig("mdsd_block_run", c_int, POINTER(BlockJobOpts), E)
 _sig("mdsd_block_run_recorded", c_int, POINTER(BlockJobOpts), c_char_p, c_size_t,
      POINTER(c_char_p), E)
-_sig("mdsd_block_markov_opts_init", None, POINTER(BlockMarkovOpts))
+_sig("mdsd_block_markov_opts_init", None, POINTER(BlockMarkovOpts), c_size_t)
 _sig("mdsd_block_markov", c_int, POINTER(BlockMarkovOpts), POINTER(BlockMarkovResult), E)
 _sig("mdsd_merge", c_int, POINTER(c_char_p), c_size_t, c_char_p, c_char_p, c_char_p, E)
 _sig("mdsd_dump_reader_open", c_void_p, c_char_p, E)
@@ -219,15 +233,22 @@ _sig("mdsd_dump_reader_rows", c_int, c_void_p, c_size_t, c_size_t, P, P, P, E)
 _sig("mdsd_dump_reader_validate", c_int, c_void_p, E)
 _sig("mdsd_dump_reader_free", None, c_void_p)
 _sig("mdsd_dump_validate_file", c_int, c_char_p, E)
-_sig("mdsd_dump_layout_init", None, POINTER(DumpLayout))
+_sig("mdsd_dump_layout_init", None, POINTER(DumpLayout), c_size_t)
 _sig("mdsd_dump_writer_new", c_void_p, c_char_p, POINTER(DumpLayout), E)
 _sig("mdsd_dump_writer_write", c_int, c_void_p, c_size_t, P, P, P, P, P, E)
 _sig("mdsd_dump_writer_finish", c_int, c_void_p, E)
 _sig("mdsd_dump_writer_free", None, c_void_p)
-_sig("mdsd_tree_dump_layout_init", None, POINTER(TreeDumpLayout))
+_sig("mdsd_tree_dump_layout_init", None, POINTER(TreeDumpLayout), c_size_t)
 _sig("mdsd_tree_dump_writer_new", c_void_p, c_char_p, POINTER(TreeDumpLayout), E)
 _sig("mdsd_tree_dump_writer_slots", c_size_t, c_void_p)
 _sig("mdsd_tree_dump_writer_write", c_int, c_void_p, c_size_t, P, P, P, P, P, P, c_int32, c_int32,
      c_int32, E)
 _sig("mdsd_tree_dump_writer_finish", c_int, c_void_p, E)
 _sig("mdsd_tree_dump_writer_free", None, c_void_p)
+
+
+def init(cls):
+    """A new options struct of ctypes class cls with its C defaults and its size set."""
+    o = cls()
+    getattr(lib, cls._init)(ctypes.byref(o), ctypes.sizeof(o))
+    return o

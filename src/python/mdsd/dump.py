@@ -114,8 +114,7 @@ def _layout(path, V, draft_names, dtype, draft_models, target_model, target_voca
             neg_inf=None):
     """The mdsd_dump_layout of DumpWriter and TreeDumpWriter, and the ctypes arrays it
     points into (keep them alive as long as the layout)."""
-    lay = _lib.DumpLayout()
-    lib.mdsd_dump_layout_init(ctypes.byref(lay))
+    lay = _lib.init(_lib.DumpLayout)
     names = _strings(draft_names)
     models = _strings(draft_models) if draft_models is not None else None
     extra = dict(attrs or {})

@@ -58,8 +58,7 @@ class TreeDumpWriter(_NativeWriter):
             raise MdsdError(1, f"{self.path}: policy '{policy}' is neither seq nor tree")
         T = float(temperature)
         gt = T if generation_temperature is None else generation_temperature
-        lay = _lib.TreeDumpLayout()
-        lib.mdsd_tree_dump_layout_init(ctypes.byref(lay))
+        lay = _lib.init(_lib.TreeDumpLayout)
         lay.dump, self._keep = _layout(self.path, self.V, draft_names, dtype, draft_models,
                                        target_model, target_vocab_size, chunk_rows, gzip,
                                        creator, dataset, tokenizer, gt, attrs)
