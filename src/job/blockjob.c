@@ -157,11 +157,18 @@ static int checkpoint_open(mdsd_block_job *j, checkpoint *ck, mdsd_err *err)
     return rc;
 }
 
+/* The terminal's bar and the caller's callback (mdsd_block_job_opts.on_progress). */
+typedef struct {
+    mdsd_progress bar;
+    const mdsd_block_job_opts *opts;
+} progress_sink;
+
 static void progress_tick(size_t done, size_t total, void *ctx)
 {
-    (void)total;
-    mdsd_progress *pr = ctx;
-    mdsd_progress_add(pr, done - pr->done);
+    progress_sink *sink = ctx;
+    mdsd_progress_add(&sink->bar, done - sink->bar.done);
+    if (sink->opts->on_progress)
+        sink->opts->on_progress(done, total, sink->opts->progress_ctx);
 }
 
 /* mdsd merge: every shard's samples of dump i, in shard order. */
@@ -215,14 +222,14 @@ static int evaluate(mdsd_block_job *j, size_t i, mdsd_tree_dump *t, const mdsd_b
     mdsd_verifier_opts vo;
     mdsd_verifier_opts_init(&vo);
     vo.is_top = o->is_top;
-    mdsd_progress pr;
+    progress_sink sink = {.opts = o};
     char label[96];
     snprintf(label, sizeof label, "mdsd block %zu/%zu", i + 1, o->n_dumps);
-    mdsd_progress_start(&pr, label, t->n_trees);
+    mdsd_progress_start(&sink.bar, label, t->n_trees);
     if (!j->progress)
-        pr.enabled = false;
-    int rc = mdsd_tree_dump_eval(t, cases, nc, &vo, o->threads, progress_tick, &pr, res, err);
-    mdsd_progress_finish(&pr);
+        sink.bar.enabled = false;
+    int rc = mdsd_tree_dump_eval(t, cases, nc, &vo, o->threads, progress_tick, &sink, res, err);
+    mdsd_progress_finish(&sink.bar);
     if (rc == MDSD_OK && ck->partial)
         rc = mdsd_block_partial_append(ck->partial, i, cases, res, nc, err);
     if (rc == MDSD_OK)

@@ -235,6 +235,34 @@ class Bars(unittest.TestCase):
         self.assertEqual(self.stderr_of(lambda: mdsd.evaluate(
             t, d, samples=np.repeat(np.arange(10), 100), pandas=False, progress=False)), "")
 
+    def test_block_progress_counts_each_dumps_trees(self):
+        work = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, work)
+        dumps = [os.path.join(work, f"t{k}.h5") for k in range(2)]
+        for path in dumps:
+            shutil.copyfile(TREES, path)
+        seen = []
+        out = os.path.join(work, "b.csv")
+        mdsd.block(dumps, out, verifiers=("rrs",), depths=(1,), threads=1, pandas=False,
+                   progress=lambda done, total: seen.append((done, total)))
+        totals = sorted({total for _, total in seen})
+        self.assertEqual(len(totals), 1, seen[:5])  # two copies: the same number of trees
+        trees = totals[0]
+        self.assertGreater(trees, 1)
+        ends = [i for i, (done, total) in enumerate(seen) if done == total]
+        self.assertEqual(len(ends), 2, "each dump reports up to its trees once")
+        self.assertTrue(all(a[0] <= b[0] for a, b in zip(seen[:ends[0]], seen[1:ends[0] + 1])))
+        self.assertLess(seen[ends[0] + 1][0], trees, "the second dump starts again")
+        try:
+            import tqdm  # noqa: F401
+        except ImportError:
+            return
+        os.remove(out)
+        shown = self.stderr_of(lambda: mdsd.block(dumps, out, verifiers=("rrs",), depths=(1,),
+                                                  threads=1, pandas=False))
+        self.assertIn("mdsd.block", shown)
+        self.assertIn(f"/{trees}", shown)
+
     def test_without_tqdm_no_bar_and_progress_true_says_what_to_install(self):
         saved = {k: sys.modules.get(k) for k in ("tqdm", "tqdm.auto")}
         sys.modules["tqdm"] = sys.modules["tqdm.auto"] = None  # import tqdm fails

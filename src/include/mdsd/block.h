@@ -32,6 +32,11 @@ typedef struct {
     const char *latex;         /* ... and in LaTeX; NULL = none */
     int resume;                /* continue from OUTPUT.partial */
     int discard_partial;       /* delete OUTPUT.partial and start over */
+    /* Called as trees finish (in the calling thread): trees done and trees in all of the
+     * dump being evaluated, each dump starting again from 0 (a dump resumed from
+     * OUTPUT.partial reports nothing); NULL = none. */
+    void (*on_progress)(uint64_t done, uint64_t total, void *ctx);
+    void *progress_ctx;
 } mdsd_block_job_opts;
 
 /* Writes the defaults and size. */

@@ -862,7 +862,7 @@ def _block_markov(markov, verifier, sequences, depth, tree, scheme, trials, simu
 def block(dumps=None, output=None, verifiers=None, sequences=None, depths=None, costs=None,
           is_top=0, threads=0, markdown=None, latex=None, resume=False, discard_partial=False,
           pandas=None, markov=None, verifier=None, tree=None, scheme=None, trials=0,
-          simulate=False, seed=1, optimal=False, force=False):
+          simulate=False, seed=1, optimal=False, force=False, progress=None):
     """Block efficiency E[tau] (expected tokens per target call), as `mdsd block`.
 
     Tree dumps: mdsd.block(DUMPS, OUTPUT, ...) runs the job over tree dumps - E[tau] per
@@ -870,6 +870,9 @@ def block(dumps=None, output=None, verifiers=None, sequences=None, depths=None, 
     optionally Markdown and LaTeX tables, and returns it as a tidy table
     (mdsd.read_table). verifiers, sequences, depths, costs: lists (or the CLI's "a,b"
     text); None = the CLI's defaults. Resumable from OUTPUT.partial (resume=True).
+    progress: as mdsd.table's, counting the trees of the dump being evaluated (each dump
+    starts again from 0); Ctrl-C stops the job within a tree, OUTPUT.partial keeping the
+    finished dumps.
 
     A Markov toy pair: mdsd.block(markov=FILE, verifier=V, sequences=K, depths=L) (seq
     policy) or tree=(W1, ..., WL) with scheme= (tree policy), exactly, or from `trials`
@@ -913,9 +916,13 @@ def block(dumps=None, output=None, verifiers=None, sequences=None, depths=None, 
         dumps=dumps, output=output, verifiers=verifiers, sequences=sequences, depths=depths,
         costs=costs, is_top=is_top, threads=threads, markdown=markdown, latex=latex,
         resume=resume, discard_partial=discard_partial))
+    bar = Progress(progress, "mdsd.block", unit="tree")
+    if bar.on:  # from the job's thread; bar.tick() hands it on in this one
+        o.on_progress = _lib.TABLE_PROGRESS(lambda done, total, _ctx: bar.record(done, total))
     err = _lib.Err()
-    _raise(interruptible(lib.mdsd_block_run_recorded, ctypes.byref(o), b"mdsd.block", n_words,
-                         words, ctypes.byref(err)), err)
+    with bar:
+        _raise(interruptible(lib.mdsd_block_run_recorded, ctypes.byref(o), b"mdsd.block",
+                             n_words, words, ctypes.byref(err), tick=bar.tick), err)
     return read_table(output, pandas=pandas)
 
 

@@ -100,6 +100,8 @@ class Progress:
         if self._bar is None:
             self._bar = self._tqdm(total=total, desc=self._what, unit=self._unit,
                                    delay=BAR_DELAY, leave=False, dynamic_ncols=True)
+        elif total != self._bar.total or done < self._bar.n:  # the next unit (block: dump)
+            self._bar.reset(total=total)
         self._bar.update(done - self._bar.n)
 
     def __enter__(self):

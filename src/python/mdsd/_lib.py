@@ -84,7 +84,8 @@ class BlockJobOpts(Structure):
                 ("sequences", c_char_p), ("depths", c_char_p), ("costs", c_char_p),
                 ("is_top", c_size_t), ("threads", c_int), ("output", c_char_p),
                 ("markdown", c_char_p), ("latex", c_char_p), ("resume", c_int),
-                ("discard_partial", c_int)]
+                ("discard_partial", c_int), ("on_progress", TABLE_PROGRESS),
+                ("progress_ctx", c_void_p)]
 
 
 class BlockMarkovOpts(Structure):
