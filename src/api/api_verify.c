@@ -15,7 +15,7 @@
 
 static int check_kind(mdsd_verifier_kind kind, mdsd_err *err)
 {
-    if ((unsigned)kind >= MDSD_VERIFIER_COUNT)
+    if ((unsigned)kind >= MDSD_VERIFIER_KINDS) /* the audit variants' kinds too (registry.h) */
         return mdsd_fail(err, MDSD_EINVAL, "unknown verifier kind %d", (int)kind);
     return MDSD_OK;
 }
