@@ -108,7 +108,11 @@ static int run_route(const mdsd_block_markov_opts *o, const mdsd_markov *m,
                          mdsd_registry_join(MDSD_NAME_BLOCK_OPTIMUM, -1, ", ", opts, sizeof opts));
     }
     const mdsd_blockv_ops *bv = mdsd_blockv(bkind);
-    out->verifier = bv || opt_token || tiebreak || opt_block ? vn : mdsd_verifier_name(kind);
+    /* the registry's copy of the name, not the caller's string (which may not outlive the
+     * result) */
+    out->verifier = optimum ? optimum->name
+                    : bv    ? mdsd_blockv_name(bkind)
+                            : mdsd_verifier_name(kind);
     if (live && (bv || opt_token || tiebreak || opt_block))
         return mdsd_fail(err, MDSD_EUNSUPPORTED, "--live: token-level verifiers only, not %s", vn);
     int rc = live ? mdsd_block_live_exact(m, pol, kind, *live, bo, &out->live, NULL, err) : MDSD_OK;

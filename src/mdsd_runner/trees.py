@@ -199,7 +199,7 @@ def run_trees(args, tokenizer, target, drafts, prompts, encoded_config, backend,
         from .live import live_verifiers
         verifiers = live_verifiers()
         if live not in verifiers:
-            raise RunnerError(f"--tree-live {live}: not a token-level verifier "
+            raise RunnerError(f"--tree-live {live}: not a token-level verifier for use "
                               f"({', '.join(verifiers)})")
     if live and (args.tree_contexts is not None or args.tree_stride is not None):
         raise RunnerError("--tree-contexts and --tree-stride place trees at fixed positions; "
