@@ -61,7 +61,7 @@ Test(accept, text_output_and_monte_carlo_only)
     cr_assert_eq(test_run_mdsd("accept --help", 0, &out), 0);
     cr_assert(strstr(out, "JSON keys") && strstr(out, "taus2"), "%s", out);
     /* every verifier the library knows is listed, the audit variants as such */
-    for (int k = 0; k < MDSD_VERIFIER_COUNT; k++) {
+    for (int k = 0; k < MDSD_VERIFIER_KINDS; k++) {
         char word[64];
         snprintf(word, sizeof word, " %s", mdsd_verifier_name(k));
         cr_expect(strstr(out, word), "accept --help does not list %s", word + 1);

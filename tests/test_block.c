@@ -94,7 +94,7 @@ Test(block, law_integrates_to_exact_alpha)
         size_t V = 3 + inst % 3, n = 1 + inst % 3;
         double p[VMAX], q[VMAX];
         toy_pair(r, inst, V, p, q);
-        for (int k = 0; k < MDSD_VERIFIER_COUNT; k++) {
+        for (int k = 0; k < MDSD_VERIFIER_KINDS; k++) {
             mdsd_verifier_kind kind = (mdsd_verifier_kind)k;
             mdsd_scheme s = {mdsd_verifier_scheme(kind), kind == MDSD_VERIFIER_SD ? 1 : n, V, q,
                              NULL};
@@ -155,7 +155,7 @@ Test(block, law_matches_verify_per_tuple)
         double p[VMAX], q[VMAX];
         toy_distribution(r, TOY_DIRICHLET, V, p);
         toy_distribution(r, TOY_DIRICHLET, V, q);
-        for (int k = 0; k < MDSD_VERIFIER_COUNT; k++) {
+        for (int k = 0; k < MDSD_VERIFIER_KINDS; k++) {
             mdsd_verifier_kind kind = (mdsd_verifier_kind)k;
             mdsd_scheme s = {mdsd_verifier_scheme(kind), kind == MDSD_VERIFIER_SD ? 1 : n, V, q,
                              NULL};

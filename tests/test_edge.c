@@ -89,7 +89,7 @@ Test(edge, fast_routes_and_verifiers_on_hard_instances, .timeout = 300)
             cr_assert(fabs(lp.alpha - brute) <= 1e-7, "inst %u %s: lp-reduced %.17g brute %.17g",
                       inst, mdsd_scheme_name(s.kind), lp.alpha, brute);
             checked++;
-            for (int v = 0; v < MDSD_VERIFIER_COUNT; v++) {
+            for (int v = 0; v < MDSD_VERIFIER_KINDS; v++) {
                 mdsd_verifier_kind kind = (mdsd_verifier_kind)v;
                 if (kind == MDSD_VERIFIER_RRS_SKIPDUP || kind == MDSD_VERIFIER_SPECHUB_HUBACCEPT ||
                     kind == MDSD_VERIFIER_RRSW_F32)

@@ -602,7 +602,7 @@ Test(verifier, bad_target_and_oversized_enumeration_are_reported)
     mdsd_verifier_kind k;
     cr_assert_eq(mdsd_verifier_parse("bogus", &k, &err), MDSD_EINVAL);
     cr_assert(strstr(err.msg, "bogus") && strstr(err.msg, "spechub"), "%s", err.msg);
-    for (int i = 0; i < MDSD_VERIFIER_COUNT; i++) {
+    for (int i = 0; i < MDSD_VERIFIER_KINDS; i++) {
         cr_assert_eq(mdsd_verifier_parse(mdsd_verifier_name((mdsd_verifier_kind)i), &k, NULL),
                      MDSD_OK);
         cr_assert_eq((int)k, i);

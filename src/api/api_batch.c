@@ -51,7 +51,7 @@ static int check_opts(const mdsd_batch_eval_opts *o, size_t N, size_t V, const v
                          "hub, cps", (int)o->scheme);
     if (o->n == 0)
         return mdsd_fail(err, MDSD_EINVAL, "batch: n = 0 drafts");
-    if (o->verifier >= (int)MDSD_VERIFIER_COUNT || o->verifier < -1)
+    if (o->verifier >= (int)MDSD_VERIFIER_KINDS || o->verifier < -1)
         return mdsd_fail(err, MDSD_EINVAL, "batch: unknown verifier %d", o->verifier);
     if (o->simulate && o->trials == 0)
         return mdsd_fail(err, MDSD_EINVAL, "batch: simulate needs trials > 0");

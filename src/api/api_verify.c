@@ -17,7 +17,7 @@
 /* The kind, and the options' size (mdsd/common.h; NULL options are the defaults). */
 static int check_kind(mdsd_verifier_kind kind, const mdsd_verifier_opts *opts, mdsd_err *err)
 {
-    if ((unsigned)kind >= MDSD_VERIFIER_COUNT)
+    if ((unsigned)kind >= MDSD_VERIFIER_KINDS) /* the audit variants' kinds too (registry.h) */
         return mdsd_fail(err, MDSD_EINVAL, "unknown verifier kind %d", (int)kind);
     return opts ? mdsd_opts_check(opts->size, sizeof *opts, "mdsd_verifier_opts", NULL, err)
                 : MDSD_OK;

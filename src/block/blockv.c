@@ -21,24 +21,30 @@ const mdsd_blockv_ops *mdsd_blockv(mdsd_blockv_kind kind)
     return (unsigned)kind < MDSD_BLOCKV_COUNT ? table[kind] : NULL;
 }
 
+/* Names are the registry's (class MDSD_NAME_BLOCK_VERIFIER, kind = the enum
+ * value); test_registry.c checks that each ops' name is its entry's. */
 const char *mdsd_blockv_name(mdsd_blockv_kind kind)
 {
-    return (unsigned)kind < MDSD_BLOCKV_COUNT ? table[kind]->name : "?";
+    const mdsd_registry_entry *e = mdsd_registry_kind(MDSD_NAME_BLOCK_VERIFIER, (int)kind);
+    return (unsigned)kind < MDSD_BLOCKV_COUNT && e ? e->name : "?";
 }
 
 int mdsd_blockv_parse(const char *name, mdsd_blockv_kind *kind, mdsd_err *err)
 {
-    for (int k = 0; k < MDSD_BLOCKV_COUNT; k++)
-        if (!strcmp(name, table[k]->name)) {
-            *kind = (mdsd_blockv_kind)k;
-            return MDSD_OK;
-        }
-    return mdsd_fail(err, MDSD_EINVAL, "unknown block verifier '%s' (bv, gbv, traversal)", name);
+    const mdsd_registry_entry *e = mdsd_registry_find(MDSD_NAME_BLOCK_VERIFIER, name);
+    if (e && e->kind < MDSD_BLOCKV_COUNT) {
+        *kind = (mdsd_blockv_kind)e->kind;
+        return MDSD_OK;
+    }
+    char names[128];
+    return mdsd_fail(err, MDSD_EINVAL, "unknown block verifier '%s' (%s)", name,
+                     mdsd_registry_join(MDSD_NAME_BLOCK_VERIFIER, -1, ", ", names, sizeof names));
 }
 
 /* ---- cases of the tree-dump job ------------------------------------------ */
 
-_Static_assert(MDSD_BLOCK_CASE_VERIFIERS == MDSD_VERIFIER_COUNT + MDSD_BLOCKV_COUNT,
+_Static_assert(MDSD_POLICY_SEQ == 0 && MDSD_POLICY_TREE == 1, "the registry's policy kinds");
+_Static_assert(MDSD_BLOCK_CASE_VERIFIERS == MDSD_VERIFIER_KINDS + MDSD_BLOCKV_COUNT,
                "treedump.h counts the block verifiers");
 
 const char *mdsd_block_case_name(const mdsd_block_case *c)
@@ -55,8 +61,11 @@ int mdsd_block_case_parse(const char *name, mdsd_block_case *c, mdsd_err *err)
         return MDSD_OK;
     }
     mdsd_err why;
+    char names[128];
     if (mdsd_verifier_parse(name, &c->v, &why) != MDSD_OK)
-        return mdsd_fail(err, MDSD_EINVAL, "%s; or a block verifier: bv, gbv, traversal", why.msg);
+        return mdsd_fail(err, MDSD_EINVAL, "%s; or a block verifier: %s", why.msg,
+                         mdsd_registry_join(MDSD_NAME_BLOCK_VERIFIER, -1, ", ", names,
+                                            sizeof names));
     c->block = 0;
     return MDSD_OK;
 }

@@ -100,7 +100,9 @@ static int read_policy(mdsd_tree_dump *t, mdsd_err *err)
     int rc = attr_size(t, "tree_depth", 1, MDSD_BLOCK_MAX_DEPTH, &t->pol.depth, err);
     if (rc)
         return rc;
-    if (!strcmp(policy, "seq")) {
+    /* the policy's name and kind are the registry's (mdsd/registry.h) */
+    const mdsd_registry_entry *pe = mdsd_registry_find(MDSD_NAME_POLICY, policy);
+    if (pe && pe->kind == MDSD_POLICY_SEQ) {
         t->pol.kind = MDSD_POLICY_SEQ;
         t->pol.scheme = MDSD_SCHEME_IID;
         /* read, though a seq dump's sequences are always iid: a dump that
@@ -111,7 +113,7 @@ static int read_policy(mdsd_tree_dump *t, mdsd_err *err)
         if ((rc = attr_size(t, "tree_sequences", 1, MDSD_BLOCK_MAX_DRAFTS, &t->pol.sequences, err)))
             return rc;
         t->S = t->pol.sequences;
-    } else if (!strcmp(policy, "tree")) {
+    } else if (pe && pe->kind == MDSD_POLICY_TREE) {
         t->pol.kind = MDSD_POLICY_TREE;
         mdsd_err e;
         if (mdsd_scheme_parse(scheme, &t->pol.scheme, &e))

@@ -74,7 +74,7 @@ typedef struct {
 } mdsd_block_case;
 
 /* Verifiers a case list can name: the token-level ones and the block ones. */
-#define MDSD_BLOCK_CASE_VERIFIERS (MDSD_VERIFIER_COUNT + 3)
+#define MDSD_BLOCK_CASE_VERIFIERS (MDSD_VERIFIER_KINDS + 3)
 
 /* The case's verifier name ("rrs", "bv", ...); parses one into c->v and
  * c->block (MDSD_EINVAL listing the names), leaving c->pol. */

@@ -78,12 +78,14 @@ void mdsd_tree_dump_writer_free(mdsd_tree_dump_writer *w)
 static int layout_policy(mdsd_tree_dump_writer *w, const mdsd_tree_dump_layout *l, mdsd_err *err)
 {
     const char *p = w->path;
-    if (!l->policy || (strcmp(l->policy, "seq") && strcmp(l->policy, "tree")))
+    /* the policy's name and kind are the registry's (mdsd/registry.h) */
+    const mdsd_registry_entry *pe = mdsd_registry_find(MDSD_NAME_POLICY, l->policy);
+    if (!pe)
         return mdsd_fail(err, MDSD_EINVAL, "tree dump '%s': policy '%s' is neither seq nor tree",
                          p, l->policy ? l->policy : "(NULL)");
     w->pol.depth = l->depth;
     mdsd_err e;
-    if (!strcmp(l->policy, "seq")) {
+    if (pe->kind == MDSD_POLICY_SEQ) {
         w->pol.kind = MDSD_POLICY_SEQ;
         w->pol.scheme = MDSD_SCHEME_IID;
         if (l->scheme && strcmp(l->scheme, "iid"))

@@ -55,7 +55,7 @@ typedef struct {
     int (*exact)(mdsd_verifier_kind kind, const double *p, const mdsd_scheme *s,
                  const mdsd_verifier_opts *opts, double *alpha, double *per_draft, mdsd_err *err);
     /* Simulated (Monte Carlo) through mdsd_verifier_alloc_ops. */
-    const mdsd_verifier_ops *verifiers[MDSD_VERIFIER_COUNT];
+    const mdsd_verifier_ops *verifiers[MDSD_VERIFIER_KINDS];
     /* Hu et al.'s generating-function Q(H) and the exact wor Q(H). */
     int (*cps_Q)(const double *q, size_t V, size_t n, const unsigned char *in_H, double *Q,
                  mdsd_err *err);

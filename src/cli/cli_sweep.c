@@ -13,10 +13,27 @@
 
 #include "cli.h"
 
+#include <mdsd/registry.h>
+
 #define SWEEP_MAX 64
 
-static const char *const all_schemes = "iid,wor,greedy,hub,cps";
-static const char *const all_verifiers = "sd,rrs,rrsw,kseq,spechub,greedy,is,otm,ot";
+/* "all": the registry's valid verifiers, or its schemes that one q defines
+ * (multi and custom take more than a sweep gives), comma-separated. */
+static const char *all_names(int verifiers, char *buf, size_t size)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < mdsd_registry_count(); i++) {
+        const mdsd_registry_entry *e = mdsd_registry_at(i);
+        int take = verifiers ? e->cls == MDSD_NAME_VERIFIER && !e->audit
+                             : e->cls == MDSD_NAME_SCHEME && e->kind != MDSD_SCHEME_MULTI &&
+                                   e->kind != MDSD_SCHEME_CUSTOM;
+        int w = take ? snprintf(buf + len, size - len, "%s%s", len ? "," : "", e->name) : 0;
+        if (w > 0 && (size_t)w < size - len)
+            len += (size_t)w;
+    }
+    return buf;
+}
 
 /* The value of option `opt` (short s, long l) if present in argv. */
 static const char *option_value(int argc, char **argv, char s, const char *l, int *count)
@@ -121,7 +138,7 @@ static int parse(const char *cmd, int argc, char **argv, sweep_opts *o)
         {"exact", no_argument, NULL, OPT_EXACT},
         {0, 0, 0, 0}};
     bool accept = !strcmp(cmd, "accept");
-    const char *n_spec = "2", *names = accept ? NULL : all_schemes;
+    const char *n_spec = "2", *names = accept ? NULL : "all";
     bool exact = false;
     int opt;
     optind = 1;
@@ -181,7 +198,8 @@ static int parse(const char *cmd, int argc, char **argv, sweep_opts *o)
                                "scheme by default)");
     if (parse_counts(cmd, n_spec, o))
         return -1;
-    return parse_names(cmd, accept ? "--verifier" : "--scheme", names, accept ? all_verifiers : all_schemes, o);
+    char all[512];
+    return parse_names(cmd, accept ? "--verifier" : "--scheme", names, all_names(accept, all, sizeof all), o);
 }
 
 /* One combination's outcome. */

@@ -10,26 +10,25 @@
 #include <gsl/gsl_randist.h>
 
 #include "dist.h"
+#include "registry.h"
 
-static const char *const scheme_names[MDSD_SCHEME_COUNT] = {
-    "iid", "wor", "greedy", "hub", "cps", "multi", "custom",
-};
-
+/* The names are the registry's (registry.c). */
 const char *mdsd_scheme_name(mdsd_scheme_kind kind)
 {
-    return kind < MDSD_SCHEME_COUNT ? scheme_names[kind] : "?";
+    const mdsd_registry_entry *e = mdsd_registry_kind(MDSD_NAME_SCHEME, (int)kind);
+    return e ? e->name : "?";
 }
 
 mdsd_status mdsd_scheme_parse(const char *name, mdsd_scheme_kind *kind, mdsd_err *err)
 {
-    for (int k = 0; k < MDSD_SCHEME_COUNT; k++)
-        if (strcmp(name, scheme_names[k]) == 0) {
-            *kind = (mdsd_scheme_kind)k;
-            return MDSD_OK;
-        }
-    return mdsd_fail(err, MDSD_EINVAL,
-                     "unknown scheme '%s' (expected iid, wor, greedy, hub, cps, multi or custom)",
-                     name);
+    const mdsd_registry_entry *e = mdsd_registry_find(MDSD_NAME_SCHEME, name);
+    if (e) {
+        *kind = (mdsd_scheme_kind)e->kind;
+        return MDSD_OK;
+    }
+    char names[128];
+    return mdsd_fail(err, MDSD_EINVAL, "unknown scheme '%s' (expected %s)", name,
+                     mdsd_registry_join(MDSD_NAME_SCHEME, -1, " or ", names, sizeof names));
 }
 
 /* ---- checks ------------------------------------------------------------ */

@@ -84,8 +84,7 @@ static int check_route(const mdsd_block_markov_opts *o, bool *bad, mdsd_err *err
         return usage(bad, err, "%s", "-v optimal names no class: give -v optimal-token (the best "
                      "token-level verifier) or -v optimal-block (the best lossless verifier that "
                      "sees the whole draft)");
-    if ((!strcmp(v, "optimal-token") || !strcmp(v, "otm-tiebreak") ||
-         !strcmp(v, "optimal-block")) && o->trials)
+    if (mdsd_registry_find(MDSD_NAME_BLOCK_OPTIMUM, v) && o->trials)
         return usage(bad, err, "-v %s is computed exactly: drop --trials", v);
     if (o->simulate && !o->trials)
         return usage(bad, err, "%s", "--simulate needs --trials T");
@@ -99,20 +98,26 @@ static int run_route(const mdsd_block_markov_opts *o, const mdsd_markov *m,
                      mdsd_block_markov_run *out, mdsd_err *err)
 {
     const char *vn = o->verifier;
-    int opt_token = !strcmp(vn, "optimal-token"), tiebreak = !strcmp(vn, "otm-tiebreak");
-    int opt_block = !strcmp(vn, "optimal-block");
+    const mdsd_registry_entry *optimum = mdsd_registry_find(MDSD_NAME_BLOCK_OPTIMUM, vn);
+    int opt_token = optimum && optimum->kind == MDSD_OPTIMUM_TOKEN;
+    int tiebreak = optimum && optimum->kind == MDSD_OPTIMUM_TIEBREAK;
+    int opt_block = optimum && optimum->kind == MDSD_OPTIMUM_BLOCK;
     mdsd_verifier_kind kind = MDSD_VERIFIER_OTM;
     mdsd_blockv_kind bkind = MDSD_BLOCKV_COUNT;
     mdsd_err e;
-    if (!opt_token && !tiebreak && !opt_block && mdsd_blockv_parse(vn, &bkind, NULL) != MDSD_OK &&
-        mdsd_verifier_parse(vn, &kind, &e) != MDSD_OK) /* e: not err, which the message fills */
-        return mdsd_fail(err, MDSD_EINVAL, "%s; or a block verifier (bv, gbv, traversal), or "
-                         "optimal-token, otm-tiebreak, optimal-block", e.msg);
+    if (!optimum && mdsd_blockv_parse(vn, &bkind, NULL) != MDSD_OK &&
+        mdsd_verifier_parse(vn, &kind, &e) != MDSD_OK) { /* e: not err, which the message fills */
+        char bvs[128], opts[128];
+        return mdsd_fail(err, MDSD_EINVAL, "%s; or a block verifier (%s), or %s", e.msg,
+                         mdsd_registry_join(MDSD_NAME_BLOCK_VERIFIER, -1, ", ", bvs, sizeof bvs),
+                         mdsd_registry_join(MDSD_NAME_BLOCK_OPTIMUM, -1, ", ", opts, sizeof opts));
+    }
     const mdsd_blockv_ops *bv = mdsd_blockv(bkind);
-    /* The library's static name, never the caller's string vn: a result outlives the
-     * options it came from (mdsd_block_markov_result.verifier). */
-    out->verifier = bv ? bv->name : opt_token ? "optimal-token" : tiebreak ? "otm-tiebreak"
-                    : opt_block ? "optimal-block" : mdsd_verifier_name(kind);
+    /* the registry's copy of the name, not the caller's string (which may not outlive the
+     * result) */
+    out->verifier = optimum ? optimum->name
+                    : bv    ? mdsd_blockv_name(bkind)
+                            : mdsd_verifier_name(kind);
     if (live && (bv || opt_token || tiebreak || opt_block))
         return mdsd_fail(err, MDSD_EUNSUPPORTED, "--live: token-level verifiers only, not %s", vn);
     int rc = live ? mdsd_block_live_exact(m, pol, kind, *live, bo, &out->live, NULL, err) : MDSD_OK;

@@ -196,10 +196,11 @@ def run_trees(args, tokenizer, target, drafts, prompts, encoded_config, backend,
     n = args.num_samples if args.num_samples is not None else len(prompts)
     live = getattr(args, "tree_live", None)
     if live:
-        from .live import VERIFIERS
-        if live not in VERIFIERS:
-            raise RunnerError(f"--tree-live {live}: not a token-level verifier "
-                              f"({', '.join(VERIFIERS)})")
+        from .live import live_verifiers
+        verifiers = live_verifiers()
+        if live not in verifiers:
+            raise RunnerError(f"--tree-live {live}: not a token-level verifier for use "
+                              f"({', '.join(verifiers)})")
     if live and (args.tree_contexts is not None or args.tree_stride is not None):
         raise RunnerError("--tree-contexts and --tree-stride place trees at fixed positions; "
                           "--tree-live places them where live decoding starts its blocks: "

@@ -8,7 +8,7 @@
 #include "verify_common.h"
 
 /* The verifiers built in. A kind without an entry is refused. */
-static const mdsd_verifier_ops *const table[MDSD_VERIFIER_COUNT] = {
+static const mdsd_verifier_ops *const table[MDSD_VERIFIER_KINDS] = {
     [MDSD_VERIFIER_SD] = &mdsd_verify_sd_ops,
     [MDSD_VERIFIER_RRS] = &mdsd_verify_rrs_ops,
     [MDSD_VERIFIER_RRSW] = &mdsd_verify_rrsw_ops,
@@ -22,20 +22,6 @@ static const mdsd_verifier_ops *const table[MDSD_VERIFIER_COUNT] = {
     [MDSD_VERIFIER_RRS_SKIPDUP] = &mdsd_verify_rrs_skipdup_ops,
     [MDSD_VERIFIER_SPECHUB_HUBACCEPT] = &mdsd_verify_spechub_hubaccept_ops,
     [MDSD_VERIFIER_RRSW_F32] = &mdsd_verify_rrsw_f32_ops,
-};
-
-/* Names and default schemes live here rather than in the ops so that a
- * kind is nameable even when its file is not built in. */
-static const char *const names[MDSD_VERIFIER_COUNT] = {
-    "sd", "rrs", "rrsw", "kseq", "spechub", "greedy", "is", "otm", "ot",
-    "is-face", "rrs-skipdup", "spechub-hubaccept", "rrsw-f32",
-};
-
-static const mdsd_scheme_kind schemes[MDSD_VERIFIER_COUNT] = {
-    MDSD_SCHEME_IID, MDSD_SCHEME_IID, MDSD_SCHEME_WOR,    MDSD_SCHEME_IID,
-    MDSD_SCHEME_HUB, MDSD_SCHEME_GREEDY, MDSD_SCHEME_IID, MDSD_SCHEME_IID,
-    MDSD_SCHEME_IID, MDSD_SCHEME_IID,    MDSD_SCHEME_IID, MDSD_SCHEME_HUB,
-    MDSD_SCHEME_WOR,
 };
 
 struct mdsd_verifier {
@@ -69,37 +55,42 @@ static mdsd_verifier_opts with_defaults(const mdsd_verifier_opts *opts)
     return o;
 }
 
+/* Names and default schemes are the registry's rather than the ops' so that
+ * a kind is nameable even when its file is not built in. */
 const char *mdsd_verifier_name(mdsd_verifier_kind kind)
 {
-    return kind < MDSD_VERIFIER_COUNT ? names[kind] : "?";
+    const mdsd_registry_entry *e = mdsd_registry_kind(MDSD_NAME_VERIFIER, (int)kind);
+    return e ? e->name : "?";
 }
 
 mdsd_status mdsd_verifier_parse(const char *name, mdsd_verifier_kind *kind, mdsd_err *err)
 {
-    for (int k = 0; k < MDSD_VERIFIER_COUNT; k++)
-        if (strcmp(name, names[k]) == 0) {
-            *kind = (mdsd_verifier_kind)k;
-            return MDSD_OK;
-        }
-    return mdsd_fail(err, MDSD_EINVAL,
-                     "unknown verifier '%s' (expected sd, rrs, rrsw, kseq, spechub, greedy, is, "
-                     "otm or ot; audit variants: is-face, rrs-skipdup, spechub-hubaccept, rrsw-f32)",
-                     name);
+    const mdsd_registry_entry *e = mdsd_registry_find(MDSD_NAME_VERIFIER, name);
+    if (e) {
+        *kind = (mdsd_verifier_kind)e->kind;
+        return MDSD_OK;
+    }
+    char valid[256], audit[256];
+    return mdsd_fail(err, MDSD_EINVAL, "unknown verifier '%s' (expected %s; audit variants: %s)",
+                     name, mdsd_registry_join(MDSD_NAME_VERIFIER, 0, " or ", valid, sizeof valid),
+                     mdsd_registry_join(MDSD_NAME_VERIFIER, 1, ", ", audit, sizeof audit));
 }
 
 mdsd_scheme_kind mdsd_verifier_scheme(mdsd_verifier_kind kind)
 {
-    return kind < MDSD_VERIFIER_COUNT ? schemes[kind] : MDSD_SCHEME_IID;
+    const mdsd_registry_entry *e = mdsd_registry_kind(MDSD_NAME_VERIFIER, (int)kind);
+    return e ? e->scheme : MDSD_SCHEME_IID;
 }
 
 static const mdsd_verifier_ops *lookup(mdsd_verifier_kind kind, mdsd_err *err)
 {
-    if (kind >= MDSD_VERIFIER_COUNT) {
+    if ((unsigned)kind >= MDSD_VERIFIER_KINDS) {
         mdsd_fail(err, MDSD_EINVAL, "unknown verifier %d", (int)kind);
         return NULL;
     }
     if (!table[kind])
-        mdsd_fail(err, MDSD_EUNSUPPORTED, "verifier '%s' is not built into this library", names[kind]);
+        mdsd_fail(err, MDSD_EUNSUPPORTED, "verifier '%s' is not built into this library",
+                  mdsd_verifier_name(kind));
     return table[kind];
 }
 
@@ -210,7 +201,7 @@ mdsd_verifier *mdsd_verifier_alloc_ops(const mdsd_verifier_ops *ops, const doubl
     int rc = mdsd_scheme_check(s, err);
     if (rc == MDSD_OK && ops->check)
         rc = ops->check(s, err);
-    return rc ? NULL : alloc_with(MDSD_VERIFIER_COUNT, ops, p, s, opts, NULL, NULL, err);
+    return rc ? NULL : alloc_with(MDSD_VERIFIER_KINDS, ops, p, s, opts, NULL, NULL, err);
 }
 
 int mdsd_verifier_verify(const mdsd_verifier *v, const int *drafts, gsl_rng *rng,
@@ -227,7 +218,7 @@ int mdsd_verifier_verify(const mdsd_verifier *v, const int *drafts, gsl_rng *rng
 
 static mdsd_verifier_law_fn law_of(const mdsd_verifier *v)
 {
-    switch (v->kind) {
+    switch ((int)v->kind) { /* int: the audit kinds are not members of the public enum */
     case MDSD_VERIFIER_SD: return mdsd_verify_sd_law;
     case MDSD_VERIFIER_RRS: return mdsd_verify_rrs_law;
     case MDSD_VERIFIER_RRSW: return mdsd_verify_rrsw_law;
@@ -300,7 +291,7 @@ int mdsd_verifier_exact_bounds(mdsd_verifier_kind kind, const double *p, const m
     if (!ops->exact)
         return mdsd_fail(err, MDSD_EUNSUPPORTED,
                          "verifier %s has no exact acceptance rate; estimate it by Monte Carlo "
-                         "(--trials)", names[kind]);
+                         "(--trials)", mdsd_verifier_name(kind));
     double *target;
     if ((rc = target_copy(p, s->V, &target, err)))
         return rc;

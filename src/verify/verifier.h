@@ -26,7 +26,9 @@
  * where a closed form or an exact enumeration exists.
  *
  * Each verifier lives in its own verify_<name>.c and exports one
- * mdsd_verifier_ops table (below); verifier.c dispatches through them. */
+ * mdsd_verifier_ops table (below); verifier.c dispatches through them. The
+ * names, default schemes and flags of every kind are the registry's
+ * (registry.c); the ops' own name and scheme equal them (test_registry.c). */
 #ifndef MDSD_VERIFIER_H
 #define MDSD_VERIFIER_H
 
@@ -37,8 +39,11 @@
 #include "err.h"
 #include "scheme.h"
 
-/* mdsd_verifier_kind, mdsd_verifier_opts: the public header. */
+/* mdsd_verifier_kind, mdsd_verifier_opts: the public header; the audit
+ * variants' kinds (MDSD_VERIFIER_IS_FACE .., MDSD_VERIFIER_KINDS) and every
+ * name: the registry. */
 #include <mdsd/verifier.h>
+#include "registry.h"
 
 /* Default guard of the rrsw exact rates: at most this many draw paths
  * enumerated (the literal route: |supp q|^n; the certified one: visits). */
@@ -159,7 +164,7 @@ extern const mdsd_verifier_law_fn mdsd_verify_sd_law, mdsd_verify_rrs_law, mdsd_
     mdsd_verify_otm_law, mdsd_verify_ot_law;
 
 /* A verifier from ops outside the table (experimental or planted-invalid
- * verifiers in tests); kind_of then reports MDSD_VERIFIER_COUNT. */
+ * verifiers in tests); kind_of then reports MDSD_VERIFIER_KINDS. */
 mdsd_verifier *mdsd_verifier_alloc_ops(const mdsd_verifier_ops *ops, const double *p,
                                        const mdsd_scheme *s, const mdsd_verifier_opts *opts,
                                        mdsd_err *err);

@@ -117,7 +117,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (rc == MDSD_OK && !(fabs(lp_res.alpha - brute.alpha) <= 1e-7))
         abort();
     gsl_rng *r = mdsd_rng_alloc(data[0] + 256u * data[1]);
-    for (int k = 0; k < MDSD_VERIFIER_COUNT; k++) {
+    for (int k = 0; k < MDSD_VERIFIER_KINDS; k++) {
         mdsd_verifier_kind vk = (mdsd_verifier_kind)k;
         if (audit_variant(vk) || mdsd_verifier_scheme(vk) != kind)
             continue;

@@ -201,6 +201,14 @@ class TreeDumps(unittest.TestCase):
         self.assertEqual(rc, 1, err)
         self.assertIn("--tree-live rrsw on iid drafts", err)
         self.assertFalse(os.path.exists(out + ".bad"))
+        # names the registry does not give to live decoding (mdsd.LIVE_VERIFIERS): a block
+        # verifier, an audit variant
+        for name in ("bv", "is-face"):
+            rc, _, err = run_cli("ngram", "--corpus", self.corpus, "--prompts", self.prompts,
+                                 "-o", out + ".bad", *live, *policy, "--tree-live", name)
+            self.assertNotEqual(rc, 0, err)
+            self.assertIn(f"--tree-live {name}: not a token-level verifier for use (sd, rrs,", err)
+            self.assertFalse(os.path.exists(out + ".bad"))
 
     def test_bad_options(self):
         for extra, msg in ((["--tree-policy", "tree"], "--tree-widths"),

@@ -11,6 +11,7 @@
 #include <mdsd/alpha.h>
 #include <mdsd/lp.h>
 #include <mdsd/verifier.h>
+#include <mdsd/registry.h>
 #include <mdsd/dump.h>
 #include <mdsd/batch.h>
 #include <mdsd/block.h>

@@ -34,13 +34,12 @@ typedef enum {
     MDSD_VERIFIER_IS,
     MDSD_VERIFIER_OTM,
     MDSD_VERIFIER_OT,
-    /* Variants for audits, not for use: is-face searches the optimal face of
-     * Remark 4's stage 1; the other three reproduce behaviours of a peer
-     * implementation that differ from the published algorithms (papers/). */
-    MDSD_VERIFIER_IS_FACE,
-    MDSD_VERIFIER_RRS_SKIPDUP,
-    MDSD_VERIFIER_SPECHUB_HUBACCEPT,
-    MDSD_VERIFIER_RRSW_F32,
+    /* The number of valid verifiers. The audit variants (not for use: is-face
+     * searches the optimal face of Remark 4's stage 1; rrs-skipdup,
+     * spechub-hubaccept, rrsw-f32 reproduce behaviours of a peer
+     * implementation that differ from the published algorithms, papers/) are
+     * not members: their kinds lie past MDSD_VERIFIER_COUNT and come from
+     * their names (mdsd_verifier_parse, mdsd/registry.h). */
     MDSD_VERIFIER_COUNT
 } mdsd_verifier_kind;
 
@@ -55,8 +54,8 @@ typedef struct {
 MDSD_API void mdsd_verifier_opts_init(mdsd_verifier_opts *opts, size_t size);
 #define mdsd_verifier_opts_init(opts) mdsd_verifier_opts_init((opts), sizeof *(opts))
 
-/* "sd", "rrs", "rrsw", "kseq", "spechub", "greedy", "is", "otm", "ot", and the audit
- * variants "is-face", "rrs-skipdup", "spechub-hubaccept", "rrsw-f32". */
+/* The names of mdsd/registry.h (class MDSD_NAME_VERIFIER), audit variants
+ * included; "?" for a kind that is none. */
 MDSD_API const char *mdsd_verifier_name(mdsd_verifier_kind kind);
 MDSD_API mdsd_status mdsd_verifier_parse(const char *name, mdsd_verifier_kind *kind, mdsd_err *err);
 /* The scheme a verifier is designed for (sd: iid with n = 1). */

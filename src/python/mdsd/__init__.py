@@ -27,20 +27,59 @@ from ._calls import Progress, interruptible
 from ._lib import lib
 
 __all__ = ["MdsdError", "MdsdTypeError", "version", "__version__", "Rng", "SCHEMES", "METHODS", "VERIFIERS",
-           "AUDIT_VERIFIERS", "alpha_star",
+           "AUDIT_VERIFIERS", "LIVE_VERIFIERS", "BLOCK_VERIFIERS", "BLOCK_OPTIMA", "POLICIES",
+           "REGISTRY", "RegistryEntry", "alpha_star",
            "alpha_star_result", "verifier_rate", "Verifier", "Sampler", "sample_drafts",
            "monte_carlo", "batch", "table", "block", "merge", "softmax", "DumpReader", "DumpWriter", "validate_dump",
            "TreeDumpWriter",
            "lp_export", "truncate", "evaluate", "read_table", "Table"]
 
-SCHEMES = ("iid", "wor", "greedy", "hub", "cps", "multi", "custom")
 METHODS = ("auto", "lp-full", "lp-reduced", "brute", "sort", "k2", "maxflow")
+
+RegistryEntry = namedtuple("RegistryEntry", "name cls kind description jobs schemes scheme audit "
+                           "exact")
+
+
+def _read_registry():
+    """The library's registry of names (mdsd/registry.h), the one list of verifiers, block
+    verifiers and optima, schemes and policies: cls one of _lib.NAME_CLASSES, jobs a
+    frozenset of _lib.JOBS, schemes the names of the schemes a verifier is defined on."""
+    raw = [lib.mdsd_registry_at(i).contents for i in range(lib.mdsd_registry_count())]
+    scheme_names = {e.kind: e.name.decode() for e in raw if _lib.NAME_CLASSES[e.cls] == "scheme"}
+    out = []
+    for e in raw:
+        cls = _lib.NAME_CLASSES[e.cls]
+        out.append(RegistryEntry(
+            e.name.decode(), cls, e.kind, e.description.decode(),
+            frozenset(j for b, j in enumerate(_lib.JOBS) if e.jobs >> b & 1),
+            tuple(scheme_names[k] for k in sorted(scheme_names) if e.schemes >> k & 1),
+            scheme_names[e.scheme] if cls == "verifier" else None, bool(e.audit), bool(e.exact)))
+    return tuple(out)
+
+
+def _by_kind(cls, keep=lambda e: True):
+    """The names of class cls in kind order (the C enum's index is the position)."""
+    return tuple(e.name for e in sorted(REGISTRY, key=lambda e: e.kind) if e.cls == cls and keep(e))
+
+
+REGISTRY = _read_registry()
+SCHEMES = _by_kind("scheme")
 # The verifiers for use, then the audit variants (papers/FINDINGS.md: they reproduce
-# behaviours that are not valid verifiers); together, in this order, the C enum
-# mdsd_verifier_kind (src/include/mdsd/verifier.h), which the library's index is.
-VERIFIERS = ("sd", "rrs", "rrsw", "kseq", "spechub", "greedy", "is", "otm", "ot")
-AUDIT_VERIFIERS = ("is-face", "rrs-skipdup", "spechub-hubaccept", "rrsw-f32")
+# behaviours that are not valid verifiers); together, in this order, the kinds of
+# mdsd_verifier_kind (the audit ones past MDSD_VERIFIER_COUNT), which the library's index is.
+VERIFIERS = _by_kind("verifier", lambda e: not e.audit)
+AUDIT_VERIFIERS = _by_kind("verifier", lambda e: e.audit)
 _ALL_VERIFIERS = VERIFIERS + AUDIT_VERIFIERS
+# Token-level verifiers of live decoding (the runner's --tree-live), audit variants excepted.
+LIVE_VERIFIERS = _by_kind("verifier", lambda e: "live" in e.jobs and not e.audit)
+BLOCK_VERIFIERS = _by_kind("block-verifier")
+BLOCK_OPTIMA = _by_kind("block-optimum")
+POLICIES = _by_kind("policy")
+# A name's position in these tuples is its C kind (the batch options and mdsd.Verifier pass
+# it), which holds where each class's kinds run 0, 1, ..: checked here, not assumed.
+if any(_ALL_VERIFIERS[e.kind] != e.name for e in REGISTRY if e.cls == "verifier") or \
+        any(SCHEMES[e.kind] != e.name for e in REGISTRY if e.cls == "scheme"):
+    raise ImportError("mdsd: the library's registry does not number its kinds 0, 1, ..")
 _CODES = {1: "EINVAL", 2: "ENOMEM", 3: "ETOOBIG", 4: "EIO", 5: "EFORMAT", 6: "ESOLVER",
           7: "EUNSUPPORTED", 8: "EINTERRUPTED"}
 

@@ -132,6 +132,17 @@ class TreeDumpLayout(Structure):
                 ("drafter", c_char_p), ("temperature", c_double), ("live_verifier", c_char_p)]
 
 
+class RegistryEntry(Structure):  # mdsd/registry.h, mdsd_registry_entry
+    _fields_ = [("name", c_char_p), ("cls", c_int), ("kind", c_int), ("description", c_char_p),
+                ("jobs", ctypes.c_uint), ("schemes", ctypes.c_uint), ("scheme", c_int),
+                ("audit", c_int), ("exact", c_int)]
+
+
+# mdsd_name_class and the MDSD_JOB_* bits of mdsd/registry.h
+NAME_CLASSES = ("verifier", "block-verifier", "block-optimum", "scheme", "policy")
+JOBS = ("table", "markov", "trees", "live")
+
+
 def _candidates():
     env = os.environ.get("MDSD_LIBRARY")
     if env:
@@ -199,6 +210,9 @@ _sig("mdsd_alpha_opts_init", None, POINTER(AlphaOpts), c_size_t)
 _sig("mdsd_alpha", c_int, P, POINTER(Scheme), c_int, POINTER(AlphaOpts), POINTER(AlphaResult),
      P, E)
 _sig("mdsd_lp_export", c_int, P, POINTER(Scheme), c_int, c_char_p, E)
+_sig("mdsd_registry_count", c_size_t)
+_sig("mdsd_registry_at", POINTER(RegistryEntry), c_size_t)
+_sig("mdsd_registry_find", POINTER(RegistryEntry), c_int, c_char_p)
 _sig("mdsd_verifier_name", c_char_p, c_int)
 _sig("mdsd_verifier_parse", c_int, c_char_p, POINTER(c_int), E)
 _sig("mdsd_verifier_scheme", c_int, c_int)

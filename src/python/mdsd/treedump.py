@@ -6,11 +6,9 @@ import ctypes
 
 import numpy as np
 
-from . import _INT_MAX, MdsdError, _cstr, _int_array, _lib, _raise, _uint
+from . import _INT_MAX, POLICIES, MdsdError, _cstr, _int_array, _lib, _raise, _uint
 from ._lib import lib
 from .dump import _NativeWriter, _layout
-
-POLICIES = ("seq", "tree")
 
 
 class TreeDumpWriter(_NativeWriter):
