@@ -3,7 +3,6 @@ validator and the writer that `mdsd`, `mdsd info --validate` and the model runne
 
 import ctypes
 import math
-import os
 
 import numpy as np
 
