@@ -288,7 +288,8 @@ install-files: $(BIN) $(LIB) $(SHLIB)
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' src/api/mdsd.pc.in \
 	  > $(INSTALL_LIB)/pkgconfig/mdsd.pc
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/mdsd
-	install -m 755 src/bin/mdsd-runner $(DESTDIR)$(PREFIX)/bin/mdsd-runner
+	sed -e 's|@PYTHON_SITE@|$(PYTHON_SITE)|' src/bin/mdsd-runner > $(DESTDIR)$(PREFIX)/bin/mdsd-runner
+	chmod 755 $(DESTDIR)$(PREFIX)/bin/mdsd-runner
 	src/cli/mkman.sh $(BIN) $(VERSION) > $(DESTDIR)$(PREFIX)/share/man/man1/mdsd.1
 	install -m 644 src/python/mdsd/*.py $(DESTDIR)$(PYTHON_SITE)/mdsd/
 	printf '"""Written by make install."""\nLIBDIR = "%s"\n' '$(PREFIX)/lib' \
@@ -331,7 +332,7 @@ tree-dump: deps
 NEURAL_DIR ?= data/kjv-neural
 OPENBLAS_DIR := build/openblas
 OPENBLAS_LIB = $(CURDIR)/$(OPENBLAS_DIR)/usr/lib/$(shell gcc -dumpmachine)/openblas-pthread
-TRAIN = OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 LD_LIBRARY_PATH=$(OPENBLAS_LIB) PYTHONPATH=src \
+TRAIN = OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 LD_LIBRARY_PATH=$(OPENBLAS_LIB) PYTHONPATH=src:src/python \
   nice $(RUNNER_PYTHON) -m mdsd_runner.train model --seed 1
 .PHONY: neural-models
 $(OPENBLAS_DIR)/.unpacked:
@@ -512,7 +513,7 @@ FAULT_RUNS ?= 1000
 FAULT_SEED ?= 1
 .PHONY: fault-injection
 fault-injection: deps $(SHLIB)
-	MDSD_LIBRARY=$(CURDIR)/build/release/$(SONAME) PYTHONPATH=src:tests/python \
+	MDSD_LIBRARY=$(CURDIR)/build/release/$(SONAME) PYTHONPATH=src:src/python:tests/python \
 	  $(RUNNER_PYTHON) tests/python/fault_injection.py --runs $(FAULT_RUNS) --seed $(FAULT_SEED) --jobs 2
 
 # The runner's input parsers fuzzed at a larger count than make test's 100
@@ -522,7 +523,7 @@ fault-injection: deps $(SHLIB)
 FUZZ_RUNNER_CASES ?= 5000
 .PHONY: fuzz-runner
 fuzz-runner: deps $(SHLIB)
-	MDSD_LIBRARY=$(CURDIR)/build/release/$(SONAME) PYTHONPATH=src:tests/python \
+	MDSD_LIBRARY=$(CURDIR)/build/release/$(SONAME) PYTHONPATH=src:src/python:tests/python \
 	  $(RUNNER_PYTHON) tests/python/fuzz_runner_inputs.py --cases $(FUZZ_RUNNER_CASES) \
 	  --seed $(FAULT_SEED) --keep build/fuzz-runner
 

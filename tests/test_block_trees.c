@@ -12,7 +12,7 @@
 Test(block_trees, runner_tree_dumps)
 {
     char cmd[512];
-    snprintf(cmd, sizeof cmd, "MDSD_BIN='%s' PYTHONPATH=src:tests/python /usr/bin/python3 -m "
+    snprintf(cmd, sizeof cmd, "MDSD_BIN='%s' PYTHONPATH=src:src/python:tests/python /usr/bin/python3 -m "
              "unittest test_trees 2>&1", test_mdsd_bin());
     FILE *f = popen(cmd, "r");
     cr_assert(f);

@@ -867,7 +867,7 @@ Test(outputs, block_results_carry_provenance, .timeout = 120)
 Test(outputs, runner_import_from_npy_npz_and_safetensors, .timeout = 300)
 {
     char cmd[512], *out;
-    snprintf(cmd, sizeof cmd, "cd %s && MDSD_BIN=%s PYTHONPATH=src:tests/python /usr/bin/python3 -m unittest "
+    snprintf(cmd, sizeof cmd, "cd %s && MDSD_BIN=%s PYTHONPATH=src:src/python:tests/python /usr/bin/python3 -m unittest "
              "test_import 2>&1", getenv("PWD"), test_mdsd_bin());
     FILE *p = popen(cmd, "r");
     cr_assert_not_null(p);

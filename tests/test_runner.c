@@ -12,7 +12,7 @@
 
 #include "testutil.h"
 
-#define PYTHON "PYTHONPATH=src:tests/python /usr/bin/python3"
+#define PYTHON "PYTHONPATH=src:src/python:tests/python /usr/bin/python3"
 
 /* Runs a shell command with stderr merged into stdout; returns its exit status. */
 static int run_shell(const char *cmd, char **output)

@@ -14,8 +14,6 @@ policy estimates live tokens per target call (every token of a call counted, als
 past the end). Tree i of sample s draws from the stream (seed, s, position, 0x7EE) as in
 trees.py; the verifier's randomness from (seed, s, position, 0x11FE)."""
 
-import os
-import sys
 
 import numpy as np
 
@@ -29,13 +27,9 @@ def live_verifiers():
 
 
 def load_mdsd():
-    """The mdsd Python package (src/python beside this package in a source tree)."""
-    try:
-        import mdsd
-        return mdsd
-    except ImportError:
-        pass
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+    """The mdsd Python package, imported as any package is: the wheel and `make install`
+    put it on the path, src/bin/mdsd-runner adds src/python in a source tree (no path
+    set up here)."""
     try:
         import mdsd
     except ImportError as e:

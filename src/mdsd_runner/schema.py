@@ -9,24 +9,16 @@ here through h5py; a file that passes mdsd's checks but lacks such metadata is r
 by mdsd and reported here as not conforming."""
 
 import datetime
-import os
-import sys
 
 import h5py
 import numpy as np
 
 try:
-    import mdsd
-except ImportError:
-    # The source tree (src/python beside src/mdsd_runner), or an installed tree
-    # (PREFIX/lib/mdsd/python/mdsd_runner beside PREFIX/lib/python3/dist-packages/mdsd).
-    _here = os.path.dirname(os.path.abspath(__file__))
-    for _dir in (os.path.join(_here, "..", "python"),
-                 os.path.join(_here, "..", "..", "..", "python3", "dist-packages")):
-        if os.path.exists(os.path.join(_dir, "mdsd", "__init__.py")):
-            sys.path.insert(0, os.path.abspath(_dir))
-            break
-    import mdsd
+    import mdsd  # on the path as any package: the wheel, make install, src/bin/mdsd-runner
+except ImportError as e:
+    raise ImportError(f"the mdsd Python package is not importable ({e}): run the runner as "
+                      "src/bin/mdsd-runner or the installed mdsd-runner, install the wheel "
+                      "(pip install .), or add src/python to PYTHONPATH") from None
 
 STRING_ATTRS = ("creator", "created", "dataset", "tokenizer")
 

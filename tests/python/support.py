@@ -1,5 +1,5 @@
 """Paths and the command-line runner shared by the Python tests (run from the repository
-root by tests/test_runner.c: `PYTHONPATH=src:tests/python /usr/bin/python3 -m unittest`)."""
+root by tests/test_runner.c: `PYTHONPATH=src:src/python:tests/python /usr/bin/python3 -m unittest`)."""
 
 import os
 import subprocess
@@ -7,6 +7,7 @@ import sys
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "src"))
+sys.path.insert(0, os.path.join(ROOT, "src", "python"))  # the mdsd package the runner imports
 RUNNER = os.path.join(ROOT, "src", "bin", "mdsd-runner")
 
 
