@@ -69,12 +69,17 @@ class Wrapper(unittest.TestCase):
         `make install` uses), from any working directory."""
         prefix = os.path.join(self.tmp.name, "prefix")
         os.makedirs(os.path.join(prefix, "bin"))
-        shutil.copy2(RUNNER, os.path.join(prefix, "bin", "mdsd-runner"))
+        site = os.path.join(prefix, "lib", "python3", "dist-packages")
+        # as make install writes it: the mdsd package's site directory filled in
+        with open(RUNNER) as f:
+            wrapper = f.read().replace("@PYTHON_SITE@", site)
+        with open(os.path.join(prefix, "bin", "mdsd-runner"), "w") as f:
+            f.write(wrapper)
+        os.chmod(os.path.join(prefix, "bin", "mdsd-runner"), 0o755)
         shutil.copytree(os.path.join(ROOT, "src", "mdsd_runner"),
                         os.path.join(prefix, "lib", "mdsd", "python", "mdsd_runner"))
         # the validator is libmdsd's, through the mdsd package (MDSD_LIBRARY names the library)
-        shutil.copytree(os.path.join(ROOT, "src", "python", "mdsd"),
-                        os.path.join(prefix, "lib", "python3", "dist-packages", "mdsd"))
+        shutil.copytree(os.path.join(ROOT, "src", "python", "mdsd"), os.path.join(site, "mdsd"))
         env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
         proc = subprocess.run([os.path.join(prefix, "bin", "mdsd-runner"), "validate",
                                os.path.join(ROOT, "data", "kjv-ngram.h5")], cwd=self.tmp.name,
