@@ -818,7 +818,8 @@ Test(outputs, analysis_block_recipe_writes_its_tables_and_figures, .timeout = 30
     char doc[256];
     snprintf(doc, sizeof doc, "%s/doc-block.tex", dir);
     f = fopen(doc, "w");
-    fprintf(f, "\\documentclass{article}\n\\usepackage{booktabs}\n\\begin{document}\n"
+    fprintf(f, "\\documentclass{article}\n\\usepackage{" MDSD_REPORT_LATEX_PACKAGES "}\n"
+               "\\begin{document}\n"
                "\\input{out-block/block.tex}\n\\end{document}\n");
     fclose(f);
     cr_expect_eq(compile_latex("doc-block"), 0, "block.tex does not compile");

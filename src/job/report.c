@@ -554,7 +554,7 @@ static void render(FILE *out, const mdsd_report_row *rows, size_t count, style s
         fputs("\\documentclass{article}\n\\usepackage{" MDSD_REPORT_LATEX_PACKAGES "}\n"
               "\\begin{document}\n\n", out);
     else if (st == STYLE_LATEX)
-        fputs("% needs \\usepackage{" MDSD_REPORT_LATEX_PACKAGES "}\n", out);
+        mdsd_report_latex_preamble(out);
     bool per_setting = ss->layout & MDSD_REPORT_PER_SETTING;
     /* one setting: the combined table would repeat the per-setting one */
     bool combined = (ss->layout & MDSD_REPORT_COMBINED) && (!per_setting || setting_count(rows, count) > 1);
@@ -566,6 +566,24 @@ static void render(FILE *out, const mdsd_report_row *rows, size_t count, style s
         render_combined(&R);
     if (st == STYLE_LATEX && ss->standalone)
         fputs("\\end{document}\n", out);
+}
+
+void mdsd_report_latex_preamble(FILE *out)
+{
+    fputs("% needs \\usepackage{" MDSD_REPORT_LATEX_PACKAGES "}\n", out);
+}
+
+void mdsd_report_latex_table_open(FILE *out, const char *caption, const char *label_prefix,
+                                  const char *label_suffix, const char *spec)
+{
+    fprintf(out, "\\begin{table}[t]\n\\centering\n\\caption{%s}\n", caption);
+    latex_label(out, label_prefix, label_suffix);
+    fprintf(out, "%s\\begin{tabular}{%s}\n\\toprule\n", fit_open, spec);
+}
+
+void mdsd_report_latex_table_close(FILE *out)
+{
+    fprintf(out, "\\bottomrule\n\\end{tabular}%s\\end{table}\n", fit_close);
 }
 
 void mdsd_report_render_markdown(FILE *out, const mdsd_report_row *rows, size_t count,

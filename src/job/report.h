@@ -113,6 +113,16 @@ void mdsd_report_latex(FILE *out, const mdsd_report_row *rows, size_t count);
 /* s as LaTeX text: \ { } $ & # ^ _ ~ % escaped; bytes >= 0x80 passed on (UTF-8). */
 void mdsd_report_latex_escape(FILE *out, const char *s);
 
+/* The pieces of the renderers' LaTeX float, for other jobs' tables (the block job's) so
+ * that every table the toolkit writes has one look: "% needs \usepackage{...}",
+ * "\begin{table}[t]\n\centering\n\caption{CAPTION}\n\label{PREFIX SUFFIX}\n" (the caption
+ * written as given: LaTeX already), the shrink-to-fit box around "\begin{tabular}{SPEC}\n
+ * \toprule\n", and "\bottomrule\n\end{tabular}" with the box and float closed. */
+void mdsd_report_latex_preamble(FILE *out);
+void mdsd_report_latex_table_open(FILE *out, const char *caption, const char *label_prefix,
+                                  const char *label_suffix, const char *spec);
+void mdsd_report_latex_table_close(FILE *out);
+
 /* ---- paired differences (mdsd report --paired) ----
  * From the per-position CSV of `mdsd table --per-position` (columns dump,
  * temperature, sample, then one value column per alpha* and verifier): for
