@@ -66,6 +66,8 @@ static const char usage_text[] =
     "A column the figure holds fixed (dump and n for vs-temperature, dump and T\n"
     "for vs-drafts, all three for per-draft, dump and n for gap) that has several\n"
     "values and no option takes the first value in the file, with a note.\n"
+    "Error bars and bands are 95% confidence intervals (1.96 s.e.), as the key's\n"
+    "title says.\n"
     "The figure's provenance (command, source CSV and that CSV's own provenance)\n"
     "goes to FILE.provenance.json beside it.\n";
 
