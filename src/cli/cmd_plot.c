@@ -51,6 +51,10 @@ static const char usage_text[] =
     "      --scheme LIST     comma-separated schemes to draw (default all)\n"
     "      --method LIST     comma-separated methods to draw (default all)\n"
     "      --title TEXT      figure title (default: the fixed dump / n / T)\n"
+    "      --label OLD=NEW   show the CSV's name OLD (a dump, dump:drafter, method,\n"
+    "                        verifier or scheme; it ends at the first '=') as NEW\n"
+    "                        in the legend and title (repeatable; recorded in the\n"
+    "                        provenance; OLD must be in the figure)\n"
     "      --size PRESET     screen (default: 900x600 px, 6x4 in), column (one\n"
     "                        column of a two-column paper, 3.4x2.6 in) or full\n"
     "                        (full text width, 7x3 in)\n"
@@ -72,7 +76,9 @@ static const char usage_text[] =
     "goes to FILE.provenance.json beside it.\n";
 
 enum { OPT_DUMP = CLI_OPT_COMMAND, OPT_N, OPT_TEMP, OPT_SCHEME, OPT_METHOD, OPT_TITLE, OPT_TERM, OPT_SCRIPTS,
-       OPT_SIZE, OPT_LEGEND, OPT_DUMPS };
+       OPT_SIZE, OPT_LEGEND, OPT_DUMPS, OPT_LABEL };
+
+#define MAX_LABELS 64
 
 enum { X_TEMPERATURE, X_N, X_DRAFT };
 enum { FIX_DUMP = 1, FIX_T = 2, FIX_N = 4 };
@@ -105,6 +111,9 @@ typedef struct {
     const char *csv, *kind, *output, *dump, *scheme, *method, *title, *terminal, *scripts;
     const char *size, *legend;
     bool overlay;       /* --dump LIST or all: several dumps in one figure */
+    const char *labels[MAX_LABELS]; /* --label OLD=NEW, as given */
+    size_t n_labels;
+    bool usage;         /* the error is a usage error (exit 2) */
     double temperature;
     long n;
 } plot_opts;
@@ -327,6 +336,38 @@ static int cmp_point(const void *a, const void *b)
     return (x->x > y->x) - (x->x < y->x);
 }
 
+/* --label: the legend text of a name of the CSV (a dump, a dump:drafter, a
+ * method or verifier, a scheme or block policy), the name itself when none. */
+static const char *relabel(const plot_opts *o, const char *name)
+{
+    size_t len = strlen(name);
+    for (size_t i = 0; i < o->n_labels; i++)
+        if (!strncmp(o->labels[i], name, len) && o->labels[i][len] == '=')
+            return o->labels[i] + len + 1;
+    return name;
+}
+
+/* Every --label names something the figure shows (a typo is an error, not a
+ * legend left unchanged): a part of a series key, or the title's dump. */
+static int check_labels(plot_opts *o, const series_list *ms, const series_list *bs, mdsd_err *err)
+{
+    for (size_t i = 0; i < o->n_labels; i++) {
+        size_t len = (size_t)(strchr(o->labels[i], '=') - o->labels[i]);
+        bool found = o->dump && strlen(o->dump) == len && !strncmp(o->dump, o->labels[i], len);
+        const series_list *lists[2] = {ms, bs};
+        for (int l = 0; l < 2 && !found; l++)
+            for (size_t k = 0; k < lists[l]->n && !found; k++)
+                for (const char *p = lists[l]->keys[k]; p && !found; p = strchr(p, '\t') ? strchr(p, '\t') + 1 : NULL)
+                    found = strcspn(p, "\t") == len && !strncmp(p, o->labels[i], len);
+        if (!found) {
+            o->usage = true;
+            return mdsd_fail(err, MDSD_EINVAL, "--label '%s': '%.*s' names no dump, drafter, method, scheme "
+                             "or policy of this figure", o->labels[i], (int)len, o->labels[i]);
+        }
+    }
+    return MDSD_OK;
+}
+
 /* The parts of a series key "scheme\tmethod\tdump". */
 static void key_parts(const char *key, char *scheme, char *method, char *dump, size_t size)
 {
@@ -342,16 +383,20 @@ static void key_parts(const char *key, char *scheme, char *method, char *dump, s
  * dash_key (the block speed-up's costs) the dash has a key of its own and
  * only the first cost's series are titled, without it: a key of verifiers +
  * costs entries, not their product. */
-static int write_blocks(FILE *f, const series_list *s, const point *pts, size_t n, int bound, bool dash_key)
+static int write_blocks(FILE *f, const plot_opts *o, const series_list *s, const point *pts, size_t n, int bound,
+                        bool dash_key)
 {
     size_t i = 0;
     char first[512] = "";
     for (size_t k = 0; k < s->n; k++) {
-        char scheme[512], method[512], dump[512], title[1600];
-        key_parts(s->keys[k], scheme, method, dump, sizeof scheme);
+        char raw[3][512], title[1600];
+        key_parts(s->keys[k], raw[0], raw[1], raw[2], sizeof raw[0]);
         if (k == 0)
-            snprintf(first, sizeof first, "%s", dump);
-        if (dash_key && strcmp(dump, first))
+            snprintf(first, sizeof first, "%s", raw[2]);
+        bool later = dash_key && strcmp(raw[2], first);
+        /* the legend shows the --label names, the keys keep the CSV's */
+        const char *scheme = relabel(o, raw[0]), *method = relabel(o, raw[1]), *dump = relabel(o, raw[2]);
+        if (later)
             title[0] = '\0';
         else if (dash_key)
             snprintf(title, sizeof title, "%s (%s)", method, scheme);
@@ -376,7 +421,7 @@ static int write_blocks(FILE *f, const series_list *s, const point *pts, size_t 
 static void default_title(const plot_kind *k, const plot_opts *o, char *buf, size_t size)
 {
     size_t used = (size_t)snprintf(buf, size, "%s", o->overlay && !k->block ? "dumps overlaid (line dash = dump)"
-                                                    : o->dump ? o->dump : "all dumps");
+                                                    : o->dump ? relabel(o, o->dump) : "all dumps");
     if ((k->fixed & FIX_N) && o->n >= 0 && used < size)
         used += (size_t)snprintf(buf + used, size - used, ", n = %ld", o->n);
     if ((k->fixed & FIX_T) && !isnan(o->temperature) && used < size)
@@ -491,8 +536,8 @@ static int draw(const plot_kind *k, const plot_opts *o, const series_list *ms, c
     if (rc)
         return rc;
     FILE *f = fopen(tf->data, "w"), *g = fopen(tf->bounds, "w");
-    int wrc = (!f || !g) ? MDSD_EIO : write_blocks(f, ms, mp, mn, 0, o->overlay && k->block) |
-                                         write_blocks(g, bs, bp, bn, 1, false);
+    int wrc = (!f || !g) ? MDSD_EIO : write_blocks(f, o, ms, mp, mn, 0, o->overlay && k->block) |
+                                         write_blocks(g, o, bs, bp, bn, 1, false);
     if (f && fclose(f))
         wrc = MDSD_EIO;
     if (g && fclose(g))
@@ -556,7 +601,7 @@ static int draw(const plot_kind *k, const plot_opts *o, const series_list *ms, c
      * failure leaves the old figure with its old sidecar */
     mdsd_outfile side;
     mdsd_provenance pv = {.tool = "mdsd plot", .argc = cli_argc(), .argv = cli_argv(), .output = o->output,
-                          .source = o->csv};
+                          .source = o->csv, .n_labels = o->n_labels, .labels = o->labels};
     rc = mdsd_provenance_prepare(&pv, &side, err);
     if (rc == MDSD_OK)
         rc = mdsd_outfile_publish(&side, err);
@@ -580,6 +625,7 @@ static int parse_args(int argc, char **argv, plot_opts *o)
         {"method", required_argument, NULL, OPT_METHOD}, {"title", required_argument, NULL, OPT_TITLE},
         {"terminal", required_argument, NULL, OPT_TERM}, {"scripts", required_argument, NULL, OPT_SCRIPTS},
         {"size", required_argument, NULL, OPT_SIZE},  {"dumps", required_argument, NULL, OPT_DUMPS},  {"legend", required_argument, NULL, OPT_LEGEND},
+        {"label", required_argument, NULL, OPT_LABEL},
         {"help", no_argument, NULL, 'h'},             {0, 0, 0, 0}};
     int opt;
     size_t n;
@@ -602,6 +648,26 @@ static int parse_args(int argc, char **argv, plot_opts *o)
         case OPT_SIZE: o->size = optarg; break;
         case OPT_DUMPS: o->dump = optarg; o->overlay = true; break;
         case OPT_LEGEND: o->legend = optarg; break;
+        case OPT_LABEL: {
+            const char *eq = strchr(optarg, '=');
+            if (!eq || eq == optarg || !eq[1]) { /* OLD ends at the first '=' */
+                cli_usage_error("plot", "--label '%s': expected OLD=NEW, a name of the CSV (dump, "
+                                "drafter, method, scheme) and its legend text, neither empty", optarg);
+                return -1;
+            }
+            if (o->n_labels == MAX_LABELS) {
+                cli_usage_error("plot", "--label: at most %d", MAX_LABELS);
+                return -1;
+            }
+            for (size_t i = 0; i < o->n_labels; i++)
+                if (!strncmp(o->labels[i], optarg, (size_t)(eq - optarg) + 1)) {
+                    cli_usage_error("plot", "--label '%s': '%.*s' is relabelled twice", optarg,
+                                    (int)(eq - optarg), optarg);
+                    return -1;
+                }
+            o->labels[o->n_labels++] = optarg;
+            break;
+        }
         case 'h': fputs(usage_text, stdout); return 1;
         default: cli_usage_error("plot", "unrecognised option"); return -1;
         }
@@ -731,6 +797,8 @@ static int plot(plot_opts *o, const plot_kind *k, mdsd_err *err)
     }
     if (rc == MDSD_OK && !k->block)
         rc = check_duplicate_rows(&c, keep, err);
+    if (rc == MDSD_OK)
+        rc = check_labels(o, &ms, &bs, err);
     if (rc == MDSD_OK && mn + bn == 0)
         rc = mdsd_fail(err, MDSD_EINVAL, "%s: no rows to plot for --kind %s with the chosen dump, n, T, schemes and methods",
                        t->path, k->name);
@@ -807,5 +875,7 @@ int cmd_plot(int argc, char **argv)
         return cli_report("plot", &err);
     mdsd_cleanup_signals("mdsd plot", NULL);
     int rc = plot(&o, k, &err);
+    if (rc && o.usage)
+        return cli_usage_error("plot", "%s", err.msg);
     return rc ? cli_report("plot", &err) : CLI_EXIT_OK;
 }
