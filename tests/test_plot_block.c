@@ -231,3 +231,37 @@ Test(plot, labels_rename_legends_and_titles_and_are_recorded, .timeout = 60)
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     free(test_shell_ok(cmd));
 }
+
+/* A key below a column-wide figure gets the bottom margin its rows need (a fixed 0.25
+ * let the 6-row key of overlaid drafters cover the x label): 4 series and the band
+ * in 2 columns + the interval title = 4 rows, 0.13 + 0.035 x 4 of the height. */
+Test(plot, a_key_below_gets_the_margin_its_rows_need, .timeout = 60)
+{
+    char dir[] = "/tmp/mdsd-plotblock-XXXXXX", path[300];
+    cr_assert(mkdtemp(dir));
+    fake_gnuplot(dir);
+    snprintf(path, sizeof path, "%s/r.csv", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    fputs("dump,temperature,n,scheme,method,alpha,stderr,positions\n"
+          "kjv.h5:kn2,1,2,iid,rrs,0.7,0.01,10\nkjv.h5:kn2,1,2,iid,bound,0.8,0,10\n"
+          "kjv.h5:kn3,1,2,iid,rrs,0.72,0.01,10\nkjv.h5:kn3,1,2,iid,bound,0.82,0,10\n", f);
+    fclose(f);
+    int rc;
+    char *out = plot(dir, "r.csv --kind vs-drafts --dumps all --size column -o c.png", &rc);
+    cr_assert_eq(rc, 0, "%s", out);
+    free(out);
+    snprintf(path, sizeof path, "%s/args", dir);
+    char *args = slurp(path);
+    cr_expect(strstr(args, "maxcols 3 samplen 2; set bmargin at screen 0.270'"), "%s", args);
+    free(args);
+    out = plot(dir, "r.csv --kind vs-drafts --dump kjv.h5:kn2 --method rrs --size column -o d.png", &rc);
+    cr_assert_eq(rc, 0, "%s", out);
+    free(out);
+    args = slurp(path);
+    cr_expect(strstr(args, "set bmargin at screen 0.250'"), "never below 0.25: %s", args);
+    free(args);
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    free(test_shell_ok(cmd));
+}

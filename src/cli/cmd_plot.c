@@ -478,9 +478,29 @@ static char *style_vars(const char *script, const series_list *ms, const series_
     const char *dot = strrchr(o->output, '.');
     bool vector = (o->terminal && !strncmp(o->terminal, "pdf", 3)) ||
                   (!o->terminal && dot && !strcmp(dot, ".pdf"));
+    /* A key below the plot gets the bottom margin its rows need: a fixed one let
+     * the key of overlaid drafters (6 rows) cover the x label and tics. Rows:
+     * the key's title (the interval, styles.gp's ci_key), then the entries (each
+     * series, the alpha* band) in as many columns (at most 3) as a column-wide
+     * figure's width holds of the longest entry (about 100 characters across). */
+    char key[256];
+    const char *spec = plot_legend_spec(o->legend, o->size), *fixed = strstr(spec, "set bmargin at screen ");
+    snprintf(key, sizeof key, "%s", spec);
+    if (fixed) {
+        size_t longest = 0, entries = ms->n + bs->n + (bs->n > 0);
+        const series_list *both[2] = {ms, bs};
+        for (int l = 0; l < 2; l++)
+            for (size_t k = 0; k < both[l]->n; k++)
+                longest = strlen(both[l]->keys[k]) > longest ? strlen(both[l]->keys[k]) : longest;
+        size_t cols = 100 / (longest + 16);
+        cols = cols < 1 ? 1 : cols > 3 ? 3 : cols;
+        size_t rows = 1 + (entries + cols - 1) / cols;
+        double margin = 0.13 + 0.035 * (double)rows;
+        snprintf(key + (fixed - spec), sizeof key - (size_t)(fixed - spec), "set bmargin at screen %.3f",
+                 margin < 0.25 ? 0.25 : margin > 0.5 ? 0.5 : margin);
+    }
     size_t len = (size_t)snprintf(v, cap, "stylefile=%s; overlay=%d; keyspec='%s'; pointscale=%g", q_style,
-                                  o->overlay ? 1 : 0, plot_legend_spec(o->legend, o->size),
-                                  vector ? plot_find_preset(o->size)->pdf_pointscale : 1.0);
+                                  o->overlay ? 1 : 0, key, vector ? plot_find_preset(o->size)->pdf_pointscale : 1.0);
     /* distinct dumps in order of first appearance over both lists */
     const char *dumps[64];
     size_t nd = 0;
