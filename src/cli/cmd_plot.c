@@ -15,7 +15,9 @@
 
 #include "cli.h"
 #include "outfile.h"
+#include "labels.h"
 #include "plot.h"
+#include "report.h"
 #include "provenance.h"
 
 static const char usage_text[] =
@@ -78,7 +80,7 @@ static const char usage_text[] =
 enum { OPT_DUMP = CLI_OPT_COMMAND, OPT_N, OPT_TEMP, OPT_SCHEME, OPT_METHOD, OPT_TITLE, OPT_TERM, OPT_SCRIPTS,
        OPT_SIZE, OPT_LEGEND, OPT_DUMPS, OPT_LABEL };
 
-#define MAX_LABELS 64
+
 
 enum { X_TEMPERATURE, X_N, X_DRAFT };
 enum { FIX_DUMP = 1, FIX_T = 2, FIX_N = 4 };
@@ -111,7 +113,7 @@ typedef struct {
     const char *csv, *kind, *output, *dump, *scheme, *method, *title, *terminal, *scripts;
     const char *size, *legend;
     bool overlay;       /* --dump LIST or all: several dumps in one figure */
-    const char *labels[MAX_LABELS]; /* --label OLD=NEW, as given */
+    const char *labels[CLI_MAX_LABELS]; /* --label OLD=NEW, as given (labels.h) */
     size_t n_labels;
     bool usage;         /* the error is a usage error (exit 2) */
     double temperature;
@@ -340,11 +342,7 @@ static int cmp_point(const void *a, const void *b)
  * method or verifier, a scheme or block policy), the name itself when none. */
 static const char *relabel(const plot_opts *o, const char *name)
 {
-    size_t len = strlen(name);
-    for (size_t i = 0; i < o->n_labels; i++)
-        if (!strncmp(o->labels[i], name, len) && o->labels[i][len] == '=')
-            return o->labels[i] + len + 1;
-    return name;
+    return mdsd_report_relabel(o->labels, o->n_labels, name);
 }
 
 /* Every --label names something the figure shows (a typo is an error, not a
@@ -352,7 +350,7 @@ static const char *relabel(const plot_opts *o, const char *name)
 static int check_labels(plot_opts *o, const series_list *ms, const series_list *bs, mdsd_err *err)
 {
     for (size_t i = 0; i < o->n_labels; i++) {
-        size_t len = (size_t)(strchr(o->labels[i], '=') - o->labels[i]);
+        size_t len = cli_label_old_length(o->labels[i]);
         bool found = o->dump && strlen(o->dump) == len && !strncmp(o->dump, o->labels[i], len);
         const series_list *lists[2] = {ms, bs};
         for (int l = 0; l < 2 && !found; l++)
@@ -668,26 +666,10 @@ static int parse_args(int argc, char **argv, plot_opts *o)
         case OPT_SIZE: o->size = optarg; break;
         case OPT_DUMPS: o->dump = optarg; o->overlay = true; break;
         case OPT_LEGEND: o->legend = optarg; break;
-        case OPT_LABEL: {
-            const char *eq = strchr(optarg, '=');
-            if (!eq || eq == optarg || !eq[1]) { /* OLD ends at the first '=' */
-                cli_usage_error("plot", "--label '%s': expected OLD=NEW, a name of the CSV (dump, "
-                                "drafter, method, scheme) and its legend text, neither empty", optarg);
+        case OPT_LABEL:
+            if (cli_label_add("plot", optarg, o->labels, &o->n_labels))
                 return -1;
-            }
-            if (o->n_labels == MAX_LABELS) {
-                cli_usage_error("plot", "--label: at most %d", MAX_LABELS);
-                return -1;
-            }
-            for (size_t i = 0; i < o->n_labels; i++)
-                if (!strncmp(o->labels[i], optarg, (size_t)(eq - optarg) + 1)) {
-                    cli_usage_error("plot", "--label '%s': '%.*s' is relabelled twice", optarg,
-                                    (int)(eq - optarg), optarg);
-                    return -1;
-                }
-            o->labels[o->n_labels++] = optarg;
             break;
-        }
         case 'h': fputs(usage_text, stdout); return 1;
         default: cli_usage_error("plot", "unrecognised option"); return -1;
         }
