@@ -61,3 +61,12 @@ dump_dt(s) = (s eq "" ? 1 : overlay_dt(int(s)))
 # alpha* is never solid: overlaid, its dash is the one after its dump's (dump 1 dashed,
 # dump 2 dotted, ...); the verifiers of dump d keep overlay_dt(d)
 bound_dump_dt(s) = (s eq "" ? 2 : overlay_dt(int(s) + 1))
+
+# THE interval convention of every figure: error bars and bands are 95% confidence
+# intervals, ±ci_z clustered s.e. (the CSV's s.e. column times ci_z), and the figure says
+# so in its key's title (or, with no key, a label in the corner): `eval ci_key` after
+# `set key`.
+ci_z = 1.96
+ci_note = "bars, bands: 95% CI (±1.96 s.e.)"
+ci_key = "set key title ci_note; if (exists('keyspec') && keyspec eq 'off') " . \
+         "set label 101 ci_note at graph 0.01, graph 0.98 left front"

@@ -1,5 +1,5 @@
 # vs-drafts.gp - acceptance rate alpha against the number of drafts n, one line per
-# (scheme, verifier) with standard-error bars, each scheme's optimal alpha*
+# (scheme, verifier) with 95% CI bars (±ci_z = 1.96 s.e., styles.gp), each scheme's optimal alpha*
 # dashed with open markers and a shaded band of +-1.96 clustered s.e. (a
 # pointwise 95% interval; compare two curves by their paired difference,
 # `mdsd report --paired`, not by overlapping bands) (Hu et al., ICLR 2025,
@@ -24,17 +24,18 @@ set xlabel "number of drafts n"
 set xtics 1
 set ylabel "acceptance rate α"
 set key @keyspec
+eval ci_key
 set grid
 # n is discrete: ticks at the data's counts only, half a step of margin either side
 set autoscale xfix
 set offsets 0.5, 0.5, graph 0.05, graph 0.05
-plot for [i=0:nbounds-1] boundfile index i using 1:($2 - 1.96 * $3):($2 + 1.96 * $3) \
+plot for [i=0:nbounds-1] boundfile index i using 1:($2 - ci_z * $3):($2 + ci_z * $3) \
          with filledcurves fs transparent solid 0.12 noborder \
          lc rgb (word(boundschemes, i+1) eq "iid" || word(boundschemes, i+1) eq "wor" || \
                  word(boundschemes, i+1) eq "greedy" ? "#000000" : "#595959") notitle, \
      keyentry with filledcurves fs transparent solid 0.12 noborder lc rgb "#000000" \
-         title (nbounds > 0 ? "α* ± 1.96 s.e." : ""), \
-     for [i=0:nseries-1] datafile index i using 1:2:3 with yerrorlines \
+         title (nbounds > 0 ? "α* band" : ""), \
+     for [i=0:nseries-1] datafile index i using 1:2:(ci_z * $3) with yerrorlines \
          lt method_lt(word(seriesmethods, i+1)) \
          dt 0+(overlay ? dump_dt(word(seriesdumps, i+1)) : 1) title columnheader(1), \
      for [i=0:nbounds-1] boundfile index i using 1:2 with linespoints \

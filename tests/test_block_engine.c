@@ -376,7 +376,7 @@ Test(block_engine, latex_table_compiles, .timeout = 120)
     char *tex = slurp(path);
     cr_expect(strstr(tex, "vllm & rejection\\_sampler = sd & live & 2.3100 ("), "%s", tex);
     free(tex);
-    snprintf(cmd, sizeof cmd, "cd %s && printf '\\\\documentclass{article}\\\\begin{document}"
+    snprintf(cmd, sizeof cmd, "cd %s && printf '\\\\documentclass{article}\\\\usepackage{booktabs,graphicx}\\\\begin{document}"
              "\\\\input{t.tex}\\\\end{document}\\n' > doc.tex && pdflatex -interaction=nonstopmode "
              "-halt-on-error doc.tex", dir);
     free(test_shell_ok(cmd));

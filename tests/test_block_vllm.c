@@ -148,8 +148,10 @@ Test(block_vllm, tree_dump_columns_match_per_tree_counts)
     char *md = strdup(slurp(path));
     snprintf(path, sizeof path, "%s/b.tex", dir);
     char *tex = strdup(slurp(path));
-    cr_assert(strstr(md, "| mean acceptance length | per-position acceptance rate |"), "%s", md);
-    cr_assert(strstr(tex, "& mean acceptance length & per-position acceptance rate"), "%s", tex);
+    /* the tables name vLLM's terms in their captions: E[tau] is printed once */
+    cr_assert(strstr(md, "vLLM's mean acceptance length") && strstr(md, "| E[tau] (s.e.) | reach |"), "%s", md);
+    cr_assert(strstr(tex, "vLLM's mean acceptance length") && strstr(tex, "& $E[\\tau]$ (s.e.) & $r_L$"),
+              "%s", tex);
     while (fgets(line, sizeof line, f)) {
         mdsd_block_case c = {0, t->pol, 0};
         csv_field(head, line, "verifier", field, sizeof field);
@@ -189,15 +191,18 @@ Test(block_vllm, tree_dump_columns_match_per_tree_counts)
                   accepted);
         csv_field(head, line, "block_efficiency", field, sizeof field);
         cr_assert_eq(mal, strtod(field, NULL));
-        /* the table rows print both, E[tau] to 4 places and the reaches to 3 */
+        /* the table rows print both: Markdown E[tau] (s.e.) to 4 places and every reach
+         * to 3, LaTeX E[tau] (s.e.) to 3 places and the last reach */
         char want[256], reaches[128];
         size_t at = 0;
         for (size_t d = 1; d <= L; d++)
             at += (size_t)snprintf(reaches + at, sizeof reaches - at, d > 1 ? " %.3f" : "%.3f",
                                    reach[d]);
-        snprintf(want, sizeof want, "| %.4f | %s", mal, reaches);
+        csv_field(head, line, "stderr", field, sizeof field);
+        double se = strtod(field, NULL);
+        snprintf(want, sizeof want, "| %.4f (%.4f) | %s |", mal, se, reaches);
         cr_assert(strstr(md, want), "Markdown lacks '%s'", want);
-        snprintf(want, sizeof want, "& %.4f & %s", mal, reaches);
+        snprintf(want, sizeof want, "& %zu & %.3f (%.3f) & %.3f", L, mal, se, reach[L]);
         cr_assert(strstr(tex, want), "LaTeX lacks '%s'", want);
         if (L >= 2)
             cr_assert(fabs(cond[1] - pos[1]) > 1e-3, "conditional and unconditional differ");

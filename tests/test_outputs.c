@@ -770,8 +770,8 @@ Test(outputs, analysis_recipes_write_their_tables_and_figures, .timeout = 300)
 }
 
 /* The block-efficiency recipe on the shipped tree dump: its CSV, tables (the
- * LaTeX compiles) and both figures, in PDF (vector) at the column preset; the
- * figures' data blocks hold the CSV's own E[tau] (checked on one value). */
+ * LaTeX compiles) and its three figures (mdsd plot's), in PDF (vector) at the
+ * column preset. */
 Test(outputs, analysis_block_recipe_writes_its_tables_and_figures, .timeout = 300)
 {
     char cmd[1024];
@@ -783,12 +783,13 @@ Test(outputs, analysis_block_recipe_writes_its_tables_and_figures, .timeout = 30
     snprintf(log, sizeof log, "%s/block.log", dir);
     char *text = slurp(log);
     cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "block: %s", text);
-    /* the speed-up figure draws one series per (verifier, cost): 2 x 2 */
-    cr_expect(strstr(text, "nseries=4; seriesmethods='sd rrs sd rrs '") ||
-              strstr(text, "nseries=4; seriesmethods='sd sd rrs rrs '"), "%s", text);
+    /* the figures are mdsd plot's block kinds (tests/test_plot_block.c checks their data) */
+    cr_expect(strstr(text, "plot out-block/block.csv --kind block-speedup --size column -o "
+                           "out-block/block-speedup.pdf"), "%s", text);
     free(text);
     const char *files[] = {"block.csv", "block.md", "block.tex", "block-vs-depth.pdf", "block-speedup.pdf",
-                           "block-vs-depth.pdf.provenance.json", "block-speedup.pdf.provenance.json"};
+                           "block-reach.pdf", "block-vs-depth.pdf.provenance.json",
+                           "block-speedup.pdf.provenance.json", "block-reach.pdf.provenance.json"};
     for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
         char path[256];
         struct stat sb;
@@ -805,7 +806,7 @@ Test(outputs, analysis_block_recipe_writes_its_tables_and_figures, .timeout = 30
     /* the figure's provenance carries the CSV's */
     snprintf(path, sizeof path, "%s/out-block/block-speedup.pdf.provenance.json", dir);
     char *side = slurp(path);
-    cr_expect(strstr(side, "{\"tool\":\"analysis/block.sh\"") &&
+    cr_expect(strstr(side, "{\"tool\":\"mdsd plot\"") &&
               strstr(side, "\"source_provenance\":{\"tool\":\"mdsd block\""), "%s", side);
     free(side);
     /* no temporary figure left behind */
@@ -818,7 +819,8 @@ Test(outputs, analysis_block_recipe_writes_its_tables_and_figures, .timeout = 30
     char doc[256];
     snprintf(doc, sizeof doc, "%s/doc-block.tex", dir);
     f = fopen(doc, "w");
-    fprintf(f, "\\documentclass{article}\n\\usepackage{booktabs}\n\\begin{document}\n"
+    fprintf(f, "\\documentclass{article}\n\\usepackage{" MDSD_REPORT_LATEX_PACKAGES "}\n"
+               "\\begin{document}\n"
                "\\input{out-block/block.tex}\n\\end{document}\n");
     fclose(f);
     cr_expect_eq(compile_latex("doc-block"), 0, "block.tex does not compile");

@@ -301,3 +301,44 @@ Test(plot, discrete_axes_span_the_data)
     free(out);
     rm_tree(dir);
 }
+
+/* One interval convention for every figure (styles.gp's ci_z, ci_note): each script's
+ * error bars are ci_z = 1.96 s.e. (95% CI), as the alpha* bands are, and each says so
+ * in its key's title, or a corner label with the key off. Shown once to catch a planted
+ * error: gap.gp's bars back at 1:2:3 (+-1 s.e.) fail the first check. */
+Test(plot, one_stated_interval_convention)
+{
+    const char *scripts[] = {"vs-temperature", "vs-drafts", "gap", "block-depth"};
+    for (size_t i = 0; i < sizeof scripts / sizeof *scripts; i++) {
+        char path[256], *text;
+        snprintf(path, sizeof path, "plots/%s.gp", scripts[i]);
+        FILE *f = fopen(path, "r");
+        cr_assert_not_null(f, "%s", path);
+        text = calloc(1, 1 << 16);
+        cr_assert(fread(text, 1, (1 << 16) - 1, f) > 0);
+        fclose(f);
+        cr_expect(strstr(text, "using 1:2:(ci_z * $3) with yerrorlines") && !strstr(text, "2:3 with yerrorlines"),
+                  "%s: error bars not ci_z s.e.", path);
+        cr_expect(strstr(text, "set key @keyspec\neval ci_key\n"), "%s does not state the interval", path);
+        const char *band = strstr(text, "filledcurves");
+        cr_expect(!band || strstr(text, "using 1:($2 - ci_z * $3):($2 + ci_z * $3)"), "%s: band", path);
+        free(text);
+    }
+    char *dir = make_dir(), cmd[4096], *out;
+    snprintf(cmd, sizeof cmd,
+             "cd %s && printf '\"rrs (iid)\"\\n2 0.6 0.01\\n3 0.7 0.01\\n' > d && "
+             "printf '\"alpha* iid\"\\n2 0.7 0\\n' > b && for k in off 'inside right bottom'; do "
+             "gnuplot -e \"datafile='d'; boundfile='b'; nseries=1; nbounds=1; outfile='x.png'; term='pngcairo'; "
+             "plottitle='t'; stylefile='%s/plots/styles.gp'; seriesmethods='rrs'; seriesdumps='1'; "
+             "boundschemes='iid'; bounddumps='1'; overlay=0; keyspec='$k'\" %s/plots/vs-drafts.gp "
+             "-e 'print ci_z; show key; show label'; done 2>&1",
+             dir, getenv("PWD"), getenv("PWD"));
+    cr_assert_eq(test_run_shell(cmd, &out), 0, "%s", out);
+    const char *note = "\"bars, bands: 95% CI (±1.96 s.e.)\"";
+    const char *first = strstr(out, "key title is "), *label = strstr(out, "label 101 ");
+    cr_expect(strstr(out, "1.96\n") && first && !strncmp(first + 13, note, strlen(note)) && label &&
+              !strncmp(label + 10, note, strlen(note)) && strstr(first + 1, "key title is ") &&
+              !strstr(label + 1, "label 101"), "%s", out);
+    free(out);
+    rm_tree(dir);
+}

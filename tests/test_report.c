@@ -289,3 +289,34 @@ Test(report, paired_cli_reproduces_the_gap_column)
     cr_assert(strstr(out, "8 pairs"), "%s", out); /* 2 T x 2 n x 2 pairs */
     free(out);
 }
+
+/* --label OLD=NEW renames the dumps, schemes and methods the tables show (the header's
+ * dump and the rows' names), is recorded in the provenance, and is refused naming
+ * nothing in the table or with --paired. Shown once to catch a planted error: the
+ * dump header printed without the lookup fails the first check. */
+Test(report, labels_rename_the_tables_and_are_recorded)
+{
+    char dir[] = "/tmp/mdsd-report-label-XXXXXX", cmd[4096], *out;
+    cr_assert(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd, "cd %s && printf 'dump,temperature,n,scheme,method,alpha,stderr,gap,gap_stderr,significance,positions,"
+             "samples,exact\\nkjv.h5:kn2,1,2,iid,bound,0.8,0,,,,10,5,1\\nkjv.h5:kn2,1,2,iid,rrs,0.7,0.01,-0.1,"
+             "0.01,,10,5,1\\n' > r.csv && "
+             "%s report r.csv --layout per-setting --label kjv.h5:kn2=KN-2 --label rrs=RRS --label 'iid=i.i.d.' && "
+             "%s report r.csv --latex --layout per-setting --label kjv.h5:kn2=KN_2 -o t.tex && cat t.tex.provenance.json; "
+             "%s report r.csv --label kjv.h5:kn3=x; echo rc=$?; %s report r.csv --label rrs; echo rc=$?",
+             dir, test_mdsd_bin(), test_mdsd_bin(), test_mdsd_bin(), test_mdsd_bin());
+    cr_assert_eq(test_run_shell(cmd, &out), 0, "%s", out);
+    cr_expect(strstr(out, "| scheme | method | KN-2 |\n") && strstr(out, "| i.i.d. | α* | 0.8000") &&
+              strstr(out, "| i.i.d. | RRS | 0.7000") && !strstr(out, "| kjv.h5:kn2 |"), "%s", out);
+    cr_expect(strstr(out, "\"labels\":{\"kjv.h5:kn2\":\"KN_2\"}"), "%s", out);
+    cr_expect(strstr(out, "--label 'kjv.h5:kn3=x': 'kjv.h5:kn3' names no dump, scheme or method of the table") &&
+              strstr(out, "--label 'rrs': expected OLD=NEW") && !strstr(out, "rc=0") && !strstr(out, "rc=1\n"),
+              "%s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "cd %s && grep -c 'KN\\\\_2' t.tex", dir);
+    out = test_shell_ok(cmd);
+    cr_expect_eq(atoi(out), 1, "the LaTeX header escapes the new name: %s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    free(test_shell_ok(cmd));
+}

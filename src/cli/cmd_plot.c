@@ -15,10 +15,13 @@
 
 #include "cli.h"
 #include "outfile.h"
+#include "labels.h"
+#include "plot.h"
+#include "report.h"
 #include "provenance.h"
 
 static const char usage_text[] =
-    "Usage: mdsd plot RESULTS.csv --kind K -o FILE.{png,svg,pdf}\n"
+    "Usage: mdsd plot RESULTS.csv [--kind K] -o FILE.{png,svg,pdf}\n"
     "                 [--dump D] [--n N] [--temperature T] [--scheme LIST]\n"
     "                 [--method LIST] [--title TEXT] [--size PRESET] [--legend WHERE]\n"
     "                 [--terminal TERM] [--scripts DIR]\n"
@@ -33,6 +36,14 @@ static const char usage_text[] =
     "                        per-draft       per-draft acceptance against the draft\n"
     "                                        index (SpecHub Fig. 9)\n"
     "                        gap             gap to alpha* against T, with its s.e.\n"
+    "                        block-depth     E[tau] against the draft depth L, from a\n"
+    "                                        block CSV (mdsd block -o; the default kind\n"
+    "                                        for one): a line per verifier and policy,\n"
+    "                                        seq at one K (--n K, else the largest)\n"
+    "                        block-speedup   E[tau] / (1 + c L) against L, the cost c\n"
+    "                                        sets the dash\n"
+    "                        block-reach     P(at least d accepted) against the\n"
+    "                                        position d, at the deepest L"
     "  -o, --output FILE     .png (pngcairo, else png), .svg or .pdf (pdfcairo)\n"
     "      --dump D          rows of this dump only\n"
     "      --dumps LIST|all  overlay several dumps or drafters (comma list, or all);\n"
@@ -42,6 +53,10 @@ static const char usage_text[] =
     "      --scheme LIST     comma-separated schemes to draw (default all)\n"
     "      --method LIST     comma-separated methods to draw (default all)\n"
     "      --title TEXT      figure title (default: the fixed dump / n / T)\n"
+    "      --label OLD=NEW   show the CSV's name OLD (a dump, dump:drafter, method,\n"
+    "                        verifier or scheme; it ends at the first '=') as NEW\n"
+    "                        in the legend and title (repeatable; recorded in the\n"
+    "                        provenance; OLD must be in the figure)\n"
     "      --size PRESET     screen (default: 900x600 px, 6x4 in), column (one\n"
     "                        column of a two-column paper, 3.4x2.6 in) or full\n"
     "                        (full text width, 7x3 in)\n"
@@ -57,11 +72,15 @@ static const char usage_text[] =
     "A column the figure holds fixed (dump and n for vs-temperature, dump and T\n"
     "for vs-drafts, all three for per-draft, dump and n for gap) that has several\n"
     "values and no option takes the first value in the file, with a note.\n"
+    "Error bars and bands are 95% confidence intervals (1.96 s.e.), as the key's\n"
+    "title says.\n"
     "The figure's provenance (command, source CSV and that CSV's own provenance)\n"
     "goes to FILE.provenance.json beside it.\n";
 
 enum { OPT_DUMP = CLI_OPT_COMMAND, OPT_N, OPT_TEMP, OPT_SCHEME, OPT_METHOD, OPT_TITLE, OPT_TERM, OPT_SCRIPTS,
-       OPT_SIZE, OPT_LEGEND, OPT_DUMPS };
+       OPT_SIZE, OPT_LEGEND, OPT_DUMPS, OPT_LABEL };
+
+
 
 enum { X_TEMPERATURE, X_N, X_DRAFT };
 enum { FIX_DUMP = 1, FIX_T = 2, FIX_N = 4 };
@@ -72,36 +91,39 @@ typedef struct {
     int fixed;          /* FIX_* */
     const char *y, *e;  /* value and error columns (NULL for per-draft) */
     int bounds;         /* draw method = bound rows */
+    int block;          /* PLOT_BLOCK_* (plot.h): a block CSV's figure, 0: a results CSV's */
+    const char *script; /* plots/SCRIPT.gp when not plots/NAME.gp */
+    const char *vars;   /* more `gnuplot -e` variables for the script */
 } plot_kind;
 
 static const plot_kind kinds[] = {
-    {"vs-temperature", X_TEMPERATURE, FIX_DUMP | FIX_N, "alpha", "stderr", 1},
-    {"vs-drafts", X_N, FIX_DUMP | FIX_T, "alpha", "stderr", 1},
-    {"per-draft", X_DRAFT, FIX_DUMP | FIX_T | FIX_N, NULL, NULL, 0},
-    {"gap", X_TEMPERATURE, FIX_DUMP | FIX_N, "gap", "gap_stderr", 0},
+    {"vs-temperature", X_TEMPERATURE, FIX_DUMP | FIX_N, "alpha", "stderr", 1, 0, NULL, NULL},
+    {"vs-drafts", X_N, FIX_DUMP | FIX_T, "alpha", "stderr", 1, 0, NULL, NULL},
+    {"per-draft", X_DRAFT, FIX_DUMP | FIX_T | FIX_N, NULL, NULL, 0, 0, NULL, NULL},
+    {"gap", X_TEMPERATURE, FIX_DUMP | FIX_N, "gap", "gap_stderr", 0, 0, NULL, NULL},
+    {"block-depth", 0, FIX_DUMP, NULL, NULL, 0, PLOT_BLOCK_DEPTH, "block-depth",
+     "xlabeltext='draft depth L (tokens drafted per step)'; ylabeltext='E[τ] (tokens per target call)'"},
+    {"block-speedup", 0, FIX_DUMP, NULL, NULL, 0, PLOT_BLOCK_SPEEDUP, "block-depth",
+     "xlabeltext='draft depth L (tokens drafted per step)'; ylabeltext='speed-up E[τ] / (1 + c L)'"},
+    {"block-reach", 0, FIX_DUMP, NULL, NULL, 0, PLOT_BLOCK_REACH, "block-depth",
+     "xlabeltext='draft position d'; ylabeltext='reach P(at least d accepted)'"},
 };
 
 typedef struct {
     const char *csv, *kind, *output, *dump, *scheme, *method, *title, *terminal, *scripts;
     const char *size, *legend;
     bool overlay;       /* --dump LIST or all: several dumps in one figure */
+    const char *labels[CLI_MAX_LABELS]; /* --label OLD=NEW, as given (labels.h) */
+    size_t n_labels;
+    bool usage;         /* the error is a usage error (exit 2) */
     double temperature;
     long n;
 } plot_opts;
 
-typedef struct {
-    size_t series;
-    double x, y, e;
-} point;
-
-typedef struct {
-    char **keys;        /* "scheme\tmethod\tdump" (dump empty unless overlaid) */
-    size_t n;
-} series_list;
 
 /* ---- selecting rows -------------------------------------------------------- */
 
-static int in_list(const char *list, const char *s)
+int plot_in_list(const char *list, const char *s)
 {
     if (!list)
         return 1;
@@ -150,7 +172,7 @@ static int row_keys(const columns *c, size_t r, double *T, double *n, mdsd_err *
 
 /* Every entry of a selection list names something in the CSV: a typo
  * (--method RRS) is an error, not a figure without that series. */
-static int check_list(const mdsd_csv *t, int col, const char *list, const char *opt, bool one,
+int plot_check_list(const mdsd_csv *t, int col, const char *list, const char *opt, bool one,
                       mdsd_err *err)
 {
     if (!list || (!one && !strcmp(list, "all")))
@@ -177,11 +199,11 @@ static int select_rows(const columns *c, const plot_kind *k, plot_opts *o, unsig
     const char *fixed_dump = o->dump;
     double fixed_T = o->temperature, fixed_n = o->n >= 0 ? (double)o->n : NAN;
     int several_dump = 0, several_T = 0, several_n = 0;
-    int checked = check_list(t, c->c_scheme, o->scheme, "--scheme", false, err);
+    int checked = plot_check_list(t, c->c_scheme, o->scheme, "--scheme", false, err);
     if (!checked)
-        checked = check_list(t, c->c_method, o->method, "--method", false, err);
+        checked = plot_check_list(t, c->c_method, o->method, "--method", false, err);
     if (!checked)
-        checked = check_list(t, c->c_dump, o->dump, o->overlay ? "--dumps" : "--dump", !o->overlay, err);
+        checked = plot_check_list(t, c->c_dump, o->dump, o->overlay ? "--dumps" : "--dump", !o->overlay, err);
     if (checked)
         return checked;
     for (size_t r = 0; r < t->n_rows; r++) {
@@ -190,12 +212,12 @@ static int select_rows(const columns *c, const plot_kind *k, plot_opts *o, unsig
         if (rc)
             return rc;
         const char *dump = mdsd_csv_cell(t, r, c->c_dump), *method = mdsd_csv_cell(t, r, c->c_method);
-        keep[r] = in_list(o->scheme, mdsd_csv_cell(t, r, c->c_scheme)) && in_list(o->method, method) &&
+        keep[r] = plot_in_list(o->scheme, mdsd_csv_cell(t, r, c->c_scheme)) && plot_in_list(o->method, method) &&
                   (k->bounds || strcmp(method, "bound"));
         if (!keep[r])
             continue;
         if (o->overlay) {
-            keep[r] &= !strcmp(o->dump, "all") || in_list(o->dump, dump);
+            keep[r] &= !strcmp(o->dump, "all") || plot_in_list(o->dump, dump);
         } else if (k->fixed & FIX_DUMP) {
             if (!fixed_dump)
                 fixed_dump = dump;
@@ -235,7 +257,7 @@ static int select_rows(const columns *c, const plot_kind *k, plot_opts *o, unsig
     return MDSD_OK;
 }
 
-static long series_index(series_list *s, const char *scheme, const char *method, const char *dump)
+long plot_series_index(series_list *s, const char *scheme, const char *method, const char *dump)
 {
     size_t len = strlen(scheme) + strlen(method) + strlen(dump) + 3;
     char *key = malloc(len);
@@ -257,7 +279,7 @@ static long series_index(series_list *s, const char *scheme, const char *method,
     return (long)s->n++;
 }
 
-static int add_point(point **pts, size_t *n, size_t *cap, point p)
+int plot_add_point(point **pts, size_t *n, size_t *cap, point p)
 {
     if (*n == *cap) {
         size_t c = *cap ? 2 * *cap : 64;
@@ -290,7 +312,7 @@ static int row_points(const columns *c, const plot_kind *k, size_t r, long serie
             if ((rc = mdsd_csv_number(c->t, r, col, &y, err)) ||
                 (rc = value_in_range(c, r, name, y, 0.0, 1.0, 0, 1, err)))
                 return rc;
-            if (!isnan(y) && add_point(pts, n, cap, (point){(size_t)series, j, y, 0.0}))
+            if (!isnan(y) && plot_add_point(pts, n, cap, (point){(size_t)series, j, y, 0.0}))
                 return mdsd_fail(err, MDSD_ENOMEM, "out of memory");
         }
         return MDSD_OK;
@@ -305,7 +327,7 @@ static int row_points(const columns *c, const plot_kind *k, size_t r, long serie
     if (isnan(y))
         return MDSD_OK;
     point p = {(size_t)series, k->x == X_N ? nd : T, y, isnan(e) ? 0.0 : e};
-    return add_point(pts, n, cap, p) ? mdsd_fail(err, MDSD_ENOMEM, "out of memory") : MDSD_OK;
+    return plot_add_point(pts, n, cap, p) ? mdsd_fail(err, MDSD_ENOMEM, "out of memory") : MDSD_OK;
 }
 
 static int cmp_point(const void *a, const void *b)
@@ -314,6 +336,34 @@ static int cmp_point(const void *a, const void *b)
     if (x->series != y->series)
         return x->series < y->series ? -1 : 1;
     return (x->x > y->x) - (x->x < y->x);
+}
+
+/* --label: the legend text of a name of the CSV (a dump, a dump:drafter, a
+ * method or verifier, a scheme or block policy), the name itself when none. */
+static const char *relabel(const plot_opts *o, const char *name)
+{
+    return mdsd_report_relabel(o->labels, o->n_labels, name);
+}
+
+/* Every --label names something the figure shows (a typo is an error, not a
+ * legend left unchanged): a part of a series key, or the title's dump. */
+static int check_labels(plot_opts *o, const series_list *ms, const series_list *bs, mdsd_err *err)
+{
+    for (size_t i = 0; i < o->n_labels; i++) {
+        size_t len = cli_label_old_length(o->labels[i]);
+        bool found = o->dump && strlen(o->dump) == len && !strncmp(o->dump, o->labels[i], len);
+        const series_list *lists[2] = {ms, bs};
+        for (int l = 0; l < 2 && !found; l++)
+            for (size_t k = 0; k < lists[l]->n && !found; k++)
+                for (const char *p = lists[l]->keys[k]; p && !found; p = strchr(p, '\t') ? strchr(p, '\t') + 1 : NULL)
+                    found = strcspn(p, "\t") == len && !strncmp(p, o->labels[i], len);
+        if (!found) {
+            o->usage = true;
+            return mdsd_fail(err, MDSD_EINVAL, "--label '%s': '%.*s' names no dump, drafter, method, scheme "
+                             "or policy of this figure", o->labels[i], (int)len, o->labels[i]);
+        }
+    }
+    return MDSD_OK;
 }
 
 /* The parts of a series key "scheme\tmethod\tdump". */
@@ -327,14 +377,28 @@ static void key_parts(const char *key, char *scheme, char *method, char *dump, s
 
 /* Writes one gnuplot data block per series: a quoted title line (the legend
  * entry: "α* iid", "rrs (iid)", prefixed "DUMP: " when overlaid), then the
- * points; blocks separated by two blank lines (gnuplot's `index`). */
-static int write_blocks(FILE *f, const series_list *s, const point *pts, size_t n, int bound)
+ * points; blocks separated by two blank lines (gnuplot's `index`). With
+ * dash_key (the block speed-up's costs) the dash has a key of its own and
+ * only the first cost's series are titled, without it: a key of verifiers +
+ * costs entries, not their product. */
+static int write_blocks(FILE *f, const plot_opts *o, const series_list *s, const point *pts, size_t n, int bound,
+                        bool dash_key)
 {
     size_t i = 0;
+    char first[512] = "";
     for (size_t k = 0; k < s->n; k++) {
-        char scheme[512], method[512], dump[512], title[1600];
-        key_parts(s->keys[k], scheme, method, dump, sizeof scheme);
-        if (bound)
+        char raw[3][512], title[1600];
+        key_parts(s->keys[k], raw[0], raw[1], raw[2], sizeof raw[0]);
+        if (k == 0)
+            snprintf(first, sizeof first, "%s", raw[2]);
+        bool later = dash_key && strcmp(raw[2], first);
+        /* the legend shows the --label names, the keys keep the CSV's */
+        const char *scheme = relabel(o, raw[0]), *method = relabel(o, raw[1]), *dump = relabel(o, raw[2]);
+        if (later)
+            title[0] = '\0';
+        else if (dash_key)
+            snprintf(title, sizeof title, "%s (%s)", method, scheme);
+        else if (bound)
             snprintf(title, sizeof title, "%s%sα* %s", dump, *dump ? ": " : "", scheme);
         else
             snprintf(title, sizeof title, "%s%s%s (%s)", dump, *dump ? ": " : "", method, scheme);
@@ -352,213 +416,19 @@ static int write_blocks(FILE *f, const series_list *s, const point *pts, size_t 
     return ferror(f) ? MDSD_EIO : MDSD_OK;
 }
 
-/* ---- running gnuplot ------------------------------------------------------- */
-
-/* Runs gnuplot with the given arguments; stderr goes to the log file.
- * Returns the exit status, or -1 if it could not be started. */
-static int run_gnuplot(char *const argv[], const char *log)
-{
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0)
-        return -1;
-    if (pid == 0) {
-        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        int null = open("/dev/null", O_RDWR);
-        if (fd >= 0)
-            dup2(fd, STDERR_FILENO);
-        if (null >= 0) {
-            dup2(null, STDOUT_FILENO);
-            dup2(null, STDIN_FILENO);
-        }
-        execvp("gnuplot", argv);
-        _exit(127);
-    }
-    int status;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
-            return -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-static int terminal_available(const char *name, const char *log)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "set terminal %s", name);
-    char *argv[] = {"gnuplot", "-e", cmd, NULL};
-    return run_gnuplot(argv, log) == 0;
-}
-
-/* The terminal for the output's extension, with fallbacks. */
-/* Paper-size presets: terminal size and font for vector (inches) and
- * raster/SVG (pixels) output, and the marker scale (styles.gp's pointscale) of
- * the vector one: pdfcairo's point unit is large against a figure of a few
- * inches, and full-size markers would hide the error bars. */
-typedef struct {
-    const char *name, *inches, *pixels, *font_pt, *font_px;
-    double pdf_pointscale;
-} size_preset;
-
-static const size_preset presets[] = {
-    {"screen", "6in,4in", "900,600", ",10", ",12", 0.6},
-    {"column", "3.4in,2.6in", "1020,780", ",7", ",17", 0.4},
-    {"full", "7in,3in", "1400,600", ",9", ",15", 0.5},
-};
-
-static const size_preset *find_preset(const char *name)
-{
-    for (size_t i = 0; i < sizeof presets / sizeof *presets; i++)
-        if (!strcmp(presets[i].name, name ? name : "screen"))
-            return &presets[i];
-    return NULL;
-}
-
-/* gnuplot `set key` for --legend (NULL: outside, or below for a column). */
-static const char *legend_spec(const char *legend, const char *size)
-{
-    static const char *const map[][2] = {
-        {"outside", "outside right top vertical box"},
-        {"below", "at screen 0.5, screen 0.01 center bottom horizontal box maxcols 3 samplen 2; set bmargin at screen 0.25"},
-        {"inside", "inside right bottom vertical box opaque"},
-        {"top-left", "inside left top vertical box opaque"},
-        {"top-right", "inside right top vertical box opaque"},
-        {"bottom-left", "inside left bottom vertical box opaque"},
-        {"bottom-right", "inside right bottom vertical box opaque"},
-        {"none", "off"},
-    };
-    if (!legend)
-        legend = size && !strcmp(size, "column") ? "below" : "outside";
-    for (size_t i = 0; i < sizeof map / sizeof *map; i++)
-        if (!strcmp(map[i][0], legend))
-            return map[i][1];
-    return NULL;
-}
-
-static int choose_terminal(const char *output, const char *size_name, const char *log, char *term,
-                           size_t size, mdsd_err *err)
-{
-    const char *dot = strrchr(output, '.');
-    const char *ext = dot ? dot + 1 : "";
-    const char *png[] = {"pngcairo", "png", NULL}, *svg[] = {"svg", NULL}, *pdf[] = {"pdfcairo", "pdf", NULL};
-    const char *const *cands = !strcmp(ext, "png") ? png : !strcmp(ext, "svg") ? svg : !strcmp(ext, "pdf") ? pdf : NULL;
-    if (!cands)
-        return mdsd_fail(err, MDSD_EINVAL, "output '%s': extension must be .png, .svg or .pdf (or give --terminal)", output);
-    for (size_t i = 0; cands[i]; i++) {
-        if (!terminal_available(cands[i], log))
-            continue;
-        if (i > 0)
-            fprintf(stderr, "mdsd plot: gnuplot has no %s terminal; using %s\n", cands[0], cands[i]);
-        const size_preset *ps = find_preset(size_name);
-        bool vector = !strcmp(ext, "pdf");
-        snprintf(term, size, "%s size %s font \"%s\"", cands[i], vector ? ps->inches : ps->pixels,
-                 vector ? ps->font_pt : ps->font_px);
-        return MDSD_OK;
-    }
-    return mdsd_fail(err, MDSD_EUNSUPPORTED, "gnuplot is missing or has no terminal for .%s (tried %s%s%s)", ext,
-                     cands[0], cands[1] ? ", " : "", cands[1] ? cands[1] : "");
-}
-
-/* 'text' with gnuplot's quote doubling. */
-static void gp_string(char *out, size_t size, const char *s)
-{
-    size_t k = 0;
-    if (k + 1 < size)
-        out[k++] = '\'';
-    for (; *s && k + 3 < size; s++) {
-        if (*s == '\'')
-            out[k++] = '\'';
-        out[k++] = *s;
-    }
-    if (k + 1 < size)
-        out[k++] = '\'';
-    out[k] = '\0';
-}
-
-static int file_exists(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-/* plots/KIND.gp: --scripts, $MDSD_PLOTS, beside the binary (./mdsd in the
- * repository), PREFIX/share/mdsd/plots of an installed PREFIX/bin/mdsd (make
- * install), two levels up (build/<flavour>/mdsd), ./plots. */
-static int find_script(const char *dir_opt, const char *kind, char *path, size_t size, mdsd_err *err)
-{
-    char exe[4096] = "";
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    exe[len > 0 ? len : 0] = '\0';
-    char *slash = strrchr(exe, '/');
-    if (slash)
-        *slash = '\0';
-    const char *env = getenv("MDSD_PLOTS");
-    const char *fmt[] = {"%s/%s.gp", "%s/%s.gp", "%s/plots/%s.gp", "%s/../share/mdsd/plots/%s.gp",
-                         "%s/../../plots/%s.gp", "%s/%s.gp"};
-    const char *self = exe[0] ? exe : NULL;
-    const char *dirs[] = {dir_opt, env, self, self, self, "plots"};
-    if (dir_opt) {
-        snprintf(path, size, "%s/%s.gp", dir_opt, kind);
-        return file_exists(path) ? MDSD_OK : mdsd_fail(err, MDSD_EIO, "no gnuplot script %s", path);
-    }
-    for (size_t i = 1; i < sizeof dirs / sizeof *dirs; i++) {
-        if (!dirs[i] || !dirs[i][0])
-            continue;
-        snprintf(path, size, fmt[i], dirs[i], kind);
-        if (file_exists(path))
-            return MDSD_OK;
-    }
-    return mdsd_fail(err, MDSD_EIO, "cannot find the gnuplot script %s.gp (give --scripts DIR or set MDSD_PLOTS)", kind);
-}
-
 static void default_title(const plot_kind *k, const plot_opts *o, char *buf, size_t size)
 {
-    size_t used = (size_t)snprintf(buf, size, "%s", o->overlay ? "dumps overlaid (line dash = dump)"
-                                                    : o->dump ? o->dump : "all dumps");
+    size_t used = (size_t)snprintf(buf, size, "%s", o->overlay && !k->block ? "dumps overlaid (line dash = dump)"
+                                                    : o->dump ? relabel(o, o->dump) : "all dumps");
     if ((k->fixed & FIX_N) && o->n >= 0 && used < size)
         used += (size_t)snprintf(buf + used, size - used, ", n = %ld", o->n);
     if ((k->fixed & FIX_T) && !isnan(o->temperature) && used < size)
         snprintf(buf + used, size - used, ", T = %g", o->temperature);
 }
 
-/* Last lines of gnuplot's stderr, for the error message. */
-static void log_tail(const char *log, char *buf, size_t size)
-{
-    buf[0] = '\0';
-    FILE *f = fopen(log, "r");
-    if (!f)
-        return;
-    char text[4096];
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
-    text[n] = '\0';
-    while (n > 0 && (text[n - 1] == '\n' || text[n - 1] == ' '))
-        text[--n] = '\0';
-    const char *start = n > size - 1 ? text + n - (size - 1) : text;
-    size_t len = strlen(start) < size - 1 ? strlen(start) : size - 1;
-    memcpy(buf, start, len);
-    buf[len] = '\0';
-    for (char *p = buf; *p; p++)
-        if (*p == '\n')
-            *p = ' ';
-}
-
 typedef struct {
     char data[64], bounds[64], log[64];
 } temp_files;
-
-static int make_temp(char *path, size_t size, const char *what, mdsd_err *err)
-{
-    const char *dir = getenv("TMPDIR");
-    snprintf(path, size, "%s/mdsd-plot-%s-XXXXXX", dir && *dir && strlen(dir) < 32 ? dir : "/tmp", what);
-    int fd = mkstemp(path);
-    if (fd < 0) {
-        path[0] = '\0';
-        return mdsd_fail(err, MDSD_EIO, "cannot create a temporary file: %s", strerror(errno));
-    }
-    close(fd);
-    mdsd_cleanup_register(path);
-    return MDSD_OK;
-}
 
 /* "; othermethods='W1 W2 ..'": the distinct words of `methods` in order, so that
  * styles.gp gives each method outside its table a style of its own. */
@@ -602,13 +472,33 @@ static char *style_vars(const char *script, const series_list *ms, const series_
         snprintf(dir, sizeof dir, ".");
     char style_path[4200];
     snprintf(style_path, sizeof style_path, "%s/styles.gp", dir);
-    gp_string(q_style, sizeof q_style, style_path);
+    plot_gp_string(q_style, sizeof q_style, style_path);
     const char *dot = strrchr(o->output, '.');
     bool vector = (o->terminal && !strncmp(o->terminal, "pdf", 3)) ||
                   (!o->terminal && dot && !strcmp(dot, ".pdf"));
+    /* A key below the plot gets the bottom margin its rows need: a fixed one let
+     * the key of overlaid drafters (6 rows) cover the x label and tics. Rows:
+     * the key's title (the interval, styles.gp's ci_key), then the entries (each
+     * series, the alpha* band) in as many columns (at most 3) as a column-wide
+     * figure's width holds of the longest entry (about 100 characters across). */
+    char key[256];
+    const char *spec = plot_legend_spec(o->legend, o->size), *fixed = strstr(spec, "set bmargin at screen ");
+    snprintf(key, sizeof key, "%s", spec);
+    if (fixed) {
+        size_t longest = 0, entries = ms->n + bs->n + (bs->n > 0);
+        const series_list *both[2] = {ms, bs};
+        for (int l = 0; l < 2; l++)
+            for (size_t k = 0; k < both[l]->n; k++)
+                longest = strlen(both[l]->keys[k]) > longest ? strlen(both[l]->keys[k]) : longest;
+        size_t cols = 100 / (longest + 16);
+        cols = cols < 1 ? 1 : cols > 3 ? 3 : cols;
+        size_t rows = 1 + (entries + cols - 1) / cols;
+        double margin = 0.13 + 0.035 * (double)rows;
+        snprintf(key + (fixed - spec), sizeof key - (size_t)(fixed - spec), "set bmargin at screen %.3f",
+                 margin < 0.25 ? 0.25 : margin > 0.5 ? 0.5 : margin);
+    }
     size_t len = (size_t)snprintf(v, cap, "stylefile=%s; overlay=%d; keyspec='%s'; pointscale=%g", q_style,
-                                  o->overlay ? 1 : 0, legend_spec(o->legend, o->size),
-                                  vector ? find_preset(o->size)->pdf_pointscale : 1.0);
+                                  o->overlay ? 1 : 0, key, vector ? plot_find_preset(o->size)->pdf_pointscale : 1.0);
     /* distinct dumps in order of first appearance over both lists */
     const char *dumps[64];
     size_t nd = 0;
@@ -641,56 +531,31 @@ static char *style_vars(const char *script, const series_list *ms, const series_
     return v;
 }
 
-/* gnuplot exits 0 when it could not write the whole figure (a full disk):
- * a PNG must end with its IEND chunk, a PDF with %%EOF, an SVG with </svg>
- * (other formats, --terminal's: not empty). */
-static bool figure_complete(const char *path, const char *output)
-{
-    const char *dot = strrchr(output, '.'), *ext = dot ? dot + 1 : "";
-    FILE *f = fopen(path, "rb");
-    char tail[1025];
-    long size = f && fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
-    size_t got = 0;
-    if (size > 0 && fseek(f, size > 1024 ? size - 1024 : 0, SEEK_SET) == 0)
-        got = fread(tail, 1, sizeof tail - 1, f);
-    if (f)
-        fclose(f);
-    if (got == 0)
-        return false;
-    tail[got] = '\0';
-    if (!strcmp(ext, "png"))
-        return got >= 12 && !memcmp(tail + got - 12, "\0\0\0\0IEND\xae\x42\x60\x82", 12);
-    if (!strcmp(ext, "pdf"))
-        return memmem(tail, got, "%%EOF", 5) != NULL;
-    if (!strcmp(ext, "svg"))
-        return memmem(tail, got, "</svg>", 6) != NULL;
-    return true;
-}
-
 static int draw(const plot_kind *k, const plot_opts *o, const series_list *ms, const point *mp,
                 size_t mn, const series_list *bs, const point *bp, size_t bn, temp_files *tf,
                 mdsd_err *err)
 {
     char script[4096], term[128], tmp[4096];
-    int rc = find_script(o->scripts, k->name, script, sizeof script, err);
+    int rc = plot_find_script(o->scripts, k->script ? k->script : k->name, script, sizeof script, err);
     if (rc == MDSD_OK)
-        rc = make_temp(tf->log, sizeof tf->log, "log", err);
+        rc = plot_make_temp(tf->log, sizeof tf->log, "log", err);
     if (rc == MDSD_OK) {
         if (o->terminal)
             snprintf(term, sizeof term, "%s", o->terminal);
         else
-            rc = choose_terminal(o->output, o->size, tf->log, term, sizeof term, err);
+            rc = plot_choose_terminal(o->output, o->size, tf->log, term, sizeof term, err);
     }
     if (rc == MDSD_OK)
-        rc = make_temp(tf->data, sizeof tf->data, "data", err);
+        rc = plot_make_temp(tf->data, sizeof tf->data, "data", err);
     if (rc == MDSD_OK)
-        rc = make_temp(tf->bounds, sizeof tf->bounds, "bounds", err);
+        rc = plot_make_temp(tf->bounds, sizeof tf->bounds, "bounds", err);
     if (rc == MDSD_OK)
         rc = mdsd_tmpname(o->output, tmp, sizeof tmp, err);
     if (rc)
         return rc;
     FILE *f = fopen(tf->data, "w"), *g = fopen(tf->bounds, "w");
-    int wrc = (!f || !g) ? MDSD_EIO : write_blocks(f, ms, mp, mn, 0) | write_blocks(g, bs, bp, bn, 1);
+    int wrc = (!f || !g) ? MDSD_EIO : write_blocks(f, o, ms, mp, mn, 0, o->overlay && k->block) |
+                                         write_blocks(g, o, bs, bp, bn, 1, false);
     if (f && fclose(f))
         wrc = MDSD_EIO;
     if (g && fclose(g))
@@ -702,29 +567,41 @@ static int draw(const plot_kind *k, const plot_opts *o, const series_list *ms, c
         snprintf(title, sizeof title, "%s", o->title);
     else
         default_title(k, o, title, sizeof title);
-    gp_string(q_data, sizeof q_data, tf->data);
-    gp_string(q_bounds, sizeof q_bounds, tf->bounds);
-    gp_string(q_out, sizeof q_out, tmp);
-    gp_string(q_term, sizeof q_term, term);
-    gp_string(q_title, sizeof q_title, title);
-    char *style = style_vars(script, ms, bs, o);
+    plot_gp_string(q_data, sizeof q_data, tf->data);
+    plot_gp_string(q_bounds, sizeof q_bounds, tf->bounds);
+    plot_gp_string(q_out, sizeof q_out, tmp);
+    plot_gp_string(q_term, sizeof q_term, term);
+    plot_gp_string(q_title, sizeof q_title, title);
+    char *style = style_vars(script, ms, bs, o), dashes[2048] = "";
+    /* the block speed-up's costs in order ("c = 0.1" keys): the dash key's entries */
+    for (size_t i = 0, at = 0; o->overlay && k->block && i < ms->n && at + 600 < sizeof dashes; i++) {
+        char scheme[512], method[512], dump[512];
+        key_parts(ms->keys[i], scheme, method, dump, sizeof scheme);
+        char padded[2100], word[520];
+        snprintf(padded, sizeof padded, " %s ", dashes);
+        snprintf(word, sizeof word, " %s ", strlen(dump) > 4 ? dump + 4 : dump);
+        if (!strstr(padded, word))
+            at += (size_t)snprintf(dashes + at, sizeof dashes - at, "%s%s", at ? " " : "", word + 1),
+            dashes[--at] = '\0';
+    }
     size_t vlen = strlen(q_data) + strlen(q_bounds) + strlen(q_out) + strlen(q_term) + strlen(q_title) +
-                  (style ? strlen(style) : 0) + 200;
+                  (style ? strlen(style) : 0) + (k->vars ? strlen(k->vars) : 0) + strlen(dashes) + 200;
     char *vars = style ? malloc(vlen) : NULL;
     if (!vars) {
         free(style);
         return mdsd_fail(err, MDSD_ENOMEM, "out of memory");
     }
-    snprintf(vars, vlen, "datafile=%s; boundfile=%s; nseries=%zu; nbounds=%zu; outfile=%s; term=%s; plottitle=%s; %s",
-             q_data, q_bounds, ms->n, bs->n, q_out, q_term, q_title, style);
+    snprintf(vars, vlen, "datafile=%s; boundfile=%s; nseries=%zu; nbounds=%zu; outfile=%s; term=%s; "
+             "plottitle=%s; %s%s%s; costlist='%s'", q_data, q_bounds, ms->n, bs->n, q_out, q_term, q_title,
+             style, k->vars ? "; " : "", k->vars ? k->vars : "", dashes);
     free(style);
     char *argv[] = {"gnuplot", "-e", vars, script, NULL};
-    int status = run_gnuplot(argv, tf->log);
+    int status = plot_run_gnuplot(argv, tf->log);
     free(vars);
     struct stat st;
     if (status != 0 || stat(tmp, &st) != 0 || st.st_size == 0) {
         char why[400];
-        log_tail(tf->log, why, sizeof why);
+        plot_log_tail(tf->log, why, sizeof why);
         unlink(tmp);
         mdsd_cleanup_unregister(tmp);
         if (status == 127 || status < 0)
@@ -732,7 +609,7 @@ static int draw(const plot_kind *k, const plot_opts *o, const series_list *ms, c
         return mdsd_fail(err, MDSD_EIO, "gnuplot failed on %s (exit %d)%s%s", script, status,
                          why[0] ? ": " : "", why);
     }
-    if (!figure_complete(tmp, o->output)) {
+    if (!plot_figure_complete(tmp, o->output)) {
         unlink(tmp);
         mdsd_cleanup_unregister(tmp);
         return mdsd_fail(err, MDSD_EIO, "cannot write '%s': gnuplot's figure came out incomplete (a full "
@@ -742,7 +619,7 @@ static int draw(const plot_kind *k, const plot_opts *o, const series_list *ms, c
      * failure leaves the old figure with its old sidecar */
     mdsd_outfile side;
     mdsd_provenance pv = {.tool = "mdsd plot", .argc = cli_argc(), .argv = cli_argv(), .output = o->output,
-                          .source = o->csv};
+                          .source = o->csv, .n_labels = o->n_labels, .labels = o->labels};
     rc = mdsd_provenance_prepare(&pv, &side, err);
     if (rc == MDSD_OK)
         rc = mdsd_outfile_publish(&side, err);
@@ -766,6 +643,7 @@ static int parse_args(int argc, char **argv, plot_opts *o)
         {"method", required_argument, NULL, OPT_METHOD}, {"title", required_argument, NULL, OPT_TITLE},
         {"terminal", required_argument, NULL, OPT_TERM}, {"scripts", required_argument, NULL, OPT_SCRIPTS},
         {"size", required_argument, NULL, OPT_SIZE},  {"dumps", required_argument, NULL, OPT_DUMPS},  {"legend", required_argument, NULL, OPT_LEGEND},
+        {"label", required_argument, NULL, OPT_LABEL},
         {"help", no_argument, NULL, 'h'},             {0, 0, 0, 0}};
     int opt;
     size_t n;
@@ -788,6 +666,10 @@ static int parse_args(int argc, char **argv, plot_opts *o)
         case OPT_SIZE: o->size = optarg; break;
         case OPT_DUMPS: o->dump = optarg; o->overlay = true; break;
         case OPT_LEGEND: o->legend = optarg; break;
+        case OPT_LABEL:
+            if (cli_label_add("plot", optarg, o->labels, &o->n_labels))
+                return -1;
+            break;
         case 'h': fputs(usage_text, stdout); return 1;
         default: cli_usage_error("plot", "unrecognised option"); return -1;
         }
@@ -797,17 +679,17 @@ static int parse_args(int argc, char **argv, plot_opts *o)
         return -1;
     }
     o->csv = argv[optind];
-    if (!find_preset(o->size)) {
+    if (!plot_find_preset(o->size)) {
         cli_usage_error("plot", "--size: '%s' is not screen, column or full", o->size);
         return -1;
     }
-    if (!legend_spec(o->legend, o->size)) {
+    if (!plot_legend_spec(o->legend, o->size)) {
         cli_usage_error("plot", "--legend: '%s' is not outside, below, inside, top-left, top-right, "
                         "bottom-left, bottom-right or none", o->legend);
         return -1;
     }
-    if (!o->kind || !o->output) {
-        cli_usage_error("plot", "missing %s", !o->kind ? "--kind" : "-o/--output");
+    if (!o->output) {
+        cli_usage_error("plot", "missing -o/--output");
         return -1;
     }
     return 0;
@@ -893,24 +775,32 @@ static int plot(plot_opts *o, const plot_kind *k, mdsd_err *err)
     point *mp = NULL, *bp = NULL;
     size_t mn = 0, mcap = 0, bn = 0, bcap = 0;
     temp_files tf = {"", "", ""};
-    rc = keep ? check_columns(t, k, &c, err) : mdsd_fail(err, MDSD_ENOMEM, "out of memory");
-    if (rc == MDSD_OK)
-        rc = select_rows(&c, k, o, keep, err);
+    if (k->block) { /* plot_block.c: its own columns and selection */
+        plot_block_sel sel = {o->dump, o->method, o->n, false};
+        rc = plot_block_series(t, k->block, &sel, &ms, &mp, &mn, &mcap, err);
+        o->dump = sel.dump, o->overlay = sel.overlay;
+    } else {
+        rc = keep ? check_columns(t, k, &c, err) : mdsd_fail(err, MDSD_ENOMEM, "out of memory");
+        if (rc == MDSD_OK)
+            rc = select_rows(&c, k, o, keep, err);
+    }
 
-    for (size_t r = 0; rc == MDSD_OK && r < t->n_rows; r++) {
+    for (size_t r = 0; rc == MDSD_OK && !k->block && r < t->n_rows; r++) {
         if (!keep[r])
             continue;
         const char *method = mdsd_csv_cell(t, r, c.c_method);
         int bound = !strcmp(method, "bound");
-        long s = series_index(bound ? &bs : &ms, mdsd_csv_cell(t, r, c.c_scheme), method,
+        long s = plot_series_index(bound ? &bs : &ms, mdsd_csv_cell(t, r, c.c_scheme), method,
                               o->overlay ? mdsd_csv_cell(t, r, c.c_dump) : "");
         if (s < 0)
             rc = mdsd_fail(err, MDSD_ENOMEM, "out of memory");
         else
             rc = row_points(&c, k, r, s, bound ? &bp : &mp, bound ? &bn : &mn, bound ? &bcap : &mcap, err);
     }
-    if (rc == MDSD_OK)
+    if (rc == MDSD_OK && !k->block)
         rc = check_duplicate_rows(&c, keep, err);
+    if (rc == MDSD_OK)
+        rc = check_labels(o, &ms, &bs, err);
     if (rc == MDSD_OK && mn + bn == 0)
         rc = mdsd_fail(err, MDSD_EINVAL, "%s: no rows to plot for --kind %s with the chosen dump, n, T, schemes and methods",
                        t->path, k->name);
@@ -945,18 +835,32 @@ int cmd_plot(int argc, char **argv)
     int r = parse_args(argc, argv, &o);
     if (r)
         return r > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+    mdsd_err err;
+    mdsd_err_clear(&err);
+    if (!o.kind) { /* a block CSV (its block_efficiency column) has a default figure */
+        mdsd_csv *t;
+        if (mdsd_csv_read(o.csv, &t, &err))
+            return cli_report("plot", &err);
+        bool block = mdsd_csv_col(t, "block_efficiency") >= 0;
+        mdsd_csv_free(t);
+        if (!block)
+            return cli_usage_error("plot", "missing --kind (only a block CSV has a default, block-depth)");
+        o.kind = "block-depth";
+    }
     const plot_kind *k = NULL;
     for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++)
         if (!strcmp(o.kind, kinds[i].name))
             k = &kinds[i];
     if (!k)
-        return cli_usage_error("plot", "--kind: '%s' is not vs-temperature, vs-drafts, per-draft or gap", o.kind);
-    mdsd_err err;
-    mdsd_err_clear(&err);
+        return cli_usage_error("plot", "--kind: '%s' is not vs-temperature, vs-drafts, per-draft, gap, "
+                               "block-depth, block-speedup or block-reach", o.kind);
+    if (k->block && (!isnan(o.temperature) || o.scheme || o.overlay))
+        return cli_usage_error("plot", "--kind %s: --temperature, --scheme and --dumps are not for a block "
+                               "CSV (--dump, --method VERIFIERS and --n K are)", k->name);
     /* the figure and its provenance must not replace the CSV it is drawn
      * from, its provenance, the gnuplot scripts, nor a directory */
     char script[4096], side[4200], styles[4200];
-    if (find_script(o.scripts, k->name, script, sizeof script, &err))
+    if (plot_find_script(o.scripts, k->script ? k->script : k->name, script, sizeof script, &err))
         return cli_report("plot", &err);
     mdsd_provenance_path(o.csv, side, sizeof side);
     const char *slash = strrchr(script, '/'); /* styles.gp lives beside the script */
@@ -973,5 +877,7 @@ int cmd_plot(int argc, char **argv)
         return cli_report("plot", &err);
     mdsd_cleanup_signals("mdsd plot", NULL);
     int rc = plot(&o, k, &err);
+    if (rc && o.usage)
+        return cli_usage_error("plot", "%s", err.msg);
     return rc ? cli_report("plot", &err) : CLI_EXIT_OK;
 }

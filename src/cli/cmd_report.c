@@ -11,6 +11,7 @@
 #include "csv.h"
 #include "outfile.h"
 #include "pathset.h"
+#include "labels.h"
 #include "provenance.h"
 
 static const char usage_text[] =
@@ -25,6 +26,9 @@ static const char usage_text[] =
     "      --layout L          per-setting, combined (T x n as row groups) or both\n"
     "                          (default)\n"
     "      --label-prefix P    LaTeX labels P-T<T>-n<n> and P-all (default tab:mdsd)\n"
+    "      --label OLD=NEW     show the CSV's dump, scheme or method OLD (it ends at\n"
+    "                          the first '=') as NEW in the tables (repeatable;\n"
+    "                          recorded in the provenance; OLD must be in the table)\n"
     "  -t, --temperatures LIST keep these temperatures, in this order\n"
     "  -d, --drafts LIST       keep these numbers of drafts, in this order\n"
     "  -s, --schemes LIST      keep these schemes, in this order\n"
@@ -47,7 +51,7 @@ static const char usage_text[] =
     "it exists; the output starts with a comment line naming it, and with -o a\n"
     "FILE.provenance.json is written that embeds it.\n";
 
-enum { OPT_MARKDOWN = CLI_OPT_COMMAND, OPT_LATEX, OPT_STANDALONE, OPT_LAYOUT, OPT_LABEL, OPT_DUMPS,
+enum { OPT_MARKDOWN = CLI_OPT_COMMAND, OPT_LATEX, OPT_STANDALONE, OPT_LAYOUT, OPT_LABEL, OPT_RELABEL, OPT_DUMPS,
        OPT_IS_TOP, OPT_PAIRED, OPT_CSV };
 
 #define MAX_ITEMS 64
@@ -64,6 +68,8 @@ typedef struct {
     size_t is_top;
     mdsd_report_layout layout;
     name_list temperatures, drafts, schemes, methods, dumps;
+    const char *labels[CLI_MAX_LABELS]; /* --label OLD=NEW (labels.h) */
+    size_t n_labels;
 } report_opts;
 
 int cli_parse_layout(const char *arg, const char *cmd, mdsd_report_layout *out)
@@ -295,7 +301,8 @@ static int publish_with_provenance(const report_opts *o, mdsd_outfile *out, mdsd
     mdsd_outfile sidecar;
     memset(&sidecar, 0, sizeof sidecar);
     mdsd_provenance pv = {.tool = "mdsd report", .argc = cli_argc(), .argv = cli_argv(),
-                          .output = o->output, .source = o->csv};
+                          .output = o->output, .source = o->csv, .n_labels = o->n_labels,
+                          .labels = o->labels};
     int rc = mdsd_outfile_finish(out, err);
     if (rc == MDSD_OK)
         rc = mdsd_provenance_prepare(&pv, &sidecar, err);
@@ -358,6 +365,7 @@ static int parse_args(int argc, char **argv, report_opts *o)
         {"output", required_argument, NULL, 'o'},       {"markdown", no_argument, NULL, OPT_MARKDOWN},
         {"latex", no_argument, NULL, OPT_LATEX},        {"standalone", no_argument, NULL, OPT_STANDALONE},
         {"layout", required_argument, NULL, OPT_LAYOUT}, {"label-prefix", required_argument, NULL, OPT_LABEL},
+        {"label", required_argument, NULL, OPT_RELABEL},
         {"temperatures", required_argument, NULL, 't'}, {"drafts", required_argument, NULL, 'd'},
         {"schemes", required_argument, NULL, 's'},      {"methods", required_argument, NULL, 'm'},
         {"dumps", required_argument, NULL, OPT_DUMPS},  {"is-top", required_argument, NULL, OPT_IS_TOP},
@@ -376,6 +384,10 @@ static int parse_args(int argc, char **argv, report_opts *o)
             o->layout_given = true;
             break;
         case OPT_LABEL: o->label_prefix = optarg; break;
+        case OPT_RELABEL:
+            if (cli_label_add("report", optarg, o->labels, &o->n_labels))
+                return -1;
+            break;
         case 't': bad = split(optarg, "--temperatures", &o->temperatures) ||
                         check_numbers(&o->temperatures, "--temperatures"); break;
         case 'd': bad = split(optarg, "--drafts", &o->drafts) || check_numbers(&o->drafts, "--drafts"); break;
@@ -406,7 +418,7 @@ static int parse_args(int argc, char **argv, report_opts *o)
         cli_usage_error("report", "--csv needs --paired");
         return -1;
     }
-    if (o->paired && (o->latex || o->layout_given || o->label_prefix || o->is_top_given ||
+    if (o->paired && (o->latex || o->layout_given || o->label_prefix || o->is_top_given || o->n_labels ||
                       o->temperatures.count || o->drafts.count || o->schemes.count ||
                       o->methods.count || o->dumps.count)) {
         cli_usage_error("report", "--paired takes only -o, --markdown and --csv");
@@ -460,6 +472,24 @@ int cmd_report(int argc, char **argv)
         rc = run_paired(&o, note, &err);
     } else if (rc == MDSD_OK)
         rc = read_rows(&o, &rows, &count, &err);
+    /* every --label names a dump, scheme or method of the rows kept (a typo
+     * would leave the name unchanged) */
+    for (size_t i = 0; rc == MDSD_OK && !o.paired && i < o.n_labels; i++) {
+        size_t len = cli_label_old_length(o.labels[i]);
+        bool found = false;
+        for (size_t k = 0; k < count && !found; k++) {
+            const char *names[3] = {rows[k].dump, rows[k].scheme, rows[k].method};
+            for (int f = 0; f < 3 && !found; f++)
+                found = strlen(names[f]) == len && !strncmp(names[f], o.labels[i], len);
+        }
+        if (!found) {
+            free(prov);
+            free(rows);
+            free_lists(&o);
+            return cli_usage_error("report", "--label '%s': '%.*s' names no dump, scheme or method of the "
+                                   "table", o.labels[i], (int)len, o.labels[i]);
+        }
+    }
     if (rc == MDSD_OK && !o.paired)
         mdsd_report_note_one_sample(stderr, "mdsd report", rows, count);
     if (rc == MDSD_OK && !o.paired) {
@@ -468,6 +498,7 @@ int cmd_report(int argc, char **argv)
         style.layout = o.layout;
         style.standalone = o.standalone;
         style.label_prefix = o.label_prefix;
+        style.n_labels = o.n_labels, style.labels = o.labels;
         style.is_top = o.is_top_given ? o.is_top : (size_t)mdsd_provenance_integer(prov, "is_top", 0);
         style.trials = mdsd_provenance_integer(prov, "trials", 0);
         snprintf(note, sizeof note, "rendered by mdsd report %s from %s; how it was made: %s", MDSD_VERSION,

@@ -480,16 +480,28 @@ void mdsd_engine_write_table(FILE *f, int latex, const mdsd_engine_cmp *cmp,
     char steps[64] = "steps not given: no engine s.e.";
     if (m->steps)
         snprintf(steps, sizeof steps, "%llu steps", m->steps);
-    if (latex) /* a comment line: the file name and label, escaped, stay out of it */
-        fprintf(f, "\n%% engine counters (%s), %s, %s; gap = toolkit - engine (s.e.)\n", m->engine,
-                pol, steps);
-    else
+    if (latex) { /* the table job's float (report.h); the file name and label stay out of it */
+        char *cap = NULL;
+        size_t caplen = 0;
+        FILE *c = open_memstream(&cap, &caplen);
+        if (c) {
+            fputs("Engine counters (", c);
+            mdsd_report_latex_escape(c, m->engine);
+            fputs("), ", c);
+            mdsd_report_latex_escape(c, pol);
+            fprintf(c, ", %s; gap = toolkit $-$ engine (s.e.).", steps);
+            if (fclose(c))
+                cap = (free(cap), NULL);
+        }
+        fputc('\n', f);
+        mdsd_report_latex_table_open(f, cap ? cap : "Engine counters.", NULL, "-block-engine", "lllrrl");
+        free(cap);
+    } else
         fprintf(f, "\nEngine counters: %s (%s%s%s), %s, %s. Gap = toolkit - engine (s.e.).\n\n",
                 m->path, m->engine, m->label[0] ? ", " : "", m->label, pol, steps);
     if (latex)
-        fprintf(f, "\\begin{tabular}{lllrrl}\n\\hline\nsource & verifier & contexts & mean acceptance "
-                   "length (s.e.) & toolkit $-$ engine (s.e.) & per-position acceptance rate \\\\\n"
-                   "\\hline\n");
+        fprintf(f, "source & verifier & contexts & mean acceptance length (s.e.) & toolkit $-$ "
+                   "engine (s.e.) & per-position acceptance rate \\\\\n\\midrule\n");
     else
         fprintf(f, "| dump | source | verifier | contexts | mean acceptance length (s.e.) | "
                    "toolkit - engine (s.e.) | per-position acceptance rate |\n"
@@ -508,5 +520,5 @@ void mdsd_engine_write_table(FILE *f, int latex, const mdsd_engine_cmp *cmp,
                        rows[i].r.reach, L);
         }
     if (latex)
-        fprintf(f, "\\hline\n\\end{tabular}\n");
+        mdsd_report_latex_table_close(f);
 }

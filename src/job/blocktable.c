@@ -10,6 +10,7 @@
 #include "csv.h"
 #include "outfile.h"
 #include "parse.h"
+#include "report.h"
 
 /* "1,2,4" into out[*n] (each in [lo, hi]); a refused list is a usage error. */
 static int parse_sizes(mdsd_block_job *j, const char *spec, const char *opt, size_t lo, size_t hi,
@@ -236,57 +237,131 @@ static void write_csv(FILE *f, const mdsd_block_row *rows, size_t n, const doubl
     }
 }
 
+/* One column per fact, so that the LaTeX table fits a column of a two-column
+ * paper: E[tau] (s.e.) once (vLLM's "mean acceptance length" and the speed-up
+ * at cost 0 are the same number: the CSV keeps both names), the reaches
+ * P(at least d accepted) (vLLM's "per-position acceptance rates"; the
+ * conditional per-depth rates are the CSV's per_depth), and the speed-up at
+ * every non-zero cost. LaTeX shows the last reach r_L only (r_d does not
+ * depend on L, so with every depth drawn the list repeats the rows above, and
+ * the list is the widest cell); Markdown, for reading, keeps it. The dump goes to
+ * the caption when there is one, else a column. The LaTeX float is the table
+ * job's (report.h): booktabs, caption, label, shrunk to the line width only
+ * when still wider; E[tau] and its s.e. to 3 places there, as the speed-ups
+ * (the CSV has every digit). */
+static bool one_dump(const mdsd_block_row *rows, size_t n)
+{
+    for (size_t i = 1; i < n; i++)
+        if (strcmp(rows[i].dump, rows[0].dump))
+            return false;
+    return true;
+}
+
+static void block_caption(FILE *f, int latex, const mdsd_block_row *rows, size_t n, bool dump_col,
+                          size_t speedups)
+{
+    if (latex) {
+        fputs("Block efficiency", f);
+        if (!dump_col && n) {
+            fputs(" of \\texttt{", f);
+            mdsd_report_latex_escape(f, rows[0].dump);
+            fputs("}", f);
+        }
+        fputs(". Policy $K$: $K$ draft sequences; $E[\\tau]$: tokens per target call (vLLM's mean "
+              "acceptance length), mean (s.e.) over trees; $r_L = P(\\geq L$ accepted$)$: vLLM's per-position acceptance rate at "
+              "position $L$ (every position in the CSV and the Markdown table)", f);
+        if (speedups)
+            fputs("; $S_c = E[\\tau] / (1 + cL)$: speed-up at draft cost $c$ per token", f);
+        fputs(".", f);
+    } else {
+        fputs("**Block efficiency", f);
+        if (!dump_col && n)
+            fprintf(f, " of %s", rows[0].dump);
+        fputs("** (E[tau]: tokens per target call, vLLM's mean acceptance length, mean (s.e.) over "
+              "trees; reach: P(at least d accepted), d = 1..L, vLLM's per-position acceptance rates", f);
+        if (speedups)
+            fputs("; S(c) = E[tau] / (1 + c L): speed-up at draft cost c per token", f);
+        fputs(")\n\n", f);
+    }
+}
+
 void mdsd_block_write_table(FILE *f, int latex, const mdsd_block_row *rows, size_t n,
                             const double *cost, size_t ncost, const mdsd_engine_cmp *eng)
 {
+    bool dump_col = !one_dump(rows, n);
+    size_t speedups = 0;
+    for (size_t k = 0; k < ncost; k++)
+        speedups += cost[k] != 0.0;
     if (latex) {
-        fprintf(f, "\\begin{tabular}{llrrlrl");
+        char *cap = NULL, spec[64];
+        size_t caplen = 0;
+        FILE *m = open_memstream(&cap, &caplen);
+        if (m) {
+            block_caption(m, 1, rows, n, dump_col, speedups);
+            if (fclose(m))
+                cap = (free(cap), NULL);
+        }
+        snprintf(spec, sizeof spec, "@{}%sllrrr", dump_col ? "l" : "");
+        for (size_t k = 0; k < speedups && strlen(spec) + 4 < sizeof spec; k++)
+            strcat(spec, "r");
+        strcat(spec, "@{}");
+        mdsd_report_latex_preamble(f);
+        mdsd_report_latex_table_open(f, cap ? cap : "Block efficiency.", NULL, "-block", spec);
+        free(cap);
+        fputs(dump_col ? "dump & verifier" : "verifier", f);
+        fputs(" & policy & $L$ & $E[\\tau]$ (s.e.) & $r_L$", f);
         for (size_t k = 0; k < ncost; k++)
-            fprintf(f, "r");
-        fprintf(f, "}\n\\hline\nverifier & policy & $L$ & $E[\\tau]$ & per-depth rates & "
-                   "mean acceptance length & per-position acceptance rate");
-        for (size_t k = 0; k < ncost; k++)
-            fprintf(f, " & speed-up $c=%g$", cost[k]);
-        fprintf(f, " \\\\\n\\hline\n");
+            if (cost[k] != 0.0)
+                fprintf(f, " & $S_{%g}$", cost[k]);
+        fprintf(f, " \\\\\n\\midrule\n");
     } else {
-        fprintf(f, "| dump | verifier | policy | L | E[tau] (s.e.) | per-depth rates | "
-                   "mean acceptance length | per-position acceptance rate |");
+        block_caption(f, 0, rows, n, dump_col, speedups);
+        fprintf(f, "|%s verifier | policy | L | E[tau] (s.e.) | reach |", dump_col ? " dump |" : "");
         for (size_t k = 0; k < ncost; k++)
-            fprintf(f, " speed-up c=%g |", cost[k]);
-        fprintf(f, "\n|---|---|---|---:|---:|---|---:|---|");
-        for (size_t k = 0; k < ncost; k++)
+            if (cost[k] != 0.0)
+                fprintf(f, " S(%g) |", cost[k]);
+        fprintf(f, "\n|%s---|---|---:|---:|---|", dump_col ? "---|" : "");
+        for (size_t k = 0; k < speedups; k++)
             fprintf(f, "---:|");
         fprintf(f, "\n");
     }
     for (size_t i = 0; i < n; i++) {
         const mdsd_policy *pol = &rows[i].c.pol;
         char desc[256];
-        if (pol->kind == MDSD_POLICY_SEQ)
-            snprintf(desc, sizeof desc, "seq K=%zu", pol->sequences);
+        if (pol->kind == MDSD_POLICY_SEQ) /* LaTeX: "K=4", the caption says what K is */
+            snprintf(desc, sizeof desc, "%sK=%zu", latex ? "" : "seq ", pol->sequences);
         else
             mdsd_policy_describe(pol, desc, sizeof desc);
         if (rows[i].live)
             strncat(desc, " live", sizeof desc - strlen(desc) - 1);
-        if (latex)
-            fprintf(f, "%s & %s & %zu & %.4f (%.4f) & ", mdsd_block_case_name(&rows[i].c), desc,
+        if (latex) {
+            if (dump_col) {
+                fputs("\\texttt{", f);
+                mdsd_report_latex_escape(f, rows[i].dump);
+                fputs("} & ", f);
+            }
+            mdsd_report_latex_escape(f, mdsd_block_case_name(&rows[i].c));
+            fputs(" & ", f);
+            mdsd_report_latex_escape(f, desc);
+            fprintf(f, " & %zu & %.3f (%.3f) & %.3f", pol->depth, rows[i].r.tau, rows[i].r.se,
+                    rows[i].r.reach[pol->depth]);
+        } else {
+            fputs("| ", f);
+            if (dump_col)
+                fprintf(f, "%s | ", rows[i].dump);
+            fprintf(f, "%s | %s | %zu | %.4f (%.4f) | ", mdsd_block_case_name(&rows[i].c), desc,
                     pol->depth, rows[i].r.tau, rows[i].r.se);
-        else
-            fprintf(f, "| %s | %s | %s | %zu | %.4f (%.4f) | ", rows[i].dump,
-                    mdsd_block_case_name(&rows[i].c), desc, pol->depth, rows[i].r.tau,
-                    rows[i].r.se);
-        for (size_t d = 1; d <= pol->depth; d++)
-            fprintf(f, d > 1 ? " %.3f" : "%.3f", rows[i].r.rate[d]);
-        /* vLLM's names (see write_csv): E[tau] again, and the reaches */
-        fprintf(f, latex ? " & %.4f & " : " | %.4f | ", rows[i].r.tau);
-        for (size_t d = 1; d <= pol->depth; d++)
+        }
+        for (size_t d = 1; !latex && d <= pol->depth; d++)
             fprintf(f, d > 1 ? " %.3f" : "%.3f", rows[i].r.reach[d]);
         for (size_t k = 0; k < ncost; k++)
-            fprintf(f, latex ? " & %.3f" : " | %.3f",
-                    rows[i].r.tau / (1.0 + cost[k] * (double)pol->depth));
+            if (cost[k] != 0.0)
+                fprintf(f, latex ? " & %.3f" : " | %.3f",
+                        rows[i].r.tau / (1.0 + cost[k] * (double)pol->depth));
         fprintf(f, latex ? " \\\\\n" : " |\n");
     }
     if (latex)
-        fprintf(f, "\\hline\n\\end{tabular}\n");
+        mdsd_report_latex_table_close(f);
     if (eng)
         mdsd_engine_write_table(f, latex, eng, rows, n);
 }

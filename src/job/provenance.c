@@ -126,6 +126,17 @@ int mdsd_provenance_prepare(const mdsd_provenance *p, mdsd_outfile *outp, mdsd_e
         mdsd_json_kv_integer(&j, "is_top", (long long)p->is_top);
         rc = write_dump_keys(&j, p, err);
     }
+    if (p->n_labels) {
+        mdsd_json_key(&j, "labels");
+        mdsd_json_object_begin(&j);
+        for (size_t i = 0; i < p->n_labels; i++) {
+            const char *eq = strchr(p->labels[i], '=');
+            char old[1024];
+            snprintf(old, sizeof old, "%.*s", eq ? (int)(eq - p->labels[i]) : 0, p->labels[i]);
+            mdsd_json_kv_string(&j, old, eq ? eq + 1 : "");
+        }
+        mdsd_json_object_end(&j);
+    }
     if (p->source) {
         mdsd_json_kv_string(&j, "source", p->source);
         mdsd_json_key(&j, "source_provenance");

@@ -14,6 +14,7 @@
  *   block only:    "is_top", "dumps" (as for table; the job has no seed)
  *   report, plot:  "source" (the results CSV read) and "source_provenance"
  *                  (that CSV's own document, verbatim, or null when it has none)
+ *   plot:          "labels" ({"OLD": "NEW"} of --label), when given
  */
 #ifndef MDSD_PROVENANCE_H
 #define MDSD_PROVENANCE_H
@@ -45,6 +46,10 @@ typedef struct {
     bool is_block;
     /* carried forward (report, plot) */
     const char *source;          /* results CSV read, or NULL */
+    /* plot's --label OLD=NEW: "labels": {"OLD": "NEW", ...}, so that a figure's
+     * legend names are traced to the CSV's without editing it */
+    size_t n_labels;
+    const char *const *labels;   /* "OLD=NEW" each */
 } mdsd_provenance;
 
 /* path + ".provenance.json" into buf. */

@@ -158,6 +158,15 @@ void mdsd_report_style_init(mdsd_report_style *s)
     s->layout = MDSD_REPORT_PER_SETTING;
 }
 
+const char *mdsd_report_relabel(const char *const *labels, size_t n, const char *name)
+{
+    size_t len = strlen(name);
+    for (size_t i = 0; i < n; i++)
+        if (!strncmp(labels[i], name, len) && labels[i][len] == '=')
+            return labels[i] + len + 1;
+    return name;
+}
+
 void mdsd_report_latex_escape(FILE *out, const char *s)
 {
     for (; *s; s++) {
@@ -311,12 +320,13 @@ static void render_row(renderer *R, double T, size_t n, const char *scheme, cons
         return;
     style st = R->st;
     fputs(st == STYLE_LATEX ? "" : "| ", out);
-    text(out, scheme, st);
+    /* the names shown: --label's (the rows keep the CSV's) */
+    text(out, mdsd_report_relabel(R->ss->labels, R->ss->n_labels, scheme), st);
     fputs(st == STYLE_LATEX ? " & " : " | ", out);
     if (!strcmp(method_name, "bound"))
         fputs(st == STYLE_LATEX ? "$\\alpha^*$" : "α*", out);
     else
-        text(out, method_name, st);
+        text(out, mdsd_report_relabel(R->ss->labels, R->ss->n_labels, method_name), st);
     for (size_t d = 0; d < R->dumps.count; d++) {
         fputs(st == STYLE_LATEX ? " & " : " | ", out);
         const mdsd_report_row *c = find(R->rows, R->count, T, n, scheme, method_name, R->dumps.labels[d]);
@@ -372,7 +382,7 @@ static void latex_head(renderer *R)
     fputs("\\toprule\nscheme & method", out);
     for (size_t d = 0; d < R->dumps.count; d++) {
         fputs(" & ", out);
-        mdsd_report_latex_escape(out, R->dumps.labels[d]);
+        mdsd_report_latex_escape(out, mdsd_report_relabel(R->ss->labels, R->ss->n_labels, R->dumps.labels[d]));
     }
     fputs(" \\\\\n\\midrule\n", out);
 }
@@ -399,7 +409,7 @@ static void header_row(renderer *R)
     fputs("| scheme | method", out);
     for (size_t d = 0; d < R->dumps.count; d++) {
         fputs(" | ", out);
-        markdown_escape(out, R->dumps.labels[d]);
+        markdown_escape(out, mdsd_report_relabel(R->ss->labels, R->ss->n_labels, R->dumps.labels[d]));
     }
     fputs(" |\n|---|---", out);
     for (size_t d = 0; d < R->dumps.count; d++)
@@ -554,7 +564,7 @@ static void render(FILE *out, const mdsd_report_row *rows, size_t count, style s
         fputs("\\documentclass{article}\n\\usepackage{" MDSD_REPORT_LATEX_PACKAGES "}\n"
               "\\begin{document}\n\n", out);
     else if (st == STYLE_LATEX)
-        fputs("% needs \\usepackage{" MDSD_REPORT_LATEX_PACKAGES "}\n", out);
+        mdsd_report_latex_preamble(out);
     bool per_setting = ss->layout & MDSD_REPORT_PER_SETTING;
     /* one setting: the combined table would repeat the per-setting one */
     bool combined = (ss->layout & MDSD_REPORT_COMBINED) && (!per_setting || setting_count(rows, count) > 1);
@@ -566,6 +576,24 @@ static void render(FILE *out, const mdsd_report_row *rows, size_t count, style s
         render_combined(&R);
     if (st == STYLE_LATEX && ss->standalone)
         fputs("\\end{document}\n", out);
+}
+
+void mdsd_report_latex_preamble(FILE *out)
+{
+    fputs("% needs \\usepackage{" MDSD_REPORT_LATEX_PACKAGES "}\n", out);
+}
+
+void mdsd_report_latex_table_open(FILE *out, const char *caption, const char *label_prefix,
+                                  const char *label_suffix, const char *spec)
+{
+    fprintf(out, "\\begin{table}[t]\n\\centering\n\\caption{%s}\n", caption);
+    latex_label(out, label_prefix, label_suffix);
+    fprintf(out, "%s\\begin{tabular}{%s}\n\\toprule\n", fit_open, spec);
+}
+
+void mdsd_report_latex_table_close(FILE *out)
+{
+    fprintf(out, "\\bottomrule\n\\end{tabular}%s\\end{table}\n", fit_close);
 }
 
 void mdsd_report_render_markdown(FILE *out, const mdsd_report_row *rows, size_t count,

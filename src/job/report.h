@@ -92,6 +92,8 @@ typedef struct {
     const char *label_prefix;  /* LaTeX \label prefix (default "tab:mdsd") */
     bool standalone;           /* LaTeX: a whole document (article + booktabs) */
     const char *provenance;    /* one line said as a comment on top ("% ...", "<!-- -->"), or NULL */
+    size_t n_labels;           /* --label "OLD=NEW": a dump, scheme or method shown as NEW */
+    const char *const *labels;
 } mdsd_report_style;
 
 void mdsd_report_style_init(mdsd_report_style *s); /* per setting, no marks, no provenance */
@@ -110,8 +112,22 @@ int mdsd_report_render_file(const char *path, mdsd_report_renderer fn, const mds
 void mdsd_report_markdown(FILE *out, const mdsd_report_row *rows, size_t count);
 void mdsd_report_latex(FILE *out, const mdsd_report_row *rows, size_t count);
 
+/* NEW of the first "OLD=NEW" of labels[n] whose OLD is name (OLD ends at
+ * the first '='), else name itself: the --label lookup of report and plot. */
+const char *mdsd_report_relabel(const char *const *labels, size_t n, const char *name);
+
 /* s as LaTeX text: \ { } $ & # ^ _ ~ % escaped; bytes >= 0x80 passed on (UTF-8). */
 void mdsd_report_latex_escape(FILE *out, const char *s);
+
+/* The pieces of the renderers' LaTeX float, for other jobs' tables (the block job's) so
+ * that every table the toolkit writes has one look: "% needs \usepackage{...}",
+ * "\begin{table}[t]\n\centering\n\caption{CAPTION}\n\label{PREFIX SUFFIX}\n" (the caption
+ * written as given: LaTeX already), the shrink-to-fit box around "\begin{tabular}{SPEC}\n
+ * \toprule\n", and "\bottomrule\n\end{tabular}" with the box and float closed. */
+void mdsd_report_latex_preamble(FILE *out);
+void mdsd_report_latex_table_open(FILE *out, const char *caption, const char *label_prefix,
+                                  const char *label_suffix, const char *spec);
+void mdsd_report_latex_table_close(FILE *out);
 
 /* ---- paired differences (mdsd report --paired) ----
  * From the per-position CSV of `mdsd table --per-position` (columns dump,
