@@ -182,6 +182,17 @@ Test(package, python_interrupt_and_progress_bars, .timeout = 300)
     free(out);
 }
 
+/* `mdsd bound --method all` from Python (tests/python/test_mdsd_bound_all.py): the
+ * CLI's --json values, methods and skips bit for bit on random instances of every
+ * scheme; a disagreement raises MdsdError with the routes. */
+Test(package, python_bound_all_equals_the_cli, .timeout = 300)
+{
+    char *out = test_shell_ok("PYTHONPATH=src/python:tests/python /usr/bin/python3 -m unittest "
+                         "test_mdsd_bound_all 2>&1");
+    cr_assert(strstr(out, "\nOK\n"), "no plain OK line:\n%s", out);
+    free(out);
+}
+
 /* What the package takes and says (tests/python/test_mdsd_inputs.py): logits of every
  * floating type, numpy or torch; the progress callback; Python's words in errors. The
  * release library (MDSD_LIBRARY), in the sanitizer build too. */

@@ -71,6 +71,13 @@ CASES = {
     ("Rng.seed", "seed"): lambda v: mdsd.Rng(1).seed(v),
     ("alpha_star", "n"): lambda v: mdsd.alpha_star(P, Q, n=v),
     ("alpha_star_result", "n"): lambda v: mdsd.alpha_star_result(P, Q, n=v),
+    ("alpha_star", "max_tuples"): lambda v: mdsd.alpha_star(P, Q, n=2, max_tuples=v),
+    ("alpha_star", "max_vars"): lambda v: mdsd.alpha_star(P, Q, n=2, method="all", max_vars=v),
+    ("alpha_star_result", "max_tuples"): lambda v: mdsd.alpha_star_result(P, Q, n=2,
+                                                                          max_tuples=v),
+    ("alpha_star_result", "max_vars"): lambda v: mdsd.alpha_star_result(P, Q, n=2,
+                                                                        method="lp-full",
+                                                                        max_vars=v),
     ("verifier_rate", "n"): lambda v: mdsd.verifier_rate("rrs", P, Q, n=v),
     ("verifier_rate", "is_top"): lambda v: mdsd.verifier_rate("is", P, Q, n=2, is_top=v),
     ("verifier_rate", "max_tuples"): lambda v: mdsd.verifier_rate("rrs", P, Q, n=2, max_tuples=v),
@@ -143,7 +150,7 @@ CASES[("block", "markov depths")] = lambda v: mdsd.block(markov=TOY, verifier="r
 
 # A valid value per parameter (the call runs with it): the cases exercise the argument,
 # not a failure elsewhere.
-VALID = {"which": -1, "rows": 1, "V": 3, "max_tuples": 0, "is_top": 0, "trials": 10,
+VALID = {"which": -1, "rows": 1, "V": 3, "max_tuples": 0, "max_vars": 0, "is_top": 0, "trials": 10,
          "threads": 1, "position": 0, "seed": 1, "row0": 0, "top_k": 0, "size": 2,
          "chunk_rows": 0, "gzip": 0, "target_vocab_size": 0}
 
