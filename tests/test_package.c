@@ -193,6 +193,16 @@ Test(package, python_bound_all_equals_the_cli, .timeout = 300)
     free(out);
 }
 
+/* Every long option of every `mdsd COMMAND --help` has a Python keyword or a reason in
+ * one table (tests/python/test_cli_coverage.py); the check fails on a planted gap. */
+Test(package, python_keyword_for_every_cli_option, .timeout = 120)
+{
+    char *out = test_shell_ok("PYTHONPATH=src/python:tests/python /usr/bin/python3 -m unittest "
+                         "test_cli_coverage 2>&1");
+    cr_assert(strstr(out, "\nOK\n"), "no plain OK line:\n%s", out);
+    free(out);
+}
+
 /* What the package takes and says (tests/python/test_mdsd_inputs.py): logits of every
  * floating type, numpy or torch; the progress callback; Python's words in errors. The
  * release library (MDSD_LIBRARY), in the sanitizer build too. */
