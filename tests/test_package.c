@@ -193,6 +193,16 @@ Test(package, python_bound_all_equals_the_cli, .timeout = 300)
     free(out);
 }
 
+/* `mdsd toy` from Python (tests/python/test_mdsd_toy.py): the CLI's dump and --json
+ * summary for the same options; bad options refused with no file left. */
+Test(package, python_toy_writes_the_cli_dump, .timeout = 120)
+{
+    char *out = test_shell_ok("PYTHONPATH=src/python:tests/python /usr/bin/python3 -m unittest "
+                         "test_mdsd_toy 2>&1");
+    cr_assert(strstr(out, "\nOK\n"), "no plain OK line:\n%s", out);
+    free(out);
+}
+
 /* Every long option of every `mdsd COMMAND --help` has a Python keyword or a reason in
  * one table (tests/python/test_cli_coverage.py); the check fails on a planted gap. */
 Test(package, python_keyword_for_every_cli_option, .timeout = 120)

@@ -24,10 +24,11 @@ BINDINGS = {
     "table": ("table",),
     "merge": ("merge",),
     "block": ("block",),
+    "toy": ("toy",),
 }
 
 # Jobs with no Python function yet: each of their options is reported as such.
-NOT_YET_BOUND = ("report", "plot", "check", "toy")
+NOT_YET_BOUND = ("report", "plot", "check")
 
 # The keyword where its name is not the option's (- as _): (command or None, option).
 KEYWORDS = {
@@ -45,6 +46,7 @@ KEYWORDS = {
     ("table", "--positions"): "rows",
     ("block", "--depth"): "depths",
     ("block", "--cost"): "costs",
+    ("toy", "--drafts"): "drafts",
 }
 
 _PREPARE = ("mdsd.softmax(logits, temperature) and mdsd.truncate(p, top_k, top_p) prepare p "

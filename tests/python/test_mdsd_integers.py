@@ -125,6 +125,11 @@ for _name in ("top_k", "trials", "seed", "threads", "is_top", "max_tuples"):
         SHIPPED, OUT, rows=(0, 8), pandas=False, **{name: v}))(_name)
     CASES[("evaluate", _name)] = (lambda name: lambda v: mdsd.evaluate(
         T, D, pandas=False, **{name: v}))(_name)
+# (vocab and positions too, though the enumeration cannot tell them from evaluate's arrays)
+for _name in ("vocab", "positions", "seed", "samples", "chunk_rows", "gzip", "threads"):
+    CASES[("toy", _name)] = (lambda name: lambda v: mdsd.toy(
+        os.path.join(WORK, "toy.h5"), **{"family": "dirichlet", "vocab": 3, "positions": 4,
+                                         name: v}))(_name)
 CASES[("table", "rows")] = lambda v: mdsd.table(SHIPPED, OUT, rows=(0, v), pandas=False)
 CASES[("table", "draft_counts")] = lambda v: mdsd.table(SHIPPED, OUT, rows=(0, 8),
                                                         draft_counts=[v], pandas=False)
@@ -152,7 +157,8 @@ CASES[("block", "markov depths")] = lambda v: mdsd.block(markov=TOY, verifier="r
 # not a failure elsewhere.
 VALID = {"which": -1, "rows": 1, "V": 3, "max_tuples": 0, "max_vars": 0, "is_top": 0, "trials": 10,
          "threads": 1, "position": 0, "seed": 1, "row0": 0, "top_k": 0, "size": 2,
-         "chunk_rows": 0, "gzip": 0, "target_vocab_size": 0}
+         "chunk_rows": 0, "gzip": 0, "target_vocab_size": 0, "samples": 0, "vocab": 3,
+         "positions": 4}
 
 
 def public_callables():

@@ -1,8 +1,9 @@
 """The command line's jobs that return results rather than write files, bound to the
-library's functions so that Python and `mdsd` give the same numbers:
-`mdsd bound --method all` (mdsd_alpha_all)."""
+library's functions so that Python and `mdsd` give the same numbers and files:
+`mdsd bound --method all` (mdsd_alpha_all) and `mdsd toy` (mdsd_toy_dump)."""
 
 import ctypes
+import os
 from collections import namedtuple
 
 import numpy as np
@@ -68,3 +69,58 @@ def alpha_all_one(pa, sa, opts, want_subset, methods, raise_):
         e.routes = result
         raise
     return result
+
+
+def toy(output, family, vocab, positions, seed=1, drafts="draft", samples=0, dtype="float32",
+        param=None, chunk_rows=0, gzip=0, threads=0):
+    """`mdsd toy`: writes the HDF5 logit dump `output` (it appears only when complete) whose
+    rows are random instances of a toy family; every row depends on (seed, row) only, so
+    the file is the CLI's with the same options, whatever threads= is. family: bernoulli
+    (vocab = 2), uniform, spechub-toy, dirichlet, zipf or degenerate; vocab, positions:
+    V and the rows (--vocab, --positions); drafts: drafter names (a list or "a,b");
+    samples: consecutive-row samples (0: ceil(positions / 128)); dtype: float32, float16
+    or bfloat16; param: the family's parameters as {name: value}, "name=value,..." or a
+    list of such strings (--param, repeatable; a name given twice is refused); chunk_rows
+    (0: 64), gzip (0..9), threads (0: all). Returns the CLI's --json summary as a dict:
+    file, family, params, V, rows, samples, drafts, dtype, seed."""
+    from . import MdsdError, _cstr, _raise, _uint
+    from . import _paths
+    names = [drafts] if isinstance(drafts, (str, bytes)) else list(drafts)
+    names = [n for x in names for n in (x.decode() if isinstance(x, bytes) else str(x)).split(",")]
+    if not names or not all(names):
+        raise MdsdError(1, f"toy: drafts {drafts!r}: give at least one name, none empty")
+    if param is None:
+        items = []
+    elif isinstance(param, dict):
+        items = [f"{k}={float(v)!r}" for k, v in param.items()]
+    else:
+        items = [x for p in ([param] if isinstance(param, str) else list(param))
+                 for x in str(p).split(",") if x]
+    seen = {}
+    for item in items:
+        name = item.split("=", 1)[0]
+        if name in seen:
+            raise MdsdError(1, f"toy: param: {name} is given twice ({seen[name]} and {item})")
+        seen[name] = item
+    o = _lib.init(_lib.ToyOpts)
+    o.family = _cstr(family, "family")
+    o.V = _uint(vocab, "vocab")
+    o.positions = _uint(positions, "positions")
+    o.seed = _uint(seed, "seed")
+    o.drafts = _cstr(",".join(names), "drafts")
+    o.samples = _uint(samples, "samples")
+    o.dtype = _cstr(dtype, "dtype")
+    o.params = _cstr(",".join(items), "param") if items else None
+    o.chunk_rows = _uint(chunk_rows, "chunk_rows")
+    o.gzip = _uint(gzip, "gzip", 9)
+    o.threads = _uint(threads, "threads", 2**31 - 1)
+    path = _cstr(output, "output")
+    _paths.check([], [(output, "output")])  # a directory or unwritable place: before any work
+    got = ctypes.c_size_t(0)
+    params = ctypes.create_string_buffer(512)
+    err = _lib.Err()
+    _raise(lib.mdsd_toy_dump(path, ctypes.byref(o), ctypes.byref(got), params, len(params),
+                             ctypes.byref(err)), err)
+    return {"file": os.fsdecode(path), "family": o.family.decode(), "params": params.value.decode(),
+            "V": o.V, "rows": o.positions, "samples": got.value, "drafts": names,
+            "dtype": o.dtype.decode(), "seed": o.seed}

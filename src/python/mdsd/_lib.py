@@ -49,6 +49,14 @@ class AlphaRoutes(Structure):
                 ("routes", AlphaRoute * 6)]
 
 
+class ToyOpts(Structure):
+    _init = "mdsd_toy_opts_init"
+    _fields_ = [("size", c_size_t), ("family", c_char_p), ("V", c_size_t), ("positions", c_size_t),
+                ("seed", c_uint64), ("drafts", c_char_p), ("samples", c_size_t),
+                ("dtype", c_char_p), ("params", c_char_p), ("chunk_rows", c_size_t),
+                ("gzip", c_int), ("threads", c_size_t)]
+
+
 class VerifierOpts(Structure):
     _init = "mdsd_verifier_opts_init"
     _fields_ = [("size", c_size_t), ("is_top", c_size_t), ("max_paths", c_double), ("max_tuples", c_size_t)]
@@ -225,6 +233,8 @@ _sig("mdsd_alpha", c_int, P, POINTER(Scheme), c_int, POINTER(AlphaOpts), POINTER
      P, E)
 _sig("mdsd_alpha_routes_init", None, POINTER(AlphaRoutes), c_size_t)
 _sig("mdsd_alpha_all", c_int, P, POINTER(Scheme), POINTER(AlphaOpts), POINTER(AlphaRoutes), P, E)
+_sig("mdsd_toy_opts_init", None, POINTER(ToyOpts), c_size_t)
+_sig("mdsd_toy_dump", c_int, c_char_p, POINTER(ToyOpts), POINTER(c_size_t), c_char_p, c_size_t, E)
 _sig("mdsd_lp_export", c_int, P, POINTER(Scheme), c_int, c_char_p, E)
 _sig("mdsd_registry_count", c_size_t)
 _sig("mdsd_registry_at", POINTER(RegistryEntry), c_size_t)
