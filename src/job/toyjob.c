@@ -29,12 +29,15 @@ typedef struct {
 } toy_opts;
 
 /* Splits "a,b,c" in place into names. */
+/* Returns how many names the list has; only the first max are stored (the
+ * caller refuses more: a drafter silently dropped would be a wrong dump). */
 static size_t split_names(char *list, char **names, size_t max)
 {
     size_t n = 0;
     char *save = NULL;
-    for (char *s = strtok_r(list, ",", &save); s && n < max; s = strtok_r(NULL, ",", &save))
-        names[n++] = s;
+    for (char *s = strtok_r(list, ",", &save); s; s = strtok_r(NULL, ",", &save), n++)
+        if (n < max)
+            names[n] = s;
     return n;
 }
 
@@ -255,9 +258,10 @@ mdsd_status mdsd_toy_dump(const char *path, const mdsd_toy_opts *opts, size_t *s
         return mdsd_fail(err, MDSD_ENOMEM, "out of memory");
     char *names[TOY_MAX_DRAFTS];
     size_t n_q = split_names(list, names, TOY_MAX_DRAFTS);
-    if (n_q == 0) {
+    if (n_q == 0 || n_q > TOY_MAX_DRAFTS) {
         free(list);
-        return mdsd_fail(err, MDSD_EINVAL, "toy: give at least one drafter name");
+        return mdsd_fail(err, MDSD_EINVAL, n_q ? "%zu drafter names (at most %d)"
+                         : "toy: give at least one drafter name", n_q, TOY_MAX_DRAFTS);
     }
     size_t samples = opts->samples ? opts->samples : (opts->positions + 127) / 128;
     toy_opts o = {.output = path, .N = opts->positions, .chunk_rows = opts->chunk_rows,

@@ -90,6 +90,7 @@ class ToyEqualsCli(unittest.TestCase):
                           (dict(param={"grid": 3}), "grid"),
                           (dict(dtype="int8"), "int8"),
                           (dict(drafts=""), "drafts"),
+                          (dict(drafts=[f"d{k}" for k in range(65)]), "at most 64"),
                           (dict(positions=2.5), "positions")):
             args = dict(output=out, family="dirichlet", vocab=5, positions=10)
             args.update(kw)
