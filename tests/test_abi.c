@@ -104,6 +104,16 @@ Test(abi, an_options_struct_of_another_size_is_refused)
         ao.size = wrong[w];
         mdsd_alpha_result ar;
         refused(mdsd_alpha(p, &s, MDSD_ALPHA_AUTO, &ao, &ar, NULL, &err), &err, "mdsd_alpha_opts");
+        mdsd_alpha_routes routes;
+        mdsd_alpha_routes_init(&routes);
+        refused(mdsd_alpha_all(p, &s, &ao, &routes, NULL, &err), &err, "mdsd_alpha_opts");
+        routes.size = wrong[w];
+        refused(mdsd_alpha_all(p, &s, NULL, &routes, NULL, &err), &err, "mdsd_alpha_routes");
+        mdsd_toy_opts toy;
+        mdsd_toy_opts_init(&toy);
+        toy.family = "zipf", toy.V = 4, toy.positions = 2, toy.size = wrong[w];
+        refused(mdsd_toy_dump("/tmp/mdsd-abi-never.h5", &toy, NULL, NULL, 0, &err), &err,
+                "mdsd_toy_opts");
 
         mdsd_verifier_opts vo;
         mdsd_verifier_opts_init(&vo);
@@ -187,6 +197,11 @@ Test(abi, an_options_struct_of_another_size_is_refused)
     mdsd_alpha_result ar;
     cr_assert_eq(mdsd_alpha(p, &s, MDSD_ALPHA_AUTO, &ao, &ar, NULL, &err), MDSD_OK, "%s", err.msg);
     cr_assert_eq(mdsd_alpha(p, &s, MDSD_ALPHA_AUTO, NULL, &ar, NULL, &err), MDSD_OK, "%s", err.msg);
+    mdsd_alpha_routes routes;
+    mdsd_alpha_routes_init(&routes);
+    cr_assert_eq(mdsd_alpha_all(p, &s, &ao, &routes, NULL, &err), MDSD_OK, "%s", err.msg);
+    cr_assert_eq(routes.size, sizeof routes);
+    cr_assert_eq(routes.alpha, ar.alpha); /* iid: sort, auto's method, gives the value */
 }
 
 /* A caller built against a header with a smaller struct: the library's _init writes
@@ -223,13 +238,14 @@ Test(abi, python_mirrors_have_the_c_sizes, .timeout = 60)
                               "from mdsd import _lib as L; print(*[ctypes.sizeof(c) for c in "
                               "(L.AlphaOpts, L.VerifierOpts, L.MonteCarloOpts, L.BatchEvalOpts, "
                               "L.TableOpts, L.BlockJobOpts, L.BlockMarkovOpts, L.DumpLayout, "
-                              "L.TreeDumpLayout, L.BlockMarkovResult)])'");
+                              "L.TreeDumpLayout, L.BlockMarkovResult, L.AlphaRoutes, L.ToyOpts)])'");
     char want[256];
-    snprintf(want, sizeof want, "%zu %zu %zu %zu %zu %zu %zu %zu %zu %zu\n",
+    snprintf(want, sizeof want, "%zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu\n",
              sizeof(mdsd_alpha_opts), sizeof(mdsd_verifier_opts), sizeof(mdsd_montecarlo_opts),
              sizeof(mdsd_batch_eval_opts), sizeof(mdsd_table_opts), sizeof(mdsd_block_job_opts),
              sizeof(mdsd_block_markov_opts), sizeof(mdsd_dump_layout),
-             sizeof(mdsd_tree_dump_layout), sizeof(mdsd_block_markov_result));
+             sizeof(mdsd_tree_dump_layout), sizeof(mdsd_block_markov_result),
+             sizeof(mdsd_alpha_routes), sizeof(mdsd_toy_opts));
     cr_assert_str_eq(out, want);
     free(out);
 }

@@ -182,6 +182,37 @@ Test(package, python_interrupt_and_progress_bars, .timeout = 300)
     free(out);
 }
 
+/* `mdsd bound --method all` from Python (tests/python/test_mdsd_bound_all.py): the
+ * CLI's --json values, methods and skips bit for bit on random instances of every
+ * scheme; a disagreement raises MdsdError with the routes. */
+Test(package, python_bound_all_equals_the_cli, .timeout = 300)
+{
+    char *out = test_shell_ok("PYTHONPATH=src/python:tests/python /usr/bin/python3 -m unittest "
+                         "test_mdsd_bound_all 2>&1");
+    cr_assert(strstr(out, "\nOK\n"), "no plain OK line:\n%s", out);
+    free(out);
+}
+
+/* `mdsd toy` from Python (tests/python/test_mdsd_toy.py): the CLI's dump and --json
+ * summary for the same options; bad options refused with no file left. */
+Test(package, python_toy_writes_the_cli_dump, .timeout = 120)
+{
+    char *out = test_shell_ok("PYTHONPATH=src/python:tests/python /usr/bin/python3 -m unittest "
+                         "test_mdsd_toy 2>&1");
+    cr_assert(strstr(out, "\nOK\n"), "no plain OK line:\n%s", out);
+    free(out);
+}
+
+/* Every long option of every `mdsd COMMAND --help` has a Python keyword or a reason in
+ * one table (tests/python/test_cli_coverage.py); the check fails on a planted gap. */
+Test(package, python_keyword_for_every_cli_option, .timeout = 120)
+{
+    char *out = test_shell_ok("PYTHONPATH=src/python:tests/python /usr/bin/python3 -m unittest "
+                         "test_cli_coverage 2>&1");
+    cr_assert(strstr(out, "\nOK\n"), "no plain OK line:\n%s", out);
+    free(out);
+}
+
 /* What the package takes and says (tests/python/test_mdsd_inputs.py): logits of every
  * floating type, numpy or torch; the progress callback; Python's words in errors. The
  * release library (MDSD_LIBRARY), in the sanitizer build too. */

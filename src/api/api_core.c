@@ -3,6 +3,7 @@
  * thin wrappers that validate the caller's input and call the kernels. */
 #include <mdsd/mdsd.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,6 +197,19 @@ mdsd_status mdsd_alpha_method_parse(const char *name, mdsd_alpha_method *m, mdsd
     return rc;
 }
 
+/* The internal options of the public ones (opts NULL: the defaults). */
+static void alpha_bound_opts(const mdsd_alpha_opts *opts, mdsd_bound_opts *bo)
+{
+    memset(bo, 0, sizeof *bo);
+    if (opts) {
+        bo->exact_arith = opts->exact_arith != 0;
+        bo->max_tuples = opts->max_tuples;
+        bo->max_vars = opts->max_vars;
+        bo->max_brute_V = opts->max_brute_V;
+        bo->lp_max_seconds = opts->force ? INFINITY : 0.0;
+    }
+}
+
 mdsd_status mdsd_alpha(const double *p, const mdsd_scheme *s, mdsd_alpha_method m,
                const mdsd_alpha_opts *opts, mdsd_alpha_result *res, unsigned char *subset,
                mdsd_err *err)
@@ -216,13 +230,8 @@ mdsd_status mdsd_alpha(const double *p, const mdsd_scheme *s, mdsd_alpha_method 
         api_scheme_clear(&a);
         return rc;
     }
-    mdsd_bound_opts bo = {0};
-    if (opts) {
-        bo.exact_arith = opts->exact_arith != 0;
-        bo.max_tuples = opts->max_tuples;
-        bo.max_vars = opts->max_vars;
-        bo.max_brute_V = opts->max_brute_V;
-    }
+    mdsd_bound_opts bo;
+    alpha_bound_opts(opts, &bo);
     mdsd_bound_result br = {0};
     br.subset = subset;
     rc = mdsd_bound_alpha(target, &a.s, (mdsd_bound_method)m, &bo, NULL, &br, err);
@@ -234,6 +243,74 @@ mdsd_status mdsd_alpha(const double *p, const mdsd_scheme *s, mdsd_alpha_method 
         res->k2_margin = br.k2_margin;
         res->lp_vars = br.lp_vars;
     }
+    free(target);
+    api_scheme_clear(&a);
+    return rc;
+}
+
+void (mdsd_alpha_routes_init)(mdsd_alpha_routes *routes, size_t size)
+{
+    mdsd_alpha_routes d;
+    memset(&d, 0, sizeof d);
+    d.size = sizeof d;
+    mdsd_opts_fill(routes, size, &d, sizeof d);
+}
+
+mdsd_status mdsd_alpha_all(const double *p, const mdsd_scheme *s, const mdsd_alpha_opts *opts,
+                           mdsd_alpha_routes *routes, unsigned char *subsets, mdsd_err *err)
+{
+    if (!routes)
+        return mdsd_fail(err, MDSD_EINVAL, "alpha* routes: no result given (NULL)");
+    int rc = mdsd_opts_check(routes->size, sizeof *routes, "mdsd_alpha_routes", NULL, err);
+    if (rc == MDSD_OK && opts)
+        rc = mdsd_opts_check(opts->size, sizeof *opts, "mdsd_alpha_opts", NULL, err);
+    if (rc)
+        return rc;
+    size_t size = routes->size;
+    memset(routes, 0, sizeof *routes);
+    routes->size = size;
+    routes->alpha = NAN;
+    api_scheme a;
+    if ((rc = api_scheme_copy(s, &a, err)))
+        return rc;
+    double *target;
+    if ((rc = api_probs_copy(p, a.s.V, "target", &target, err))) {
+        api_scheme_clear(&a);
+        return rc;
+    }
+    mdsd_bound_opts bo;
+    alpha_bound_opts(opts, &bo);
+    /* mdsd_scheme_check as the CLI makes it before its loop, so both refuse alike. */
+    mdsd_bound_routes *r = malloc(sizeof *r);
+    if (!r)
+        rc = mdsd_fail(err, MDSD_ENOMEM, "out of memory");
+    if (rc == MDSD_OK)
+        rc = mdsd_scheme_check(&a.s, err);
+    if (rc == MDSD_OK) {
+        rc = mdsd_bound_all(target, &a.s, &bo, subsets, NULL, r, err);
+        routes->ran = r->ran;
+        routes->alpha = r->alpha;
+        routes->max_disagreement = r->max_disagreement;
+        routes->failures = r->failures;
+        for (size_t k = 0; k < MDSD_ALPHA_ROUTES; k++) {
+            const mdsd_bound_route *from = &r->route[k];
+            mdsd_alpha_route *to = &routes->routes[k];
+            to->method = (mdsd_alpha_method)from->method;
+            to->applies = from->applies;
+            to->status = from->rc;
+            memcpy(to->why, from->why, sizeof to->why);
+            to->seconds = from->seconds;
+            to->alpha = from->res.alpha;
+            to->has_subset = subsets && from->rc == MDSD_OK && from->res.has_subset;
+            to->alpha_one = from->rc == MDSD_OK ? from->res.alpha_one : -1;
+            to->k2_margin = from->res.k2_margin;
+            to->evaluations = from->res.evaluations;
+            to->lp_vars = from->res.lp_vars;
+            to->maxflow_sets = from->res.maxflow_sets;
+            to->certificate_gap = from->res.maxflow_gap;
+        }
+    }
+    free(r);
     free(target);
     api_scheme_clear(&a);
     return rc;

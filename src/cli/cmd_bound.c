@@ -138,48 +138,49 @@ static int run_one(const double *p, const mdsd_scheme *s, mdsd_bound_method m,
     return out->rc;
 }
 
-static void json_subset(mdsd_json *j, const outcome *oc, size_t V)
+static void json_subset(mdsd_json *j, const mdsd_bound_result *res, size_t V)
 {
-    if (!oc->res.has_subset)
+    if (!res->has_subset)
         return;
     mdsd_json_key(j, "subset");
     mdsd_json_array_begin(j);
     for (size_t x = 0; x < V; x++)
-        if (oc->res.subset[x])
+        if (res->subset[x])
             mdsd_json_integer(j, (long long)x);
     mdsd_json_array_end(j);
 }
 
-static void json_details(mdsd_json *j, const outcome *oc, size_t V)
+static void json_details(mdsd_json *j, const mdsd_bound_result *res, double seconds,
+                         bool exact_arith, size_t V)
 {
-    mdsd_json_kv_number(j, "seconds", oc->seconds);
-    json_subset(j, oc, V);
-    if (oc->res.alpha_one >= 0) {
-        mdsd_json_kv_bool(j, "alpha_one", oc->res.alpha_one == 1);
-        mdsd_json_kv_number(j, "k2_margin", oc->res.k2_margin);
+    mdsd_json_kv_number(j, "seconds", seconds);
+    json_subset(j, res, V);
+    if (res->alpha_one >= 0) {
+        mdsd_json_kv_bool(j, "alpha_one", res->alpha_one == 1);
+        mdsd_json_kv_number(j, "k2_margin", res->k2_margin);
     }
-    if (oc->res.evaluations)
-        mdsd_json_kv_integer(j, "evaluations", (long long)oc->res.evaluations);
-    if (oc->res.method == MDSD_BOUND_MAXFLOW) {
-        mdsd_json_kv_integer(j, "maxflow_sets", (long long)oc->res.maxflow_sets);
-        mdsd_json_kv_number(j, "certificate_gap", oc->res.maxflow_gap);
+    if (res->evaluations)
+        mdsd_json_kv_integer(j, "evaluations", (long long)res->evaluations);
+    if (res->method == MDSD_BOUND_MAXFLOW) {
+        mdsd_json_kv_integer(j, "maxflow_sets", (long long)res->maxflow_sets);
+        mdsd_json_kv_number(j, "certificate_gap", res->maxflow_gap);
     }
-    if (oc->res.lp_vars) {
-        mdsd_json_kv_integer(j, "lp_vars", (long long)oc->res.lp_vars);
-        mdsd_json_kv_bool(j, "exact_arith", oc->exact_arith);
+    if (res->lp_vars) {
+        mdsd_json_kv_integer(j, "lp_vars", (long long)res->lp_vars);
+        mdsd_json_kv_bool(j, "exact_arith", exact_arith);
     }
 }
 
-static void text_details(const outcome *oc, size_t V)
+static void text_details(const mdsd_bound_result *res, size_t V)
 {
-    if (oc->res.alpha_one >= 0)
+    if (res->alpha_one >= 0)
         printf("  Khisti Thm 2: alpha* = 1 %s (min_S p(S) - q(S)^2 = %.3g)\n",
-               oc->res.alpha_one ? "holds" : "does not hold", oc->res.k2_margin);
-    if (oc->res.has_subset) {
+               res->alpha_one ? "holds" : "does not hold", res->k2_margin);
+    if (res->has_subset) {
         printf("  optimal H = {");
         int first = 1;
         for (size_t x = 0; x < V; x++)
-            if (oc->res.subset[x]) {
+            if (res->subset[x]) {
                 printf(first ? "%zu" : ", %zu", x);
                 first = 0;
             }
@@ -203,160 +204,86 @@ static void print_single(const bound_opts *o, const mdsd_scheme *s, const outcom
     if (o->dist.json) {
         mdsd_json j;
         print_header(&j, oc->res.alpha, s, mdsd_bound_method_name(oc->method));
-        json_details(&j, oc, s->V);
+        json_details(&j, &oc->res, oc->seconds, oc->exact_arith, s->V);
         mdsd_json_object_end(&j);
         return;
     }
     printf("alpha* = %.15g\n", oc->res.alpha);
     printf("  method %s, scheme %s, n = %zu, V = %zu, %.3g s\n", mdsd_bound_method_name(oc->method),
            mdsd_scheme_name(s->kind), s->n, s->V, oc->seconds);
-    text_details(oc, s->V);
+    text_details(&oc->res, s->V);
 }
 
-/* Every method that applies to the scheme; guards refuse some (skipped). */
-/* A method refused by a size guard or not defined for the instance is
+/* A route refused by a size guard or not defined for the instance is
  * skipped; any other error is a failure: reported, and the exit status is 1,
- * but the other methods still run and are printed. */
-static bool skipped(int rc) { return rc == MDSD_ETOOBIG || rc == MDSD_EUNSUPPORTED; }
-
-static void json_all(const mdsd_scheme *s, const outcome *oc, size_t count, double alpha,
-                     double worst, bool any_failed)
+ * but the other methods still run and are printed (mdsd_bound_all). */
+static void json_all(const mdsd_scheme *s, const mdsd_bound_routes *r, bool exact_arith)
 {
     mdsd_json j;
-    print_header(&j, alpha, s, "all");
+    print_header(&j, r->alpha, s, "all");
     mdsd_json_key(&j, "methods");
     mdsd_json_array_begin(&j);
-    for (size_t k = 0; k < count; k++) {
-        if (!mdsd_bound_applies(oc[k].method, s))
+    for (size_t k = 0; k < MDSD_BOUND_ROUTES; k++) {
+        const mdsd_bound_route *oc = &r->route[k];
+        if (!oc->applies)
             continue;
         mdsd_json_object_begin(&j);
-        mdsd_json_kv_string(&j, "method", mdsd_bound_method_name(oc[k].method));
-        if (oc[k].rc) {
-            mdsd_json_kv_string(&j, skipped(oc[k].rc) ? "skipped" : "failed", oc[k].why);
+        mdsd_json_kv_string(&j, "method", mdsd_bound_method_name(oc->method));
+        if (oc->rc) {
+            mdsd_json_kv_string(&j, mdsd_bound_route_skipped(oc->rc) ? "skipped" : "failed",
+                                oc->why);
         } else {
-            mdsd_json_kv_number(&j, "alpha", oc[k].res.alpha);
-            json_details(&j, &oc[k], s->V);
+            mdsd_json_kv_number(&j, "alpha", oc->res.alpha);
+            json_details(&j, &oc->res, oc->seconds, exact_arith, s->V);
         }
         mdsd_json_object_end(&j);
     }
     mdsd_json_array_end(&j);
-    mdsd_json_kv_number(&j, "max_disagreement", worst);
-    mdsd_json_kv_bool(&j, "failures", any_failed);
+    mdsd_json_kv_number(&j, "max_disagreement", r->max_disagreement);
+    mdsd_json_kv_bool(&j, "failures", r->failures);
     mdsd_json_object_end(&j);
 }
 
-static void text_all(const mdsd_scheme *s, const outcome *oc, size_t count, double alpha,
-                     double worst)
+static void text_all(const mdsd_scheme *s, const mdsd_bound_routes *r)
 {
-    printf("alpha* = %.15g (scheme %s, n = %zu, V = %zu)\n", alpha, mdsd_scheme_name(s->kind),
+    printf("alpha* = %.15g (scheme %s, n = %zu, V = %zu)\n", r->alpha, mdsd_scheme_name(s->kind),
            s->n, s->V);
-    for (size_t k = 0; k < count; k++) {
-        if (!mdsd_bound_applies(oc[k].method, s))
+    for (size_t k = 0; k < MDSD_BOUND_ROUTES; k++) {
+        const mdsd_bound_route *oc = &r->route[k];
+        if (!oc->applies)
             continue;
-        if (oc[k].rc) {
-            printf("  %-10s %s: %s\n", mdsd_bound_method_name(oc[k].method),
-                   skipped(oc[k].rc) ? "skipped" : "FAILED", oc[k].why);
+        if (oc->rc) {
+            printf("  %-10s %s: %s\n", mdsd_bound_method_name(oc->method),
+                   mdsd_bound_route_skipped(oc->rc) ? "skipped" : "FAILED", oc->why);
             continue;
         }
-        printf("  %-10s %.15g  %.3g s\n", mdsd_bound_method_name(oc[k].method), oc[k].res.alpha,
-               oc[k].seconds);
-        text_details(&oc[k], s->V);
+        printf("  %-10s %.15g  %.3g s\n", mdsd_bound_method_name(oc->method), oc->res.alpha,
+               oc->seconds);
+        text_details(&oc->res, s->V);
     }
-    printf("largest disagreement: %.3g\n", worst);
+    printf("largest disagreement: %.3g\n", r->max_disagreement);
 }
 
-#define MDSD_ROUTES_EXACT_TOL 1e-9
-#define MDSD_ROUTES_LP_TOL 1e-7
-
-static bool is_lp(mdsd_bound_method m)
-{
-    return m == MDSD_BOUND_LP_FULL || m == MDSD_BOUND_LP_REDUCED;
-}
-
-/* Every method that applies to the scheme, timed; their largest disagreement. */
+/* Every method that applies to the scheme, timed; their largest disagreement
+ * (the library's loop, mdsd_alpha_all's too). Printed whenever one ran, even
+ * when the call fails (a failed route, or two that disagree). */
 static int run_all(const double *p, const mdsd_scheme *s, const bound_opts *o, mdsd_err *err)
 {
-    static const mdsd_bound_method order[] = {MDSD_BOUND_SORT,       MDSD_BOUND_K2,
-                                              MDSD_BOUND_MAXFLOW,    MDSD_BOUND_BRUTE,
-                                              MDSD_BOUND_LP_REDUCED, MDSD_BOUND_LP_FULL};
-    enum { COUNT = sizeof order / sizeof *order };
-    outcome oc[COUNT];
-    size_t ran = 0;
-    int failed = MDSD_OK;
-    mdsd_err first_failure;
-    mdsd_err_clear(&first_failure);
-    for (size_t k = 0; k < COUNT; k++) {
-        oc[k].res.subset = NULL;
-        oc[k].rc = MDSD_EUNSUPPORTED;
-        oc[k].method = order[k];
-        if (!mdsd_bound_applies(order[k], s))
-            continue;
-        mdsd_err_clear(err);
-        int r = run_one(p, s, order[k], o, &oc[k], err);
-        oc[k].method = order[k];
-        /* Tests plant an error in one route ("METHOD:OFFSET") to show that a
-         * disagreement fails the command. */
-        double planted;
-        if (r == MDSD_OK && cli_bound_offset(mdsd_bound_method_name(order[k]), &planted))
-            oc[k].res.alpha += planted;
-        if (r == MDSD_OK)
-            ran++;
-        else if (!skipped(r) && failed == MDSD_OK)
-            failed = r, first_failure = *err;
-    }
-    int rc = MDSD_OK;
-    if (ran == 0) {
-        rc = failed ? failed : MDSD_ETOOBIG;
-        if (failed)
-            *err = first_failure;
-        else
-            mdsd_fail(err, MDSD_ETOOBIG, "no method could run: %s", oc[COUNT - 1].why);
-    }
-    /* A cross-check that fails must fail the command: two routes that
-     * disagree beyond their tolerance (1e-9 between exact routes, 1e-7 where
-     * an LP's is involved) make the exit status 1, naming the pair. */
-    double worst = 0.0, alpha = NAN, excess = 0.0;
-    mdsd_bound_method preferred = mdsd_bound_auto_method(s);
-    mdsd_err disagreement;
-    mdsd_err_clear(&disagreement);
-    for (size_t a = 0; a < COUNT; a++) {
-        if (oc[a].rc)
-            continue;
-        if (isnan(alpha) || oc[a].method == preferred)
-            alpha = oc[a].res.alpha;
-        for (size_t b = a + 1; b < COUNT; b++) {
-            if (oc[b].rc)
-                continue;
-            double d = fabs(oc[a].res.alpha - oc[b].res.alpha);
-            if (isnan(d) || (!isnan(worst) && d > worst))
-                worst = d;
-            double tol = is_lp(oc[a].method) || is_lp(oc[b].method) ? MDSD_ROUTES_LP_TOL
-                                                                     : MDSD_ROUTES_EXACT_TOL;
-            if (!(d <= tol) && !(d - tol <= excess)) {
-                excess = isnan(d) ? INFINITY : d - tol;
-                mdsd_fail(&disagreement, MDSD_ESOLVER, "routes disagree: %s gives %.17g, %s "
-                          "gives %.17g (|difference| %.3g > tolerance %.0e); please report this "
-                          "instance", mdsd_bound_method_name(oc[a].method), oc[a].res.alpha,
-                          mdsd_bound_method_name(oc[b].method), oc[b].res.alpha, d, tol);
-            }
-        }
-    }
-    if (disagreement.code && failed == MDSD_OK) {
-        failed = disagreement.code;
-        first_failure = disagreement;
-    }
-    if (rc == MDSD_OK) {
+    double planted[MDSD_BOUND_METHOD_COUNT] = {0};
+    for (int m = 0; m < MDSD_BOUND_METHOD_COUNT; m++)
+        cli_bound_offset(mdsd_bound_method_name((mdsd_bound_method)m), &planted[m]);
+    unsigned char *subsets = o->show_subset ? calloc(MDSD_BOUND_ROUTES * s->V + 1, 1) : NULL;
+    if (o->show_subset && !subsets)
+        return mdsd_fail(err, MDSD_ENOMEM, "out of memory");
+    mdsd_bound_routes r;
+    int rc = mdsd_bound_all(p, s, &o->bound, subsets, planted, &r, err);
+    if (r.ran > 0) {
         if (o->dist.json)
-            json_all(s, oc, COUNT, alpha, worst, failed != MDSD_OK);
+            json_all(s, &r, o->bound.exact_arith);
         else
-            text_all(s, oc, COUNT, alpha, worst);
-        if (failed) {
-            rc = failed;
-            *err = first_failure;
-        }
+            text_all(s, &r);
     }
-    for (size_t k = 0; k < COUNT; k++)
-        free(oc[k].res.subset);
+    free(subsets);
     return rc;
 }
 

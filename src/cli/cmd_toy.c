@@ -1,15 +1,16 @@
 /* mdsd toy: synthetic logit dumps of the toy families, for demos, tests and
- * benchmarks. Every row is a function of (seed, row) only, so a dump is
- * reproducible from --seed whatever the thread count or chunking. */
+ * benchmarks: the options checked and said as usage errors here, the dump
+ * written by the library's mdsd_toy_dump (src/job/toyjob.c), which Python's
+ * mdsd.toy calls too. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <omp.h>
-
 #include "cli.h"
 #include "outfile.h"
+
+#include <mdsd/toy.h>
 
 static const char usage_text[] =
     "Usage: mdsd toy --family F --vocab V --positions N --seed S -o DUMP\n"
@@ -144,7 +145,7 @@ static int parse_args(int argc, char **argv, toy_opts *o)
     return check_param_names(o);
 }
 
-/* Splits "a,b,c" in place into names. */
+/* Splits "a,b,c" in place into names (for the summary; the library splits its own copy). */
 static size_t split_names(char *list, char **names, size_t max)
 {
     size_t n = 0;
@@ -152,173 +153,6 @@ static size_t split_names(char *list, char **names, size_t max)
     for (char *s = strtok_r(list, ",", &save); s && n < max; s = strtok_r(NULL, ",", &save))
         names[n++] = s;
     return n;
-}
-
-/* Row `row`'s instance: logits as float, and the emitted token drawn from
- * softmax(target logits) with the same row stream. */
-static int make_row(const mdsd_toy *toy, unsigned long long seed, size_t row, size_t n_q,
-                    gsl_rng *r, double *work, float *target, float *const *drafts, int *token,
-                    mdsd_err *err)
-{
-    size_t V = toy->V;
-    mdsd_rng_reseed(r, mdsd_seed_mix(seed, row, mdsd_seed_name(mdsd_toy_family_name(toy->family))));
-    double *lp = work, *lq = work + V, *p = work + (n_q + 1) * V;
-    int rc = mdsd_toy_logits(toy, row, r, lp, n_q, lq, err);
-    if (rc == MDSD_OK)
-        rc = mdsd_softmax(lp, V, 1.0, p, "toy target", err);
-    if (rc)
-        return rc;
-    double u = gsl_rng_uniform(r), acc = 0.0;
-    size_t tok = V - 1;
-    for (size_t i = 0; i < V; i++) {
-        acc += p[i];
-        if (u < acc) {
-            tok = i;
-            break;
-        }
-    }
-    while (p[tok] == 0.0 && tok > 0) /* rounding left u past the last positive entry */
-        tok--;
-    *token = (int)tok;
-    for (size_t i = 0; i < V; i++)
-        target[i] = (float)lp[i];
-    for (size_t j = 0; j < n_q; j++)
-        for (size_t i = 0; i < V; i++)
-            drafts[j][i] = (float)lq[j * V + i];
-    return MDSD_OK;
-}
-
-typedef struct {
-    size_t cap, V, n_q;
-    float *target, **drafts;
-    int *tokens, *sample_id, *position;
-} row_block;
-
-static void block_free(row_block *b)
-{
-    for (size_t j = 0; b->drafts && j < b->n_q; j++)
-        free(b->drafts[j]);
-    free(b->drafts);
-    free(b->target);
-    free(b->tokens);
-    free(b->sample_id);
-    free(b->position);
-}
-
-static int block_alloc(row_block *b, size_t cap, size_t V, size_t n_q)
-{
-    memset(b, 0, sizeof *b);
-    b->cap = cap;
-    b->V = V;
-    b->n_q = n_q;
-    b->target = malloc(cap * V * sizeof *b->target);
-    b->drafts = calloc(n_q, sizeof *b->drafts);
-    b->tokens = malloc(cap * sizeof(int));
-    b->sample_id = malloc(cap * sizeof(int));
-    b->position = malloc(cap * sizeof(int));
-    int ok = b->target && b->drafts && b->tokens && b->sample_id && b->position;
-    for (size_t j = 0; ok && j < n_q; j++)
-        ok = (b->drafts[j] = malloc(cap * V * sizeof **b->drafts)) != NULL;
-    return ok ? MDSD_OK : MDSD_ENOMEM;
-}
-
-/* Fills rows [row0, row0 + rows) in parallel; each thread has its own
- * generator and work space, and every row reseeds from (seed, row). */
-static int fill_block(const mdsd_toy *toy, const toy_opts *o, size_t samples, size_t row0,
-                      size_t rows, row_block *b, mdsd_err *err)
-{
-    int rc = MDSD_OK;
-    size_t n_q = b->n_q, V = b->V;
-#pragma omp parallel
-    {
-        gsl_rng *r = mdsd_rng_alloc(0);
-        double *work = malloc((n_q + 2) * V * sizeof *work);
-        float **dptr = malloc(n_q * sizeof *dptr);
-        mdsd_err local;
-        mdsd_err_clear(&local);
-        int mine = (r && work && dptr) ? MDSD_OK : mdsd_fail(&local, MDSD_ENOMEM, "out of memory");
-#pragma omp for schedule(dynamic, 1)
-        for (size_t i = 0; i < rows; i++) {
-            if (mine)
-                continue;
-            size_t row = row0 + i;
-            for (size_t j = 0; j < n_q; j++)
-                dptr[j] = b->drafts[j] + i * V;
-            mine = make_row(toy, o->seed, row, n_q, r, work, b->target + i * V, dptr, &b->tokens[i], &local);
-            /* sample k holds rows [k N / K, (k + 1) N / K) */
-            /* k = the largest k with floor(k N / K) <= row */
-            size_t k = (size_t)(((unsigned long long)(row + 1) * samples + o->N - 1) / o->N - 1);
-            b->sample_id[i] = (int)k;
-            b->position[i] = (int)(row - (size_t)((unsigned long long)k * o->N / samples));
-        }
-#pragma omp critical
-        if (mine && rc == MDSD_OK) {
-            rc = mine;
-            *err = local;
-        }
-        gsl_rng_free(r);
-        free(work);
-        free(dptr);
-    }
-    return rc;
-}
-
-static int write_dump(const toy_opts *o, const mdsd_toy *toy, char **names, size_t n_q,
-                      mdsd_dump_dtype dtype, size_t samples, mdsd_err *err)
-{
-    char dataset[64], params[512], seed[32], target_model[300];
-    snprintf(dataset, sizeof dataset, "toy:%s", mdsd_toy_family_name(toy->family));
-    mdsd_toy_describe(toy, params, sizeof params);
-    snprintf(seed, sizeof seed, "%llu", o->seed);
-    snprintf(target_model, sizeof target_model, "toy-%s-target", mdsd_toy_family_name(toy->family));
-    char (*models)[300] = malloc(n_q * sizeof *models);
-    const char **model_ptr = malloc(n_q * sizeof *model_ptr);
-    if (!models || !model_ptr) {
-        free(models);
-        free(model_ptr);
-        return mdsd_fail(err, MDSD_ENOMEM, "out of memory");
-    }
-    for (size_t j = 0; j < n_q; j++) {
-        snprintf(models[j], sizeof models[j], "toy-%s-%s", mdsd_toy_family_name(toy->family), names[j]);
-        model_ptr[j] = models[j];
-    }
-    const char *extra_names[] = {"toy_family", "toy_params", "toy_seed"};
-    const char *extra_values[] = {mdsd_toy_family_name(toy->family), params, seed};
-    char creator[64];
-    snprintf(creator, sizeof creator, "mdsd %s (mdsd toy)", MDSD_VERSION);
-    mdsd_dump_spec spec = {
-        .V = toy->V, .dtype = dtype, .chunk_rows = o->chunk_rows, .gzip = (int)o->gzip,
-        .creator = creator, .dataset = dataset, .tokenizer = "none (toy token ids)",
-        .generation_temperature = 1.0, .target_model = target_model, .n_drafts = n_q,
-        .draft_names = (const char *const *)names, .draft_models = model_ptr,
-        .n_extra = 3, .extra_names = extra_names, .extra_values = extra_values};
-    mdsd_dump_writer *w = NULL;
-    row_block b;
-    /* rows generated per append: a chunk, but at most ~64 MB of floats */
-    size_t cap = o->chunk_rows ? o->chunk_rows : MDSD_DUMP_CHUNK_ROWS;
-    size_t row_bytes = (1 + n_q) * toy->V * sizeof(float), limit = (64u << 20) / row_bytes;
-    if (cap > limit)
-        cap = limit ? limit : 1;
-    int rc = block_alloc(&b, cap, toy->V, n_q);
-    if (rc)
-        rc = mdsd_fail(err, MDSD_ENOMEM, "out of memory for %zu rows of V = %zu", cap, toy->V);
-    if (rc == MDSD_OK)
-        rc = mdsd_dump_writer_open(o->output, &spec, &w, err);
-    for (size_t row0 = 0; rc == MDSD_OK && row0 < o->N; row0 += cap) {
-        size_t rows = o->N - row0 < cap ? o->N - row0 : cap;
-        rc = fill_block(toy, o, samples, row0, rows, &b, err);
-        if (rc == MDSD_OK)
-            rc = mdsd_dump_writer_append(w, rows, b.target, (const float *const *)b.drafts, b.tokens,
-                                         b.sample_id, b.position, err);
-    }
-    if (w && rc == MDSD_OK)
-        rc = mdsd_dump_writer_commit(w, err);
-    else if (w)
-        mdsd_dump_writer_abort(w);
-    block_free(&b);
-    free(models);
-    free(model_ptr);
-    return rc;
 }
 
 int cmd_toy(int argc, char **argv)
@@ -352,9 +186,14 @@ int cmd_toy(int argc, char **argv)
         free(list);
         return cli_usage_error("toy", "--drafts: give at least one name");
     }
-    size_t samples = o.samples ? o.samples : (o.N + 127) / 128;
-    if (o.threads)
-        omp_set_num_threads((int)o.threads);
+    /* the repeated --param lists as one (no name is given twice: check_param_names) */
+    char joined[64 * TOY_MAX_PARAMS * 4] = "";
+    for (size_t k = 0, at = 0; k < o.n_params && at < sizeof joined; k++)
+        at += (size_t)snprintf(joined + at, sizeof joined - at, "%s%s", k ? "," : "", o.params[k]);
+    if (strlen(joined) + 1 >= sizeof joined) {
+        free(list);
+        return cli_usage_error("toy", "--param: the lists are too long");
+    }
     /* refuse a directory (or unwritable place) before any work; an interrupt
      * removes the temporary dump */
     mdsd_pathset_output(cli_paths(), o.output, "-o");
@@ -363,10 +202,15 @@ int cmd_toy(int argc, char **argv)
         return cli_report("toy", &err);
     }
     mdsd_cleanup_signals("mdsd toy", NULL);
-    int rc = write_dump(&o, &toy, names, n_q, dtype, samples, &err);
+    mdsd_toy_opts t;
+    mdsd_toy_opts_init(&t);
+    t.family = o.family, t.V = o.V, t.positions = o.N, t.seed = o.seed, t.drafts = o.drafts;
+    t.samples = o.samples, t.dtype = o.dtype, t.params = o.n_params ? joined : NULL;
+    t.chunk_rows = o.chunk_rows, t.gzip = (int)o.gzip, t.threads = o.threads;
+    size_t samples = 0;
+    char params[512];
+    int rc = mdsd_toy_dump(o.output, &t, &samples, params, sizeof params, &err);
     if (rc == MDSD_OK) {
-        char params[512];
-        mdsd_toy_describe(&toy, params, sizeof params);
         if (o.json) {
             mdsd_json j;
             mdsd_json_init(&j, stdout);

@@ -112,6 +112,43 @@ int mdsd_bound_alpha(const double *p, const mdsd_scheme *s, mdsd_bound_method m,
                      const mdsd_bound_opts *opts, mdsd_bound_workspace *ws,
                      mdsd_bound_result *res, mdsd_err *err);
 
+/* Every method that applies, timed (mdsd bound --method all; mdsd_alpha_all):
+ * route[k] for the k-th of sort, k2, maxflow, brute, lp-reduced, lp-full. */
+#define MDSD_BOUND_ROUTES 6
+/* Routes may differ by this much (exact routes), or this (an LP is one of them). */
+#define MDSD_BOUND_ROUTES_EXACT_TOL 1e-9
+#define MDSD_BOUND_ROUTES_LP_TOL 1e-7
+
+typedef struct {
+    mdsd_bound_method method;
+    bool applies;           /* mdsd_bound_applies: otherwise not run, not reported */
+    int rc;                 /* MDSD_OK, or why it did not give a value */
+    char why[512];          /* rc's message */
+    double seconds;         /* wall time of the call */
+    mdsd_bound_result res;  /* res.subset: the caller's row, or NULL */
+} mdsd_bound_route;
+
+typedef struct {
+    mdsd_bound_route route[MDSD_BOUND_ROUTES];
+    size_t ran;              /* routes that gave a value */
+    double alpha;            /* auto's route's value, else the first that ran */
+    double max_disagreement; /* largest |alpha_a - alpha_b| over those that ran */
+    bool failures;           /* a route failed, or two disagree beyond tolerance */
+} mdsd_bound_routes;
+
+/* A route refused by a size guard or not defined for the instance (skipped,
+ * not a failure). */
+bool mdsd_bound_route_skipped(int rc);
+
+/* Runs every route that applies. subsets: NULL or [MDSD_BOUND_ROUTES * V]
+ * (route k's H at subsets + k V). planted: NULL, or [MDSD_BOUND_METHOD_COUNT]
+ * offsets added to each route's value (test hook: a planted disagreement).
+ * Returns MDSD_OK; or, when no route ran, the first failure (out->ran = 0);
+ * or, with out filled, the first failure or the largest disagreement. */
+int mdsd_bound_all(const double *p, const mdsd_scheme *s, const mdsd_bound_opts *opts,
+                   unsigned char *subsets, const double *planted, mdsd_bound_routes *out,
+                   mdsd_err *err);
+
 /* Hu et al.'s generating-function Q(H) = W_{n,H} / W_{n,all}, W the
  * elementary symmetric polynomial of q over the set: exactly Q(H) for the cps
  * scheme, and NOT the sequential without-replacement probability (MATH.md §1.2). */

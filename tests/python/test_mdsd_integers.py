@@ -71,6 +71,13 @@ CASES = {
     ("Rng.seed", "seed"): lambda v: mdsd.Rng(1).seed(v),
     ("alpha_star", "n"): lambda v: mdsd.alpha_star(P, Q, n=v),
     ("alpha_star_result", "n"): lambda v: mdsd.alpha_star_result(P, Q, n=v),
+    ("alpha_star", "max_tuples"): lambda v: mdsd.alpha_star(P, Q, n=2, max_tuples=v),
+    ("alpha_star", "max_vars"): lambda v: mdsd.alpha_star(P, Q, n=2, method="all", max_vars=v),
+    ("alpha_star_result", "max_tuples"): lambda v: mdsd.alpha_star_result(P, Q, n=2,
+                                                                          max_tuples=v),
+    ("alpha_star_result", "max_vars"): lambda v: mdsd.alpha_star_result(P, Q, n=2,
+                                                                        method="lp-full",
+                                                                        max_vars=v),
     ("verifier_rate", "n"): lambda v: mdsd.verifier_rate("rrs", P, Q, n=v),
     ("verifier_rate", "is_top"): lambda v: mdsd.verifier_rate("is", P, Q, n=2, is_top=v),
     ("verifier_rate", "max_tuples"): lambda v: mdsd.verifier_rate("rrs", P, Q, n=2, max_tuples=v),
@@ -118,6 +125,11 @@ for _name in ("top_k", "trials", "seed", "threads", "is_top", "max_tuples"):
         SHIPPED, OUT, rows=(0, 8), pandas=False, **{name: v}))(_name)
     CASES[("evaluate", _name)] = (lambda name: lambda v: mdsd.evaluate(
         T, D, pandas=False, **{name: v}))(_name)
+# (vocab and positions too, though the enumeration cannot tell them from evaluate's arrays)
+for _name in ("vocab", "positions", "seed", "samples", "chunk_rows", "gzip", "threads"):
+    CASES[("toy", _name)] = (lambda name: lambda v: mdsd.toy(
+        os.path.join(WORK, "toy.h5"), **{"family": "dirichlet", "vocab": 3, "positions": 4,
+                                         name: v}))(_name)
 CASES[("table", "rows")] = lambda v: mdsd.table(SHIPPED, OUT, rows=(0, v), pandas=False)
 CASES[("table", "draft_counts")] = lambda v: mdsd.table(SHIPPED, OUT, rows=(0, 8),
                                                         draft_counts=[v], pandas=False)
@@ -143,9 +155,10 @@ CASES[("block", "markov depths")] = lambda v: mdsd.block(markov=TOY, verifier="r
 
 # A valid value per parameter (the call runs with it): the cases exercise the argument,
 # not a failure elsewhere.
-VALID = {"which": -1, "rows": 1, "V": 3, "max_tuples": 0, "is_top": 0, "trials": 10,
+VALID = {"which": -1, "rows": 1, "V": 3, "max_tuples": 0, "max_vars": 0, "is_top": 0, "trials": 10,
          "threads": 1, "position": 0, "seed": 1, "row0": 0, "top_k": 0, "size": 2,
-         "chunk_rows": 0, "gzip": 0, "target_vocab_size": 0}
+         "chunk_rows": 0, "gzip": 0, "target_vocab_size": 0, "samples": 0, "vocab": 3,
+         "positions": 4}
 
 
 def public_callables():

@@ -18,5 +18,6 @@
 #include <mdsd/merge.h>
 #include <mdsd/treewrite.h>
 #include <mdsd/output.h>
+#include <mdsd/toy.h>
 
 #endif

@@ -28,7 +28,7 @@ from ._lib import lib
 
 __all__ = ["MdsdError", "MdsdTypeError", "version", "__version__", "Rng", "SCHEMES", "METHODS", "VERIFIERS",
            "AUDIT_VERIFIERS", "LIVE_VERIFIERS", "BLOCK_VERIFIERS", "BLOCK_OPTIMA", "POLICIES",
-           "REGISTRY", "RegistryEntry", "alpha_star",
+           "REGISTRY", "RegistryEntry", "alpha_star", "AlphaRoutes", "toy",
            "alpha_star_result", "verifier_rate", "Verifier", "Sampler", "sample_drafts",
            "monte_carlo", "batch", "table", "block", "BlockMarkov", "merge", "softmax", "DumpReader", "DumpWriter", "validate_dump",
            "TreeDumpWriter",
@@ -109,8 +109,8 @@ _PYTHON_WORDS = [(re.compile(a), b) for a, b in (
     (r"try mdsd bound --method sort \(([^)]*)\) or maxflow", r"try method='sort' (\1) or 'maxflow'"),
     (r"--method sort \(([^)]*)\) or maxflow", r"method='sort' (\1) or 'maxflow'"),
     (r"--method brute or lp-reduced", "method='brute' or 'lp-reduced'"),
-    (r", or pass --force to solve it anyway", " (the command line's `mdsd bound --force` solves "
-     "it anyway)"),
+    (r", or pass --force to solve it anyway", ", or pass force=True (mdsd.alpha_star) to "
+     "solve it anyway"),
     (r"\(--is-top S, ", "(is_top=S, "),
     (r"\(--max-paths\)", "(max_paths=)"),
     (r"exceed --max-paths", "exceed max_paths="),
@@ -358,12 +358,17 @@ def _per_position(one, p, q, scheme, joint):
 AlphaResult = namedtuple("AlphaResult", "alpha method subset alpha_one k2_margin lp_vars")
 
 
-def _alpha_one(pa, q, n, scheme, m, joint, exact_arith, want_subset):
+def _alpha_one(pa, q, n, scheme, m, joint, exact_arith, want_subset, guards):
     sa = _SchemeArgs(q, n, scheme, V=pa.shape[0], joint=joint)
     if sa.s.V != pa.shape[0]:
         raise MdsdError(1, f"p has V = {pa.shape[0]} entries, q has {sa.s.V}")
     opts = _lib.init(_lib.AlphaOpts)
     opts.exact_arith = 1 if exact_arith else 0
+    opts.max_tuples = _uint(guards[0], "max_tuples")
+    opts.max_vars = _uint(guards[1], "max_vars")
+    opts.force = 1 if guards[2] else 0
+    if m == "all":  # every method, as `mdsd bound --method all` (mdsd_alpha_all)
+        return _cli_jobs.alpha_all_one(pa, sa, opts, want_subset, METHODS, _raise)
     res = _lib.AlphaResult()
     err = _lib.Err()
     subset = np.zeros(pa.shape[0], dtype=np.uint8) if want_subset else None
@@ -377,17 +382,33 @@ def _alpha_one(pa, q, n, scheme, m, joint, exact_arith, want_subset):
 
 
 def alpha_star_result(p, q=None, n=None, scheme="iid", method="auto", joint=None,
-                      exact_arith=False, want_subset=False):
+                      exact_arith=False, want_subset=False, max_tuples=0, max_vars=0,
+                      force=False):
     """alpha*(p, D) with details: AlphaResult(alpha, method run, optimal subset H as a
     bool array or None, alpha_one (k2: 1/0, else -1), k2_margin, lp_vars). p [..., V]
     and q [..., V] (multi: [..., n, V]) give each field as an array over the leading
-    axes (method: str; subset [..., V], None unless every position has one)."""
-    m = _enum(METHODS, method, "alpha* method")
+    axes (method: str; subset [..., V], None unless every position has one).
+    max_tuples, max_vars (0: the defaults, 2^22 and 4e6) and force (solve an LP estimated
+    past a minute) are `mdsd bound`'s --max-tuples, --max-vars and --force.
+
+    method="all" is `mdsd bound --method all`: every method that applies, timed, in an
+    AlphaRoutes(alpha, methods, max_disagreement) (a numpy object array of them over
+    leading axes); MdsdError, as the CLI's exit status 1, when a method fails or two
+    disagree by more than 1e-9 (1e-7 where an LP is one), naming the pair, with the
+    AlphaRoutes in the exception's .routes."""
+    m = _enum(METHODS + ("all",), method, "alpha* method")
+    m = "all" if m == len(METHODS) else m
+    guards = (max_tuples, max_vars, force)
     lead, res = _per_position(lambda pa, qa: _alpha_one(pa, qa, n, scheme, m, joint,
-                                                        exact_arith, want_subset),
+                                                        exact_arith, want_subset, guards),
                               p, q, scheme, joint)
     if lead == ():
         return res[0]
+    if m == "all":
+        out = np.empty(lead, dtype=object)
+        for i, r in zip(np.ndindex(*lead), res):
+            out[i] = r
+        return out
     subset = None
     if want_subset and all(r.subset is not None for r in res):
         subset = _inputs.stack([r.subset for r in res], lead)
@@ -395,12 +416,18 @@ def alpha_star_result(p, q=None, n=None, scheme="iid", method="auto", joint=None
                        *(_inputs.stack([r[k] for r in res], lead) for k in (3, 4, 5)))
 
 
-def alpha_star(p, q=None, n=None, scheme="iid", method="auto", joint=None):
+def alpha_star(p, q=None, n=None, scheme="iid", method="auto", joint=None, exact_arith=False,
+               max_tuples=0, max_vars=0, force=False):
     """The optimal acceptance rate alpha*(p, D(q, n, scheme)): a float for p [V], an array
     [...] for p [..., V] and q [..., V] (broadcast; multi: q [..., n, V]). scheme: iid,
     wor, greedy, hub, cps, multi (q [n, V]) or custom (joint=(tokens, prob)); method:
-    auto, lp-full, lp-reduced, brute, sort, k2, maxflow."""
-    return alpha_star_result(p, q, n, scheme, method, joint).alpha
+    auto, lp-full, lp-reduced, brute, sort, k2, maxflow, or all (every method, checked
+    against each other: alpha_star_result). The other keywords: alpha_star_result."""
+    r = alpha_star_result(p, q, n, scheme, method, joint, exact_arith, False, max_tuples,
+                          max_vars, force)
+    if isinstance(r, np.ndarray) and r.dtype == object:
+        return np.vectorize(lambda x: x.alpha, otypes=[float])(r)
+    return r.alpha
 
 
 def _vopts(is_top=0, max_paths=0.0, max_tuples=0):
@@ -834,7 +861,8 @@ def lp_export(path, p, q=None, n=None, scheme="iid", reduced=False, joint=None):
                               _cstr(path, "path"), ctypes.byref(err)), err)
 
 
-from . import _inputs  # noqa: E402
+from . import _cli_jobs, _inputs  # noqa: E402
+from ._cli_jobs import AlphaRoutes, toy  # noqa: E402
 from ._inputs import _logit_rows  # noqa: E402,F401 (mdsd.tables uses it)
 from .dump import DumpReader, DumpWriter, validate_dump  # noqa: E402
 from .treedump import TreeDumpWriter  # noqa: E402

@@ -27,12 +27,34 @@ class Scheme(Structure):
 class AlphaOpts(Structure):
     _init = "mdsd_alpha_opts_init"
     _fields_ = [("size", c_size_t), ("exact_arith", c_int), ("max_tuples", c_size_t), ("max_vars", c_size_t),
-                ("max_brute_V", c_size_t)]
+                ("max_brute_V", c_size_t), ("force", c_int)]
 
 
 class AlphaResult(Structure):
     _fields_ = [("alpha", c_double), ("method", c_int), ("has_subset", c_int),
                 ("alpha_one", c_int), ("k2_margin", c_double), ("lp_vars", c_size_t)]
+
+
+class AlphaRoute(Structure):
+    _fields_ = [("method", c_int), ("applies", c_int), ("status", c_int), ("why", c_char * 512),
+                ("seconds", c_double), ("alpha", c_double), ("has_subset", c_int),
+                ("alpha_one", c_int), ("k2_margin", c_double), ("evaluations", c_size_t),
+                ("lp_vars", c_size_t), ("maxflow_sets", c_size_t), ("certificate_gap", c_double)]
+
+
+class AlphaRoutes(Structure):
+    _init = "mdsd_alpha_routes_init"
+    _fields_ = [("size", c_size_t), ("ran", c_size_t), ("alpha", c_double),
+                ("max_disagreement", c_double), ("failures", c_int),
+                ("routes", AlphaRoute * 6)]
+
+
+class ToyOpts(Structure):
+    _init = "mdsd_toy_opts_init"
+    _fields_ = [("size", c_size_t), ("family", c_char_p), ("V", c_size_t), ("positions", c_size_t),
+                ("seed", c_uint64), ("drafts", c_char_p), ("samples", c_size_t),
+                ("dtype", c_char_p), ("params", c_char_p), ("chunk_rows", c_size_t),
+                ("gzip", c_int), ("threads", c_size_t)]
 
 
 class VerifierOpts(Structure):
@@ -209,6 +231,10 @@ _sig("mdsd_alpha_method_parse", c_int, c_char_p, POINTER(c_int), E)
 _sig("mdsd_alpha_opts_init", None, POINTER(AlphaOpts), c_size_t)
 _sig("mdsd_alpha", c_int, P, POINTER(Scheme), c_int, POINTER(AlphaOpts), POINTER(AlphaResult),
      P, E)
+_sig("mdsd_alpha_routes_init", None, POINTER(AlphaRoutes), c_size_t)
+_sig("mdsd_alpha_all", c_int, P, POINTER(Scheme), POINTER(AlphaOpts), POINTER(AlphaRoutes), P, E)
+_sig("mdsd_toy_opts_init", None, POINTER(ToyOpts), c_size_t)
+_sig("mdsd_toy_dump", c_int, c_char_p, POINTER(ToyOpts), POINTER(c_size_t), c_char_p, c_size_t, E)
 _sig("mdsd_lp_export", c_int, P, POINTER(Scheme), c_int, c_char_p, E)
 _sig("mdsd_registry_count", c_size_t)
 _sig("mdsd_registry_at", POINTER(RegistryEntry), c_size_t)
