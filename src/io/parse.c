@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dump.h" /* mdsd_half_to_float */
+
 #define MDSD_RANGE_MAX_VALUES 100000
 
 typedef struct {
@@ -101,17 +103,6 @@ static const char *npy_key(const char *header, const char *key)
     return at;
 }
 
-static double half_to_double(uint16_t h)
-{
-    int exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
-    double sign = (h & 0x8000) ? -1.0 : 1.0;
-    if (exponent == 0)
-        return sign * ldexp(mantissa, -24);
-    if (exponent == 31)
-        return mantissa ? NAN : sign * INFINITY;
-    return sign * ldexp(mantissa + 1024, exponent - 25);
-}
-
 static int parse_npy(FILE *f, const char *path, growable *g, const char *what, mdsd_err *err)
 {
     unsigned char pre[12];
@@ -188,7 +179,7 @@ static int parse_npy(FILE *f, const char *path, growable *g, const char *what, m
             memcpy(&v, &u, 4);
             x = v;
         } else
-            x = half_to_double((uint16_t)bits);
+            x = mdsd_half_to_float((unsigned short)bits); /* exact: dump_half.c */
         if (push(g, x))
             rc = mdsd_fail(err, MDSD_ENOMEM, "%s: out of memory", what);
     }
