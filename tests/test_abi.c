@@ -238,14 +238,15 @@ Test(abi, python_mirrors_have_the_c_sizes, .timeout = 60)
                               "from mdsd import _lib as L; print(*[ctypes.sizeof(c) for c in "
                               "(L.AlphaOpts, L.VerifierOpts, L.MonteCarloOpts, L.BatchEvalOpts, "
                               "L.TableOpts, L.BlockJobOpts, L.BlockMarkovOpts, L.DumpLayout, "
-                              "L.TreeDumpLayout, L.BlockMarkovResult, L.AlphaRoutes, L.ToyOpts)])'");
+                              "L.TreeDumpLayout, L.BlockMarkovResult, L.AlphaRoutes, L.ToyOpts, "
+                              "L.RowArrays)])'");
     char want[256];
-    snprintf(want, sizeof want, "%zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu\n",
+    snprintf(want, sizeof want, "%zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu\n",
              sizeof(mdsd_alpha_opts), sizeof(mdsd_verifier_opts), sizeof(mdsd_montecarlo_opts),
              sizeof(mdsd_batch_eval_opts), sizeof(mdsd_table_opts), sizeof(mdsd_block_job_opts),
              sizeof(mdsd_block_markov_opts), sizeof(mdsd_dump_layout),
              sizeof(mdsd_tree_dump_layout), sizeof(mdsd_block_markov_result),
-             sizeof(mdsd_alpha_routes), sizeof(mdsd_toy_opts));
+             sizeof(mdsd_alpha_routes), sizeof(mdsd_toy_opts), sizeof(mdsd_row_arrays));
     cr_assert_str_eq(out, want);
     free(out);
 }

@@ -30,7 +30,8 @@ static int write_table_provenance(const mdsd_report_row *rows, size_t count, voi
                           .is_table = true, .seed = t->seed, .trials = t->trials,
                           .simulate = t->simulate, .top_k = t->top_k, .top_p = t->top_p,
                           .is_top = t->verifier_opts.is_top, .row_begin = t->row_begin,
-                          .row_end = t->row_end, .n_dumps = t->n_dumps, .dumps = t->dumps};
+                          .row_end = t->row_end, .n_dumps = t->n_dumps, .dumps = t->dumps,
+                          .n_arrays = t->n_arrays, .arrays = t->arrays};
     return mdsd_provenance_write(&pv, err);
 }
 

@@ -89,7 +89,8 @@ typedef struct {
     /* the file as opened: mdsd_dump_check_unchanged compares */
     long long file_size, file_mtime_ns;
     unsigned long long file_dev, file_ino;
-    mdsd_dump_h5 *h5;              /* private: open HDF5 handles */
+    mdsd_dump_h5 *h5;              /* private: open HDF5 handles (NULL: rows in memory) */
+    struct mdsd_dump_mem *mem;     /* private: rows in memory (dump_mem.c), else NULL */
 } mdsd_dump;
 
 /* Opens and checks the structure (not the values) of a dump: format version,
@@ -107,6 +108,11 @@ int mdsd_dump_open(const char *path, mdsd_dump **out, mdsd_err *err);
  * readers that only describe it (mdsd info). */
 int mdsd_dump_open_truncated(const char *path, mdsd_dump **out, mdsd_err *err);
 void mdsd_dump_close(mdsd_dump *d);
+/* Rows in memory (mdsd/batch.h) as a dump: every reader below reads them as
+ * it reads a one-file float32 dump (path = the label, drafters in name
+ * order, no attributes); the arrays stay the caller's. The structure is
+ * checked as mdsd_dump_open checks a file's (the error names the label). */
+int mdsd_dump_open_arrays(const mdsd_row_arrays *a, mdsd_dump **out, mdsd_err *err);
 
 /* A dump split across files (one per shard of prompts, say) is a directory:
  * its *.h5 files in name order are read as one dump, rows and samples

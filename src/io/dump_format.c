@@ -379,7 +379,7 @@ static int cmp_run(const void *a, const void *b)
 
 /* Counts the runs of equal sample_id, streaming /sample_id in blocks, and
  * notes a sample whose rows are not contiguous (its id in two runs). */
-static int count_samples(mdsd_dump *d, mdsd_err *err)
+int dump_count_samples(mdsd_dump *d, mdsd_err *err)
 {
     int *ids = malloc(META_BLOCK * sizeof *ids);
     sample_run *runs = NULL;
@@ -436,6 +436,8 @@ static long long mtime_ns(const struct stat *st)
 
 int mdsd_dump_check_unchanged(const mdsd_dump *d, mdsd_err *err)
 {
+    if (d->mem) /* the caller's arrays: theirs to keep unchanged (mdsd/batch.h) */
+        return MDSD_OK;
     struct stat st;
     if (stat(d->path, &st) != 0)
         return mdsd_fail(err, MDSD_EIO, "%s: the dump disappeared while it was read (%s)", d->path,
@@ -611,7 +613,7 @@ static int open_unprobed(const char *path, mdsd_dump **out, mdsd_err *err)
     for (size_t j = 0; rc == MDSD_OK && j < d->n_drafts; j++)
         rc = dump_read_truncation(d, &d->drafts[j], err);
     if (rc == MDSD_OK)
-        rc = count_samples(d, err);
+        rc = dump_count_samples(d, err);
     if (rc) {
         mdsd_dump_close(d);
         return rc;
@@ -635,7 +637,10 @@ void mdsd_dump_close(mdsd_dump *d)
         free(d->h5->drafts);
         free(d->h5);
     }
-    H5Eclear2(H5E_DEFAULT);
+    if (d->mem)
+        free(d->mem->drafts), free(d->mem);
+    else
+        H5Eclear2(H5E_DEFAULT);
     free(d->target.row_truncated), free(d->target.row_missing);
     for (size_t j = 0; d->drafts && j < d->n_drafts; j++)
         free(d->drafts[j].row_truncated), free(d->drafts[j].row_missing);

@@ -7,7 +7,8 @@
  *   dump_read.c      streaming rows and blocks, the per-row logit check
  *   dump_validate.c  mdsd_dump_validate
  *   dump_write.c     the atomic writer
- *   dump_half.c      float <-> float16 / bfloat16 */
+ *   dump_half.c      float <-> float16 / bfloat16
+ *   dump_mem.c       rows in memory read as a dump */
 #ifndef MDSD_DUMP_IMPL_H
 #define MDSD_DUMP_IMPL_H
 
@@ -30,6 +31,20 @@ struct mdsd_dump_h5 {
     hid_t *drafts;               /* [n_drafts] */
     hid_t tokens, sample_id, position;
 };
+
+/* Rows in memory (dump_mem.c): the caller's arrays, drafters in the dump's
+ * name order. */
+struct mdsd_dump_mem {
+    const float *target;
+    const float **drafts;         /* [n_drafts] */
+    const int32_t *sample_id, *position; /* NULL: one sample; row index */
+};
+int dump_mem_read_logits(const mdsd_dump *d, int which, size_t row0, size_t rows, float *out);
+void dump_mem_read_meta(const mdsd_dump *d, size_t row0, size_t rows, int *tokens, int *sample_id,
+                        int *position);
+/* dump_format.c: counts the samples (n_samples, max_sample_rows) and notes a
+ * sample whose rows are not contiguous, through mdsd_dump_read_meta. */
+int dump_count_samples(mdsd_dump *d, mdsd_err *err);
 
 /* ---- HDF5 helpers (dump_format.c) ---- */
 /* HDF5 prints its error stack to stderr by default; we report our own. */

@@ -88,6 +88,8 @@ int mdsd_dump_read_logits(mdsd_dump *d, int which, size_t row0, size_t rows, flo
     int rc = check_range(d, row0, rows, err);
     if (rc)
         return rc;
+    if (d->mem)
+        return dump_mem_read_logits(d, which, row0, rows, out);
     hid_t ds = which == MDSD_DUMP_TARGET ? d->h5->target : d->h5->drafts[which];
     if (m->dtype == MDSD_DUMP_FLOAT32)
         return dump_read_rows(d, ds, m->path, 2, row0, rows, H5T_NATIVE_FLOAT, out, err);
@@ -124,6 +126,10 @@ int mdsd_dump_read_meta(mdsd_dump *d, size_t row0, size_t rows, int *tokens, int
                         int *position, mdsd_err *err)
 {
     int rc = check_range(d, row0, rows, err);
+    if (rc == MDSD_OK && d->mem) {
+        dump_mem_read_meta(d, row0, rows, tokens, sample_id, position);
+        return MDSD_OK;
+    }
     if (rc == MDSD_OK && tokens)
         rc = dump_read_rows(d, d->h5->tokens, "/tokens", 1, row0, rows, H5T_NATIVE_INT, tokens, err);
     if (rc == MDSD_OK && sample_id)

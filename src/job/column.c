@@ -16,6 +16,8 @@ static const char *base_name(const char *path)
 /* The dump's label: its base name, or the path if two dumps share a name. */
 static const char *dump_label(const mdsd_batch_opts *o, size_t i)
 {
+    if (i >= o->pub.n_dumps) /* rows in memory: their label (checked unique: plan.c) */
+        return o->pub.arrays[i - o->pub.n_dumps].label;
     for (size_t k = 0; k < o->pub.n_dumps; k++)
         if (k != i && !strcmp(base_name(o->pub.dumps[k]), base_name(o->pub.dumps[i])))
             return o->pub.dumps[i];
@@ -24,7 +26,7 @@ static const char *dump_label(const mdsd_batch_opts *o, size_t i)
 
 size_t mdsd_column_count(const mdsd_batch_opts *o)
 {
-    return o->pub.n_dumps * (o->pub.n_draft_models ? o->pub.n_draft_models : 1);
+    return (o->pub.n_dumps + o->pub.n_arrays) * (o->pub.n_draft_models ? o->pub.n_draft_models : 1);
 }
 
 /* Without --draft-model a dump of several drafters is read with its first by name:
@@ -69,7 +71,7 @@ static int check_truncated_job(const mdsd_batch_opts *o, const mdsd_dump *d, int
     const mdsd_dump_model *t = &d->target, *q = &d->drafts[draft];
     if (t->truncated_rows == 0 && q->truncated_rows == 0)
         return MDSD_OK;
-    char what[4600];
+    char what[5400];
     snprintf(what, sizeof what, "%s: %zu rows of %s and %zu of %s are truncated top-k rows", path,
              t->truncated_rows, t->path, q->truncated_rows, q->path);
     const mdsd_table_opts *p = &o->pub;
@@ -105,9 +107,13 @@ int mdsd_column_open(const mdsd_batch_opts *o, size_t j, dump_job *job, mdsd_err
     size_t drafters = o->pub.n_draft_models ? o->pub.n_draft_models : 1, i = j / drafters;
     char **paths = NULL;
     size_t n = 0;
-    int rc = mdsd_dump_parts(o->pub.dumps[i], &paths, &n, err);
+    bool in_memory = i >= o->pub.n_dumps;
+    const char *source = in_memory ? o->pub.arrays[i - o->pub.n_dumps].label : o->pub.dumps[i];
+    int rc = in_memory ? MDSD_OK : mdsd_dump_parts(o->pub.dumps[i], &paths, &n, err);
     if (rc)
         return rc;
+    if (in_memory)
+        n = 1;
     job->parts = calloc(n, sizeof *job->parts);
     job->part_draft = calloc(n, sizeof *job->part_draft);
     job->part_row0 = calloc(n + 1, sizeof *job->part_row0);
@@ -115,7 +121,8 @@ int mdsd_column_open(const mdsd_batch_opts *o, size_t j, dump_job *job, mdsd_err
         rc = mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
     const char *model = o->pub.n_draft_models ? o->pub.draft_models[j % drafters] : NULL;
     for (size_t p = 0; p < n && rc == MDSD_OK; p++) {
-        if ((rc = mdsd_dump_open_truncated(paths[p], &job->parts[p], err)))
+        if ((rc = in_memory ? mdsd_dump_open_arrays(&o->pub.arrays[i - o->pub.n_dumps], &job->parts[p], err)
+                            : mdsd_dump_open_truncated(paths[p], &job->parts[p], err)))
             break;
         job->n_parts = p + 1;
         mdsd_dump *d = job->parts[p];
@@ -123,17 +130,18 @@ int mdsd_column_open(const mdsd_batch_opts *o, size_t j, dump_job *job, mdsd_err
          * errors count a sample's rows as one run */
         if ((rc = mdsd_dump_check_samples(d, err)))
             break;
-        if ((rc = refuse_tree_dump(d, paths[p], err)))
+        if ((rc = refuse_tree_dump(d, d->path, err)))
             break;
         /* without --draft-model: the first file's first drafter, by name */
         const char *name = model ? model : job->parts[0]->drafts[0].name;
         job->part_draft[p] = mdsd_dump_find_draft(d, name);
         if (job->part_draft[p] < 0)
-            rc = mdsd_fail(err, MDSD_EINVAL, "%s: no drafter named '%s' under /drafts", paths[p], name);
+            rc = mdsd_fail(err, MDSD_EINVAL, "%s: no drafter named '%s'%s", d->path, name,
+                           in_memory ? "" : " under /drafts");
         else if (p > 0)
             rc = mdsd_dump_check_part(job->parts[0], d, job->part_draft[0], job->part_draft[p], err);
         if (rc == MDSD_OK)
-            rc = check_truncated_job(o, d, job->part_draft[p], paths[p], err);
+            rc = check_truncated_job(o, d, job->part_draft[p], d->path, err);
         job->part_row0[p + 1] = job->part_row0[p] + d->N;
     }
     mdsd_dump_parts_free(paths, n);
@@ -153,13 +161,13 @@ int mdsd_column_open(const mdsd_batch_opts *o, size_t j, dump_job *job, mdsd_err
         snprintf(raw, sizeof raw, "%s", dump_label(o, i));
     mdsd_escape(raw, job->label, sizeof job->label);
     if (!model && d0->n_drafts > 1)
-        note_default_drafter(o, o->pub.dumps[i], dump_label(o, i), d0);
+        note_default_drafter(o, source, dump_label(o, i), d0);
     size_t N = job->part_row0[n];
     job->begin = o->pub.row_begin;
     job->end = o->pub.row_end ? o->pub.row_end : N;
     if (job->begin >= job->end || job->end > N)
         return mdsd_fail(err, MDSD_EINVAL, "%s: rows %zu:%zu are outside the dump's %zu rows",
-                         o->pub.dumps[i], job->begin, job->end, N);
+                         source, job->begin, job->end, N);
     return MDSD_OK;
 }
 

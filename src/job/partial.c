@@ -25,7 +25,7 @@ int mdsd_partial_signature(const mdsd_batch_opts *o, const plan *pl, job_signatu
 {
     char *text = sig->text;
     size_t size = sizeof sig->text;
-    sig->changed = calloc(o->pub.n_dumps ? o->pub.n_dumps : 1, sizeof *sig->changed);
+    sig->changed = calloc(o->pub.n_dumps + o->pub.n_arrays + 1, sizeof *sig->changed);
     if (!sig->changed)
         return mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
     size_t len = (size_t)snprintf(text, size,
@@ -43,6 +43,10 @@ int mdsd_partial_signature(const mdsd_batch_opts *o, const plan *pl, job_signatu
     for (size_t i = 0; i < o->pub.n_dumps && len < size; i++) {
         len += (size_t)snprintf(text + len, size - len, " ");
         len += mdsd_escape(o->pub.dumps[i], text + len, len < size ? size - len : 0);
+    }
+    for (size_t i = 0; i < o->pub.n_arrays && len < size; i++) { /* never resumed (plan.c) */
+        len += (size_t)snprintf(text + len, size - len, " arrays:");
+        len += mdsd_escape(o->pub.arrays[i].label, text + len, len < size ? size - len : 0);
     }
     sig->base_len = len;
     for (size_t i = 0; i < o->pub.n_dumps && len < size; i++) {

@@ -204,6 +204,14 @@ static int check_twice(const mdsd_batch_opts *o, mdsd_err *err)
             if (!strcmp(p->dumps[i], p->dumps[k]) || mdsd_path_same(p->dumps[i], p->dumps[k]))
                 return mdsd_fail(err, MDSD_EINVAL, "table: dump '%s' is given twice (as '%s' and '%s')",
                                  p->dumps[i], p->dumps[k], p->dumps[i]);
+    for (size_t i = 0; i < p->n_arrays; i++) /* two columns of one name */
+        for (size_t k = 0; k < p->n_dumps + i; k++) {
+            const char *other = k < p->n_dumps ? p->dumps[k] : p->arrays[k - p->n_dumps].label;
+            const char *base = k < p->n_dumps && strrchr(other, '/') ? strrchr(other, '/') + 1 : other;
+            if (p->arrays[i].label && base && !strcmp(p->arrays[i].label, base))
+                return mdsd_fail(err, MDSD_EINVAL, "table: the label '%s' of row arrays %zu is also "
+                                 "the name of %s", base, i, k < p->n_dumps ? "a dump" : "other arrays");
+        }
     for (size_t i = 0; i < p->n_temperatures; i++)
         for (size_t k = 0; k < i; k++)
             if (mdsd_partial_same_temperature(p->temperatures[k], p->temperatures[i]))
@@ -229,8 +237,16 @@ static int check_twice(const mdsd_batch_opts *o, mdsd_err *err)
 
 int mdsd_plan_check_options(const mdsd_batch_opts *o, mdsd_err *err)
 {
-    if (o->pub.n_dumps == 0)
+    if (o->pub.n_dumps == 0 && o->pub.n_arrays == 0)
         return mdsd_fail(err, MDSD_EINVAL, "table: no dump given");
+    if (o->pub.n_arrays && !o->pub.arrays)
+        return mdsd_fail(err, MDSD_EINVAL, "table: %zu row arrays and none given (NULL)", o->pub.n_arrays);
+    /* Rows in memory leave nothing on disk that a checkpoint or a shard could
+     * be checked against on another run. */
+    if (o->pub.n_arrays && (o->pub.resume || o->shards))
+        return mdsd_fail(err, MDSD_EINVAL, "table: rows in memory cannot be %s (nothing on disk "
+                         "identifies them on the next run): write them to a dump for that",
+                         o->pub.resume ? "resumed" : "sharded");
     if (o->pub.n_temperatures == 0 || o->pub.n_counts == 0)
         return mdsd_fail(err, MDSD_EINVAL, "table: give --temperatures and --drafts");
     for (size_t i = 0; i < o->pub.n_temperatures; i++)

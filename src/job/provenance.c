@@ -75,6 +75,20 @@ static int write_dump_keys(mdsd_json *j, const mdsd_provenance *p, mdsd_err *err
         if (rc)
             return rc;
     }
+    for (size_t i = 0; i < p->n_arrays; i++) {
+        const mdsd_row_arrays *a = &p->arrays[i];
+        mdsd_json_object_begin(j);
+        mdsd_json_kv_string(j, "path", a->label);
+        mdsd_json_kv_bool(j, "in_memory", true);
+        mdsd_json_kv_integer(j, "rows", (long long)a->N);
+        mdsd_json_kv_integer(j, "vocab_size", (long long)a->V);
+        mdsd_json_key(j, "drafters");
+        mdsd_json_array_begin(j);
+        for (size_t k = 0; k < a->n_drafters; k++)
+            mdsd_json_string(j, a->drafter_names[k]);
+        mdsd_json_array_end(j);
+        mdsd_json_object_end(j);
+    }
     mdsd_json_array_end(j);
     return MDSD_OK;
 }

@@ -26,6 +26,8 @@
 #include "err.h"
 #include "outfile.h"
 
+#include <mdsd/batch.h>
+
 typedef struct {
     const char *tool;            /* "mdsd table" */
     int argc;
@@ -41,6 +43,11 @@ typedef struct {
     size_t row_begin, row_end;
     size_t n_dumps;
     const char *const *dumps;
+    /* rows in memory (mdsd_row_arrays): "dumps" entries with "in_memory": true,
+     * their label, rows, V and drafters (no digest: hashing them would cost
+     * as much as the job) */
+    size_t n_arrays;
+    const mdsd_row_arrays *arrays;
     /* the block job's settings (tool = "mdsd block", or "mdsd merge" of
      * block shards): "is_top" and "dumps" as for the table */
     bool is_block;

@@ -127,6 +127,22 @@ int main()
     s = mdsd_table_run(&to, &err);
     expect(s == MDSD_EINVAL && std::strstr(err.msg, "mdsd_table_opts"),
            "mdsd_table_run refuses size 0", err);
+    // Rows in memory as a column of the table job (no file): two rows, V = 3.
+    static const float tz[6] = {1, 0, -1, 0.5f, 0.5f, 0}, qz[6] = {0, 1, -1, 0, 0.5f, 1};
+    const float *planes[] = {qz};
+    const char *drafter_names[] = {"small"};
+    mdsd_row_arrays ra;
+    mdsd_row_arrays_init(&ra);
+    ra.label = "mine", ra.N = 2, ra.V = 3, ra.target = tz;
+    ra.n_drafters = 1, ra.drafter_names = drafter_names, ra.drafts = planes;
+    mdsd_table_opts_init(&to);
+    static const double temps[] = {1.0};
+    static const size_t ns[] = {2};
+    to.n_temperatures = 1, to.temperatures = temps, to.n_counts = 1, to.draft_counts = ns;
+    to.n_arrays = 1, to.arrays = &ra, to.output = "/nonexistent-dir/r.csv";
+    s = mdsd_table_run(&to, &err); // refused for its output, after the arrays' checks
+    expect(ra.size == sizeof ra && s != MDSD_OK && std::strstr(err.msg, "nonexistent-dir"),
+           "a table job over rows in memory", err);
 
     // mdsd/merge.h through mdsd/mdsd.h; the _free functions accept NULL.
     mdsd_status (*merge)(const char *const *, size_t, const char *, const char *, const char *,

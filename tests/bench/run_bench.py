@@ -389,6 +389,47 @@ class Bench:
                  ", ".join(f"{t:,.0f} positions/s" for _, _, t in peaks))
         self.data["rss"] = peaks
 
+    # ---- mdsd.evaluate (rows in memory through the table job) beside mdsd.batch -------------
+
+    EVALUATE_CHILD = """
+import json, sys, time, warnings
+import numpy as np
+import mdsd
+N, V, rounds = (int(x) for x in sys.argv[1:4])
+rng = np.random.default_rng(1)
+t = (3 * rng.standard_normal((N, V))).astype(np.float32)
+d = (0.8 * t + rng.standard_normal((N, V))).astype(np.float32)
+kw = dict(temperature=0.7, n=3, scheme="iid", threads=1, progress=False)
+cpu = {"batch": [], "evaluate": []}
+for _ in range(rounds):
+    c0 = time.process_time(); b = mdsd.batch(t, d, **kw); c1 = time.process_time()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        e = mdsd.evaluate(t, d, temperatures=(0.7,), draft_counts=(3,), schemes=("iid",),
+                          threads=1, progress=False, pandas=False)
+    c2 = time.process_time()
+    cpu["batch"].append(c1 - c0); cpu["evaluate"].append(c2 - c1)
+print(json.dumps({"cpu": cpu, "batch_mean": float(np.mean(b.alpha_star)),
+                  "evaluate_mean": float(e["alpha"][0])}))
+"""
+
+    def evaluate(self):
+        """mdsd.evaluate (the table job over the arrays in memory: no temporary dump) beside
+        mdsd.batch on the same float32 arrays, CPU-seconds, one thread, rounds alternating."""
+        N, V = (500 if self.a.quick else 2000), 32000
+        env = dict(os.environ, PYTHONPATH="src/python")
+        out = subprocess.run([PY, "-c", self.EVALUATE_CHILD, str(N), str(V), "2" if self.a.quick else "5"],
+                             check=True, capture_output=True, text=True, env=env).stdout
+        r = json.loads(out.splitlines()[-1])
+        tb, te = median(r["cpu"]["batch"]), median(r["cpu"]["evaluate"])
+        self.row("`mdsd.evaluate` (the table job over arrays in memory, no temporary dump) vs "
+                 "`mdsd.batch` on the same arrays, CPU-seconds, threads=1, T = 0.7, n = 3, iid α\*",
+                 f"V = {V:,} float32 arrays, {N:,} positions",
+                 f"{tb / te * N / tb:,.0f} positions per CPU-second ({te:.3g} s)",
+                 f"batch {N / tb:,.0f} per CPU-second ({tb:.3g} s)", f"{tb / te:.2f}×",
+                 f"mean α\* evaluate {r['evaluate_mean']:.10g} vs batch {r['batch_mean']:.10g}")
+        self.data["evaluate"] = {"positions": N, "V": V, "cpu": r["cpu"]}
+
     # ---- the provenance's SHA-256 (in process, GNU Nettle; cached beside the dump) ----------
 
     def hashing(self):
@@ -468,6 +509,7 @@ def main():
     b.ot(152064, 4 if a.quick else 8)
     b.table_iid()
     b.table()
+    b.evaluate()
     b.hashing()
     b.report(model, cores, load_before, machine()[2])
 

@@ -9,6 +9,7 @@
 #define MDSD_PUBLIC_BATCH_H
 
 #include <mdsd/alpha.h>
+#include <mdsd/dump.h>
 #include <mdsd/verifier.h>
 
 #ifdef __cplusplus
@@ -48,7 +49,8 @@ MDSD_API mdsd_status mdsd_batch_eval_double(const double *target, const double *
                            double *per_draft, unsigned char *exact, mdsd_err *err);
 
 /* ---- the batch job over dumps (`mdsd table`) ----
- * Streams the rows of HDF5 logit dumps (mdsd/dump.h) and writes, per (dump,
+ * Streams the rows of HDF5 logit dumps (mdsd/dump.h), or of arrays in memory
+ * (mdsd_row_arrays, mdsd/dump.h), and writes, per (dump,
  * temperature, n, scheme or verifier), the mean acceptance with its standard
  * error clustered by sample, the gap to alpha* and per-draft rates, as the
  * tidy results CSV of `mdsd table` (atomically; resumable). */
@@ -80,6 +82,11 @@ typedef struct {
      * rows in all, over every (dump, temperature) unit; NULL = none. */
     void (*on_progress)(uint64_t done, uint64_t total, void *ctx);
     void *progress_ctx;
+    /* Rows in memory: each a column after the dumps, as a one-file dump
+     * would be (the same numbers, bit for bit); no resume or shards with
+     * them (nothing on disk identifies them). */
+    size_t n_arrays;
+    const mdsd_row_arrays *arrays;         /* [n_arrays] */
 } mdsd_table_opts;
 
 /* Writes the defaults and size (verifier_opts: mdsd_verifier_opts_init's). */

@@ -112,6 +112,26 @@ MDSD_API mdsd_status mdsd_dump_writer_finish(mdsd_dump_writer *w, mdsd_err *err)
 /* Abandons the file (the temporary file is removed) and frees w; NULL allowed. */
 MDSD_API void mdsd_dump_writer_free(mdsd_dump_writer *w);
 
+/* Rows in memory, read by the table job as a dump of one file is read
+ * (mdsd_table_opts.arrays): N rows of target and drafter logits [N * V],
+ * row-major float32 (-inf = probability 0; NaN, +inf and a row with no finite
+ * value are refused, naming the row), with their sample ids and positions.
+ * The arrays are the caller's: they must stay unchanged during the call. */
+typedef struct {
+    size_t size;                       /* set by the _init below; checked by the library */
+    const char *label;                 /* the results' dump column: a plain name (no '/') */
+    size_t N, V;
+    const float *target;               /* [N * V] */
+    size_t n_drafters;                 /* >= 1 */
+    const char *const *drafter_names;  /* [n_drafters], distinct non-empty names */
+    const float *const *drafts;        /* [n_drafters][N * V] */
+    const int32_t *sample_id;          /* [N], a sample's rows contiguous; NULL = one sample */
+    const int32_t *position;           /* [N], >= 0, increasing within a sample; NULL = row index */
+} mdsd_row_arrays;
+
+MDSD_API void mdsd_row_arrays_init(mdsd_row_arrays *arrays, size_t size);
+#define mdsd_row_arrays_init(a) mdsd_row_arrays_init((a), sizeof *(a))
+
 #ifdef __cplusplus
 }
 #endif

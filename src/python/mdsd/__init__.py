@@ -791,7 +791,7 @@ def _one_sample_note(result, stacklevel):
 def table(dumps, output, temperatures=(1.0,), draft_counts=(2,), schemes=("iid",),
           verifiers=(), draft_models=(), rows=None, top_k=0, top_p=1.0, trials=0,
           simulate=False, seed=1, threads=0, resume=False, progress=None, pandas=None,
-          _stacklevel=3, _provenance_tool="mdsd.table", **opts):
+          _stacklevel=3, _provenance_tool="mdsd.table", _arrays=None, _settings=None, **opts):
     """The `mdsd table` job over HDF5 logit dumps: writes the tidy results CSV `output`
     (mean acceptance per dump, temperature, n, scheme / verifier, with standard errors
     clustered by sample) and returns it as a tidy table (mdsd.read_table: a pandas
@@ -817,6 +817,8 @@ def table(dumps, output, temperatures=(1.0,), draft_counts=(2,), schemes=("iid",
     sch = np.array([_enum(SCHEMES, s, "scheme") for s in slist], dtype=np.intc)
     ver = np.array([_verifier(v) for v in vlist], dtype=np.intc)
     o.n_dumps, o.dumps = len(dumps), ctypes.cast(dl, ctypes.POINTER(ctypes.c_char_p))
+    if _arrays:  # mdsd.evaluate: rows in memory, columns after the dumps
+        o.n_arrays, o.arrays = len(_arrays), (_lib.RowArrays * len(_arrays))(*_arrays)
     o.n_temperatures, o.temperatures = temps.size, temps.ctypes.data
     o.n_counts, o.draft_counts = counts.size, counts.ctypes.data
     o.n_schemes, o.schemes = sch.size, sch.ctypes.data if sch.size else None
@@ -834,7 +836,7 @@ def table(dumps, output, temperatures=(1.0,), draft_counts=(2,), schemes=("iid",
         o.on_progress = _lib.TABLE_PROGRESS(lambda done, total, _ctx: bar.record(done, total))
     # OUTPUT.provenance.json as `mdsd table` writes it: this call's settings, each dump's
     # size and SHA-256, in place before the CSV (never an earlier run's left beside it)
-    n_words, words = _call_words(_provenance_tool, dict(
+    n_words, words = _call_words(_provenance_tool, _settings or dict(
         dumps=dumps, output=output, temperatures=temperatures, draft_counts=draft_counts,
         schemes=schemes, verifiers=verifiers, draft_models=draft_models, rows=rows,
         top_k=top_k, top_p=top_p, trials=trials, simulate=simulate, seed=seed,

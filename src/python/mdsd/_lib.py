@@ -85,6 +85,14 @@ class BatchEvalOpts(Structure):
 TABLE_PROGRESS = ctypes.CFUNCTYPE(None, c_uint64, c_uint64, c_void_p)
 
 
+class RowArrays(Structure):
+    _init = "mdsd_row_arrays_init"
+    _fields_ = [("size", c_size_t), ("label", c_char_p), ("N", c_size_t), ("V", c_size_t),
+                ("target", c_void_p), ("n_drafters", c_size_t),
+                ("drafter_names", POINTER(c_char_p)), ("drafts", POINTER(c_void_p)),
+                ("sample_id", c_void_p), ("position", c_void_p)]
+
+
 class TableOpts(Structure):
     _init = "mdsd_table_opts_init"
     _fields_ = [("size", c_size_t), ("n_dumps", c_size_t), ("dumps", POINTER(c_char_p)),
@@ -97,7 +105,8 @@ class TableOpts(Structure):
                 ("top_p", c_double), ("trials", c_uint64), ("simulate", c_int),
                 ("seed", c_uint64), ("threads", c_int), ("verifier_opts", VerifierOpts),
                 ("output", c_char_p), ("resume", c_int),
-                ("on_progress", TABLE_PROGRESS), ("progress_ctx", c_void_p)]
+                ("on_progress", TABLE_PROGRESS), ("progress_ctx", c_void_p),
+                ("n_arrays", c_size_t), ("arrays", POINTER(RowArrays))]
 
 
 class BlockJobOpts(Structure):
@@ -256,6 +265,7 @@ _sig("mdsd_batch_eval", c_int, P, P, c_size_t, c_size_t, POINTER(BatchEvalOpts),
 _sig("mdsd_batch_eval_double", c_int, P, P, c_size_t, c_size_t, POINTER(BatchEvalOpts), P, P, P,
      P, E)
 _sig("mdsd_table_opts_init", None, POINTER(TableOpts), c_size_t)
+_sig("mdsd_row_arrays_init", None, POINTER(RowArrays), c_size_t)
 _sig("mdsd_table_run", c_int, POINTER(TableOpts), E)
 _sig("mdsd_table_run_recorded", c_int, POINTER(TableOpts), c_char_p, c_size_t, POINTER(c_char_p), E)
 _sig("mdsd_block_job_opts_init", None, POINTER(BlockJobOpts), c_size_t)

@@ -3,7 +3,7 @@ arrays (a pandas DataFrame when pandas is installed), and the table job over log
 in memory (mdsd.evaluate)."""
 
 import csv
-import json
+import ctypes
 import math
 import os
 import shutil
@@ -188,14 +188,15 @@ def evaluate(target_logits, draft_logits, temperatures=(1.0,), draft_counts=(2,)
     progress: a callable progress(done_rows, total_rows) over every (drafter, temperature)
     pass, called as blocks of rows finish (an exception it raises stops the job, as Ctrl-C
     does, and is raised); None: a tqdm bar when tqdm is installed; False: none. output:
-    also keep the results CSV there. The rows go to
-    the job through a temporary dump (the library's writer, float32, in the temporary
-    directory: 4 (1 + drafters) N V bytes), removed afterwards, also when Ctrl-C stops the
-    job (KeyboardInterrupt, within a row). Integer arrays are a
+    the job writes its results CSV there, with the provenance sidecar (the arrays as
+    a dump entry with "in_memory": true, their rows, V and drafters). The rows go to the
+    job in memory (mdsd_row_arrays: read as a one-file float32 dump is read, so the
+    numbers are the dump route's bit for bit): no temporary dump; without output= the
+    results CSV alone passes through a temporary directory, removed afterwards, also
+    when Ctrl-C stops the job (KeyboardInterrupt, within a row). Integer arrays are a
     TypeError; rows that are all probability distributions are refused as not logits
     unless allow_probabilities=True (as mdsd.batch)."""
-    from . import _logit_rows, table
-    from .dump import DumpWriter
+    from . import _lib, _logit_rows, table
     t = _logit_rows(target_logits, "target_logits", allow_probabilities)
     drafts = {k: _logit_rows(v, f"draft_logits['{k}']" if isinstance(draft_logits, dict)
                              else "draft_logits", allow_probabilities)
@@ -218,49 +219,30 @@ def evaluate(target_logits, draft_logits, temperatures=(1.0,), draft_counts=(2,)
                     simulate=simulate, seed=seed, threads=threads, **opts)
     if output is not None:  # before any work, as the command line checks -o
         _paths.check([], _paths.family(output, "output", (".lock", ".provenance.json")))
-    work = tempfile.mkdtemp(prefix="mdsd-evaluate-")
+    # The rows go to the job in memory, read as a one-file float32 dump is read (the
+    # same numbers, bit for bit): no temporary dump.
+    t = np.ascontiguousarray(t, dtype=np.float32)
+    drafts = {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in drafts.items()}
+    sid = np.ascontiguousarray(sid, dtype=np.intc)
+    pos = np.ascontiguousarray(pos, dtype=np.intc)
+    from .dump import _strings
+    names = _strings(list(drafts), "draft_logits")
+    planes = (ctypes.c_void_p * len(drafts))(*[d.ctypes.data for d in drafts.values()])
+    a = _lib.init(_lib.RowArrays)
+    a.label, a.N, a.V = label.encode(), N, V
+    a.target, a.n_drafters = t.ctypes.data, len(drafts)
+    a.drafter_names = ctypes.cast(names, ctypes.POINTER(ctypes.c_char_p))
+    a.drafts = ctypes.cast(planes, ctypes.POINTER(ctypes.c_void_p))
+    a.sample_id, a.position = sid.ctypes.data, pos.ctypes.data
+    run = dict(temperatures=temperatures, draft_counts=draft_counts, schemes=schemes,
+               verifiers=verifiers, draft_models=list(drafts), top_k=top_k, top_p=top_p,
+               trials=trials, simulate=simulate, seed=seed, threads=threads,
+               progress=progress, pandas=pandas, _stacklevel=4,
+               _provenance_tool="mdsd.evaluate", _arrays=[a], _settings=settings, **opts)
+    if output is not None:  # the job writes OUTPUT and its provenance itself
+        return table([], output, **run)
+    work = tempfile.mkdtemp(prefix="mdsd-evaluate-")  # the results CSV only (a few KB)
     try:
-        dump = os.path.join(work, label)
-        # logits, as mdsd.batch reads them: -inf is probability 0
-        with DumpWriter(dump, V, list(drafts), dtype="float32", creator="mdsd.evaluate",
-                        generation_temperature=None, neg_inf="zero") as w:
-            step = max(1, (64 << 20) // (4 * V * (1 + len(drafts))))  # blocks of ~64 MiB
-            for b in range(0, N, step):
-                e = min(N, b + step)
-                w.write(t[b:e], [d[b:e] for d in drafts.values()], np.zeros(e - b, np.int32),
-                        sid[b:e], pos[b:e])
-        csv_path = os.path.join(work, "results.csv")
-        result = table(dump, csv_path, temperatures=temperatures, draft_counts=draft_counts,
-                       schemes=schemes, verifiers=verifiers, draft_models=list(drafts),
-                       top_k=top_k, top_p=top_p, trials=trials, simulate=simulate, seed=seed,
-                       threads=threads, progress=progress, pandas=pandas, _stacklevel=4,
-                       _provenance_tool="mdsd.evaluate", **opts)
-        if output is not None:
-            _keep(csv_path, output, dump, label, settings)
-        return result
-    except MdsdError as e:  # name the arrays, not the temporary dump
-        raise MdsdError(e.code, str(e).replace(dump, f"evaluate ({label})")) from None
+        return table([], os.path.join(work, "results.csv"), **run)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-
-
-
-def _keep(csv_path, output, dump, label, settings):
-    """evaluate(output=OUT): the results CSV and its provenance sidecar OUT.provenance.json
-    (the job's own, as `mdsd table` writes it, with this call's words and the arrays'
-    temporary dump named "evaluate (LABEL)": its size and SHA-256 stay) written as the
-    command line writes them: under OUT.lock, each through a new temporary file beside it
-    (O_EXCL, no symlink followed), the sidecar renamed into place first, then the CSV."""
-    output = os.fspath(output)
-    with open(csv_path, "rb") as f:
-        data = f.read()
-    with open(csv_path + ".provenance.json") as f:
-        doc = json.load(f)
-    doc["command"] = ["mdsd", "mdsd.evaluate"] + [f"{k}={v!r}" for k, v in settings.items()]
-    doc["output"] = os.path.basename(output)
-    for entry in doc["dumps"]:
-        entry["path"] = f"evaluate ({label})"
-    side = output + ".provenance.json"
-    with _paths.locked(output + ".lock", f"output {output}"):
-        _paths.write_files([(side, (json.dumps(doc, separators=(",", ":")) + "\n").encode()),
-                            (output, data)])
