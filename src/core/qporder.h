@@ -54,7 +54,8 @@ typedef struct {
 #define MDSD_QP_BUCKETS ((0x7f800000u >> MDSD_QP_BUCKET_SHIFT) + 2)
 
 typedef struct mdsd_qp_bucket {
-    double p, q;       /* mass of the bucket's tokens (plain sums) */
+    double p, q;       /* mass of the bucket's tokens (Kahan sums: the terms are >= 0) */
+    double pc, qc;     /* their compensations while filling (folded in at the end) */
     uint32_t n;        /* its number of tokens */
     uint32_t head;     /* the last token added; o->next[] links the others */
 } mdsd_qp_bucket;

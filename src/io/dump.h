@@ -189,6 +189,9 @@ typedef struct {
     float *target;       /* [cap * V] */
     float **draft;       /* [n_drafts][cap * V] */
     int *tokens, *sample_id, *position; /* [cap] */
+    /* A dump in memory: target and draft point into the caller's arrays (no
+     * copy; read only) instead of buffers of the block's own. */
+    int borrowed;
 } mdsd_dump_block;
 
 /* which[n_drafts]: drafter indices (NULL with n_drafts = d->n_drafts means all). */

@@ -217,14 +217,16 @@ mdsd_dump_block *mdsd_dump_block_alloc(const mdsd_dump *d, size_t cap, size_t n_
         b->n_drafts = n_drafts;
         b->which = malloc((n_drafts ? n_drafts : 1) * sizeof *b->which);
         b->draft = calloc(n_drafts ? n_drafts : 1, sizeof *b->draft);
-        b->target = malloc(cap * d->V * sizeof *b->target);
+        b->borrowed = d->mem != NULL;
+        b->target = b->borrowed ? NULL : malloc(cap * d->V * sizeof *b->target);
         b->tokens = malloc(cap * sizeof *b->tokens);
         b->sample_id = malloc(cap * sizeof *b->sample_id);
         b->position = malloc(cap * sizeof *b->position);
-        ok = b->which && b->draft && b->target && b->tokens && b->sample_id && b->position;
+        ok = b->which && b->draft && (b->target || b->borrowed) && b->tokens && b->sample_id &&
+             b->position;
         for (size_t j = 0; ok && j < n_drafts; j++) {
             b->which[j] = which ? which[j] : (int)j;
-            ok = (b->draft[j] = malloc(cap * d->V * sizeof **b->draft)) != NULL;
+            ok = b->borrowed || (b->draft[j] = malloc(cap * d->V * sizeof **b->draft)) != NULL;
         }
     }
     if (!ok) {
@@ -239,11 +241,12 @@ void mdsd_dump_block_free(mdsd_dump_block *b)
 {
     if (!b)
         return;
-    for (size_t j = 0; b->draft && j < b->n_drafts; j++)
+    for (size_t j = 0; b->draft && j < b->n_drafts && !b->borrowed; j++)
         free(b->draft[j]);
     free(b->draft);
     free(b->which);
-    free(b->target);
+    if (!b->borrowed)
+        free(b->target);
     free(b->tokens);
     free(b->sample_id);
     free(b->position);
@@ -261,6 +264,20 @@ int mdsd_dump_block_read(mdsd_dump *d, mdsd_dump_block *b, size_t row0, int chec
         return MDSD_OK;
     size_t rows = d->N - row0 < b->cap ? d->N - row0 : b->cap;
     int rc = mdsd_dump_read_meta(d, row0, rows, b->tokens, b->sample_id, b->position, err);
+    if (rc == MDSD_OK && b->borrowed != (d->mem != NULL))
+        return mdsd_fail(err, MDSD_EINVAL, "%s: block allocated for another kind of dump", d->path);
+    if (rc == MDSD_OK && b->borrowed) { /* the caller's arrays, read in place */
+        b->target = (float *)(d->mem->target + row0 * d->V);
+        for (size_t j = 0; j < b->n_drafts; j++)
+            b->draft[j] = (float *)(d->mem->drafts[b->which[j]] + row0 * d->V);
+        if (check)
+            rc = mdsd_dump_check_logits(d, MDSD_DUMP_TARGET, row0, rows, b->target, err);
+        for (size_t j = 0; rc == MDSD_OK && check && j < b->n_drafts; j++)
+            rc = mdsd_dump_check_logits(d, b->which[j], row0, rows, b->draft[j], err);
+        if (rc == MDSD_OK)
+            b->rows = rows;
+        return rc;
+    }
     if (rc == MDSD_OK)
         rc = mdsd_dump_read_logits(d, MDSD_DUMP_TARGET, row0, rows, b->target, err);
     if (rc == MDSD_OK && check)

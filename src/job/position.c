@@ -10,11 +10,23 @@
 #include "interval.h"
 #include "montecarlo.h"
 #include "position.h"
+#include "wor_bucket.h"
+
+/* Whether alpha* of s has a route that needs no full q/p order (bound.c's
+ * sort-free routes: iid and cps by buckets, wor with n >= 3 from
+ * MDSD_WOR_BUCKET_MIN_V on). The table job builds the full order only for the
+ * schemes that need it (wor n = 2 and small V), which share it through the
+ * position's tag; the others take the same route as mdsd_batch_eval. */
+static bool sort_free(const mdsd_scheme *s)
+{
+    return s->kind == MDSD_SCHEME_IID || s->kind == MDSD_SCHEME_CPS ||
+           (s->kind == MDSD_SCHEME_WOR && (s->n == 1 || (s->n >= 3 && s->V >= MDSD_WOR_BUCKET_MIN_V)));
+}
 
 int mdsd_position_alpha(mdsd_position_worker *w, const mdsd_scheme *s, double *alpha, mdsd_err *err)
 {
     mdsd_bound_result res = {0};
-    mdsd_bound_opts opts = {.pq_tag = w->pq_tag};
+    mdsd_bound_opts opts = {.pq_tag = sort_free(s) ? 0 : w->pq_tag};
     int rc = mdsd_bound_alpha(w->p, s, MDSD_BOUND_AUTO, &opts, w->bound, &res, err);
     *alpha = res.alpha;
     return rc;
