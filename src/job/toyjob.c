@@ -196,6 +196,10 @@ static int write_dump(const toy_opts *o, const mdsd_toy *toy, char **names, size
         rc = mdsd_dump_writer_open(o->output, &spec, &w, err);
     for (size_t row0 = 0; rc == MDSD_OK && row0 < o->N; row0 += cap) {
         size_t rows = o->N - row0 < cap ? o->N - row0 : cap;
+        if (mdsd_interrupted()) { /* between blocks: the temporary file is removed below */
+            rc = mdsd_fail_interrupted(err, o->output);
+            break;
+        }
         rc = fill_block(toy, o, samples, row0, rows, &b, err);
         if (rc == MDSD_OK)
             rc = mdsd_dump_writer_append(w, rows, b.target, (const float *const *)b.drafts, b.tokens,

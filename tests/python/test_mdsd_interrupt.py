@@ -147,6 +147,16 @@ class Interrupt(unittest.TestCase):
             self.assertEqual(a.read(), b.read(), "resumed CSV differs from an uninterrupted run")
         self.assertFalse(os.path.exists(out + ".partial"))
 
+    def test_toy_stops_within_a_second_and_leaves_no_file(self):
+        # V = 152,064 x 4,000 rows of float32 (2.4 GB written): many seconds uninterrupted
+        out = os.path.join(self.work, "toy.h5")
+        sig = Signal()
+        sig.after(0.5)
+        self.interrupted("toy", lambda: mdsd.toy(out, "zipf", 152064, 4000, threads=1), sig)
+        self.assertEqual(sorted(os.listdir(self.work)), ["tmp"], "toy left a file")
+        small = mdsd.toy(out, "zipf", 1000, 10, threads=1)  # the flag was cleared
+        self.assertEqual(small["rows"], 10)
+
     def test_evaluate_removes_its_temporary_dump(self):
         N, V = 2400, 2000
         t, d = logits(N, V, seed=8)

@@ -87,7 +87,7 @@ MDSD_API const char *mdsd_version(void);
 
 /* Stops the long calls (mdsd_batch_eval, mdsd_batch_eval_double, mdsd_table_run,
  * mdsd_block_run over tree dumps, and their _recorded forms, mdsd_block_markov's
- * trials, mdsd_montecarlo): they check a process-wide flag at every row (tree,
+ * trials, mdsd_montecarlo, mdsd_toy_dump): they check a process-wide flag at every row (tree,
  * block of trials) and return MDSD_EINTERRUPTED at the next
  * one, their temporary files removed and their checkpoint OUTPUT.partial (the
  * finished units, which resume = 1 continues to the bytes of an uninterrupted

@@ -9,6 +9,7 @@ from collections import namedtuple
 import numpy as np
 
 from . import _lib
+from ._calls import interruptible
 from ._lib import lib
 
 AlphaRoutes = namedtuple("AlphaRoutes", "alpha methods max_disagreement")
@@ -119,8 +120,9 @@ def toy(output, family, vocab, positions, seed=1, drafts="draft", samples=0, dty
     got = ctypes.c_size_t(0)
     params = ctypes.create_string_buffer(512)
     err = _lib.Err()
-    _raise(lib.mdsd_toy_dump(path, ctypes.byref(o), ctypes.byref(got), params, len(params),
-                             ctypes.byref(err)), err)
+    # in a worker thread: Ctrl-C stops it between blocks of rows, its temporary file removed
+    _raise(interruptible(lib.mdsd_toy_dump, path, ctypes.byref(o), ctypes.byref(got), params,
+                         len(params), ctypes.byref(err)), err)
     return {"file": os.fsdecode(path), "family": o.family.decode(), "params": params.value.decode(),
             "V": o.V, "rows": o.positions, "samples": got.value, "drafts": names,
             "dtype": o.dtype.decode(), "seed": o.seed}
