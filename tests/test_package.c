@@ -203,6 +203,17 @@ Test(package, python_toy_writes_the_cli_dump, .timeout = 120)
     free(out);
 }
 
+/* `mdsd plot` from Python (tests/python/test_mdsd_plot.py): the CLI's figure and gnuplot
+ * input for the same options, the series equal to the CSV's rows, matplotlib drawing
+ * the same lines, bad inputs refused naming the CSV. */
+Test(package, python_plot_draws_the_cli_figure, .timeout = 180)
+{
+    char *out = test_shell_ok("PYTHONPATH=src/python:tests/python /usr/bin/python3 -m unittest "
+                         "test_mdsd_plot 2>&1");
+    cr_assert(strstr(out, "\nOK\n"), "no plain OK line:\n%s", out);
+    free(out);
+}
+
 /* Every long option of every `mdsd COMMAND --help` has a Python keyword or a reason in
  * one table (tests/python/test_cli_coverage.py); the check fails on a planted gap. */
 Test(package, python_keyword_for_every_cli_option, .timeout = 120)
