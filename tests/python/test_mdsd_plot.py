@@ -273,10 +273,11 @@ class PlotTest(unittest.TestCase):
             (self.r, dict(kind="vs-drafts", dump="toy.h5:a", dumps="all"), r"r\.csv: dump 'toy.h5:a' and dumps"),
             (self.r, dict(kind="vs-drafts", size="poster"), r"r\.csv: size: 'poster' is not screen"),
             (os.path.join(self.dir, "none.csv"), dict(kind="gap"), r"none\.csv"),
+            (self.r, dict(kind="gap", scripts=self.dir + "/nowhere"), r"r\.csv: no gnuplot script .*nowhere/gap\.gp"),
         ]
         for source, kw, pattern in cases:
             calls = [lambda: mdsd.plot(source, out, **kw)]
-            if "size" not in kw:  # an option of the figure file only
+            if not {"size", "scripts"} & set(kw):  # options of the figure file only
                 calls.append(lambda: mdsd.plot_series(source, **kw))
             for call in calls:
                 with self.assertRaisesRegex(mdsd.MdsdError, pattern, msg=str(kw)):

@@ -25,8 +25,8 @@ _FLAG_RE = re.compile(r"(?<![\w-])--(" + "|".join(sorted(_FLAGS, key=len, revers
 
 def _words(msg):
     msg = msg.replace("-o/--output", "output").replace("(the output is -o;", "(the output is output=;")
-    msg = msg.replace("give scripts DIR", "give scripts=DIR")
-    return _FLAG_RE.sub(lambda m: _FLAGS[m.group(1)] + ("=" + m.group(2) if m.group(2) else ""), msg)
+    msg = _FLAG_RE.sub(lambda m: _FLAGS[m.group(1)] + ("=" + m.group(2) if m.group(2) else ""), msg)
+    return msg.replace("give scripts DIR", "give scripts=DIR")
 
 
 PlotFigure = namedtuple("PlotFigure", "kind title xlabel ylabel interval z lines")
@@ -41,6 +41,16 @@ for a name outside the table), scheme, method, dump (the CSV's names; dump empty
 overlaid; the draft cost 'c = C' of the block speed-up), bound (an alpha* line, drawn as a
 band), dash (1-based dump or cost that sets the dash), x, y, err (the error half-width at
 the interval), se (the CSV's standard error) as float64 arrays, interval (its name)."""
+
+
+# The gnuplot scripts of an installed package: a wheel's (setup.py copies plots/ beside its
+# program, mdsd/_bin/plots), or make install's PREFIX/share/mdsd/plots (the package in
+# PREFIX/lib/python3.X/*-packages/mdsd). The library's own search (MDSD_PLOTS, beside the
+# running program, ./plots) knows the program's place, not the package's.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_PACKAGE_PLOTS = [os.path.join(_HERE, "_bin", "plots"),
+                  os.path.normpath(os.path.join(_HERE, "..", "..", "..", "..", "share", "mdsd",
+                                                "plots"))]
 
 
 def _list(x, what):
@@ -93,6 +103,9 @@ def _opts(kind, dump, dumps, n, temperature, scheme, method, title, labels, size
     o.paper_size = None if size is None else _cstr(size, "size")
     o.legend = None if legend is None else _cstr(legend, "legend")
     o.terminal = None if terminal is None else _cstr(terminal, "terminal")
+    if scripts is None and not os.environ.get("MDSD_PLOTS"):
+        scripts = next((d for d in _PACKAGE_PLOTS
+                        if os.path.isfile(os.path.join(d, "styles.gp"))), None)
     o.scripts = None if scripts is None else _cstr(scripts, "scripts")
     # the notes `mdsd plot` prints on stderr, as warnings in Python words
     note = _lib.PLOT_NOTE(lambda msg, _ctx: _warn(_words(msg.decode("utf-8", "replace"))))
@@ -145,7 +158,8 @@ _DOC_KEYWORDS = """results: a results CSV of `mdsd table` (mdsd.table's output) 
     dump:drafter, method, verifier or scheme) as NEW (recorded in the provenance; each
     OLD must be in the figure); size: screen, column or full; legend: outside, below,
     inside, top-left, top-right, bottom-left, bottom-right or none; terminal: a gnuplot
-    terminal; scripts: the directory of the gnuplot scripts (mdsd plot --help)."""
+    terminal; scripts: the directory of the gnuplot scripts (None: $MDSD_PLOTS, the installed
+    package's, ./plots; mdsd plot --help)."""
 
 
 def plot(results, output, *, kind=None, dump=None, dumps=None, n=None, temperature=None,
