@@ -28,6 +28,8 @@ DEBIAN_PACKAGES := build-essential pkg-config libglpk-dev glpk-utils libgsl-dev 
 DEBIAN_PACKAGES += python3 python3-numpy python3-h5py python3-torch bible-kjv bible-kjv-text
 # The Python package's progress bars (tqdm, when installed; tests/python/test_mdsd_interrupt.py).
 DEBIAN_PACKAGES += python3-tqdm
+# mdsd.plot_matplotlib, the figures drawn with matplotlib (tests/python/test_mdsd_plot.py).
+DEBIAN_PACKAGES += python3-matplotlib
 # `pip install --no-build-isolation .` (pyproject.toml) offline, and its test in a venv.
 DEBIAN_PACKAGES += python3-setuptools python3-wheel python3-pip python3-venv
 # The Python that `make dump` runs the runner under (same values on every machine).
@@ -93,10 +95,11 @@ LAYER_verify := core verify
 LAYER_io := core io
 LAYER_block := core verify io block
 LAYER_job := core verify io block job
-LAYER_api := core verify io block job api
+LAYER_plot := core verify io block job plot
+LAYER_api := core verify io block job plot api
 LAYER_check := core verify io check
-LAYER_cli := core verify io block job api check cli .
-LIB_DIRS := src/core src/verify src/io src/block src/job src/api
+LAYER_cli := core verify io block job plot api check cli .
+LIB_DIRS := src/core src/verify src/io src/block src/job src/plot src/api
 # cli's "." is src itself (src/mdsd.h, the internal umbrella). Tests, benchmarks
 # and fuzz harnesses see everything.
 INCLUDES := -Isrc/include -Isrc $(addprefix -Isrc/,$(LAYER_cli)) -Itests

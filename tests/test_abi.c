@@ -114,6 +114,15 @@ Test(abi, an_options_struct_of_another_size_is_refused)
         toy.family = "zipf", toy.V = 4, toy.positions = 2, toy.size = wrong[w];
         refused(mdsd_toy_dump("/tmp/mdsd-abi-never.h5", &toy, NULL, NULL, 0, &err), &err,
                 "mdsd_toy_opts");
+        mdsd_plot_opts po;
+        mdsd_plot_opts_init(&po);
+        po.kind = "vs-drafts", po.size = wrong[w];
+        mdsd_plot_series *series = NULL;
+        refused(mdsd_plot_series_read("/tmp/mdsd-abi-never.csv", &po, &series, &err), &err,
+                "mdsd_plot_opts");
+        refused(mdsd_plot("/tmp/mdsd-abi-never.csv", "/tmp/mdsd-abi-never.png", &po, &err), &err,
+                "mdsd_plot_opts");
+        refused(mdsd_plot_check_opts(&po, &err), &err, "mdsd_plot_opts");
 
         mdsd_verifier_opts vo;
         mdsd_verifier_opts_init(&vo);
@@ -234,19 +243,28 @@ Test(abi, python_mirrors_have_the_c_sizes, .timeout = 60)
 {
     if (!test_release_build("abi"))
         return;
-    char *out = test_shell_ok("PYTHONPATH=src/python /usr/bin/python3 -c 'import ctypes; "
-                              "from mdsd import _lib as L; print(*[ctypes.sizeof(c) for c in "
-                              "(L.AlphaOpts, L.VerifierOpts, L.MonteCarloOpts, L.BatchEvalOpts, "
-                              "L.TableOpts, L.BlockJobOpts, L.BlockMarkovOpts, L.DumpLayout, "
-                              "L.TreeDumpLayout, L.BlockMarkovResult, L.AlphaRoutes, L.ToyOpts, "
-                              "L.RowArrays)])'");
-    char want[256];
-    snprintf(want, sizeof want, "%zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu\n",
-             sizeof(mdsd_alpha_opts), sizeof(mdsd_verifier_opts), sizeof(mdsd_montecarlo_opts),
-             sizeof(mdsd_batch_eval_opts), sizeof(mdsd_table_opts), sizeof(mdsd_block_job_opts),
-             sizeof(mdsd_block_markov_opts), sizeof(mdsd_dump_layout),
-             sizeof(mdsd_tree_dump_layout), sizeof(mdsd_block_markov_result),
-             sizeof(mdsd_alpha_routes), sizeof(mdsd_toy_opts), sizeof(mdsd_row_arrays));
+    /* one row per mirrored struct: a new struct is one more line, not a new format */
+    static const struct { const char *mirror; size_t size; } structs[] = {
+        {"AlphaOpts", sizeof(mdsd_alpha_opts)}, {"VerifierOpts", sizeof(mdsd_verifier_opts)},
+        {"MonteCarloOpts", sizeof(mdsd_montecarlo_opts)}, {"BatchEvalOpts", sizeof(mdsd_batch_eval_opts)},
+        {"TableOpts", sizeof(mdsd_table_opts)}, {"BlockJobOpts", sizeof(mdsd_block_job_opts)},
+        {"BlockMarkovOpts", sizeof(mdsd_block_markov_opts)}, {"DumpLayout", sizeof(mdsd_dump_layout)},
+        {"TreeDumpLayout", sizeof(mdsd_tree_dump_layout)},
+        {"BlockMarkovResult", sizeof(mdsd_block_markov_result)},
+        {"AlphaRoutes", sizeof(mdsd_alpha_routes)}, {"ToyOpts", sizeof(mdsd_toy_opts)},
+        {"RowArrays", sizeof(mdsd_row_arrays)}, {"PlotOpts", sizeof(mdsd_plot_opts)},
+    };
+    char cmd[2048], want[1024];
+    size_t len = (size_t)snprintf(cmd, sizeof cmd, "PYTHONPATH=src/python /usr/bin/python3 -c 'import ctypes; "
+                                  "from mdsd import _lib as L; print(*[ctypes.sizeof(c) for c in (");
+    size_t wl = 0;
+    for (size_t i = 0; i < sizeof structs / sizeof *structs; i++) {
+        len += (size_t)snprintf(cmd + len, sizeof cmd - len, "L.%s, ", structs[i].mirror);
+        wl += (size_t)snprintf(want + wl, sizeof want - wl, "%s%zu", i ? " " : "", structs[i].size);
+    }
+    snprintf(cmd + len, sizeof cmd - len, ")])'");
+    snprintf(want + wl, sizeof want - wl, "\n");
+    char *out = test_shell_ok(cmd);
     cr_assert_str_eq(out, want);
     free(out);
 }

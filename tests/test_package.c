@@ -77,6 +77,8 @@ Test(package, pip_install_builds_a_wheel_with_the_library, .timeout = 600)
              "../venv/bin/mdsd bound -p 0.5,0.3,0.2 -q 0.2,0.3,0.5 -n 2 -s iid | head -1 && "
              WHEEL_ENV "../venv/bin/mdsd plot sweep.csv --kind vs-drafts -o fig.png 2>&1 && "
              "head -c 4 fig.png | od -c | head -1 && " WHEEL_ENV
+             "../venv/bin/python -c 'import mdsd; print(\"pyplot\", mdsd.plot(\"sweep.csv\", "
+             "\"py.png\", kind=\"vs-drafts\"))' 2>&1 && cmp fig.png py.png && " WHEEL_ENV
              "../venv/bin/python -c 'import mdsd_runner, os; print(\"runner\", "
              "mdsd_runner.__version__, os.path.dirname(mdsd_runner.__file__).endswith(\"site-packages/mdsd_runner\"))' && "
              WHEEL_ENV "../venv/bin/mdsd-runner --help | head -1; "
@@ -86,6 +88,7 @@ Test(package, pip_install_builds_a_wheel_with_the_library, .timeout = 600)
     cr_assert(strstr(out, "mdsd " MDSD_VERSION), "mdsd --version from the wheel:\n%s", out);
     cr_assert(strstr(out, "alpha* = 0.86\n"), "%s", out);
     cr_assert(strstr(out, "P   N   G"), "mdsd plot from the wheel:\n%s", out);
+    cr_assert(strstr(out, "pyplot py.png\n"), "mdsd.plot from the wheel:\n%s", out);
     cr_assert(strstr(out, "runner 0.1.0 True\n"), "%s", out);
     cr_assert(strstr(out, "usage: mdsd-runner"), "%s", out);
     cr_assert(strstr(out, "exit 2\n"), "the program's exit status through the command:\n%s", out);
@@ -132,10 +135,14 @@ Test(package, default_make_install_is_importable_and_plots, .timeout = 300)
              "set -e; test -e %s/usr/local/share/mdsd/plots/styles.gp; mkdir %s/work; "
              "cp plots/examples/sweep.csv %s/work/; cd %s/work; " CLEAN_ENV
              "%s/usr/local/bin/mdsd plot sweep.csv --kind vs-drafts -o fig.png 2>&1; "
-             "test -s fig.png && head -c 4 fig.png | od -c | head -1",
-             stage, stage, stage, stage, stage, stage);
+             "test -s fig.png && head -c 4 fig.png | od -c | head -1; "
+             "site=$(cd %s && ls -d usr/local/lib/python3*/*-packages); " CLEAN_ENV "PYTHONPATH=%s/$site "
+             "/usr/bin/python3 -c 'import mdsd; mdsd.plot(\"sweep.csv\", \"py.png\", kind=\"vs-drafts\")' 2>&1; "
+             "cmp fig.png py.png && echo same figure",
+             stage, stage, stage, stage, stage, stage, stage, stage, stage);
     out = test_shell_ok(cmd);
     cr_assert(strstr(out, "P   N   G"), "%s", out);
+    cr_assert(strstr(out, "same figure\n"), "mdsd.plot from the staged prefix:\n%s", out);
     free(out);
     snprintf(cmd, sizeof cmd, "rm -rf %s", stage);
     free(test_shell_ok(cmd));
@@ -199,6 +206,17 @@ Test(package, python_toy_writes_the_cli_dump, .timeout = 120)
 {
     char *out = test_shell_ok("PYTHONPATH=src/python:tests/python /usr/bin/python3 -m unittest "
                          "test_mdsd_toy 2>&1");
+    cr_assert(strstr(out, "\nOK\n"), "no plain OK line:\n%s", out);
+    free(out);
+}
+
+/* `mdsd plot` from Python (tests/python/test_mdsd_plot.py): the CLI's figure and gnuplot
+ * input for the same options, the series equal to the CSV's rows, matplotlib drawing
+ * the same lines, bad inputs refused naming the CSV. */
+Test(package, python_plot_draws_the_cli_figure, .timeout = 180)
+{
+    char *out = test_shell_ok("PYTHONPATH=src/python:tests/python /usr/bin/python3 -m unittest "
+                         "test_mdsd_plot 2>&1");
     cr_assert(strstr(out, "\nOK\n"), "no plain OK line:\n%s", out);
     free(out);
 }

@@ -1,4 +1,4 @@
-/* mdsd plot's block kinds (src/cli/plot_block.c): a block CSV of the shipped
+/* mdsd plot's block kinds (src/plot/plot_block.c): a block CSV of the shipped
  * tree dump drawn as E[tau], speed-up and reach against the depth; a fake
  * gnuplot first on PATH keeps the data file it was given, and its points are
  * the CSV's values exactly (y, and the s.e. column: the scripts scale it).

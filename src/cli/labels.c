@@ -1,4 +1,7 @@
-/* labels.c - parsing --label OLD=NEW (labels.h). */
+/* labels.c - parsing --label OLD=NEW (labels.h): the form is the library's
+ * check (mdsd_labels_check, mdsd/plot.h), reported here as a usage error. */
+#include <mdsd/plot.h>
+
 #include <string.h>
 
 #include "cli.h"
@@ -11,21 +14,17 @@ size_t cli_label_old_length(const char *label)
 
 int cli_label_add(const char *cmd, const char *arg, const char **labels, size_t *n)
 {
-    const char *eq = strchr(arg, '=');
-    if (!eq || eq == arg || !eq[1]) { /* OLD ends at the first '=' */
-        cli_usage_error(cmd, "--label '%s': expected OLD=NEW, a name of the CSV (dump, drafter, method, "
-                        "scheme) and its new text, neither empty", arg);
-        return -1;
-    }
     if (*n == CLI_MAX_LABELS) {
         cli_usage_error(cmd, "--label: at most %d", CLI_MAX_LABELS);
         return -1;
     }
-    for (size_t i = 0; i < *n; i++)
-        if (!strncmp(labels[i], arg, (size_t)(eq - arg) + 1)) {
-            cli_usage_error(cmd, "--label '%s': '%.*s' is relabelled twice", arg, (int)(eq - arg), arg);
-            return -1;
-        }
-    labels[(*n)++] = arg;
+    labels[*n] = arg;
+    mdsd_err err;
+    mdsd_err_clear(&err);
+    if (mdsd_labels_check(*n + 1, labels, &err)) {
+        cli_usage_error(cmd, "%s", err.msg);
+        return -1;
+    }
+    (*n)++;
     return 0;
 }

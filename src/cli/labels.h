@@ -1,8 +1,9 @@
 /* labels.h - --label OLD=NEW of `mdsd plot` and `mdsd report`: a name of the
  * results CSV (a dump, dump:drafter, method or scheme) shown as NEW in a
  * figure's legend and title or a table's headers, the CSV never edited; the
- * pairs go to the output's provenance ("labels"). The lookup is the
- * library's (report.h, mdsd_report_relabel). */
+ * pairs go to the output's provenance ("labels"). The form check
+ * (mdsd_labels_check, mdsd/plot.h) and the lookup (report.h,
+ * mdsd_report_relabel) are the library's. */
 #ifndef MDSD_CLI_LABELS_H
 #define MDSD_CLI_LABELS_H
 #include <stddef.h>

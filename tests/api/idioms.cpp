@@ -144,6 +144,21 @@ int main()
     expect(ra.size == sizeof ra && s != MDSD_OK && std::strstr(err.msg, "nonexistent-dir"),
            "a table job over rows in memory", err);
 
+    // mdsd/plot.h: the options from their _init (n = -1 and temperature NaN: any), a
+    // missing CSV refused naming it, a label without '=' refused.
+    mdsd_plot_opts po;
+    mdsd_plot_opts_init(&po);
+    expect(po.size == sizeof po && po.n == -1 && std::isnan(po.temperature), "mdsd_plot_opts_init", err);
+    mdsd_plot_series *series = nullptr;
+    po.kind = "vs-drafts";
+    s = mdsd_plot_series_read("/nonexistent/r.csv", &po, &series, &err);
+    expect(s != MDSD_OK && series == nullptr && std::strstr(err.msg, "/nonexistent/r.csv"),
+           "mdsd_plot_series_read refuses a missing CSV", err);
+    const char *bad_label[] = {"rrs"};
+    s = mdsd_labels_check(1, bad_label, &err);
+    expect(s == MDSD_EINVAL, "mdsd_labels_check refuses 'rrs'", err);
+    mdsd_plot_series_free(nullptr);
+
     // mdsd/merge.h through mdsd/mdsd.h; the _free functions accept NULL.
     mdsd_status (*merge)(const char *const *, size_t, const char *, const char *, const char *,
                          mdsd_err *) = &mdsd_merge;

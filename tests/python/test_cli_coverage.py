@@ -25,10 +25,11 @@ BINDINGS = {
     "merge": ("merge",),
     "block": ("block",),
     "toy": ("toy",),
+    "plot": ("plot", "plot_series", "plot_matplotlib"),
 }
 
 # Jobs with no Python function yet: each of their options is reported as such.
-NOT_YET_BOUND = ("report", "plot", "check")
+NOT_YET_BOUND = ("report", "check")
 
 # The keyword where its name is not the option's (- as _): (command or None, option).
 KEYWORDS = {
@@ -47,6 +48,7 @@ KEYWORDS = {
     ("block", "--depth"): "depths",
     ("block", "--cost"): "costs",
     ("toy", "--drafts"): "drafts",
+    ("plot", "--label"): "labels",
 }
 
 _PREPARE = ("mdsd.softmax(logits, temperature) and mdsd.truncate(p, top_k, top_p) prepare p "

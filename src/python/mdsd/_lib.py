@@ -57,6 +57,32 @@ class ToyOpts(Structure):
                 ("gzip", c_int), ("threads", c_size_t)]
 
 
+PLOT_NOTE = ctypes.CFUNCTYPE(None, c_char_p, c_void_p)
+
+
+class PlotOpts(Structure):
+    _init = "mdsd_plot_opts_init"
+    _fields_ = [("size", c_size_t), ("kind", c_char_p), ("dump", c_char_p), ("dumps", c_char_p),
+                ("n", ctypes.c_int64), ("temperature", c_double), ("scheme", c_char_p),
+                ("method", c_char_p), ("title", c_char_p), ("n_labels", c_size_t),
+                ("labels", POINTER(c_char_p)), ("paper_size", c_char_p), ("legend", c_char_p),
+                ("terminal", c_char_p), ("scripts", c_char_p), ("tool", c_char_p),
+                ("n_words", c_size_t), ("words", POINTER(c_char_p)), ("on_note", PLOT_NOTE),
+                ("note_ctx", c_void_p)]
+
+
+class PlotFigure(Structure):
+    _fields_ = [("kind", c_char_p), ("title", c_char_p), ("xlabel", c_char_p), ("ylabel", c_char_p),
+                ("interval", c_char_p), ("z", c_double), ("lines", c_size_t)]
+
+
+class PlotLine(Structure):
+    _fields_ = [("label", c_char_p), ("style", c_char_p), ("scheme", c_char_p), ("method", c_char_p),
+                ("dump", c_char_p), ("bound", c_int), ("dash", c_size_t), ("points", c_size_t),
+                ("x", POINTER(c_double)), ("y", POINTER(c_double)), ("se", POINTER(c_double)),
+                ("half", POINTER(c_double))]
+
+
 class VerifierOpts(Structure):
     _init = "mdsd_verifier_opts_init"
     _fields_ = [("size", c_size_t), ("is_top", c_size_t), ("max_paths", c_double), ("max_tuples", c_size_t)]
@@ -244,6 +270,18 @@ _sig("mdsd_alpha_routes_init", None, POINTER(AlphaRoutes), c_size_t)
 _sig("mdsd_alpha_all", c_int, P, POINTER(Scheme), POINTER(AlphaOpts), POINTER(AlphaRoutes), P, E)
 _sig("mdsd_toy_opts_init", None, POINTER(ToyOpts), c_size_t)
 _sig("mdsd_toy_dump", c_int, c_char_p, POINTER(ToyOpts), POINTER(c_size_t), c_char_p, c_size_t, E)
+_sig("mdsd_plot_opts_init", None, POINTER(PlotOpts), c_size_t)
+_sig("mdsd_plot_default_kind", c_int, c_char_p, POINTER(c_char_p), E)
+_sig("mdsd_plot_check_opts", c_int, POINTER(PlotOpts), E)
+_sig("mdsd_plot_check_paths", c_int, c_char_p, c_char_p, POINTER(PlotOpts), E)
+_sig("mdsd_plot_series_read", c_int, c_char_p, POINTER(PlotOpts), POINTER(c_void_p), E)
+_sig("mdsd_plot_series_free", None, c_void_p)
+_sig("mdsd_plot_check_labels", c_int, c_void_p, POINTER(PlotOpts), E)
+_sig("mdsd_plot_series_figure", None, c_void_p, POINTER(PlotFigure))
+_sig("mdsd_plot_series_line", POINTER(PlotLine), c_void_p, c_size_t)
+_sig("mdsd_plot_draw", c_int, c_void_p, c_char_p, c_char_p, POINTER(PlotOpts), E)
+_sig("mdsd_plot", c_int, c_char_p, c_char_p, POINTER(PlotOpts), E)
+_sig("mdsd_labels_check", c_int, c_size_t, POINTER(c_char_p), E)
 _sig("mdsd_lp_export", c_int, P, POINTER(Scheme), c_int, c_char_p, E)
 _sig("mdsd_registry_count", c_size_t)
 _sig("mdsd_registry_at", POINTER(RegistryEntry), c_size_t)

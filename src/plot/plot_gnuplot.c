@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cli.h"
+
 #include "outfile.h"
 #include "plot.h"
 
@@ -88,7 +88,7 @@ const char *plot_legend_spec(const char *legend, const char *size)
 }
 
 int plot_choose_terminal(const char *output, const char *size_name, const char *log, char *term,
-                           size_t size, mdsd_err *err)
+                         size_t size, const mdsd_plot_opts *o, mdsd_err *err)
 {
     const char *dot = strrchr(output, '.');
     const char *ext = dot ? dot + 1 : "";
@@ -100,7 +100,7 @@ int plot_choose_terminal(const char *output, const char *size_name, const char *
         if (!terminal_available(cands[i], log))
             continue;
         if (i > 0)
-            fprintf(stderr, "mdsd plot: gnuplot has no %s terminal; using %s\n", cands[0], cands[i]);
+            plot_note(o->on_note, o->note_ctx, "gnuplot has no %s terminal; using %s", cands[0], cands[i]);
         const size_preset *ps = plot_find_preset(size_name);
         bool vector = !strcmp(ext, "pdf");
         snprintf(term, size, "%s size %s font \"%s\"", cands[i], vector ? ps->inches : ps->pixels,

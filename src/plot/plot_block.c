@@ -144,7 +144,7 @@ int plot_block_series(const mdsd_csv *t, int what, plot_block_sel *sel, series_l
     if (rc == MDSD_OK && sel->sequences >= 0 && verifiers.n == 0)
         rc = mdsd_fail(err, MDSD_EINVAL, "--n: no seq rows with %ld sequences in %s", sel->sequences, t->path);
     if (rc == MDSD_OK && several_dumps && !sel->dump)
-        fprintf(stderr, "mdsd plot: %s has several dumps; plotting %s (choose with --dump)\n", t->path, dump);
+        plot_note(sel->note, sel->note_ctx, "%s has several dumps; plotting %s (choose with --dump)", t->path, dump);
     for (size_t r = 0; rc == MDSD_OK && r < rows; r++) {
         if (key[r] < 0)
             continue;
