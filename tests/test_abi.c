@@ -114,6 +114,13 @@ Test(abi, an_options_struct_of_another_size_is_refused)
         toy.family = "zipf", toy.V = 4, toy.positions = 2, toy.size = wrong[w];
         refused(mdsd_toy_dump("/tmp/mdsd-abi-never.h5", &toy, NULL, NULL, 0, &err), &err,
                 "mdsd_toy_opts");
+        mdsd_check_opts chk;
+        mdsd_check_opts_init(&chk);
+        chk.size = wrong[w];
+        mdsd_check_report *rep = NULL;
+        refused(mdsd_check_run(&chk, &rep, &err), &err, "mdsd_check_opts");
+        refused(mdsd_check_list(&chk, &rep, &err), &err, "mdsd_check_opts");
+        cr_assert_null(rep);
 
         mdsd_verifier_opts vo;
         mdsd_verifier_opts_init(&vo);
@@ -238,14 +245,14 @@ Test(abi, python_mirrors_have_the_c_sizes, .timeout = 60)
                               "from mdsd import _lib as L; print(*[ctypes.sizeof(c) for c in "
                               "(L.AlphaOpts, L.VerifierOpts, L.MonteCarloOpts, L.BatchEvalOpts, "
                               "L.TableOpts, L.BlockJobOpts, L.BlockMarkovOpts, L.DumpLayout, "
-                              "L.TreeDumpLayout, L.BlockMarkovResult, L.AlphaRoutes, L.ToyOpts)])'");
+                              "L.TreeDumpLayout, L.BlockMarkovResult, L.AlphaRoutes, L.ToyOpts, L.CheckOpts)])'");
     char want[256];
-    snprintf(want, sizeof want, "%zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu\n",
+    snprintf(want, sizeof want, "%zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu\n",
              sizeof(mdsd_alpha_opts), sizeof(mdsd_verifier_opts), sizeof(mdsd_montecarlo_opts),
              sizeof(mdsd_batch_eval_opts), sizeof(mdsd_table_opts), sizeof(mdsd_block_job_opts),
              sizeof(mdsd_block_markov_opts), sizeof(mdsd_dump_layout),
              sizeof(mdsd_tree_dump_layout), sizeof(mdsd_block_markov_result),
-             sizeof(mdsd_alpha_routes), sizeof(mdsd_toy_opts));
+             sizeof(mdsd_alpha_routes), sizeof(mdsd_toy_opts), sizeof(mdsd_check_opts));
     cr_assert_str_eq(out, want);
     free(out);
 }

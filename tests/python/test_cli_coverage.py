@@ -25,10 +25,11 @@ BINDINGS = {
     "merge": ("merge",),
     "block": ("block",),
     "toy": ("toy",),
+    "check": ("check", "check_list"),
 }
 
 # Jobs with no Python function yet: each of their options is reported as such.
-NOT_YET_BOUND = ("report", "plot", "check")
+NOT_YET_BOUND = ("report", "plot")
 
 # The keyword where its name is not the option's (- as _): (command or None, option).
 KEYWORDS = {
@@ -67,6 +68,7 @@ REASONS = {
     ("draft", "--max-tuples"): "not yet bound (the enumeration of D; sampling needs no guard)",
     ("draft", "--target"): "draft reads p only to print it; q gives V",
     ("info", "--validate"): "mdsd.validate_dump(path) is the call",
+    ("check", "--list"): "mdsd.check_list(family, only) is the call",
     ("table", "--markdown"): "not yet bound",
     ("table", "--latex"): "not yet bound",
     ("table", "--layout"): "not yet bound",

@@ -28,7 +28,7 @@ from ._lib import lib
 
 __all__ = ["MdsdError", "MdsdTypeError", "version", "__version__", "Rng", "SCHEMES", "METHODS", "VERIFIERS",
            "AUDIT_VERIFIERS", "LIVE_VERIFIERS", "BLOCK_VERIFIERS", "BLOCK_OPTIMA", "POLICIES",
-           "REGISTRY", "RegistryEntry", "alpha_star", "AlphaRoutes", "toy",
+           "REGISTRY", "RegistryEntry", "alpha_star", "AlphaRoutes", "toy", "check", "check_list",
            "alpha_star_result", "verifier_rate", "Verifier", "Sampler", "sample_drafts",
            "monte_carlo", "batch", "table", "block", "BlockMarkov", "merge", "softmax", "DumpReader", "DumpWriter", "validate_dump",
            "TreeDumpWriter",
@@ -862,7 +862,7 @@ def lp_export(path, p, q=None, n=None, scheme="iid", reduced=False, joint=None):
 
 
 from . import _cli_jobs, _inputs  # noqa: E402
-from ._cli_jobs import AlphaRoutes, toy  # noqa: E402
+from ._cli_jobs import AlphaRoutes, check, check_list, toy  # noqa: E402
 from ._inputs import _logit_rows  # noqa: E402,F401 (mdsd.tables uses it)
 from .dump import DumpReader, DumpWriter, validate_dump  # noqa: E402
 from .treedump import TreeDumpWriter  # noqa: E402

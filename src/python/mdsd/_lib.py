@@ -57,6 +57,41 @@ class ToyOpts(Structure):
                 ("gzip", c_int), ("threads", c_size_t)]
 
 
+# void (*on_check)(const mdsd_check_outcome *outcome, void *ctx)
+CHECK_ON_CHECK = ctypes.CFUNCTYPE(None, c_void_p, c_void_p)
+# void (*on_progress)(uint64_t done, uint64_t total, void *ctx)
+PROGRESS = ctypes.CFUNCTYPE(None, c_uint64, c_uint64, c_void_p)
+
+
+class CheckOpts(Structure):
+    _init = "mdsd_check_opts_init"
+    _fields_ = [("size", c_size_t), ("profile", c_char_p), ("count", c_size_t),
+                ("seed", c_uint64), ("trials", c_uint64), ("family", c_char_p),
+                ("only", c_char_p), ("threads", c_int), ("on_check", CHECK_ON_CHECK),
+                ("on_progress", PROGRESS), ("progress_ctx", c_void_p)]
+
+
+class CheckOutcome(Structure):  # the library's struct, read through a pointer only
+    _fields_ = [("name", c_char_p), ("source", c_char_p), ("claim", c_char_p),
+                ("measure", c_char_p), ("must_hold", c_int), ("pvalue", c_int),
+                ("tol", c_double), ("bound", c_char_p), ("families", c_char_p),
+                ("V_min", c_size_t), ("V_max", c_size_t), ("status", c_int),
+                ("status_name", c_char_p), ("instances", c_size_t), ("draws", c_size_t),
+                ("cases", c_size_t), ("counterexamples", c_size_t), ("errors", c_size_t),
+                ("worst", c_double), ("summary", c_char_p), ("error", c_char_p),
+                ("has_worst", c_int), ("worst_draw", c_size_t), ("worst_family", c_char_p),
+                ("worst_V", c_size_t), ("worst_n", c_size_t), ("worst_nq", c_size_t),
+                ("worst_p", POINTER(c_double)), ("worst_q", POINTER(c_double)),
+                ("worst_note", c_char_p)]
+
+
+class CheckReport(Structure):  # the library's struct, read through a pointer only
+    _fields_ = [("profile", c_char_p), ("count", c_size_t), ("seed", c_uint64),
+                ("trials", c_uint64), ("family", c_char_p), ("passed", c_size_t),
+                ("failed", c_size_t), ("findings", c_size_t), ("skipped", c_size_t),
+                ("n_checks", c_size_t), ("checks", POINTER(POINTER(CheckOutcome)))]
+
+
 class VerifierOpts(Structure):
     _init = "mdsd_verifier_opts_init"
     _fields_ = [("size", c_size_t), ("is_top", c_size_t), ("max_paths", c_double), ("max_tuples", c_size_t)]
@@ -235,6 +270,10 @@ _sig("mdsd_alpha_routes_init", None, POINTER(AlphaRoutes), c_size_t)
 _sig("mdsd_alpha_all", c_int, P, POINTER(Scheme), POINTER(AlphaOpts), POINTER(AlphaRoutes), P, E)
 _sig("mdsd_toy_opts_init", None, POINTER(ToyOpts), c_size_t)
 _sig("mdsd_toy_dump", c_int, c_char_p, POINTER(ToyOpts), POINTER(c_size_t), c_char_p, c_size_t, E)
+_sig("mdsd_check_opts_init", None, POINTER(CheckOpts), c_size_t)
+_sig("mdsd_check_run", c_int, POINTER(CheckOpts), POINTER(POINTER(CheckReport)), E)
+_sig("mdsd_check_list", c_int, POINTER(CheckOpts), POINTER(POINTER(CheckReport)), E)
+_sig("mdsd_check_report_free", None, POINTER(CheckReport))
 _sig("mdsd_lp_export", c_int, P, POINTER(Scheme), c_int, c_char_p, E)
 _sig("mdsd_registry_count", c_size_t)
 _sig("mdsd_registry_at", POINTER(RegistryEntry), c_size_t)

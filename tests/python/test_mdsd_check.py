@@ -1,0 +1,160 @@
+"""mdsd.check and mdsd.check_list against `mdsd check --json` and `mdsd check --list --json`:
+the same options give the same results, key for key and number for number (the CLI's
+JSON has 17 significant digits); bad options are refused naming the option; progress is
+reported per check and an exception raised by the callback stops the run. Run by
+tests/test_package.c: `PYTHONPATH=src/python:tests/python /usr/bin/python3 -m unittest
+test_mdsd_check`."""
+
+import json
+import math
+import subprocess
+import time
+import unittest
+
+import numpy as np
+
+import mdsd
+from support import ROOT, mdsd_bin
+
+CASES = [
+    # (CLI arguments, Python keywords)
+    (["--count", 3, "--trials", 200, "--seed", 5,
+      "--only", "hu-Q-cps,hu-Q-wor,wor-ge-iid,k2-closed-form,verifier-exact-mc"],
+     dict(count=3, trials=200, seed=5,
+          only=["hu-Q-cps", "hu-Q-wor", "wor-ge-iid", "k2-closed-form", "verifier-exact-mc"])),
+    # a must-hold failure (no instance meets spechub-thm4's hypothesis) and skips
+    (["--count", 2, "--trials", 100, "--family", "uniform", "--seed", 7],
+     dict(count=2, trials=100, family="uniform", seed=7)),
+    (["--count", 2, "--only", "spechub-ge-rrs,spechub-thm3-draft2", "--only", "hu-alpha-wor",
+      "--threads", 2, "--trials", 50],
+     dict(count=2, only="spechub-ge-rrs,spechub-thm3-draft2,hu-alpha-wor", threads=2,
+          trials=50)),
+    (["--profile", "thorough", "--count", 2, "--only", "uniform-closed-form"],
+     dict(profile="thorough", count=2, only="uniform-closed-form")),
+]
+
+
+def cli_json(args, ok=(0,)):
+    out = subprocess.run([mdsd_bin(), "check", *map(str, args), "--json"], capture_output=True,
+                         text=True, cwd=ROOT, timeout=600)
+    assert out.returncode in ok, (args, out.returncode, out.stderr)
+    return json.loads(out.stdout), out.returncode
+
+
+def as_json(value):
+    """A Python result's value as the CLI's JSON writes it (non-finite numbers: null)."""
+    if isinstance(value, np.ndarray):
+        return [as_json(x) for x in value.tolist()]
+    if isinstance(value, (list, tuple)):
+        return [as_json(x) for x in value]
+    if isinstance(value, dict):
+        return {k: as_json(v) for k, v in value.items()}
+    if isinstance(value, (float, np.floating)):
+        return float(value) if math.isfinite(value) else None
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.bool_):
+        return bool(value)
+    return value
+
+
+def rows_as_json(table):
+    """Rows with the keys the CLI leaves out where it has nothing (error, detail) dropped."""
+    return [{k: as_json(v) for k, v in row.items()
+             if not (k in ("error", "detail") and v is None)} for row in table.rows()]
+
+
+class CheckAgainstCli(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        if mdsd_bin() is None:
+            raise AssertionError("MDSD_BIN is not set to the mdsd binary")
+
+    def test_results_equal_the_cli_json(self):
+        for args, kw in CASES:
+            with self.subTest(args=args):
+                want, rc = cli_json(args, ok=(0, 1))
+                got = mdsd.check(pandas=False, progress=False, **kw)
+                self.assertEqual(rows_as_json(got), want["checks"])
+                settings = {k: want[k] for k in ("profile", "seed", "count", "trials", "family",
+                                                 "failed")}
+                self.assertEqual(got.attrs, settings)
+                self.assertEqual(rc, 1 if settings["failed"] else 0)
+                self.assertGreater(len(got), 0)
+
+    def test_a_failure_and_a_finding_carry_their_detail(self):
+        got = mdsd.check(pandas=False, progress=False, **CASES[1][1])
+        rows = {r["name"]: r for r in got.rows()}
+        self.assertEqual(rows["spechub-thm4"]["status"], "fail")
+        self.assertIn("no instance met the hypothesis", rows["spechub-thm4"]["error"])
+        self.assertEqual(rows["bernoulli-closed-form"]["status"], "skip")
+        self.assertEqual(got.attrs["failed"], 1)
+        d = rows["spechub-thm3-draft2"]["detail"]
+        self.assertEqual(d["family"], "uniform")
+        self.assertEqual(d["p"].shape, (d["V"],))
+        self.assertEqual(d["q"].shape[1], d["V"])
+        self.assertAlmostEqual(float(d["p"].sum()), 1.0, places=12)
+
+    def test_list_equals_the_cli_list(self):
+        for args, kw in ((["--list"], {}), (["--list", "--family", "zipf"], dict(family="zipf")),
+                         (["--list", "--only", "k2-closed-form,spechub-ge-rrs"],
+                          dict(only=("k2-closed-form", "spechub-ge-rrs")))):
+            with self.subTest(args=args):
+                want, _ = cli_json(args)
+                got = mdsd.check_list(pandas=False, **kw)
+                self.assertEqual(rows_as_json(got), want["checks"])
+        self.assertLess(len(mdsd.check_list(family="bernoulli", pandas=False)),
+                        len(mdsd.check_list(pandas=False)))
+
+    def test_bad_options_are_refused_naming_the_option(self):
+        cases = [
+            (dict(family="nope"), mdsd.MdsdError, "family: unknown toy family 'nope'"),
+            (dict(only="k2-closed-form,nope"), mdsd.MdsdError, "only: unknown check 'nope'"),
+            (dict(only=["k2-closed-form", ""]), mdsd.MdsdError, "only"),
+            (dict(profile="slow"), mdsd.MdsdError, "profile: unknown profile 'slow'"),
+            (dict(count=0), mdsd.MdsdError, "count must be at least 1"),
+            (dict(trials=0), mdsd.MdsdError, "trials must be at least 1"),
+            (dict(trials=10**8 + 1), mdsd.MdsdError, "trials"),
+            (dict(count=-1), mdsd.MdsdError, "count"),
+            (dict(count=2.5), mdsd.MdsdError, "count"),
+            (dict(seed="x"), TypeError, "seed"),
+            (dict(threads=-1), mdsd.MdsdError, "threads"),
+            (dict(progress=3), TypeError, "progress"),
+        ]
+        for kw, exc, msg in cases:
+            with self.subTest(kw=kw):
+                with self.assertRaises(exc) as cm:
+                    mdsd.check(**kw)
+                self.assertIn(msg, str(cm.exception))
+        with self.assertRaises(mdsd.MdsdError) as cm:
+            mdsd.check_list(family="nope")
+        self.assertIn("family: unknown toy family 'nope'", str(cm.exception))
+        with self.assertRaises(TypeError):
+            mdsd.check(frobnicate=1)
+
+    def test_progress_and_a_callback_that_stops_the_run(self):
+        seen = []
+        only = ["k2-closed-form", "hu-Q-cps", "wor-Q-exact"]
+        mdsd.check(count=2, only=only, pandas=False, progress=lambda d, t: seen.append((d, t)))
+        self.assertEqual(seen, [(1, 3), (2, 3), (3, 3)])
+
+        class Stop(Exception):
+            pass
+
+        def stop(done, total):
+            raise Stop
+
+        # uninterrupted, these take about 12 s (the two Monte-Carlo checks, 20 ms an
+        # instance); the exception, raised once k2-closed-form (0.1 s) is done, stops the
+        # run within an instance of the next (mdsd_interrupt), and the next call runs
+        # (the flag is cleared)
+        t0 = time.monotonic()
+        with self.assertRaises(Stop):
+            mdsd.check(profile="thorough", count=300, pandas=False, progress=stop,
+                       only=["k2-closed-form", "verifier-exact-mc", "verifier-outputs-p"])
+        self.assertLess(time.monotonic() - t0, 3)
+        self.assertEqual(len(mdsd.check(count=1, only="k2-closed-form", pandas=False)), 1)
+
+
+if __name__ == "__main__":
+    unittest.main()
