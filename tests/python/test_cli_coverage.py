@@ -78,9 +78,6 @@ REASONS = {
     ("table", "--checkpoint-seconds"): "not yet bound",
     ("merge", "--layout"): "not yet bound",
     ("block", "--exact"): "the default without trials= (trials=0)",
-    ("block", "--live"): "not yet bound",
-    ("block", "--engine-metrics"): "not yet bound",
-    ("block", "--shard"): "not yet bound (the shards mdsd.merge combines)",
 }
 
 # The verifier options every **opts takes (mdsd._vopts).

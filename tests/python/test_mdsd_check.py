@@ -1,13 +1,18 @@
 """mdsd.check and mdsd.check_list against `mdsd check --json` and `mdsd check --list --json`:
 the same options give the same results, key for key and number for number (the CLI's
 JSON has 17 significant digits); bad options are refused naming the option; progress is
-reported per check and an exception raised by the callback stops the run. Run by
+reported per check and an exception raised by the callback stops the run. And the block
+job's options bound with them: live= against `mdsd block --markov ... --live --json`,
+shard= against `--shard I/N` (the same shard files; mdsd.merge of them = one run's CSV),
+engine_metrics= against `--engine-metrics` (the same CSV). Run by
 tests/test_package.c: `PYTHONPATH=src/python:tests/python /usr/bin/python3 -m unittest
 test_mdsd_check`."""
 
 import json
 import math
+import os
 import subprocess
+import tempfile
 import time
 import unittest
 
@@ -154,6 +159,141 @@ class CheckAgainstCli(unittest.TestCase):
                        only=["k2-closed-form", "verifier-exact-mc", "verifier-outputs-p"])
         self.assertLess(time.monotonic() - t0, 3)
         self.assertEqual(len(mdsd.check(count=1, only="k2-closed-form", pandas=False)), 1)
+
+
+TREES = os.path.join(ROOT, "data", "kjv-trees.h5")
+TOY = os.path.join(ROOT, "papers", "block", "toys", "toy3.txt")
+ENGINE = ('{"engine": "vllm", "verifier": "rejection_sampler", "sequences": 1, "depth": 4, '
+          '"mean_acceptance_length": 2.31, "per_position_acceptance_rate": '
+          '[0.62, 0.38, 0.19, 0.12], "steps": 5000}\n')
+
+
+def cli(*args, ok=(0,)):
+    out = subprocess.run([mdsd_bin(), *map(str, args)], capture_output=True, text=True,
+                         cwd=ROOT, timeout=600)
+    assert out.returncode in ok, (args, out.returncode, out.stderr)
+    return out.stdout
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+class BlockOptionsAgainstCli(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        if mdsd_bin() is None:
+            raise AssertionError("MDSD_BIN is not set to the mdsd binary")
+
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory()
+        self.work = self._tmp.name
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def j(self, name):
+        return os.path.join(self.work, name)
+
+    def test_live_equals_the_cli(self):
+        for live, flag in ((20, "20"), (1, "1"), ("inf", "inf"), (math.inf, "inf")):
+            for verifier, k in (("rrs", 2), ("kseq", 3), ("sd", 1)):
+                with self.subTest(live=live, verifier=verifier):
+                    want = json.loads(cli("block", "--markov", TOY, "-v", verifier,
+                                          "--sequences", k, "--depth", 2, "--live", flag,
+                                          "--json"))
+                    got = mdsd.block(markov=TOY, verifier=verifier, sequences=k, depths=2,
+                                     live=live)
+                    for key in ("live_horizon", "live_block_efficiency",
+                                "position_block_efficiency", "live_calls",
+                                "block_efficiency"):
+                        self.assertEqual(getattr(got, key), want[key], key)
+        # without live the fields are None, and the rest is unchanged
+        plain = mdsd.block(markov=TOY, verifier="rrs", sequences=2, depths=2)
+        with_live = mdsd.block(markov=TOY, verifier="rrs", sequences=2, depths=2, live=5)
+        self.assertIsNone(plain.live_block_efficiency)
+        self.assertEqual(plain[:8], with_live[:8])
+        np.testing.assert_array_equal(plain.reach, with_live.reach)
+
+    def test_live_refusals_name_the_option(self):
+        base = dict(markov=TOY, verifier="rrs", sequences=2, depths=2)
+        cases = [
+            (dict(live=0), mdsd.MdsdError, "live: 0"),
+            (dict(live=-1), mdsd.MdsdError, "live"),
+            (dict(live="forever"), TypeError, "live"),
+            (dict(live=2.5), mdsd.MdsdError, "live"),
+            (dict(live=5, trials=100), mdsd.MdsdError, "live decoding is exact: drop trials"),
+            (dict(live=5, verifier="gbv"), mdsd.MdsdError, "token-level verifiers only"),
+        ]
+        for kw, exc, msg in cases:
+            with self.subTest(kw=kw):
+                with self.assertRaises(exc) as cm:
+                    mdsd.block(**{**base, **kw})
+                self.assertIn(msg, str(cm.exception))
+        with self.assertRaises(mdsd.MdsdError) as cm:
+            mdsd.block(TREES, self.j("x.csv"), live=5)
+        self.assertIn("live= is for markov=", str(cm.exception))
+        for name in ("shard", "engine_metrics"):
+            with self.assertRaises(mdsd.MdsdError) as cm:
+                mdsd.block(**base, **{name: (1, 2) if name == "shard" else self.j("e.json")})
+            self.assertIn(f"{name}= is for tree dumps", str(cm.exception))
+
+    def test_shards_equal_the_cli_shards_and_merge_to_one_run(self):
+        opts = dict(verifiers=["rrs", "kseq"], sequences=[1, 4], costs=[0, 0.05])
+        flags = ["--verifiers", "rrs,kseq", "--sequences", "1,4", "--cost", "0,0.05"]
+        cli("block", TREES, "-o", self.j("one.csv"), *flags)
+        for n in (2, 3):
+            mine = []
+            for i in range(1, n + 1):
+                got = mdsd.block(TREES, self.j(f"p{i}of{n}"), shard=(i, n), **opts)
+                self.assertEqual(got, self.j(f"p{i}of{n}"))
+                cli("block", TREES, "-o", self.j(f"c{i}of{n}"), *flags, "--shard", f"{i}/{n}")
+                self.assertEqual(read(self.j(f"p{i}of{n}")), read(self.j(f"c{i}of{n}")))
+                mine.append(self.j(f"p{i}of{n}"))
+            mdsd.merge(mine[::-1], self.j(f"m{n}.csv"))
+            self.assertEqual(read(self.j(f"m{n}.csv")), read(self.j("one.csv")))
+        # the CLI's "I/N" text is taken too
+        mdsd.block(TREES, self.j("t1"), shard="1/2", **opts)
+        self.assertEqual(read(self.j("t1")), read(self.j("c1of2")))
+
+    def test_shard_refusals_name_the_option(self):
+        out = self.j("s")
+        cases = [((0, 2), "shard: (0, 2): I must be in 1..N"), ((3, 2), "I must be in 1..N"),
+                 ("1/x", "shard: '1/x' is not I/N"), ((1,), "is not a pair"),
+                 ((1, -2), "shard[1]")]
+        for shard, msg in cases:
+            with self.subTest(shard=shard):
+                with self.assertRaises(mdsd.MdsdError) as cm:
+                    mdsd.block(TREES, out, shard=shard)
+                self.assertIn(msg, str(cm.exception))
+        with self.assertRaises(mdsd.MdsdError) as cm:
+            mdsd.block(TREES, out, shard=(1, 2), markdown=self.j("s.md"))
+        self.assertIn("--shard writes partial aggregates", str(cm.exception))
+        self.assertFalse(os.path.exists(out))
+
+    def test_engine_metrics_equal_the_cli(self):
+        with open(self.j("e.json"), "w") as f:
+            f.write(ENGINE)
+        cli("block", TREES, "-o", self.j("c.csv"), "--depth", 4, "--engine-metrics",
+            self.j("e.json"))
+        t = mdsd.block(TREES, self.j("p.csv"), depths=4, engine_metrics=self.j("e.json"),
+                       pandas=False)
+        self.assertEqual(read(self.j("p.csv")), read(self.j("c.csv")))
+        self.assertIn("engine_gap", t.columns)
+        self.assertTrue(any("same" in r for r in t["engine_role"]), t["engine_role"])
+        # malformed counters: refused naming the file and the place; no CSV
+        with open(self.j("bad.json"), "w") as f:
+            f.write('{"engine": "vllm", "verifier": "rejection_sampler", "sequences": 1,}')
+        with self.assertRaises(mdsd.MdsdError) as cm:
+            mdsd.block(TREES, self.j("q.csv"), depths=4, engine_metrics=self.j("bad.json"))
+        self.assertIn("bad.json", str(cm.exception))
+        self.assertIn("line 1", str(cm.exception))
+        self.assertFalse(os.path.exists(self.j("q.csv")))
+        with self.assertRaises(mdsd.MdsdError) as cm:
+            mdsd.block(TREES, self.j("r"), depths=4, engine_metrics=self.j("e.json"),
+                       shard=(1, 2))
+        self.assertIn("engine-metrics", str(cm.exception))
 
 
 if __name__ == "__main__":

@@ -142,7 +142,13 @@ class BlockJobOpts(Structure):
                 ("is_top", c_size_t), ("threads", c_int), ("output", c_char_p),
                 ("markdown", c_char_p), ("latex", c_char_p), ("resume", c_int),
                 ("discard_partial", c_int), ("on_progress", TABLE_PROGRESS),
-                ("progress_ctx", c_void_p)]
+                ("progress_ctx", c_void_p), ("engine_metrics", c_char_p),
+                ("shard", c_size_t), ("shards", c_size_t)]
+
+
+class BlockMarkovLiveResult(Structure):
+    _fields_ = [("horizon", c_size_t), ("live_block_efficiency", c_double),
+                ("position_block_efficiency", c_double), ("live_calls", c_double)]
 
 
 class BlockMarkovOpts(Structure):
@@ -303,6 +309,8 @@ _sig("mdsd_block_run_recorded", c_int, POINTER(BlockJobOpts), c_char_p, c_size_t
      POINTER(c_char_p), E)
 _sig("mdsd_block_markov_opts_init", None, POINTER(BlockMarkovOpts), c_size_t)
 _sig("mdsd_block_markov", c_int, POINTER(BlockMarkovOpts), POINTER(BlockMarkovResult), E)
+_sig("mdsd_block_markov_live", c_int, POINTER(BlockMarkovOpts), c_size_t,
+     POINTER(BlockMarkovResult), POINTER(BlockMarkovLiveResult), E)
 _sig("mdsd_merge", c_int, POINTER(c_char_p), c_size_t, c_char_p, c_char_p, c_char_p, E)
 _sig("mdsd_dump_reader_open", c_void_p, c_char_p, E)
 _sig("mdsd_dump_reader_open_truncated", c_void_p, c_char_p, E)
