@@ -205,8 +205,10 @@ Test(package, python_toy_writes_the_cli_dump, .timeout = 120)
 
 /* `mdsd check` from Python (tests/python/test_mdsd_check.py): mdsd.check and
  * mdsd.check_list give the CLI's --json results; bad options refused naming the option;
- * progress per check, and a callback's exception stops the run within an instance. */
-Test(package, python_check_gives_the_cli_results, .timeout = 120)
+ * progress per check, and a callback's exception stops the run within an instance; block's
+ * live=, shard=, engine_metrics= and table's shard=, discard_partial=, checkpoint_seconds=
+ * give the CLI's results and files. */
+Test(package, python_check_gives_the_cli_results, .timeout = 300)
 {
     char *out = test_shell_ok("PYTHONPATH=src/python:tests/python /usr/bin/python3 -m unittest "
                               "test_mdsd_check 2>&1");

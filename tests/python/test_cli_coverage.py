@@ -73,9 +73,6 @@ REASONS = {
     ("table", "--latex"): "not yet bound",
     ("table", "--layout"): "not yet bound",
     ("table", "--per-position"): "not yet bound",
-    ("table", "--shard"): "not yet bound (the shards mdsd.merge combines)",
-    ("table", "--discard-partial"): "not yet bound",
-    ("table", "--checkpoint-seconds"): "not yet bound",
     ("merge", "--layout"): "not yet bound",
     ("block", "--exact"): "the default without trials= (trials=0)",
 }

@@ -4,7 +4,9 @@ JSON has 17 significant digits); bad options are refused naming the option; prog
 reported per check and an exception raised by the callback stops the run. And the block
 job's options bound with them: live= against `mdsd block --markov ... --live --json`,
 shard= against `--shard I/N` (the same shard files; mdsd.merge of them = one run's CSV),
-engine_metrics= against `--engine-metrics` (the same CSV). Run by
+engine_metrics= against `--engine-metrics` (the same CSV); and mdsd.table's shard=,
+discard_partial=, checkpoint_seconds= against `mdsd table --shard/--discard-partial/
+--checkpoint-seconds`. Run by
 tests/test_package.c: `PYTHONPATH=src/python:tests/python /usr/bin/python3 -m unittest
 test_mdsd_check`."""
 
@@ -294,6 +296,74 @@ class BlockOptionsAgainstCli(unittest.TestCase):
             mdsd.block(TREES, self.j("r"), depths=4, engine_metrics=self.j("e.json"),
                        shard=(1, 2))
         self.assertIn("engine-metrics", str(cm.exception))
+
+
+NGRAM = os.path.join(ROOT, "data", "kjv-ngram.h5")
+TABLE_KW = dict(temperatures=[0.5, 1.0], draft_counts=[2], verifiers=["rrs"], rows=(0, 60),
+                top_k=30, progress=False)
+TABLE_FLAGS = ["-t", "0.5,1", "-d", "2", "-s", "iid", "-v", "rrs", "--positions", "0:60", "--top-k", "30"]
+
+
+class TableOptionsAgainstCli(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        if mdsd_bin() is None:
+            raise AssertionError("MDSD_BIN is not set to the mdsd binary")
+
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory()
+        self.work = self._tmp.name
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def j(self, name):
+        return os.path.join(self.work, name)
+
+    def test_shards_equal_the_cli_shards_and_merge_to_one_run(self):
+        cli("table", NGRAM, "-o", self.j("one.csv"), *TABLE_FLAGS)
+        mine = []
+        for i in (1, 2, 3):
+            got = mdsd.table(NGRAM, self.j(f"p{i}"), shard=(i, 3), **TABLE_KW)
+            self.assertEqual(got, self.j(f"p{i}"))
+            cli("table", NGRAM, "-o", self.j(f"c{i}"), *TABLE_FLAGS, "--shard", f"{i}/3")
+            self.assertEqual(read(self.j(f"p{i}")), read(self.j(f"c{i}")))
+            mine.append(self.j(f"p{i}"))
+        mdsd.merge(mine[::-1], self.j("m.csv"))
+        self.assertEqual(read(self.j("m.csv")), read(self.j("one.csv")))
+        mdsd.table(NGRAM, self.j("q.csv"), **TABLE_KW)
+        self.assertEqual(read(self.j("q.csv")), read(self.j("one.csv")))
+
+    def test_discard_partial_and_checkpoint_seconds(self):
+        cli("table", NGRAM, "-o", self.j("one.csv"), *TABLE_FLAGS)
+        out = self.j("t.csv")
+        with open(out + ".partial", "w") as f:
+            f.write("left over\n")
+        with self.assertRaises(mdsd.MdsdError) as cm:  # never dropped silently
+            mdsd.table(NGRAM, out, **TABLE_KW)
+        self.assertIn(".partial", str(cm.exception))
+        self.assertFalse(os.path.exists(out))
+        mdsd.table(NGRAM, out, discard_partial=True, **TABLE_KW)
+        self.assertEqual(read(out), read(self.j("one.csv")))
+        for secs in (0, 0.5, 3600):
+            with self.subTest(checkpoint_seconds=secs):
+                os.unlink(out)
+                mdsd.table(NGRAM, out, checkpoint_seconds=secs, **TABLE_KW)
+                self.assertEqual(read(out), read(self.j("one.csv")))
+
+    def test_refusals_name_the_option(self):
+        out = self.j("r.csv")
+        cases = [(dict(shard=(0, 3)), "I must be in 1..N"), (dict(shard="2/1"), "1..N"),
+                 (dict(shard="x"), "is not I/N"), (dict(checkpoint_seconds=-1), "checkpoint_seconds"),
+                 (dict(checkpoint_seconds=math.nan), "checkpoint_seconds"),
+                 (dict(checkpoint_seconds="5"), "checkpoint_seconds"),
+                 (dict(resume=True, discard_partial=True), "discard")]
+        for kw, msg in cases:
+            with self.subTest(kw=kw):
+                with self.assertRaises(mdsd.MdsdError) as cm:
+                    mdsd.table(NGRAM, out, **{**TABLE_KW, **kw})
+                self.assertIn(msg, str(cm.exception))
+                self.assertFalse(os.path.exists(out))
 
 
 if __name__ == "__main__":

@@ -185,7 +185,7 @@ def block(dumps=None, output=None, verifiers=None, sequences=None, depths=None, 
     o.resume, o.discard_partial = 1 if resume else 0, 1 if discard_partial else 0
     o.engine_metrics = _path(engine_metrics, "engine_metrics")
     if shard is not None:
-        o.shard, o.shards = _shard(shard)
+        o.shard, o.shards = _inputs.shard(shard)
     # OUTPUT.provenance.json as `mdsd block` writes it, published with the results
     n_words, words = _call_words("mdsd.block", dict(
         dumps=dumps, output=output, verifiers=verifiers, sequences=sequences, depths=depths,
@@ -203,24 +203,6 @@ def block(dumps=None, output=None, verifiers=None, sequences=None, depths=None, 
     if shard is not None:  # a partial aggregate, not a results table
         return os.fspath(output)
     return read_table(output, pandas=pandas)
-
-
-def _shard(shard):
-    """shard=(I, N) (or the CLI's "I/N") as the 1-based shard I of N, 1 <= I <= N."""
-    if isinstance(shard, (str, bytes)):
-        text = shard.decode() if isinstance(shard, bytes) else shard
-        parts = text.split("/")
-        if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
-            raise MdsdError(1, f"shard: {shard!r} is not I/N (shard I of N, 1 <= I <= N)")
-        shard = tuple(int(p) for p in parts)
-    try:
-        i, n = shard
-    except (TypeError, ValueError):
-        raise MdsdError(1, f"shard: {shard!r} is not a pair (I, N): shard I of N") from None
-    i, n = _uint(i, "shard[0]"), _uint(n, "shard[1]")
-    if not 1 <= i <= n:
-        raise MdsdError(1, f"shard: ({i}, {n}): I must be in 1..N (shard I of N)")
-    return i, n
 
 
 def merge(shards, output, markdown=None, latex=None):

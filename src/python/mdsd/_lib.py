@@ -132,7 +132,9 @@ class TableOpts(Structure):
                 ("top_p", c_double), ("trials", c_uint64), ("simulate", c_int),
                 ("seed", c_uint64), ("threads", c_int), ("verifier_opts", VerifierOpts),
                 ("output", c_char_p), ("resume", c_int),
-                ("on_progress", TABLE_PROGRESS), ("progress_ctx", c_void_p)]
+                ("on_progress", TABLE_PROGRESS), ("progress_ctx", c_void_p),
+                ("discard_partial", c_int), ("checkpoint_seconds", c_double),
+                ("shard", c_size_t), ("shards", c_size_t)]
 
 
 class BlockJobOpts(Structure):
