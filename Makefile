@@ -87,9 +87,9 @@ endif
 # the public headers (src/include) and the headers of their own layer and those
 # below it only, so an include that reaches up fails to compile. verify and io
 # stand side by side (neither includes the other); src/api is the public layer
-# (src/include/mdsd/*.h) over the others. The theorem-check harness and toy
-# families (src/check) are the CLI's (`mdsd check`, `mdsd toy`) and the tests',
-# not the library's.
+# (src/include/mdsd/*.h) over the others. The theorem-check suite (src/check)
+# is in the library too (mdsd/check.h: `mdsd check` from C and Python), a layer
+# beside block over core, verify and io.
 LAYER_core := core
 LAYER_verify := core verify
 LAYER_io := core io
@@ -99,7 +99,7 @@ LAYER_plot := core verify io block job plot
 LAYER_api := core verify io block job plot api
 LAYER_check := core verify io check
 LAYER_cli := core verify io block job plot api check cli .
-LIB_DIRS := src/core src/verify src/io src/block src/job src/plot src/api
+LIB_DIRS := src/core src/verify src/io src/block src/job src/plot src/api src/check
 # cli's "." is src itself (src/mdsd.h, the internal umbrella). Tests, benchmarks
 # and fuzz harnesses see everything.
 INCLUDES := -Isrc/include -Isrc $(addprefix -Isrc/,$(LAYER_cli)) -Itests
@@ -116,11 +116,9 @@ ALL_LDFLAGS = -fopenmp $(FLAVOUR_LDFLAGS) $(LDFLAGS)
 
 LIB_SRC := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
 CLI_SRC := $(wildcard src/cli/*.c)
-CHECK_SRC := $(wildcard src/check/*.c)
 TEST_SRC := $(wildcard tests/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(OUT)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(OUT)/%.o)
-CHECK_OBJ := $(CHECK_SRC:%.c=$(OUT)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(OUT)/%.o)
 LIB := $(OUT)/libmdsd.a
 # The shared library: real name, soname (ABI 0), linker name.
@@ -160,11 +158,11 @@ $(LIB): $(LIB_OBJ)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
-$(BIN): $(CLI_OBJ) $(CHECK_OBJ) $(LIB) $(OUT)/flags
-	$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(CHECK_OBJ) $(LIB) $(PKG_LIBS)
+$(BIN): $(CLI_OBJ) $(LIB) $(OUT)/flags
+	$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(PKG_LIBS)
 
-$(TEST_BIN): $(TEST_OBJ) $(CHECK_OBJ) $(LIB) $(OUT)/flags
-	$(CC) $(ALL_LDFLAGS) -o $@ $(TEST_OBJ) $(CHECK_OBJ) $(LIB) -lcriterion $(PKG_LIBS)
+$(TEST_BIN): $(TEST_OBJ) $(LIB) $(OUT)/flags
+	$(CC) $(ALL_LDFLAGS) -o $@ $(TEST_OBJ) $(LIB) -lcriterion $(PKG_LIBS)
 
 $(SHLIB): $(LIB_OBJ) $(SHLIB_MAP) $(OUT)/flags
 	@mkdir -p $(@D)
@@ -451,7 +449,7 @@ $(TREE_LIVE_DIR)/part-%.h5: $(RUNNER_SRC) $(SHLIB)
 	MDSD_PYTHON=$(RUNNER_PYTHON) nice src/bin/mdsd-runner $(TREE_LARGE_COMMON) --num-samples 40 \
 	  --tree-live $(TREE_LIVE_VERIFIER) --seed $$(expr $* + 0) -o $@
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(CHECK_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
 
 # Benchmark (not a test): verifier set-up cost and trials per second at
 # V = 32,000, n = 3 (tests/bench/bench_accept.c).

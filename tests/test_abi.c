@@ -123,6 +123,13 @@ Test(abi, an_options_struct_of_another_size_is_refused)
         refused(mdsd_plot("/tmp/mdsd-abi-never.csv", "/tmp/mdsd-abi-never.png", &po, &err), &err,
                 "mdsd_plot_opts");
         refused(mdsd_plot_check_opts(&po, &err), &err, "mdsd_plot_opts");
+        mdsd_check_opts chk;
+        mdsd_check_opts_init(&chk);
+        chk.size = wrong[w];
+        mdsd_check_report *rep = NULL;
+        refused(mdsd_check_run(&chk, &rep, &err), &err, "mdsd_check_opts");
+        refused(mdsd_check_list(&chk, &rep, &err), &err, "mdsd_check_opts");
+        cr_assert_null(rep);
 
         mdsd_verifier_opts vo;
         mdsd_verifier_opts_init(&vo);
@@ -253,6 +260,7 @@ Test(abi, python_mirrors_have_the_c_sizes, .timeout = 60)
         {"BlockMarkovResult", sizeof(mdsd_block_markov_result)},
         {"AlphaRoutes", sizeof(mdsd_alpha_routes)}, {"ToyOpts", sizeof(mdsd_toy_opts)},
         {"RowArrays", sizeof(mdsd_row_arrays)}, {"PlotOpts", sizeof(mdsd_plot_opts)},
+        {"CheckOpts", sizeof(mdsd_check_opts)},
     };
     char cmd[2048], want[1024];
     size_t len = (size_t)snprintf(cmd, sizeof cmd, "PYTHONPATH=src/python /usr/bin/python3 -c 'import ctypes; "

@@ -225,10 +225,10 @@ static mdsd_check_env env_default(void)
     return env;
 }
 
-static mdsd_check_opts opts_quick(void)
+static mdsd_check_cfg opts_quick(void)
 {
-    mdsd_check_opts o;
-    mdsd_check_opts_init(&o, MDSD_CHECK_QUICK);
+    mdsd_check_cfg o;
+    mdsd_check_cfg_init(&o, MDSD_CHECK_QUICK);
     return o;
 }
 
@@ -240,12 +240,12 @@ static const mdsd_check *find(const char *name)
     return c;
 }
 
-static mdsd_check_result run(const char *name, const mdsd_check_env *env, const mdsd_check_opts *o)
+static mdsd_check_result run(const char *name, const mdsd_check_env *env, const mdsd_check_cfg *o)
 {
     mdsd_check_result r;
     mdsd_err err;
     mdsd_err_clear(&err);
-    cr_assert_eq(mdsd_check_run(find(name), env, o, &r, &err), MDSD_OK, "%s: %s", name, err.msg);
+    cr_assert_eq(mdsd_check_run_one(find(name), env, o, &r, &err), MDSD_OK, "%s: %s", name, err.msg);
     return r;
 }
 
@@ -254,13 +254,13 @@ static mdsd_check_result run(const char *name, const mdsd_check_env *env, const 
 Test(check, quick_profile_passes_every_must_hold_check)
 {
     mdsd_check_env env = env_default();
-    mdsd_check_opts o = opts_quick();
+    mdsd_check_cfg o = opts_quick();
     size_t findings = 0;
     for (size_t i = 0; i < mdsd_check_count(); i++) {
         const mdsd_check *c = mdsd_check_get(i);
         mdsd_check_result r;
         mdsd_err err;
-        cr_assert_eq(mdsd_check_run(c, &env, &o, &r, &err), MDSD_OK, "%s: %s", c->name, err.msg);
+        cr_assert_eq(mdsd_check_run_one(c, &env, &o, &r, &err), MDSD_OK, "%s: %s", c->name, err.msg);
         cr_expect_eq(r.instances, o.count, "%s: %zu instances of %zu (%s)", c->name, r.instances,
                      o.count, r.error);
         if (c->must_hold)
@@ -346,7 +346,7 @@ Test(check, every_must_hold_check_has_a_planted_error)
 
 Test(check, every_must_hold_check_fails_on_its_planted_error)
 {
-    mdsd_check_opts o = opts_quick();
+    mdsd_check_cfg o = opts_quick();
     for (size_t k = 0; k < sizeof plants / sizeof *plants; k++) {
         mdsd_check_env env = env_default();
         plants[k].plant(&env);
@@ -365,7 +365,7 @@ Test(check, every_must_hold_check_fails_on_its_planted_error)
 Test(check, hu_Q_wor_finding_vanishes_when_the_exact_wor_Q_replaces_hus)
 {
     mdsd_check_env env = env_default();
-    mdsd_check_opts o = opts_quick();
+    mdsd_check_cfg o = opts_quick();
     mdsd_check_result r = run("hu-Q-wor", &env, &o);
     cr_expect_eq(r.status, MDSD_CHECK_FINDING);
     cr_expect_gt(r.worst, 1e-3, "Hu's Q should disagree with wor (worst %g)", r.worst);
@@ -382,7 +382,7 @@ Test(check, hu_Q_wor_finding_vanishes_when_the_exact_wor_Q_replaces_hus)
 Test(check, hu_alpha_wor_finding_vanishes_with_the_true_wor_alpha)
 {
     mdsd_check_env env = env_default();
-    mdsd_check_opts o = opts_quick();
+    mdsd_check_cfg o = opts_quick();
     mdsd_check_result r = run("hu-alpha-wor", &env, &o);
     cr_expect_gt(r.counterexamples, 0);
     mdsd_check_result_free(&r);
@@ -398,7 +398,7 @@ Test(check, hu_alpha_wor_finding_vanishes_with_the_true_wor_alpha)
 Test(check, wor_ge_iid_finding_reports_planted_counterexamples)
 {
     mdsd_check_env env = env_default();
-    mdsd_check_opts o = opts_quick();
+    mdsd_check_cfg o = opts_quick();
     bound_plant(MDSD_BOUND_SORT, MDSD_SCHEME_WOR, 0, 1, -0.3);
     env.bound = planted_bound;
     mdsd_check_result r = run("wor-ge-iid", &env, &o);
@@ -411,7 +411,7 @@ Test(check, wor_ge_iid_finding_reports_planted_counterexamples)
 Test(check, spechub_ge_rrs_finding_has_counterexamples_on_the_app_d_family)
 {
     mdsd_check_env env = env_default();
-    mdsd_check_opts o = opts_quick();
+    mdsd_check_cfg o = opts_quick();
     mdsd_check_result r = run("spechub-ge-rrs", &env, &o);
     cr_expect_eq(r.status, MDSD_CHECK_FINDING);
     cr_expect_gt(r.counterexamples, 0, "SpecHub > rrs is reported false on this family");
@@ -428,7 +428,7 @@ Test(check, spechub_ge_rrs_finding_has_counterexamples_on_the_app_d_family)
 Test(check, spechub_thm3_literal_reading_finding_responds_to_draft_2_rates)
 {
     mdsd_check_env env = env_default();
-    mdsd_check_opts o = opts_quick();
+    mdsd_check_cfg o = opts_quick();
     exact_plant(MDSD_VERIFIER_RRS, 1, 0);
     PE.pd = 1, PE.pd_add = 0.5;
     env.exact = planted_exact;
@@ -443,7 +443,7 @@ Test(check, spechub_thm3_literal_reading_finding_responds_to_draft_2_rates)
 Test(check, results_depend_on_the_seed_only)
 {
     mdsd_check_env env = env_default();
-    mdsd_check_opts o = opts_quick();
+    mdsd_check_cfg o = opts_quick();
     o.count = 10;
     mdsd_check_result a = run("spechub-thm3", &env, &o), b = run("spechub-thm3", &env, &o);
     cr_expect_eq(a.worst, b.worst);
@@ -462,7 +462,7 @@ Test(check, results_depend_on_the_seed_only)
 Test(check, family_filter_and_skips)
 {
     mdsd_check_env env = env_default();
-    mdsd_check_opts o = opts_quick();
+    mdsd_check_cfg o = opts_quick();
     o.count = 6;
     o.family = MDSD_TOY_DIRICHLET;
     mdsd_check_result r = run("bernoulli-closed-form", &env, &o);
@@ -482,7 +482,7 @@ Test(check, family_filter_and_skips)
 Test(check, hypotheses_draw_more_instances)
 {
     mdsd_check_env env = env_default();
-    mdsd_check_opts o = opts_quick();
+    mdsd_check_cfg o = opts_quick();
     mdsd_check_result r = run("spechub-thm3", &env, &o);
     cr_expect_eq(r.instances, o.count);
     cr_expect_gt(r.draws, r.instances, "every draw met Thm 3's hypothesis?");
@@ -493,7 +493,7 @@ Test(check, hypotheses_draw_more_instances)
 Test(check, solver_errors_fail_the_check_with_the_message)
 {
     mdsd_check_env env = env_default();
-    mdsd_check_opts o = opts_quick();
+    mdsd_check_cfg o = opts_quick();
     memset(&PB, 0, sizeof PB);
     PB.fail = true;
     env.bound = planted_bound;
@@ -516,16 +516,16 @@ Test(check, solver_errors_fail_the_check_with_the_message)
 Test(check, bad_options_and_names)
 {
     mdsd_check_env env = env_default();
-    mdsd_check_opts o = opts_quick();
+    mdsd_check_cfg o = opts_quick();
     mdsd_check_result r;
     mdsd_err err;
     o.count = 0;
-    cr_expect_eq(mdsd_check_run(find("alpha-routes"), &env, &o, &r, &err), MDSD_EINVAL);
+    cr_expect_eq(mdsd_check_run_one(find("alpha-routes"), &env, &o, &r, &err), MDSD_EINVAL);
     cr_expect(strstr(err.msg, "--count"), "%s", err.msg);
     mdsd_check_result_free(&r);
     o = opts_quick();
     o.family = MDSD_TOY_FAMILIES;
-    cr_expect_eq(mdsd_check_run(find("alpha-routes"), &env, &o, &r, &err), MDSD_EINVAL);
+    cr_expect_eq(mdsd_check_run_one(find("alpha-routes"), &env, &o, &r, &err), MDSD_EINVAL);
     mdsd_check_result_free(&r);
     cr_expect_null(mdsd_check_find("no-such-check", &err));
     cr_expect(strstr(err.msg, "no-such-check") && strstr(err.msg, "alpha-routes"), "%s", err.msg);
@@ -533,8 +533,8 @@ Test(check, bad_options_and_names)
     cr_expect_eq(mdsd_check_profile_parse("thorough", &pr, &err), MDSD_OK);
     cr_expect_eq(pr, MDSD_CHECK_THOROUGH);
     cr_expect_eq(mdsd_check_profile_parse("fast", &pr, &err), MDSD_EINVAL);
-    mdsd_check_opts th;
-    mdsd_check_opts_init(&th, MDSD_CHECK_THOROUGH);
+    mdsd_check_cfg th;
+    mdsd_check_cfg_init(&th, MDSD_CHECK_THOROUGH);
     cr_expect_geq(th.count, 10000);
 }
 

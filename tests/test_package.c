@@ -221,6 +221,19 @@ Test(package, python_plot_draws_the_cli_figure, .timeout = 180)
     free(out);
 }
 
+/* `mdsd check` from Python (tests/python/test_mdsd_check.py): mdsd.check and
+ * mdsd.check_list give the CLI's --json results; bad options refused naming the option;
+ * progress per check, and a callback's exception stops the run within an instance; block's
+ * live=, shard=, engine_metrics= and table's shard=, discard_partial=, checkpoint_seconds=
+ * give the CLI's results and files. */
+Test(package, python_check_gives_the_cli_results, .timeout = 300)
+{
+    char *out = test_shell_ok("PYTHONPATH=src/python:tests/python /usr/bin/python3 -m unittest "
+                              "test_mdsd_check 2>&1");
+    cr_assert(strstr(out, "\nOK\n"), "no plain OK line:\n%s", out);
+    free(out);
+}
+
 /* Every long option of every `mdsd COMMAND --help` has a Python keyword or a reason in
  * one table (tests/python/test_cli_coverage.py); the check fails on a planted gap. */
 Test(package, python_keyword_for_every_cli_option, .timeout = 120)

@@ -5,6 +5,7 @@
  * table job (mdsd_table_run). */
 #include <mdsd/mdsd.h>
 
+#include <math.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -208,6 +209,9 @@ int api_table_opts_check(const mdsd_table_opts *t, mdsd_err *err)
         return MDSD_EINVAL;
     if (!(t->top_p > 0.0 && t->top_p <= 1.0)) /* the API's one convention (mdsd/common.h) */
         return mdsd_fail(err, MDSD_EINVAL, "table: top-p %g is not in (0, 1]", t->top_p);
+    if (!isfinite(t->checkpoint_seconds))
+        return mdsd_fail(err, MDSD_EINVAL, "table: checkpoint_seconds %g is not a finite number",
+                         t->checkpoint_seconds);
     return MDSD_OK;
 }
 

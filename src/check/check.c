@@ -105,7 +105,7 @@ void mdsd_check_env_default(mdsd_check_env *env)
     env->wor_Q = mdsd_wor_Q;
 }
 
-void mdsd_check_opts_init(mdsd_check_opts *o, mdsd_check_profile profile)
+void mdsd_check_cfg_init(mdsd_check_cfg *o, mdsd_check_profile profile)
 {
     memset(o, 0, sizeof *o);
     o->count = profile == MDSD_CHECK_THOROUGH ? 10000 : 25;
@@ -394,7 +394,7 @@ static int draw_instance(mdsd_check_ctx *c, const mdsd_toy_family *fams, size_t 
     return rc;
 }
 
-static int validate_opts(const mdsd_check *def, const mdsd_check_opts *o, mdsd_err *err)
+static int validate_opts(const mdsd_check *def, const mdsd_check_cfg *o, mdsd_err *err)
 {
     if (o->count == 0)
         return mdsd_fail(err, MDSD_EINVAL, "check %s: --count must be at least 1", def->name);
@@ -408,7 +408,7 @@ static int validate_opts(const mdsd_check *def, const mdsd_check_opts *o, mdsd_e
     return MDSD_OK;
 }
 
-int mdsd_check_run(const mdsd_check *def, const mdsd_check_env *env, const mdsd_check_opts *o,
+int mdsd_check_run_one(const mdsd_check *def, const mdsd_check_env *env, const mdsd_check_cfg *o,
                    mdsd_check_result *res, mdsd_err *err)
 {
     memset(res, 0, sizeof *res);
@@ -448,6 +448,10 @@ int mdsd_check_run(const mdsd_check *def, const mdsd_check_env *env, const mdsd_
     }
     size_t max_draws = o->count > SIZE_MAX / 20 ? SIZE_MAX : 20 * o->count;
     for (size_t draw = 0; res->instances + res->errors < o->count && draw < max_draws; draw++) {
+        if (mdsd_interrupted()) { /* mdsd_interrupt: stop between instances */
+            rc = mdsd_fail_interrupted(err, "check");
+            goto done;
+        }
         mdsd_err e;
         mdsd_err_clear(&e);
         int r = draw_instance(&c, fams, nf, draw, &e);

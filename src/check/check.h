@@ -27,6 +27,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <mdsd/check.h> /* mdsd_check_status */
+
 #include "bound.h"
 #include "err.h"
 #include "toy.h"
@@ -37,13 +39,6 @@
 
 /* A check's run returns this for an instance outside its hypothesis. */
 #define MDSD_CHECK_NA (-1)
-
-typedef enum {
-    MDSD_CHECK_PASS,
-    MDSD_CHECK_FAIL,
-    MDSD_CHECK_FINDING,
-    MDSD_CHECK_SKIP /* the check's families exclude the --family asked for */
-} mdsd_check_status;
 
 typedef enum { MDSD_CHECK_QUICK, MDSD_CHECK_THOROUGH } mdsd_check_profile;
 
@@ -70,7 +65,7 @@ typedef struct {
     uint64_t trials;  /* Monte-Carlo trials per (instance, verifier) */
     int family;       /* an mdsd_toy_family, or -1 = every family the check uses */
     int threads;      /* OpenMP threads of the Monte-Carlo runs (0 = default) */
-} mdsd_check_opts;
+} mdsd_check_cfg;
 
 /* The state of one instance while a check evaluates it (check_impl.h). */
 typedef struct mdsd_check_ctx mdsd_check_ctx;
@@ -136,13 +131,13 @@ int mdsd_check_profile_parse(const char *name, mdsd_check_profile *out, mdsd_err
 void mdsd_check_env_default(mdsd_check_env *env);
 /* quick: 25 instances, 3000 trials; thorough: 10^4 instances, 10^4 trials.
  * seed 1, every family, threads 1. */
-void mdsd_check_opts_init(mdsd_check_opts *o, mdsd_check_profile profile);
+void mdsd_check_cfg_init(mdsd_check_cfg *o, mdsd_check_profile profile);
 
 /* Runs check c. A failing solver makes the result fail (res->errors,
  * res->error) and the run goes on with the next instance; it is not an error
  * of this call, which fails only on bad options or memory. res
  * must be freed with mdsd_check_result_free. */
-int mdsd_check_run(const mdsd_check *c, const mdsd_check_env *env, const mdsd_check_opts *o,
+int mdsd_check_run_one(const mdsd_check *c, const mdsd_check_env *env, const mdsd_check_cfg *o,
                    mdsd_check_result *res, mdsd_err *err);
 void mdsd_check_result_free(mdsd_check_result *res);
 

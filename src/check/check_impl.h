@@ -24,7 +24,7 @@
 struct mdsd_check_ctx {
     const mdsd_check *def;
     const mdsd_check_env *env;
-    const mdsd_check_opts *opts;
+    const mdsd_check_cfg *opts;
     mdsd_check_result *res;
     gsl_rng *rng;       /* the instance's stream, positioned after the toy draw */
     size_t draw;        /* instance index */

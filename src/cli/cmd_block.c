@@ -434,9 +434,9 @@ static mdsd_block_job job_of(const block_opts *o)
     p->costs = o->cost, p->is_top = o->is_top, p->threads = (int)o->threads;
     p->output = o->output, p->markdown = o->markdown, p->latex = o->latex;
     p->resume = o->resume, p->discard_partial = o->discard_partial;
-    j.engine_metrics = o->engine_metrics;
+    p->engine_metrics = o->engine_metrics;
+    p->shard = o->shard, p->shards = o->shards;
     j.stop_after = cli_block_stop_after();
-    j.shard = o->shard, j.shards = o->shards;
     j.shard_data = o->shard_data, j.shard_size = o->shard_size, j.keep_partial = o->keep_partial;
     return j;
 }

@@ -1,12 +1,15 @@
-/* mdsd check: the theorem regression suite (check.h). Runs the registered
- * checks on random instances of the toy families and prints, per check, the
- * instances evaluated, the worst deviation and pass / fail / finding. */
+/* mdsd check: the theorem regression suite, a parser and printer over the
+ * public mdsd_check_run / mdsd_check_list (mdsd/check.h): prints, per check,
+ * the instances evaluated, the worst deviation and pass / fail / finding. */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+
+#include <mdsd/check.h>
 
 static const char usage_text[] =
     "Usage: mdsd check [--profile quick|thorough] [--count N] [--seed S]\n"
@@ -57,7 +60,7 @@ enum { OPT_PROFILE = CLI_OPT_COMMAND, OPT_ONLY, OPT_TRIALS, OPT_THREADS, OPT_LIS
 #define CHECK_MAX_ONLY 64
 
 typedef struct {
-    mdsd_check_profile profile;
+    const char *profile;
     bool count_set, trials_set, list, json, help;
     size_t count, threads;
     unsigned long long seed, trials;
@@ -65,6 +68,32 @@ typedef struct {
     const char *only[CHECK_MAX_ONLY];
     size_t n_only;
 } check_opts;
+
+/* The library names the option an error concerns as "FIELD: ..."; the CLI says
+ * "--FIELD: ..." (a usage error) for the one option it asked the library about. */
+static int option_error(const char *field, const mdsd_err *err)
+{
+    size_t len = strlen(field);
+    const char *msg = err->msg;
+    if (!strncmp(msg, field, len) && !strncmp(msg + len, ": ", 2))
+        msg += len + 2;
+    return cli_usage_error("check", "--%s: %s", field, msg);
+}
+
+/* Whether the library takes the profile, family or only of opts (listing checks
+ * them and nothing else): 0, else the exit status (a usage error naming the
+ * flag for a bad value). */
+static int validate(const mdsd_check_opts *co, const char *field)
+{
+    mdsd_check_report *rep = NULL;
+    mdsd_err err;
+    mdsd_err_clear(&err);
+    int rc = mdsd_check_list(co, &rep, &err);
+    mdsd_check_report_free(rep);
+    if (rc == MDSD_EINVAL)
+        return option_error(field, &err);
+    return rc ? cli_report("check", &err) : 0;
+}
 
 static int parse_args(int argc, char **argv, check_opts *o)
 {
@@ -81,15 +110,17 @@ static int parse_args(int argc, char **argv, check_opts *o)
         {"help", no_argument, NULL, 'h'},
         {0, 0, 0, 0}};
     int opt;
-    mdsd_err err;
     while ((opt = getopt_long(argc, argv, "n:s:f:h", longopts, NULL)) != -1) {
         switch (opt) {
-        case OPT_PROFILE:
-            if (mdsd_check_profile_parse(optarg, &o->profile, &err)) {
-                cli_usage_error("check", "--profile: %s", err.msg);
+        case OPT_PROFILE: {
+            mdsd_check_opts co;
+            mdsd_check_opts_init(&co);
+            co.profile = optarg;
+            if (validate(&co, "profile"))
                 return -1;
-            }
+            o->profile = optarg;
             break;
+        }
         case 'n':
             if (cli_parse_size(optarg, "--count", "check", &o->count))
                 return -1;
@@ -123,60 +154,16 @@ static int parse_args(int argc, char **argv, check_opts *o)
     return 0;
 }
 
-static void families_text(const mdsd_check *c, char *buf, size_t size)
+static void print_list(const check_opts *o, const mdsd_check_report *rep)
 {
-    size_t len = 0, k = 0;
-    buf[0] = '\0';
-    for (int f = 0; f < MDSD_TOY_FAMILIES && len < size; f++)
-        if (mdsd_check_uses_family(c, f))
-            len += (size_t)snprintf(buf + len, size - len, "%s%s", k++ ? "," : "",
-                                    mdsd_toy_family_name((mdsd_toy_family)f));
-    if (k == MDSD_TOY_FAMILIES)
-        snprintf(buf, size, "all");
-}
-
-/* Marks the checks selected by --only in sel[]; usage error on an unknown name. */
-static int select_checks(const check_opts *o, bool *sel)
-{
-    size_t n = mdsd_check_count();
-    for (size_t i = 0; i < n; i++)
-        sel[i] = o->n_only == 0;
-    for (size_t k = 0; k < o->n_only; k++) {
-        char *copy = strdup(o->only[k]), *save = NULL;
-        if (!copy)
-            return -1;
-        for (char *name = strtok_r(copy, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
-            mdsd_err err;
-            const mdsd_check *c = mdsd_check_find(name, &err);
-            if (!c) {
-                cli_usage_error("check", "--only: %s", err.msg);
-                free(copy);
-                return -1;
-            }
-            for (size_t i = 0; i < n; i++)
-                sel[i] |= mdsd_check_get(i) == c;
-        }
-        free(copy);
-    }
-    return 0;
-}
-
-static void print_list(const check_opts *o, int family, const bool *sel)
-{
-    size_t n = mdsd_check_count();
-    char fam[128], bound[32];
     if (o->json) {
         mdsd_json j;
         mdsd_json_init(&j, stdout);
         mdsd_json_object_begin(&j);
         mdsd_json_key(&j, "checks");
         mdsd_json_array_begin(&j);
-        for (size_t i = 0; i < n; i++) {
-            const mdsd_check *c = mdsd_check_get(i);
-            if (!sel[i] || !mdsd_check_uses_family(c, family))
-                continue;
-            families_text(c, fam, sizeof fam);
-            mdsd_check_bound_text(c, bound, sizeof bound);
+        for (size_t i = 0; i < rep->n_checks; i++) {
+            const mdsd_check_outcome *c = rep->checks[i];
             mdsd_json_object_begin(&j);
             mdsd_json_kv_string(&j, "name", c->name);
             mdsd_json_kv_string(&j, "source", c->source);
@@ -184,8 +171,8 @@ static void print_list(const check_opts *o, int family, const bool *sel)
             mdsd_json_kv_string(&j, "measure", c->measure);
             mdsd_json_kv_bool(&j, "must_hold", c->must_hold);
             mdsd_json_kv_number(&j, "tol", c->tol);
-            mdsd_json_kv_string(&j, "bound", bound);
-            mdsd_json_kv_string(&j, "families", fam);
+            mdsd_json_kv_string(&j, "bound", c->bound);
+            mdsd_json_kv_string(&j, "families", c->families);
             mdsd_json_kv_integer(&j, "V_min", (long long)c->V_min);
             mdsd_json_kv_integer(&j, "V_max", (long long)c->V_max);
             mdsd_json_object_end(&j);
@@ -194,14 +181,10 @@ static void print_list(const check_opts *o, int family, const bool *sel)
         mdsd_json_object_end(&j);
         return;
     }
-    for (size_t i = 0; i < n; i++) {
-        const mdsd_check *c = mdsd_check_get(i);
-        if (!sel[i] || !mdsd_check_uses_family(c, family))
-            continue;
-        families_text(c, fam, sizeof fam);
-        mdsd_check_bound_text(c, bound, sizeof bound);
+    for (size_t i = 0; i < rep->n_checks; i++) {
+        const mdsd_check_outcome *c = rep->checks[i];
         printf("%-22s %s, worst %s, families %s, V %zu..%zu\n", c->name,
-               c->must_hold ? "must hold" : "finding", bound, fam, c->V_min, c->V_max);
+               c->must_hold ? "must hold" : "finding", c->bound, c->families, c->V_min, c->V_max);
         printf("    source: %s\n    claim:  %s\n    worst:  %s\n", c->source, c->claim, c->measure);
     }
 }
@@ -214,25 +197,25 @@ static void print_vector(const double *x, size_t V)
     putchar(']');
 }
 
-static void print_row(const mdsd_check_result *r)
+/* on_check: the table's row of each check as it finishes. */
+static void print_row(const mdsd_check_outcome *r, void *ctx)
 {
-    char bound[32];
-    mdsd_check_bound_text(r->check, bound, sizeof bound);
-    printf("%-22s %9zu  %-9.3g %-9s %-8s %s\n", r->check->name, r->instances, r->worst, bound,
-           mdsd_check_status_name(r->status), r->check->source);
+    (void)ctx;
+    printf("%-22s %9zu  %-9.3g %-9s %-8s %s\n", r->name, r->instances, r->worst, r->bound,
+           r->status_name, r->source);
     fflush(stdout);
 }
 
-static void print_detail(const mdsd_check_result *r)
+static void print_detail(const mdsd_check_outcome *r)
 {
-    printf("%s (%s):\n", r->check->name, mdsd_check_status_name(r->status));
+    printf("%s (%s):\n", r->name, r->status_name);
     if (r->error[0])
         printf("  error: %s\n", r->error);
     if (r->summary[0])
         printf("  %s\n", r->summary);
     if (r->has_worst) {
         printf("  worst: instance %zu (%s, V = %zu, n = %zu): %s\n    p = ", r->worst_draw,
-               mdsd_toy_family_name(r->worst_family), r->worst_V, r->worst_n, r->worst_note);
+               r->worst_family, r->worst_V, r->worst_n, r->worst_note);
         print_vector(r->worst_p, r->worst_V);
         printf("\n    q = ");
         print_vector(r->worst_q, r->worst_V);
@@ -240,26 +223,23 @@ static void print_detail(const mdsd_check_result *r)
     }
 }
 
-static void json_result(mdsd_json *j, const mdsd_check_result *r)
+static void json_result(mdsd_json *j, const mdsd_check_outcome *r)
 {
-    const mdsd_check *c = r->check;
-    char bound[32];
-    mdsd_check_bound_text(c, bound, sizeof bound);
     mdsd_json_object_begin(j);
-    mdsd_json_kv_string(j, "name", c->name);
-    mdsd_json_kv_string(j, "source", c->source);
-    mdsd_json_kv_string(j, "claim", c->claim);
-    mdsd_json_kv_string(j, "measure", c->measure);
-    mdsd_json_kv_bool(j, "must_hold", c->must_hold);
+    mdsd_json_kv_string(j, "name", r->name);
+    mdsd_json_kv_string(j, "source", r->source);
+    mdsd_json_kv_string(j, "claim", r->claim);
+    mdsd_json_kv_string(j, "measure", r->measure);
+    mdsd_json_kv_bool(j, "must_hold", r->must_hold);
     mdsd_json_kv_integer(j, "instances", (long long)r->instances);
     mdsd_json_kv_integer(j, "draws", (long long)r->draws);
     mdsd_json_kv_integer(j, "cases", (long long)r->cases);
     mdsd_json_kv_integer(j, "counterexamples", (long long)r->counterexamples);
     mdsd_json_kv_integer(j, "errors", (long long)r->errors);
     mdsd_json_kv_number(j, "worst", r->worst);
-    mdsd_json_kv_number(j, "tol", c->tol);
-    mdsd_json_kv_string(j, "bound", bound);
-    mdsd_json_kv_string(j, "status", mdsd_check_status_name(r->status));
+    mdsd_json_kv_number(j, "tol", r->tol);
+    mdsd_json_kv_string(j, "bound", r->bound);
+    mdsd_json_kv_string(j, "status", r->status_name);
     mdsd_json_kv_string(j, "summary", r->summary);
     if (r->error[0])
         mdsd_json_kv_string(j, "error", r->error);
@@ -267,7 +247,7 @@ static void json_result(mdsd_json *j, const mdsd_check_result *r)
         mdsd_json_key(j, "detail");
         mdsd_json_object_begin(j);
         mdsd_json_kv_integer(j, "draw", (long long)r->worst_draw);
-        mdsd_json_kv_string(j, "family", mdsd_toy_family_name(r->worst_family));
+        mdsd_json_kv_string(j, "family", r->worst_family);
         mdsd_json_kv_integer(j, "V", (long long)r->worst_V);
         mdsd_json_kv_integer(j, "n", (long long)r->worst_n);
         mdsd_json_key(j, "p");
@@ -283,86 +263,70 @@ static void json_result(mdsd_json *j, const mdsd_check_result *r)
     mdsd_json_object_end(j);
 }
 
-static void print_json(const check_opts *o, const mdsd_check_opts *co, const mdsd_check_result *res,
-                       size_t n_res, size_t failed)
+static void print_json(const check_opts *o, const mdsd_check_report *rep)
 {
     mdsd_json j;
     mdsd_json_init(&j, stdout);
     mdsd_json_object_begin(&j);
-    mdsd_json_kv_string(&j, "profile", o->profile == MDSD_CHECK_THOROUGH ? "thorough" : "quick");
-    mdsd_json_kv_integer(&j, "seed", (long long)co->seed);
-    mdsd_json_kv_integer(&j, "count", (long long)co->count);
-    mdsd_json_kv_integer(&j, "trials", (long long)co->trials);
+    mdsd_json_kv_string(&j, "profile", rep->profile);
+    mdsd_json_kv_integer(&j, "seed", (long long)rep->seed);
+    mdsd_json_kv_integer(&j, "count", (long long)rep->count);
+    mdsd_json_kv_integer(&j, "trials", (long long)rep->trials);
     if (o->family)
         mdsd_json_kv_string(&j, "family", o->family);
     else {
         mdsd_json_key(&j, "family");
         mdsd_json_null(&j);
     }
-    mdsd_json_kv_integer(&j, "failed", (long long)failed);
+    mdsd_json_kv_integer(&j, "failed", (long long)rep->failed);
     mdsd_json_key(&j, "checks");
     mdsd_json_array_begin(&j);
-    for (size_t i = 0; i < n_res; i++)
-        json_result(&j, &res[i]);
+    for (size_t i = 0; i < rep->n_checks; i++)
+        json_result(&j, rep->checks[i]);
     mdsd_json_array_end(&j);
     mdsd_json_object_end(&j);
 }
 
-static int run_checks(const check_opts *o, const mdsd_check_opts *co, const bool *sel)
+static int run_checks(const check_opts *o, mdsd_check_opts *co)
 {
-    size_t n = mdsd_check_count(), n_res = 0, failed = 0, counts[4] = {0};
-    mdsd_check_result *res = calloc(n, sizeof *res);
-    if (!res) {
-        fprintf(stderr, "mdsd check: out of memory\n");
-        return CLI_EXIT_ERROR;
-    }
-    mdsd_check_env env;
-    mdsd_check_env_default(&env);
     if (!o->json) {
+        /* the settings as used (the profile's count and trials unless given) */
+        mdsd_check_report *set = NULL;
+        mdsd_err err;
+        if (mdsd_check_list(co, &set, &err))
+            return cli_report("check", &err);
         printf("mdsd check: %zu instances per check, seed %llu, %llu Monte-Carlo trials, family %s\n",
-               co->count, (unsigned long long)co->seed, (unsigned long long)co->trials,
+               set->count, (unsigned long long)set->seed, (unsigned long long)set->trials,
                o->family ? o->family : "all");
+        mdsd_check_report_free(set);
         printf("%-22s %9s  %-9s %-9s %-8s %s\n", "check", "instances", "worst", "bound", "status",
                "source");
+        co->on_check = print_row;
+    }
+    mdsd_check_report *rep = NULL;
+    mdsd_err err;
+    mdsd_err_clear(&err);
+    if (mdsd_check_run(co, &rep, &err))
+        return cli_report("check", &err);
+    if (o->json) {
+        print_json(o, rep);
+    } else {
+        for (int pass = 0; pass < 2; pass++)
+            for (size_t i = 0; i < rep->n_checks; i++)
+                if (rep->checks[i]->status == (pass ? MDSD_CHECK_FINDING : MDSD_CHECK_FAIL)) {
+                    putchar('\n');
+                    print_detail(rep->checks[i]);
+                }
+        printf("\n%zu passed, %zu failed, %zu findings, %zu skipped\n", rep->passed, rep->failed,
+               rep->findings, rep->skipped);
     }
     int rc = CLI_EXIT_OK;
-    for (size_t i = 0; i < n && rc == CLI_EXIT_OK; i++) {
-        if (!sel[i])
-            continue;
-        mdsd_err err;
-        mdsd_err_clear(&err);
-        if (mdsd_check_run(mdsd_check_get(i), &env, co, &res[n_res], &err)) {
-            rc = cli_report("check", &err);
-            mdsd_check_result_free(&res[n_res]);
-            break;
-        }
-        const mdsd_check_result *r = &res[n_res++];
-        counts[r->status]++;
-        failed += r->status == MDSD_CHECK_FAIL;
-        if (!o->json)
-            print_row(r);
+    if (rep->failed) {
+        fprintf(stderr, "mdsd check: %zu must-hold check%s failed\n", rep->failed,
+                rep->failed > 1 ? "s" : "");
+        rc = CLI_EXIT_ERROR;
     }
-    if (rc == CLI_EXIT_OK) {
-        if (o->json) {
-            print_json(o, co, res, n_res, failed);
-        } else {
-            for (int pass = 0; pass < 2; pass++)
-                for (size_t i = 0; i < n_res; i++)
-                    if (res[i].status == (pass ? MDSD_CHECK_FINDING : MDSD_CHECK_FAIL)) {
-                        putchar('\n');
-                        print_detail(&res[i]);
-                    }
-            printf("\n%zu passed, %zu failed, %zu findings, %zu skipped\n", counts[MDSD_CHECK_PASS],
-                   counts[MDSD_CHECK_FAIL], counts[MDSD_CHECK_FINDING], counts[MDSD_CHECK_SKIP]);
-        }
-        if (failed) {
-            fprintf(stderr, "mdsd check: %zu must-hold check%s failed\n", failed, failed > 1 ? "s" : "");
-            rc = CLI_EXIT_ERROR;
-        }
-    }
-    for (size_t i = 0; i < n_res; i++)
-        mdsd_check_result_free(&res[i]);
-    free(res);
+    mdsd_check_report_free(rep);
     return rc;
 }
 
@@ -370,7 +334,6 @@ int cmd_check(int argc, char **argv)
 {
     check_opts o;
     memset(&o, 0, sizeof o);
-    o.profile = MDSD_CHECK_QUICK;
     o.seed = 1;
     o.threads = 1;
     if (parse_args(argc, argv, &o))
@@ -379,39 +342,42 @@ int cmd_check(int argc, char **argv)
         fputs(usage_text, stdout);
         return CLI_EXIT_OK;
     }
+    if (o.count_set && o.count == 0)
+        return cli_usage_error("check", "--count must be at least 1");
+    if (o.trials_set && (o.trials == 0 || o.trials > 100000000))
+        return cli_usage_error("check", "--trials must be in [1, 10^8]");
+    if (o.threads > INT_MAX)
+        return cli_usage_error("check", "--threads %zu is too many", o.threads);
     mdsd_check_opts co;
-    mdsd_check_opts_init(&co, o.profile);
+    mdsd_check_opts_init(&co);
+    co.profile = o.profile;
     co.seed = o.seed;
     co.threads = (int)o.threads;
-    if (o.count_set)
-        co.count = o.count;
-    if (o.trials_set)
-        co.trials = o.trials;
-    if (co.count == 0)
-        return cli_usage_error("check", "--count must be at least 1");
-    if (co.trials == 0 || co.trials > 100000000)
-        return cli_usage_error("check", "--trials must be in [1, 10^8]");
-    if (o.family) {
-        mdsd_toy_family f;
-        mdsd_err err;
-        if (mdsd_toy_family_parse(o.family, &f, &err))
-            return cli_usage_error("check", "--family: %s", err.msg);
-        co.family = (int)f;
+    co.count = o.count;
+    co.trials = o.trials;
+    co.family = o.family;
+    int rc = o.family ? validate(&co, "family") : 0;
+    if (rc)
+        return rc;
+    /* the --only lists as one "a,b,c" */
+    char only[4096] = "";
+    size_t len = 0;
+    for (size_t k = 0; k < o.n_only; k++) {
+        int w = snprintf(only + len, sizeof only - len, "%s%s", k ? "," : "", o.only[k]);
+        if (w < 0 || (size_t)w >= sizeof only - len)
+            return cli_usage_error("check", "--only: the names are too long");
+        len += (size_t)w;
     }
-    bool *sel = calloc(mdsd_check_count(), sizeof *sel);
-    if (!sel) {
-        fprintf(stderr, "mdsd check: out of memory\n");
-        return CLI_EXIT_ERROR;
-    }
-    if (select_checks(&o, sel)) {
-        free(sel);
-        return CLI_EXIT_USAGE;
-    }
-    int rc = CLI_EXIT_OK;
-    if (o.list)
-        print_list(&o, co.family, sel);
-    else
-        rc = run_checks(&o, &co, sel);
-    free(sel);
-    return rc;
+    co.only = o.n_only ? only : NULL;
+    if (o.n_only && (rc = validate(&co, "only")))
+        return rc;
+    if (!o.list)
+        return run_checks(&o, &co);
+    mdsd_check_report *rep = NULL;
+    mdsd_err err;
+    if (mdsd_check_list(&co, &rep, &err))
+        return cli_report("check", &err);
+    print_list(&o, rep);
+    mdsd_check_report_free(rep);
+    return CLI_EXIT_OK;
 }

@@ -231,7 +231,7 @@ static int parse_option(int opt, const char *arg, table_opts *t)
         b->pub.threads = (int)u;
         return 0;
     case OPT_RESUME: b->pub.resume = true; return 0;
-    case OPT_DISCARD_PARTIAL: b->discard_partial = true; return 0;
+    case OPT_DISCARD_PARTIAL: b->pub.discard_partial = true; return 0;
     case OPT_SIMULATE: b->pub.simulate = true; return 0;
     case OPT_TOP_K: return cli_parse_size(arg, "--top-k", "table", &b->pub.top_k);
     case OPT_TOP_P:
@@ -246,14 +246,14 @@ static int parse_option(int opt, const char *arg, table_opts *t)
     case OPT_PER_POSITION: b->per_position = arg; return 0;
     case OPT_LAYOUT: return cli_parse_layout(arg, "table", &t->layout);
     case OPT_CHECKPOINT_SECONDS:
-        if (cli_parse_double(arg, "--checkpoint-seconds", "table", &b->checkpoint_seconds))
+        if (cli_parse_double(arg, "--checkpoint-seconds", "table", &b->pub.checkpoint_seconds))
             return -1;
-        if (!(b->checkpoint_seconds >= 0) || isinf(b->checkpoint_seconds))
+        if (!(b->pub.checkpoint_seconds >= 0) || isinf(b->pub.checkpoint_seconds))
             return cli_usage_error("table", "--checkpoint-seconds: %s is not a number >= 0", arg);
-        if (b->checkpoint_seconds == 0)
-            b->checkpoint_seconds = -1; /* after every block */
+        if (b->pub.checkpoint_seconds == 0)
+            b->pub.checkpoint_seconds = -1; /* after every block */
         return 0;
-    case OPT_SHARD: return cli_parse_shard(arg, "table", &b->shard, &b->shards) ? CLI_EXIT_USAGE : 0;
+    case OPT_SHARD: return cli_parse_shard(arg, "table", &b->pub.shard, &b->pub.shards) ? CLI_EXIT_USAGE : 0;
     default: return cli_usage_error("table", "unrecognised option");
     }
 }
@@ -378,7 +378,7 @@ static int mpi_part(void *ctx, size_t shard, size_t shards, char **text, size_t 
 {
     table_opts *t = ctx;
     mdsd_batch_opts b = t->batch;
-    b.shard = shard, b.shards = shards;
+    b.pub.shard = shard, b.pub.shards = shards;
     b.shard_data = text, b.shard_size = len;
     b.keep_partial = true;
     if (shard != 1)
@@ -454,7 +454,7 @@ int cmd_table(int argc, char **argv)
         bad = cli_usage_error("table", "no dump given");
     if (!bad && !b->pub.output)
         bad = cli_usage_error("table", "missing -o/--output FILE");
-    if (!bad && b->shards && (t.want_markdown || t.want_latex))
+    if (!bad && b->pub.shards && (t.want_markdown || t.want_latex))
         bad = cli_usage_error("table", "--shard writes partial aggregates: render the tables with "
                               "mdsd merge --markdown/--latex");
     if (bad) {
@@ -486,7 +486,7 @@ int cmd_table(int argc, char **argv)
                      "command with --resume to continue", b->pub.output);
         mdsd_cleanup_signals("mdsd table", hint);
 #ifdef MDSD_MPI
-        if (cli_mpi_launched() && b->shards) {
+        if (cli_mpi_launched() && b->pub.shards) {
             free(t.temperatures);
             return cli_usage_error("table", "--shard: under mpirun the ranks are the shards; "
                                    "drop --shard");
@@ -498,7 +498,7 @@ int cmd_table(int argc, char **argv)
         }
 #endif
         rc = mdsd_batch_run(b, &rows, &count, &err);
-        if (rc == MDSD_OK && b->shards) {
+        if (rc == MDSD_OK && b->pub.shards) {
             free(t.temperatures);
             return CLI_EXIT_OK;
         }

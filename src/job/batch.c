@@ -147,11 +147,11 @@ int mdsd_batch_run(const mdsd_batch_opts *o, mdsd_report_row **rows_out, size_t 
         return rc;
     job_signature sig = {.changed = NULL};
     char partial_path[4200], lock_path[4200];
-    if (o->shards && o->shard_data) { /* MPI ranks: one checkpoint each beside the CSV */
+    if (o->pub.shards && o->shard_data) { /* MPI ranks: one checkpoint each beside the CSV */
         snprintf(partial_path, sizeof partial_path, "%s.shard-%zu-of-%zu.partial", o->pub.output,
-                 o->shard, o->shards);
-        snprintf(lock_path, sizeof lock_path, "%s.shard-%zu-of-%zu.lock", o->pub.output, o->shard,
-                 o->shards);
+                 o->pub.shard, o->pub.shards);
+        snprintf(lock_path, sizeof lock_path, "%s.shard-%zu-of-%zu.lock", o->pub.output, o->pub.shard,
+                 o->pub.shards);
     } else {
         snprintf(partial_path, sizeof partial_path, "%s.partial", o->pub.output);
         snprintf(lock_path, sizeof lock_path, "%s.lock", o->pub.output);
@@ -184,7 +184,7 @@ int mdsd_batch_run(const mdsd_batch_opts *o, mdsd_report_row **rows_out, size_t 
         rc = mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
     if (rc == MDSD_OK)
         rc = open_columns(o, jobs, n_jobs, &total, err);
-    if (rc == MDSD_OK && o->shards)
+    if (rc == MDSD_OK && o->pub.shards)
         rc = mdsd_shardjob_run(o, &pl, jobs, n_jobs, sig.text, partial_path, err);
     else if (rc == MDSD_OK)
         rc = run_table(o, &pl, jobs, n_jobs, total, &sig, partial_path, &all, err);
@@ -194,12 +194,12 @@ int mdsd_batch_run(const mdsd_batch_opts *o, mdsd_report_row **rows_out, size_t 
     free(sig.changed);
     mdsd_lock_release(&pp_lock);
     mdsd_lock_release(&lock);
-    if (rc == MDSD_OK && rows_out && !o->shards) {
+    if (rc == MDSD_OK && rows_out && !o->pub.shards) {
         *rows_out = all.rows;
         *count_out = all.count;
         return rc;
     }
-    if (rows_out && o->shards)
+    if (rows_out && o->pub.shards)
         *rows_out = NULL, *count_out = 0;
     free(all.rows);
     return rc;

@@ -61,7 +61,6 @@ typedef struct {
      * (entropies in nats, after temperature and truncation; tv = TV(p, q)).
      * NULL = none. Not with resume (finished units' rows are not kept). */
     const char *per_position;
-    bool discard_partial;                /* delete an existing OUTPUT.partial and start over */
     bool progress;                       /* progress bar on stderr (when a terminal) */
     /* Told about (scheme, method, n) combinations that do not apply and are
      * skipped, e.g. hub at n = 3; NULL = silent. */
@@ -73,19 +72,12 @@ typedef struct {
      * so that either every output appears or none.) */
     int (*before_publish)(const mdsd_report_row *rows, size_t count, void *ctx, mdsd_err *err);
     void *publish_ctx;
-    /* Scale-out (shard.h). shards > 0: evaluate shard `shard` (1..shards) of
-     * the job only - whole samples of every dump - and write its partial
-     * aggregates to `output` (atomically) instead of the CSV, or hand them
-     * to *shard_data / *shard_size (malloc'd; MPI ranks, whose checkpoints
-     * are then OUTPUT.shard-I-of-N.partial). mdsd_batch_merge makes the CSV.
+    /* Scale-out (shard.h): pub.shard of pub.shards (mdsd/batch.h), its
+     * partial aggregates handed to *shard_data / *shard_size instead of
+     * written to `output` (malloc'd; MPI ranks, whose checkpoints are then
+     * OUTPUT.shard-I-of-N.partial). mdsd_batch_merge makes the CSV.
      * keep_partial: leave the checkpoint for the caller to remove once the
-     * CSV exists. */
-    /* Finer checkpoints inside a unit (not shard jobs): every this many
-     * seconds the samples finished so far go to OUTPUT.partial (their
-     * summaries as exact hex floats, and the next row), so --resume loses at
-     * most that much work. 0 = every 60 s; < 0 = after every block of rows. */
-    double checkpoint_seconds;
-    size_t shard, shards;
+     * CSV exists. (discard_partial and checkpoint_seconds: pub's.) */
     char **shard_data;
     size_t *shard_size;
     bool keep_partial;

@@ -91,8 +91,8 @@ static int check_outputs(const mdsd_block_job *j, mdsd_err *err)
     for (size_t k = 0; k < j->merge_n; k++)
         merged[k] = j->merge[k].in->name;
     mdsd_block_files files = {o->dumps, o->n_dumps, merged, j->merge_n, o->output, o->markdown,
-                              o->latex, j->shard, j->shards, j->shard_data != NULL, j->tool != NULL,
-                              j->engine_metrics};
+                              o->latex, j->pub.shard, j->pub.shards, j->shard_data != NULL, j->tool != NULL,
+                              j->pub.engine_metrics};
     mdsd_pathset paths;
     mdsd_pathset_init(&paths);
     mdsd_block_paths(&files, &paths);
@@ -371,17 +371,23 @@ int mdsd_block_job_run(mdsd_block_job *j, mdsd_err *err)
     mdsd_err_clear(err);
     j->usage = false;
     mdsd_block_setup s;
+    if (o->shards && (o->shard < 1 || o->shard > o->shards))
+        return mdsd_fail(err, MDSD_EINVAL, "block: shard %zu of %zu: the shard must be in 1..%zu",
+                         o->shard, o->shards, o->shards);
+    if (o->shard && !o->shards)
+        return mdsd_fail(err, MDSD_EINVAL, "block: shard %zu without the number of shards",
+                         o->shard);
     int rc = parse_setup(j, &s, err);
-    if (rc == MDSD_OK && j->engine_metrics && (j->shards || j->merge))
+    if (rc == MDSD_OK && j->pub.engine_metrics && (j->pub.shards || j->merge))
         rc = usage(j, err, "%s", "--engine-metrics: with the whole job in one process only (not "
                    "--shard, mdsd merge or mpirun)");
     if (rc == MDSD_OK)
         rc = check_outputs(j, err);
     mdsd_engine_metrics em;
-    if (rc == MDSD_OK && j->engine_metrics &&
-        (rc = mdsd_engine_metrics_read(j->engine_metrics, &em, err)) == MDSD_OK)
+    if (rc == MDSD_OK && j->pub.engine_metrics &&
+        (rc = mdsd_engine_metrics_read(j->pub.engine_metrics, &em, err)) == MDSD_OK)
         j->engine = &em;
-    if (rc == MDSD_OK && j->shards) {
+    if (rc == MDSD_OK && j->pub.shards) {
         if ((o->markdown || o->latex) && !j->shard_data)
             rc = usage(j, err, "%s", "--shard writes partial aggregates: render the tables "
                        "with mdsd merge --markdown/--latex");

@@ -18,9 +18,7 @@ typedef struct mdsd_engine_cmp mdsd_engine_cmp;
 
 typedef struct {
     mdsd_block_job_opts pub;    /* the public options */
-    /* --engine-metrics FILE.json (an input; NULL = none) and, while the job
-     * runs, what it holds (blockengine.h) */
-    const char *engine_metrics;
+    /* while the job runs, what pub.engine_metrics holds (blockengine.h) */
     const mdsd_engine_metrics *engine;
     /* the provenance sidecar OUTPUT.provenance.json: tool NULL = none */
     const char *tool;
@@ -33,10 +31,9 @@ typedef struct {
     bool cleanup_signals;    /* install mdsd_cleanup_signals once the checkpoint is open */
     /* test hook (set by the CLI only): SIGINT after this many finished dumps */
     size_t stop_after;
-    /* scale-out: shard I of N (0: the whole job), its aggregate to output, or
+    /* scale-out: pub.shard I of pub.shards N, its aggregate to output, or
      * to *shard_data (MPI ranks: checkpoint OUTPUT.shard-I-of-N.partial, kept
      * when keep_partial); merge: the shards to fold instead of evaluating */
-    size_t shard, shards;
     char **shard_data;
     size_t *shard_size;
     bool keep_partial;

@@ -177,15 +177,26 @@ int mdsd_block_markov_eval(const mdsd_block_markov_opts *o, const size_t *live,
     return rc;
 }
 
-mdsd_status mdsd_block_markov(const mdsd_block_markov_opts *o, mdsd_block_markov_result *res, mdsd_err *err)
+/* mdsd_block_markov, and the live-decoding horizon *live (NULL: none) into *lr. */
+static int markov_public(const mdsd_block_markov_opts *o, const size_t *live,
+                         mdsd_block_markov_result *res, mdsd_block_markov_live_result *lr,
+                         mdsd_err *err)
 {
     mdsd_block_markov_run run;
     memset(res, 0, sizeof *res);
     int rc = o ? mdsd_opts_check(o->size, sizeof *o, "mdsd_block_markov_opts", NULL, err) : MDSD_OK;
+    if (rc == MDSD_OK && live && o && o->trials)
+        rc = mdsd_fail(err, MDSD_EINVAL, "%s", "live decoding is exact: drop --trials");
     if (rc == MDSD_OK)
-        rc = mdsd_block_markov_eval(o, NULL, &run, err);
+        rc = mdsd_block_markov_eval(o, live, &run, err);
     if (rc)
         return rc;
+    if (lr) {
+        lr->horizon = run.live.horizon;
+        lr->live_block_efficiency = run.live.live;
+        lr->position_block_efficiency = run.live.positions;
+        lr->live_calls = run.live.calls;
+    }
     const mdsd_block_result *r = &run.r;
     res->V = run.V;
     res->depth = run.pol.depth;
@@ -201,4 +212,19 @@ mdsd_status mdsd_block_markov(const mdsd_block_markov_opts *o, mdsd_block_markov
     }
     res->optimal_token = o->optimal ? run.opt.tau : NAN;
     return MDSD_OK;
+}
+
+mdsd_status mdsd_block_markov(const mdsd_block_markov_opts *o, mdsd_block_markov_result *res, mdsd_err *err)
+{
+    return markov_public(o, NULL, res, NULL, err);
+}
+
+mdsd_status mdsd_block_markov_live(const mdsd_block_markov_opts *o, size_t horizon,
+                                   mdsd_block_markov_result *res,
+                                   mdsd_block_markov_live_result *live, mdsd_err *err)
+{
+    if (!res || !live)
+        return mdsd_fail(err, MDSD_EINVAL, "block: no result given (NULL)");
+    memset(live, 0, sizeof *live);
+    return markov_public(o, &horizon, res, live, err);
 }

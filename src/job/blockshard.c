@@ -33,7 +33,7 @@ static char *shard_header(const mdsd_block_job *j, mdsd_err *err)
         return NULL;
     }
     fprintf(f, "%sshard %zu/%zu\njob %s\nverifiers %s\nsequences %s\ndepth %s\nis_top %zu\ncost %s\n",
-            MDSD_BLOCK_SHARD_MAGIC, j->shard, j->shards, sig, o->verifiers ? o->verifiers : "-",
+            MDSD_BLOCK_SHARD_MAGIC, j->pub.shard, j->pub.shards, sig, o->verifiers ? o->verifiers : "-",
             o->sequences ? o->sequences : "-", o->depths ? o->depths : "-",
             o->is_top, o->costs ? o->costs : "-");
     for (size_t i = 0; i < o->n_dumps; i++) { /* one line each (parse.h) */
@@ -171,7 +171,7 @@ static int shard_dump(mdsd_block_job *j, const mdsd_block_setup *s, size_t i, sh
     if (rc)
         return rc;
     size_t tb, te;
-    mdsd_tree_dump_shard_trees(t, j->shard, j->shards, &tb, &te);
+    mdsd_tree_dump_shard_trees(t, j->pub.shard, j->pub.shards, &tb, &te);
     mdsd_block_case cases[MDSD_BLOCK_MAX_CASES];
     size_t nc = 0;
     if (mdsd_block_dump_cases(j, s, t, cases, &nc, err)) {
@@ -193,8 +193,8 @@ static int shard_dump(mdsd_block_job *j, const mdsd_block_setup *s, size_t i, sh
         if (!res || !m)
             rc = mdsd_fail(err, MDSD_ENOMEM, "out of memory");
         else
-            rc = mdsd_tree_dump_eval_part(t, cases, nc, &vo, o->threads, NULL, NULL, j->shard,
-                                          j->shards, m, &n_lines, res, err);
+            rc = mdsd_tree_dump_eval_part(t, cases, nc, &vo, o->threads, NULL, NULL, j->pub.shard,
+                                          j->pub.shards, m, &n_lines, res, err);
         if (m)
             fclose(m);
         if (rc == MDSD_OK)
@@ -236,8 +236,8 @@ int mdsd_block_shard_run(mdsd_block_job *j, const mdsd_block_setup *s, mdsd_err 
     char lock_path[4300], what[4300];
     if (j->shard_data) {
         snprintf(st.partial_path, sizeof st.partial_path, "%s.shard-%zu-of-%zu.partial", o->output,
-                 j->shard, j->shards);
-        snprintf(lock_path, sizeof lock_path, "%s.shard-%zu-of-%zu.lock", o->output, j->shard, j->shards);
+                 j->pub.shard, j->pub.shards);
+        snprintf(lock_path, sizeof lock_path, "%s.shard-%zu-of-%zu.lock", o->output, j->pub.shard, j->pub.shards);
     } else {
         snprintf(st.partial_path, sizeof st.partial_path, "%s.partial", o->output);
         snprintf(lock_path, sizeof lock_path, "%s.lock", o->output);

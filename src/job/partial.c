@@ -337,7 +337,7 @@ int mdsd_partial_checkpoint(FILE *partial, const char *key, const char *text, si
 int mdsd_partial_policy(const mdsd_batch_opts *o, const char *partial_path, mdsd_err *err)
 {
     struct stat st;
-    if (o->discard_partial && o->per_position) {
+    if (o->pub.discard_partial && o->per_position) {
         char pp_partial[4200];
         snprintf(pp_partial, sizeof pp_partial, "%s.partial", o->per_position);
         if (unlink(pp_partial) != 0 && errno != ENOENT)
@@ -345,7 +345,7 @@ int mdsd_partial_policy(const mdsd_batch_opts *o, const char *partial_path, mdsd
     }
     if (stat(partial_path, &st) != 0)
         return MDSD_OK;
-    if (o->discard_partial) {
+    if (o->pub.discard_partial) {
         if (unlink(partial_path) != 0)
             return mdsd_fail(err, MDSD_EIO, "cannot delete '%s': %s", partial_path, strerror(errno));
         return MDSD_OK;

@@ -173,17 +173,17 @@ void mdsd_batch_paths(const mdsd_batch_opts *o, mdsd_pathset *s)
 {
     for (size_t i = 0; i < o->pub.n_dumps; i++)
         mdsd_pathset_dump(s, o->pub.dumps[i]);
-    if (o->shards && o->shard_data) { /* an MPI rank: its checkpoint beside the CSV */
+    if (o->pub.shards && o->shard_data) { /* an MPI rank: its checkpoint beside the CSV */
         mdsd_pathset_output_family(s, o->pub.output, "-o", mdsd_suffixes_provenance);
         const char *const rank[] = {".partial", ".lock"};
         for (size_t k = 0; k < 2; k++) {
             char name[4200];
-            snprintf(name, sizeof name, "%s.shard-%zu-of-%zu%s", o->pub.output, o->shard, o->shards,
+            snprintf(name, sizeof name, "%s.shard-%zu-of-%zu%s", o->pub.output, o->pub.shard, o->pub.shards,
                      rank[k]);
             mdsd_pathset_output(s, name, "the %s of rank %zu of -o %s", k ? "lock file" : "checkpoint",
-                                o->shard - 1, o->pub.output);
+                                o->pub.shard - 1, o->pub.output);
         }
-    } else if (o->shards) { /* --shard I/N: the aggregate, no provenance */
+    } else if (o->pub.shards) { /* --shard I/N: the aggregate, no provenance */
         const char *const shard[] = {".partial", ".lock", NULL};
         mdsd_pathset_output_family(s, o->pub.output, "-o", shard);
     } else {
@@ -243,7 +243,7 @@ int mdsd_plan_check_options(const mdsd_batch_opts *o, mdsd_err *err)
         return mdsd_fail(err, MDSD_EINVAL, "table: %zu row arrays and none given (NULL)", o->pub.n_arrays);
     /* Rows in memory leave nothing on disk that a checkpoint or a shard could
      * be checked against on another run. */
-    if (o->pub.n_arrays && (o->pub.resume || o->shards))
+    if (o->pub.n_arrays && (o->pub.resume || o->pub.shards))
         return mdsd_fail(err, MDSD_EINVAL, "table: rows in memory cannot be %s (nothing on disk "
                          "identifies them on the next run): write them to a dump for that",
                          o->pub.resume ? "resumed" : "sharded");
@@ -277,16 +277,19 @@ int mdsd_plan_check_options(const mdsd_batch_opts *o, mdsd_err *err)
     mdsd_pathset_free(&paths);
     if (rc)
         return rc;
-    if (o->pub.resume && o->discard_partial)
+    if (o->pub.resume && o->pub.discard_partial)
         return mdsd_fail(err, MDSD_EINVAL, "table: --resume and --discard-partial exclude each other");
     if (o->pub.top_p < 0.0 || o->pub.top_p > 1.0 || isnan(o->pub.top_p))
         return mdsd_fail(err, MDSD_EINVAL, "table: top-p %g is not in (0, 1]", o->pub.top_p);
     if (o->pub.simulate && o->pub.trials == 0)
         return mdsd_fail(err, MDSD_EINVAL, "table: --simulate needs --trials K");
-    if (o->shards && (o->shard < 1 || o->shard > o->shards))
-        return mdsd_fail(err, MDSD_EINVAL, "table: shard %zu/%zu: I must be in 1..N", o->shard,
-                         o->shards);
-    if (o->shards && o->per_position)
+    if (o->pub.shards && (o->pub.shard < 1 || o->pub.shard > o->pub.shards))
+        return mdsd_fail(err, MDSD_EINVAL, "table: shard %zu/%zu: I must be in 1..N", o->pub.shard,
+                         o->pub.shards);
+    if (o->pub.shard && !o->pub.shards)
+        return mdsd_fail(err, MDSD_EINVAL, "table: shard %zu without the number of shards",
+                         o->pub.shard);
+    if (o->pub.shards && o->per_position)
         return mdsd_fail(err, MDSD_EINVAL, "table: --per-position cannot be combined with --shard "
                          "or MPI ranks (each would hold a part of the rows)");
     return MDSD_OK;

@@ -55,8 +55,8 @@ static int shard_boundary(const dump_job *job, size_t k, size_t N, size_t *row, 
 static int shard_rows(const mdsd_batch_opts *o, dump_job *job, mdsd_err *err)
 {
     job->all_begin = job->begin, job->all_end = job->end;
-    int rc = shard_boundary(job, o->shard - 1, o->shards, &job->begin, err);
-    return rc ? rc : shard_boundary(job, o->shard, o->shards, &job->end, err);
+    int rc = shard_boundary(job, o->pub.shard - 1, o->pub.shards, &job->begin, err);
+    return rc ? rc : shard_boundary(job, o->pub.shard, o->pub.shards, &job->end, err);
 }
 
 /* The aggregate's header (shard.h): everything a merge checks and needs. */
@@ -71,7 +71,7 @@ static char *shard_header(const mdsd_batch_opts *o, const plan *pl, const dump_j
         return NULL;
     }
     fputs(MDSD_SHARD_MAGIC, f);
-    fprintf(f, "shard %zu/%zu\njob %s\n", o->shard, o->shards, signature);
+    fprintf(f, "shard %zu/%zu\njob %s\n", o->pub.shard, o->pub.shards, signature);
     fprintf(f, "seed %llu\ntrials %llu\nsimulate %d\ntop_k %zu\ntop_p %a\nis_top %zu\n"
             "positions %zu:%zu\nmax_n %zu\n", (unsigned long long)o->pub.seed,
             (unsigned long long)o->pub.trials, o->pub.simulate ? 1 : 0, o->pub.top_k,

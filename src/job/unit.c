@@ -295,7 +295,7 @@ static int run_part(unit_ctx *u, const dump_job *job, size_t p, size_t begin, si
              * checkpointed now and a resume loses only the open sample. */
             mdsd_err ce;
             mdsd_err_clear(&ce);
-            if (rc == MDSD_EINTERRUPTED && !u->o->shards && checkpoint_maybe(acc, ck, true, &ce))
+            if (rc == MDSD_EINTERRUPTED && !u->o->pub.shards && checkpoint_maybe(acc, ck, true, &ce))
                 *err = ce, rc = ce.code;
             break;
         }
@@ -440,8 +440,8 @@ int mdsd_unit_run_column(const mdsd_batch_opts *o, const plan *pl, const dump_jo
         }
         char key[600];
         snprintf(key, sizeof key, "%s,%.10g", job->label, T);
-        unit_checkpoint ck = {partial, key, o->checkpoint_seconds > 0 ? o->checkpoint_seconds
-                                            : o->checkpoint_seconds < 0 ? -1.0 : 60.0, omp_get_wtime(),
+        unit_checkpoint ck = {partial, key, o->pub.checkpoint_seconds > 0 ? o->pub.checkpoint_seconds
+                                            : o->pub.checkpoint_seconds < 0 ? -1.0 : 60.0, omp_get_wtime(),
                               job->per_position};
         const unit_progress *from = mdsd_partial_progress_find(prog, key);
         if (su) {

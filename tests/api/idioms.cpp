@@ -159,6 +159,17 @@ int main()
     expect(s == MDSD_EINVAL, "mdsd_labels_check refuses 'rrs'", err);
     mdsd_plot_series_free(nullptr);
 
+    // mdsd/check.h: the suite's list through a report the library owns.
+    mdsd_check_opts co;
+    mdsd_check_opts_init(&co);
+    co.only = "k2-closed-form";
+    mdsd_check_report *rep = nullptr;
+    s = mdsd_check_list(&co, &rep, &err);
+    expect(co.size == sizeof co && co.seed == 1 && s == MDSD_OK && rep && rep->n_checks == 1 &&
+               std::strcmp(rep->checks[0]->name, "k2-closed-form") == 0,
+           "mdsd_check_list", err);
+    mdsd_check_report_free(rep);
+
     // mdsd/merge.h through mdsd/mdsd.h; the _free functions accept NULL.
     mdsd_status (*merge)(const char *const *, size_t, const char *, const char *, const char *,
                          mdsd_err *) = &mdsd_merge;
@@ -169,6 +180,7 @@ int main()
     mdsd_tree_dump_writer_free(nullptr);
     mdsd_verifier_free(nullptr);
     mdsd_sampler_free(nullptr);
+    mdsd_check_report_free(nullptr);
     mdsd_rng_free(nullptr);
 
     if (failures)

@@ -26,10 +26,11 @@ BINDINGS = {
     "block": ("block",),
     "toy": ("toy",),
     "plot": ("plot", "plot_series", "plot_matplotlib"),
+    "check": ("check", "check_list"),
 }
 
 # Jobs with no Python function yet: each of their options is reported as such.
-NOT_YET_BOUND = ("report", "check")
+NOT_YET_BOUND = ("report",)
 
 # The keyword where its name is not the option's (- as _): (command or None, option).
 KEYWORDS = {
@@ -69,18 +70,13 @@ REASONS = {
     ("draft", "--max-tuples"): "not yet bound (the enumeration of D; sampling needs no guard)",
     ("draft", "--target"): "draft reads p only to print it; q gives V",
     ("info", "--validate"): "mdsd.validate_dump(path) is the call",
+    ("check", "--list"): "mdsd.check_list(family, only) is the call",
     ("table", "--markdown"): "not yet bound",
     ("table", "--latex"): "not yet bound",
     ("table", "--layout"): "not yet bound",
     ("table", "--per-position"): "not yet bound",
-    ("table", "--shard"): "not yet bound (the shards mdsd.merge combines)",
-    ("table", "--discard-partial"): "not yet bound",
-    ("table", "--checkpoint-seconds"): "not yet bound",
     ("merge", "--layout"): "not yet bound",
     ("block", "--exact"): "the default without trials= (trials=0)",
-    ("block", "--live"): "not yet bound",
-    ("block", "--engine-metrics"): "not yet bound",
-    ("block", "--shard"): "not yet bound (the shards mdsd.merge combines)",
 }
 
 # The verifier options every **opts takes (mdsd._vopts).

@@ -130,6 +130,9 @@ for _name in ("vocab", "positions", "seed", "samples", "chunk_rows", "gzip", "th
     CASES[("toy", _name)] = (lambda name: lambda v: mdsd.toy(
         os.path.join(WORK, "toy.h5"), **{"family": "dirichlet", "vocab": 3, "positions": 4,
                                          name: v}))(_name)
+for _name in ("count", "seed", "trials", "threads"):
+    CASES[("check", _name)] = (lambda name: lambda v: mdsd.check(
+        only="k2-closed-form", pandas=False, progress=False, **{"count": 1, name: v}))(_name)
 CASES[("table", "rows")] = lambda v: mdsd.table(SHIPPED, OUT, rows=(0, v), pandas=False)
 CASES[("table", "draft_counts")] = lambda v: mdsd.table(SHIPPED, OUT, rows=(0, 8),
                                                         draft_counts=[v], pandas=False)

@@ -87,6 +87,19 @@ typedef struct {
      * them (nothing on disk identifies them). */
     size_t n_arrays;
     const mdsd_row_arrays *arrays;         /* [n_arrays] */
+    int discard_partial;                   /* delete an existing OUTPUT.partial and start
+                                            * over (not with resume); without either, an
+                                            * existing OUTPUT.partial is refused */
+    /* Finer checkpoints inside a (dump, temperature) unit (not with shards): every this
+     * many seconds the samples finished so far go to OUTPUT.partial, so resume loses at
+     * most that much work. 0 = every 60 s; < 0 = after every block of rows (the CLI's
+     * --checkpoint-seconds 0); finite. */
+    double checkpoint_seconds;
+    /* shards > 0: evaluate shard `shard` (1..shards) of the job only (whole samples of
+     * every dump) and write its partial aggregates to output instead of the CSV
+     * (`--shard I/N`): mdsd_merge (mdsd/merge.h) folds the N files into the job's CSV,
+     * the bytes of one run. 0 = the whole job. */
+    size_t shard, shards;
 } mdsd_table_opts;
 
 /* Writes the defaults and size (verifier_opts: mdsd_verifier_opts_init's). */

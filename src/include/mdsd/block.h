@@ -37,6 +37,16 @@ typedef struct {
      * OUTPUT.partial reports nothing); NULL = none. */
     void (*on_progress)(uint64_t done, uint64_t total, void *ctx);
     void *progress_ctx;
+    /* What a serving engine reports (vLLM, SGLang: FILE.json, data/README.md "Engine
+     * counters"), set beside the toolkit's E[tau] for the same verifier and policy and
+     * the best verifier the job evaluated there: CSV columns after the others and a
+     * second table (`--engine-metrics`); NULL = none. Not with shards. */
+    const char *engine_metrics;
+    /* shards > 0: evaluate shard `shard` (1..shards) of the job only (whole samples
+     * of every dump) and write its partial aggregate to output instead of the CSV
+     * (`--shard I/N`; no markdown or latex): mdsd_merge (mdsd/merge.h) folds the N
+     * files into the job's CSV, the bytes of one run. 0 = the whole job. */
+    size_t shard, shards;
 } mdsd_block_job_opts;
 
 /* Writes the defaults and size. */
@@ -104,6 +114,23 @@ MDSD_API void mdsd_block_markov_opts_init(mdsd_block_markov_opts *opts, size_t s
 #define mdsd_block_markov_opts_init(opts) mdsd_block_markov_opts_init((opts), sizeof *(opts))
 MDSD_API mdsd_status mdsd_block_markov(const mdsd_block_markov_opts *opts, mdsd_block_markov_result *res,
                                mdsd_err *err);
+
+/* Live decoding (`mdsd block --markov ... --live N|inf`, MATH.md 5.9): blocks one after
+ * another, each from the last token of the one before, over a run of N tokens from
+ * token 0 (N = horizon; 0 = the long run), exactly, for token-level verifiers. */
+typedef struct {
+    size_t horizon;                   /* N; 0 = the long run */
+    double live_block_efficiency;     /* live tokens per target call */
+    double position_block_efficiency; /* the mean of E[tau | context] over the run's positions
+                                       * (what trees at fixed positions estimate) */
+    double live_calls;                /* E[target calls] in the N tokens (0: per token) */
+} mdsd_block_markov_live_result;
+
+/* mdsd_block_markov (res), and live decoding over horizon tokens (live). Refused
+ * (MDSD_EINVAL) with trials, (MDSD_EUNSUPPORTED) for block verifiers and optima. */
+MDSD_API mdsd_status mdsd_block_markov_live(const mdsd_block_markov_opts *opts, size_t horizon,
+                                            mdsd_block_markov_result *res,
+                                            mdsd_block_markov_live_result *live, mdsd_err *err);
 
 #ifdef __cplusplus
 }

@@ -26,7 +26,8 @@
  * Options structs and the ABI of libmdsd.so.0. Every options struct
  * (mdsd_alpha_opts, mdsd_verifier_opts, mdsd_montecarlo_opts,
  * mdsd_batch_eval_opts, mdsd_table_opts, mdsd_block_job_opts,
- * mdsd_block_markov_opts, mdsd_dump_layout, mdsd_tree_dump_layout, mdsd_plot_opts) begins with
+ * mdsd_block_markov_opts, mdsd_dump_layout, mdsd_tree_dump_layout, mdsd_toy_opts,
+ * mdsd_plot_opts, mdsd_check_opts, mdsd_row_arrays) begins with
  * `size_t size`. Its _init, e.g. mdsd_alpha_opts_init(&o), is a macro over the
  * exported function of the same name that passes sizeof o, the size the
  * caller was compiled with: the library writes the defaults into those bytes
@@ -87,8 +88,8 @@ MDSD_API const char *mdsd_version(void);
 
 /* Stops the long calls (mdsd_batch_eval, mdsd_batch_eval_double, mdsd_table_run,
  * mdsd_block_run over tree dumps, and their _recorded forms, mdsd_block_markov's
- * trials, mdsd_montecarlo, mdsd_toy_dump): they check a process-wide flag at every row (tree,
- * block of trials) and return MDSD_EINTERRUPTED at the next
+ * trials, mdsd_montecarlo, mdsd_toy_dump, mdsd_check_run): they check a process-wide flag
+ * at every row (tree, block of trials, check instance) and return MDSD_EINTERRUPTED at the next
  * one, their temporary files removed and their checkpoint OUTPUT.partial (the
  * finished units, which resume = 1 continues to the bytes of an uninterrupted
  * run) kept. Async-signal-safe (one lock-free atomic store): a SIGINT handler may

@@ -20,5 +20,6 @@
 #include <mdsd/output.h>
 #include <mdsd/toy.h>
 #include <mdsd/plot.h>
+#include <mdsd/check.h>
 
 #endif

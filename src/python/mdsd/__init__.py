@@ -28,7 +28,7 @@ from ._lib import lib
 
 __all__ = ["MdsdError", "MdsdTypeError", "version", "__version__", "Rng", "SCHEMES", "METHODS", "VERIFIERS",
            "AUDIT_VERIFIERS", "LIVE_VERIFIERS", "BLOCK_VERIFIERS", "BLOCK_OPTIMA", "POLICIES",
-           "REGISTRY", "RegistryEntry", "alpha_star", "AlphaRoutes", "toy",
+           "REGISTRY", "RegistryEntry", "alpha_star", "AlphaRoutes", "toy", "check", "check_list",
            "plot", "plot_series", "plot_matplotlib",
            "alpha_star_result", "verifier_rate", "Verifier", "Sampler", "sample_drafts",
            "monte_carlo", "batch", "table", "block", "BlockMarkov", "merge", "softmax", "DumpReader", "DumpWriter", "validate_dump",
@@ -792,6 +792,7 @@ def _one_sample_note(result, stacklevel):
 def table(dumps, output, temperatures=(1.0,), draft_counts=(2,), schemes=("iid",),
           verifiers=(), draft_models=(), rows=None, top_k=0, top_p=1.0, trials=0,
           simulate=False, seed=1, threads=0, resume=False, progress=None, pandas=None,
+          discard_partial=False, checkpoint_seconds=None, shard=None,
           _stacklevel=3, _provenance_tool="mdsd.table", _arrays=None, _settings=None, **opts):
     """The `mdsd table` job over HDF5 logit dumps: writes the tidy results CSV `output`
     (mean acceptance per dump, temperature, n, scheme / verifier, with standard errors
@@ -802,7 +803,11 @@ def table(dumps, output, temperatures=(1.0,), draft_counts=(2,), schemes=("iid",
     exception it raises stops the job as Ctrl-C does, and is raised); None: a tqdm bar
     when tqdm is installed, once the job has run a second; False: none. Ctrl-C stops the
     job within a row (KeyboardInterrupt): OUTPUT.partial keeps the finished work, which
-    resume=True goes on from."""
+    resume=True goes on from. discard_partial=True deletes an OUTPUT.partial and starts
+    over; checkpoint_seconds=S saves the finished samples of a unit every S seconds (0:
+    after every block of rows; None: every 60 s). shard=(I, N) (or "I/N") evaluates
+    shard I of N only and writes its partial aggregates to output, whose path is
+    returned: mdsd.merge of the N shards writes the CSV of one run, byte for byte."""
     bar = Progress(progress, _provenance_tool)
     top_p = _top_p(top_p)
     dumps = [dumps] if isinstance(dumps, (str, bytes, os.PathLike)) else list(dumps)
@@ -833,6 +838,16 @@ def table(dumps, output, temperatures=(1.0,), draft_counts=(2,), schemes=("iid",
     o.threads = _uint(threads, "threads", _INT_MAX)
     o.verifier_opts = _vopts(**opts)
     o.output, o.resume = _cstr(output, "output"), 1 if resume else 0
+    o.discard_partial = 1 if discard_partial else 0
+    if checkpoint_seconds is not None:  # the CLI's --checkpoint-seconds S (0: every block)
+        secs = _scalar(checkpoint_seconds)
+        if isinstance(secs, (bool, np.bool_)) or not isinstance(secs, numbers.Real) or \
+                not (math.isfinite(secs) and secs >= 0):
+            raise MdsdError(1, f"checkpoint_seconds: {checkpoint_seconds!r} is not a number "
+                            ">= 0")
+        o.checkpoint_seconds = float(secs) if secs > 0 else -1.0
+    if shard is not None:
+        o.shard, o.shards = _inputs.shard(shard)
     if bar.on:  # from the job's thread; bar.tick() hands it on in this one
         o.on_progress = _lib.TABLE_PROGRESS(lambda done, total, _ctx: bar.record(done, total))
     # OUTPUT.provenance.json as `mdsd table` writes it: this call's settings, each dump's
@@ -841,12 +856,17 @@ def table(dumps, output, temperatures=(1.0,), draft_counts=(2,), schemes=("iid",
         dumps=dumps, output=output, temperatures=temperatures, draft_counts=draft_counts,
         schemes=schemes, verifiers=verifiers, draft_models=draft_models, rows=rows,
         top_k=top_k, top_p=top_p, trials=trials, simulate=simulate, seed=seed,
-        threads=threads, resume=resume, **opts))
+        threads=threads, resume=resume,
+        **{k: v for k, v in (("discard_partial", discard_partial),
+                             ("checkpoint_seconds", checkpoint_seconds), ("shard", shard))
+           if v not in (None, False)}, **opts))
     err = _lib.Err()
     with bar:
         _raise(interruptible(lib.mdsd_table_run_recorded, ctypes.byref(o),
                              _provenance_tool.encode(), n_words, words, ctypes.byref(err),
                              tick=bar.tick), err)
+    if shard is not None:  # a shard's partial aggregates, not a results table
+        return os.fspath(output)
     result = read_table(output, pandas=False)
     _one_sample_note(result, _stacklevel)
     return result.to_pandas() if _want_pandas(pandas) else result
@@ -865,7 +885,7 @@ def lp_export(path, p, q=None, n=None, scheme="iid", reduced=False, joint=None):
 
 
 from . import _cli_jobs, _inputs  # noqa: E402
-from ._cli_jobs import AlphaRoutes, toy  # noqa: E402
+from ._cli_jobs import AlphaRoutes, check, check_list, toy  # noqa: E402
 from ._plot import plot, plot_series, plot_matplotlib  # noqa: E402
 from ._inputs import _logit_rows  # noqa: E402,F401 (mdsd.tables uses it)
 from .dump import DumpReader, DumpWriter, validate_dump  # noqa: E402

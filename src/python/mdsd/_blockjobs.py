@@ -43,7 +43,24 @@ def _path(p, what="file name"):
 
 BlockMarkov = namedtuple("BlockMarkov", "verifier route V depth tree_size block_efficiency "
                          "stderr trials per_depth reach mean_acceptance_length "
-                         "per_position_acceptance_rate optimal_token_block_efficiency")
+                         "per_position_acceptance_rate optimal_token_block_efficiency "
+                         "live_horizon live_block_efficiency position_block_efficiency "
+                         "live_calls", defaults=(None, None, None, None))
+
+
+def _live_horizon(live):
+    """live= as the CLI's --live N|inf: a whole number of tokens >= 1, or 'inf' /
+    math.inf (the long run, horizon 0 in C)."""
+    live = _scalar(live)
+    if isinstance(live, (str, bytes)) and (live.decode() if isinstance(live, bytes)
+                                           else live) == "inf":
+        return 0
+    if isinstance(live, (float, np.floating)) and np.isinf(live) and live > 0:
+        return 0
+    n = _uint(live, "live")
+    if n == 0:
+        raise MdsdError(1, "live: 0: a horizon of at least 1 token, or 'inf' (the long run)")
+    return n
 
 
 def _markov_arrays(pair):
@@ -67,7 +84,7 @@ def _markov_arrays(pair):
 
 
 def _block_markov(markov, verifier, sequences, depth, tree, scheme, trials, simulate, seed,
-                  threads, optimal, force):
+                  threads, optimal, force, live=None):
     o = _lib.init(_lib.BlockMarkovOpts)
     if isinstance(markov, (tuple, list)):
         P, Q = _markov_arrays(markov)  # kept alive until the call returns
@@ -83,20 +100,29 @@ def _block_markov(markov, verifier, sequences, depth, tree, scheme, trials, simu
     o.optimal, o.force = 1 if optimal else 0, 1 if force else 0
     r = _lib.BlockMarkovResult()
     err = _lib.Err()
-    _raise(interruptible(lib.mdsd_block_markov, ctypes.byref(o), ctypes.byref(r),
-                         ctypes.byref(err)), err)
+    lr = None
+    if live is None:
+        _raise(interruptible(lib.mdsd_block_markov, ctypes.byref(o), ctypes.byref(r),
+                             ctypes.byref(err)), err)
+    else:
+        lr = _lib.BlockMarkovLiveResult()
+        _raise(interruptible(lib.mdsd_block_markov_live, ctypes.byref(o), _live_horizon(live),
+                             ctypes.byref(r), ctypes.byref(lr), ctypes.byref(err)), err)
     L = r.depth
     reach = np.array(r.reach[:L + 1])
+    live_fields = () if lr is None else (lr.horizon, lr.live_block_efficiency,
+                                         lr.position_block_efficiency, lr.live_calls)
     return BlockMarkov(r.verifier.decode(), r.route.decode(), r.V, L, r.tree_size,
                        r.block_efficiency, r.se, r.trials, np.array(r.per_depth[1:L + 1]), reach,
                        r.block_efficiency, reach[1:].copy(),
-                       r.optimal_token if optimal else None)
+                       r.optimal_token if optimal else None, *live_fields)
 
 
 def block(dumps=None, output=None, verifiers=None, sequences=None, depths=None, costs=None,
           is_top=0, threads=0, markdown=None, latex=None, resume=False, discard_partial=False,
           pandas=None, markov=None, verifier=None, tree=None, scheme=None, trials=0,
-          simulate=False, seed=1, optimal=False, force=False, progress=None):
+          simulate=False, seed=1, optimal=False, force=False, progress=None, live=None,
+          engine_metrics=None, shard=None):
     """Block efficiency E[tau] (expected tokens per target call), as `mdsd block`.
 
     Tree dumps: mdsd.block(DUMPS, OUTPUT, ...) runs the job over tree dumps - E[tau] per
@@ -106,7 +132,11 @@ def block(dumps=None, output=None, verifiers=None, sequences=None, depths=None, 
     text); None = the CLI's defaults. Resumable from OUTPUT.partial (resume=True).
     progress: as mdsd.table's, counting the trees of the dump being evaluated (each dump
     starts again from 0); Ctrl-C stops the job within a tree, OUTPUT.partial keeping the
-    finished dumps.
+    finished dumps. engine_metrics: a serving engine's counters (FILE.json, data/README.md
+    "Engine counters") set beside the toolkit's E[tau]: the engine_* columns of the table
+    (--engine-metrics). shard=(I, N): evaluate shard I of N only and write its partial
+    aggregate to output (returns output's path; mdsd.merge of the N shards writes the
+    job's CSV, the bytes of one run; --shard I/N).
 
     A Markov toy pair: mdsd.block(markov=FILE, verifier=V, sequences=K, depths=L) (seq
     policy) or tree=(W1, ..., WL) with scheme= (tree policy), exactly, or from `trials`
@@ -118,7 +148,11 @@ def block(dumps=None, output=None, verifiers=None, sequences=None, depths=None, 
     depth, tree_size, block_efficiency, stderr, trials, per_depth [L] (conditional
     rates), reach [L + 1], mean_acceptance_length (vLLM's name; = block_efficiency),
     per_position_acceptance_rate [L] (vLLM's: unconditional, reach[1:]),
-    optimal_token_block_efficiency (None without optimal))."""
+    optimal_token_block_efficiency (None without optimal), and with live=N (tokens) or
+    live='inf' (the long run; --live, exact, token-level verifiers): live decoding from
+    token 0, live_horizon (N, 0 = inf), live_block_efficiency (live tokens per target
+    call), position_block_efficiency (the position mean of E[tau | context]), live_calls
+    (E[calls] in N tokens; inf: per token); None without live)."""
     if markov is not None:
         if dumps is not None or output is not None:
             raise MdsdError(1, "block: give tree dumps (dumps, output) or markov=FILE, not both")
@@ -127,11 +161,15 @@ def block(dumps=None, output=None, verifiers=None, sequences=None, depths=None, 
             if value is not None and not isinstance(value, (int, np.integer)):
                 raise MdsdError(1, f"block(markov=...): {name} is one whole number, not "
                                 f"{value!r}")
+        for name, value in (("engine_metrics", engine_metrics), ("shard", shard)):
+            if value is not None:
+                raise MdsdError(1, f"block: {name}= is for tree dumps, not markov=")
         return _block_markov(markov, verifier, sequences, depths, tree, scheme, trials,
-                             simulate, seed, threads, optimal, force)
+                             simulate, seed, threads, optimal, force, live)
     if dumps is None or output is None:
         raise MdsdError(1, "block: give tree dumps and output=CSV, or markov=FILE")
-    for name, value in (("verifier", verifier), ("tree", tree), ("scheme", scheme)):
+    for name, value in (("verifier", verifier), ("tree", tree), ("scheme", scheme),
+                        ("live", live)):
         if value is not None:
             raise MdsdError(1, f"block: {name}= is for markov=FILE; tree dumps take "
                             "verifiers=, sequences=, depths=")
@@ -145,11 +183,16 @@ def block(dumps=None, output=None, verifiers=None, sequences=None, depths=None, 
     o.is_top, o.threads = _uint(is_top, "is_top"), _uint(threads, "threads", _INT_MAX)
     o.output, o.markdown, o.latex = _path(output), _path(markdown), _path(latex)
     o.resume, o.discard_partial = 1 if resume else 0, 1 if discard_partial else 0
+    o.engine_metrics = _path(engine_metrics, "engine_metrics")
+    if shard is not None:
+        o.shard, o.shards = _inputs.shard(shard)
     # OUTPUT.provenance.json as `mdsd block` writes it, published with the results
     n_words, words = _call_words("mdsd.block", dict(
         dumps=dumps, output=output, verifiers=verifiers, sequences=sequences, depths=depths,
         costs=costs, is_top=is_top, threads=threads, markdown=markdown, latex=latex,
-        resume=resume, discard_partial=discard_partial))
+        resume=resume, discard_partial=discard_partial,
+        **({} if engine_metrics is None else {"engine_metrics": engine_metrics}),
+        **({} if shard is None else {"shard": shard})))
     bar = Progress(progress, "mdsd.block", unit="tree")
     if bar.on:  # from the job's thread; bar.tick() hands it on in this one
         o.on_progress = _lib.TABLE_PROGRESS(lambda done, total, _ctx: bar.record(done, total))
@@ -157,6 +200,8 @@ def block(dumps=None, output=None, verifiers=None, sequences=None, depths=None, 
     with bar:
         _raise(interruptible(lib.mdsd_block_run_recorded, ctypes.byref(o), b"mdsd.block",
                              n_words, words, ctypes.byref(err), tick=bar.tick), err)
+    if shard is not None:  # a partial aggregate, not a results table
+        return os.fspath(output)
     return read_table(output, pandas=pandas)
 
 

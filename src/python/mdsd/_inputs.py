@@ -191,3 +191,22 @@ def _refuse_probabilities(a, what, dtype):
         raise MdsdError(1, f"{what}: every row is a probability distribution (non-negative, "
                         f"sums to 1 within {tol:.3g}), not logits; pass np.log(p) (softmax "
                         "of log p is p), or allow_probabilities=True if these are logits")
+
+
+def shard(shard):
+    """shard=(I, N) (or the CLI's "I/N") as the 1-based shard I of N, 1 <= I <= N."""
+    if isinstance(shard, (str, bytes)):
+        text = shard.decode() if isinstance(shard, bytes) else shard
+        parts = text.split("/")
+        if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
+            raise MdsdError(1, f"shard: {shard!r} is not I/N (shard I of N, 1 <= I <= N)")
+        shard = tuple(int(p) for p in parts)
+    try:
+        i, n = shard
+    except (TypeError, ValueError):
+        raise MdsdError(1, f"shard: {shard!r} is not a pair (I, N): shard I of N") from None
+    from . import _uint
+    i, n = _uint(i, "shard[0]"), _uint(n, "shard[1]")
+    if not 1 <= i <= n:
+        raise MdsdError(1, f"shard: ({i}, {n}): I must be in 1..N (shard I of N)")
+    return i, n

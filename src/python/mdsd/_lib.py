@@ -81,6 +81,39 @@ class PlotLine(Structure):
                 ("dump", c_char_p), ("bound", c_int), ("dash", c_size_t), ("points", c_size_t),
                 ("x", POINTER(c_double)), ("y", POINTER(c_double)), ("se", POINTER(c_double)),
                 ("half", POINTER(c_double))]
+# void (*on_check)(const mdsd_check_outcome *outcome, void *ctx)
+CHECK_ON_CHECK = ctypes.CFUNCTYPE(None, c_void_p, c_void_p)
+# void (*on_progress)(uint64_t done, uint64_t total, void *ctx)
+PROGRESS = ctypes.CFUNCTYPE(None, c_uint64, c_uint64, c_void_p)
+
+
+class CheckOpts(Structure):
+    _init = "mdsd_check_opts_init"
+    _fields_ = [("size", c_size_t), ("profile", c_char_p), ("count", c_size_t),
+                ("seed", c_uint64), ("trials", c_uint64), ("family", c_char_p),
+                ("only", c_char_p), ("threads", c_int), ("on_check", CHECK_ON_CHECK),
+                ("on_progress", PROGRESS), ("progress_ctx", c_void_p)]
+
+
+class CheckOutcome(Structure):  # the library's struct, read through a pointer only
+    _fields_ = [("name", c_char_p), ("source", c_char_p), ("claim", c_char_p),
+                ("measure", c_char_p), ("must_hold", c_int), ("pvalue", c_int),
+                ("tol", c_double), ("bound", c_char_p), ("families", c_char_p),
+                ("V_min", c_size_t), ("V_max", c_size_t), ("status", c_int),
+                ("status_name", c_char_p), ("instances", c_size_t), ("draws", c_size_t),
+                ("cases", c_size_t), ("counterexamples", c_size_t), ("errors", c_size_t),
+                ("worst", c_double), ("summary", c_char_p), ("error", c_char_p),
+                ("has_worst", c_int), ("worst_draw", c_size_t), ("worst_family", c_char_p),
+                ("worst_V", c_size_t), ("worst_n", c_size_t), ("worst_nq", c_size_t),
+                ("worst_p", POINTER(c_double)), ("worst_q", POINTER(c_double)),
+                ("worst_note", c_char_p)]
+
+
+class CheckReport(Structure):  # the library's struct, read through a pointer only
+    _fields_ = [("profile", c_char_p), ("count", c_size_t), ("seed", c_uint64),
+                ("trials", c_uint64), ("family", c_char_p), ("passed", c_size_t),
+                ("failed", c_size_t), ("findings", c_size_t), ("skipped", c_size_t),
+                ("n_checks", c_size_t), ("checks", POINTER(POINTER(CheckOutcome)))]
 
 
 class VerifierOpts(Structure):
@@ -133,6 +166,8 @@ class TableOpts(Structure):
                 ("output", c_char_p), ("resume", c_int),
                 ("on_progress", TABLE_PROGRESS), ("progress_ctx", c_void_p),
                 ("n_arrays", c_size_t), ("arrays", POINTER(RowArrays))]
+                ("discard_partial", c_int), ("checkpoint_seconds", c_double),
+                ("shard", c_size_t), ("shards", c_size_t)]
 
 
 class BlockJobOpts(Structure):
@@ -142,7 +177,13 @@ class BlockJobOpts(Structure):
                 ("is_top", c_size_t), ("threads", c_int), ("output", c_char_p),
                 ("markdown", c_char_p), ("latex", c_char_p), ("resume", c_int),
                 ("discard_partial", c_int), ("on_progress", TABLE_PROGRESS),
-                ("progress_ctx", c_void_p)]
+                ("progress_ctx", c_void_p), ("engine_metrics", c_char_p),
+                ("shard", c_size_t), ("shards", c_size_t)]
+
+
+class BlockMarkovLiveResult(Structure):
+    _fields_ = [("horizon", c_size_t), ("live_block_efficiency", c_double),
+                ("position_block_efficiency", c_double), ("live_calls", c_double)]
 
 
 class BlockMarkovOpts(Structure):
@@ -282,6 +323,10 @@ _sig("mdsd_plot_series_line", POINTER(PlotLine), c_void_p, c_size_t)
 _sig("mdsd_plot_draw", c_int, c_void_p, c_char_p, c_char_p, POINTER(PlotOpts), E)
 _sig("mdsd_plot", c_int, c_char_p, c_char_p, POINTER(PlotOpts), E)
 _sig("mdsd_labels_check", c_int, c_size_t, POINTER(c_char_p), E)
+_sig("mdsd_check_opts_init", None, POINTER(CheckOpts), c_size_t)
+_sig("mdsd_check_run", c_int, POINTER(CheckOpts), POINTER(POINTER(CheckReport)), E)
+_sig("mdsd_check_list", c_int, POINTER(CheckOpts), POINTER(POINTER(CheckReport)), E)
+_sig("mdsd_check_report_free", None, POINTER(CheckReport))
 _sig("mdsd_lp_export", c_int, P, POINTER(Scheme), c_int, c_char_p, E)
 _sig("mdsd_registry_count", c_size_t)
 _sig("mdsd_registry_at", POINTER(RegistryEntry), c_size_t)
@@ -312,6 +357,8 @@ _sig("mdsd_block_run_recorded", c_int, POINTER(BlockJobOpts), c_char_p, c_size_t
      POINTER(c_char_p), E)
 _sig("mdsd_block_markov_opts_init", None, POINTER(BlockMarkovOpts), c_size_t)
 _sig("mdsd_block_markov", c_int, POINTER(BlockMarkovOpts), POINTER(BlockMarkovResult), E)
+_sig("mdsd_block_markov_live", c_int, POINTER(BlockMarkovOpts), c_size_t,
+     POINTER(BlockMarkovResult), POINTER(BlockMarkovLiveResult), E)
 _sig("mdsd_merge", c_int, POINTER(c_char_p), c_size_t, c_char_p, c_char_p, c_char_p, E)
 _sig("mdsd_dump_reader_open", c_void_p, c_char_p, E)
 _sig("mdsd_dump_reader_open_truncated", c_void_p, c_char_p, E)
