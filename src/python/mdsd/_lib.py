@@ -165,7 +165,7 @@ class TableOpts(Structure):
                 ("seed", c_uint64), ("threads", c_int), ("verifier_opts", VerifierOpts),
                 ("output", c_char_p), ("resume", c_int),
                 ("on_progress", TABLE_PROGRESS), ("progress_ctx", c_void_p),
-                ("n_arrays", c_size_t), ("arrays", POINTER(RowArrays))]
+                ("n_arrays", c_size_t), ("arrays", POINTER(RowArrays)),
                 ("discard_partial", c_int), ("checkpoint_seconds", c_double),
                 ("shard", c_size_t), ("shards", c_size_t)]
 
