@@ -19,5 +19,6 @@
 #include <mdsd/treewrite.h>
 #include <mdsd/output.h>
 #include <mdsd/toy.h>
+#include <mdsd/report.h>
 
 #endif
