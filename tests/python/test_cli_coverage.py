@@ -25,10 +25,11 @@ BINDINGS = {
     "merge": ("merge",),
     "block": ("block",),
     "toy": ("toy",),
+    "report": ("report",),
 }
 
 # Jobs with no Python function yet: each of their options is reported as such.
-NOT_YET_BOUND = ("report", "plot", "check")
+NOT_YET_BOUND = ("plot", "check")
 
 # The keyword where its name is not the option's (- as _): (command or None, option).
 KEYWORDS = {
@@ -47,6 +48,8 @@ KEYWORDS = {
     ("block", "--depth"): "depths",
     ("block", "--cost"): "costs",
     ("toy", "--drafts"): "drafts",
+    ("report", "--drafts"): "drafts",
+    ("report", "--label"): "labels",
 }
 
 _PREPARE = ("mdsd.softmax(logits, temperature) and mdsd.truncate(p, top_k, top_p) prepare p "
@@ -67,14 +70,9 @@ REASONS = {
     ("draft", "--max-tuples"): "not yet bound (the enumeration of D; sampling needs no guard)",
     ("draft", "--target"): "draft reads p only to print it; q gives V",
     ("info", "--validate"): "mdsd.validate_dump(path) is the call",
-    ("table", "--markdown"): "not yet bound",
-    ("table", "--latex"): "not yet bound",
-    ("table", "--layout"): "not yet bound",
-    ("table", "--per-position"): "not yet bound",
     ("table", "--shard"): "not yet bound (the shards mdsd.merge combines)",
     ("table", "--discard-partial"): "not yet bound",
     ("table", "--checkpoint-seconds"): "not yet bound",
-    ("merge", "--layout"): "not yet bound",
     ("block", "--exact"): "the default without trials= (trials=0)",
     ("block", "--live"): "not yet bound",
     ("block", "--engine-metrics"): "not yet bound",
