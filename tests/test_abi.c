@@ -114,6 +114,18 @@ Test(abi, an_options_struct_of_another_size_is_refused)
         toy.family = "zipf", toy.V = 4, toy.positions = 2, toy.size = wrong[w];
         refused(mdsd_toy_dump("/tmp/mdsd-abi-never.h5", &toy, NULL, NULL, 0, &err), &err,
                 "mdsd_toy_opts");
+        mdsd_report_opts ro;
+        mdsd_report_opts_init(&ro);
+        ro.size = wrong[w];
+        char *text = NULL;
+        refused(mdsd_report("/tmp/mdsd-abi-never.csv", NULL, &ro, &text, NULL, &err), &err,
+                "mdsd_report_opts");
+        mdsd_merge_job_opts mjo;
+        mdsd_merge_job_opts_init(&mjo);
+        mjo.size = wrong[w];
+        const char *shard[] = {"/tmp/mdsd-abi-never.agg"};
+        refused(mdsd_merge_run(shard, 1, "/tmp/mdsd-abi-never.csv", &mjo, &err), &err,
+                "mdsd_merge_job_opts");
 
         mdsd_verifier_opts vo;
         mdsd_verifier_opts_init(&vo);
@@ -238,14 +250,16 @@ Test(abi, python_mirrors_have_the_c_sizes, .timeout = 60)
                               "from mdsd import _lib as L; print(*[ctypes.sizeof(c) for c in "
                               "(L.AlphaOpts, L.VerifierOpts, L.MonteCarloOpts, L.BatchEvalOpts, "
                               "L.TableOpts, L.BlockJobOpts, L.BlockMarkovOpts, L.DumpLayout, "
-                              "L.TreeDumpLayout, L.BlockMarkovResult, L.AlphaRoutes, L.ToyOpts)])'");
+                              "L.TreeDumpLayout, L.BlockMarkovResult, L.AlphaRoutes, L.ToyOpts, "
+                              "L.ReportOpts, L.MergeJobOpts)])'");
     char want[256];
-    snprintf(want, sizeof want, "%zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu\n",
+    snprintf(want, sizeof want, "%zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu\n",
              sizeof(mdsd_alpha_opts), sizeof(mdsd_verifier_opts), sizeof(mdsd_montecarlo_opts),
              sizeof(mdsd_batch_eval_opts), sizeof(mdsd_table_opts), sizeof(mdsd_block_job_opts),
              sizeof(mdsd_block_markov_opts), sizeof(mdsd_dump_layout),
              sizeof(mdsd_tree_dump_layout), sizeof(mdsd_block_markov_result),
-             sizeof(mdsd_alpha_routes), sizeof(mdsd_toy_opts));
+             sizeof(mdsd_alpha_routes), sizeof(mdsd_toy_opts), sizeof(mdsd_report_opts),
+             sizeof(mdsd_merge_job_opts));
     cr_assert_str_eq(out, want);
     free(out);
 }

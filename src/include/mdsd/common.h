@@ -26,7 +26,8 @@
  * Options structs and the ABI of libmdsd.so.0. Every options struct
  * (mdsd_alpha_opts, mdsd_verifier_opts, mdsd_montecarlo_opts,
  * mdsd_batch_eval_opts, mdsd_table_opts, mdsd_block_job_opts,
- * mdsd_block_markov_opts, mdsd_dump_layout, mdsd_tree_dump_layout) begins with
+ * mdsd_block_markov_opts, mdsd_dump_layout, mdsd_tree_dump_layout, mdsd_toy_opts,
+ * mdsd_report_opts, mdsd_merge_job_opts) begins with
  * `size_t size`. Its _init, e.g. mdsd_alpha_opts_init(&o), is a macro over the
  * exported function of the same name that passes sizeof o, the size the
  * caller was compiled with: the library writes the defaults into those bytes
