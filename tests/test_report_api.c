@@ -75,6 +75,16 @@ static void teardown(void)
     cr_assert_eq(system(cmd), 0);
 }
 
+/* Tables in a Markdown text, and whether the combined one is among them. */
+static size_t tables(const char *md, bool *combined)
+{
+    size_t n = 0;
+    for (const char *p = md; (p = strstr(p, "| scheme | method")); p++)
+        n++;
+    *combined = strstr(md, "**All settings**") != NULL;
+    return n;
+}
+
 static char *report(const char *csv, const mdsd_report_opts *o)
 {
     char *text = NULL;
@@ -97,6 +107,10 @@ Test(report_api, text_is_the_cli_output)
     cr_assert_eq(o.is_top, -1);
     char *want = cli("report r.csv"), *got = report("r.csv", &o);
     cr_expect_str_eq(got, want);
+    bool combined;
+    /* the default layout, both: a table per (T, n) of the 2 x 2, then the combined one */
+    cr_expect_eq(tables(got, &combined), 5, "%s", got);
+    cr_expect(combined);
     mdsd_report_free(got), free(want);
     got = report("r.csv", NULL); /* NULL options: the defaults */
     want = cli("report r.csv");
@@ -240,6 +254,11 @@ Test(report_api, table_run_renders_what_the_cli_renders)
     cr_assert_eq(mdsd_table_run(&t, &err), MDSD_OK, "%s", err.msg);
     const char *pairs[][2] = {{"api.csv", "r.csv"}, {"api.md", "t.md"}, {"api.tex", "t.tex"},
                               {"api_pp.csv", "pp.csv"}};
+    char *md = slurp("api.md");
+    bool combined;
+    cr_expect_eq(tables(md, &combined), 4, "layout per-setting not applied: %s", md);
+    cr_expect(!combined, "%s", md);
+    free(md);
     for (size_t i = 0; i < 4; i++) {
         char *a = slurp(pairs[i][0]), *b = slurp(pairs[i][1]);
         cr_expect_str_eq(a, b, "%s differs from the CLI's %s", pairs[i][0], pairs[i][1]);
@@ -277,6 +296,9 @@ Test(report_api, merge_run_takes_the_layout)
     cr_assert_eq(mdsd_merge_run(shards, 2, "pm.csv", &o, &err), MDSD_OK, "%s", err.msg);
     char *a = slurp("pm.md"), *b = slurp("m.md");
     cr_expect_str_eq(a, b);
+    bool combined;
+    cr_expect_eq(tables(a, &combined), 1, "layout combined not applied: %s", a);
+    cr_expect(combined, "%s", a);
     free(a), free(b);
     o.layout = 4;
     cr_expect_eq(mdsd_merge_run(shards, 2, "pm2.csv", &o, &err), MDSD_EINVAL);

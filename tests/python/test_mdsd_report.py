@@ -45,6 +45,12 @@ TABLE_KW = dict(temperatures=[0.7, 1], draft_counts=[2, 3], schemes=["iid", "wor
                 verifiers=["rrs", "kseq", "is"], is_top=8, progress=False)
 
 
+def layout_of(markdown):
+    """(tables, whether the combined one is among them) of a Markdown text."""
+    text = markdown.decode() if isinstance(markdown, bytes) else markdown
+    return text.count("| scheme | method"), "**All settings**" in text
+
+
 def read(path):
     with open(path, "rb") as f:
         return f.read()
@@ -98,6 +104,8 @@ class ReportEqualsCli(unittest.TestCase):
                 want = self.cli("report", "r.csv", *args)
                 got, notes = self.py_report("r.csv", **kw)
                 self.assertEqual(got.encode(), want.stdout)
+                if not kw:  # the default layout: both (4 settings, then all of them)
+                    self.assertEqual(layout_of(got), (5, True))
                 # the one-sample note of e.h5: stderr there, a warning here
                 self.assertEqual([f"mdsd report: {n}\n" for n in notes],
                                  want.stderr.decode().splitlines(keepends=True))
@@ -173,6 +181,7 @@ class ReportEqualsCli(unittest.TestCase):
                            layout="combined", per_position="py/pp.csv", **TABLE_KW)
         finally:
             os.chdir(here)
+        self.assertEqual(layout_of(read(os.path.join(out, "t.md"))), (1, True))  # combined
         for name in ("r.csv", "t.md", "t.tex", "pp.csv"):
             with self.subTest(name=name):
                 self.assertEqual(read(os.path.join(out, name)), read(self.path(name)))
@@ -215,6 +224,11 @@ class ReportEqualsCli(unittest.TestCase):
                     os.chdir(here)
                 for a, b in (("m.csv", "pm.csv"), ("m.md", "pm.md"), ("m.tex", "pm.tex")):
                     self.assertEqual(read(self.path(b)), read(self.path(a)))
+                # one setting (T = 0.7, n = 2): its table, or the combined one (both,
+                # with one setting, is the setting's table alone)
+                self.assertEqual(layout_of(read(self.path("pm.md"))),
+                                 {"per-setting": (1, False), "combined": (1, True),
+                                  "both": (1, False)}[layout])
         with self.assertRaises(mdsd.MdsdError) as e:
             mdsd.merge([self.path("s1.agg"), self.path("s2.agg")], self.path("pm.csv"),
                        markdown=self.path("pm.md"), layout="diagonal")
