@@ -130,6 +130,18 @@ Test(abi, an_options_struct_of_another_size_is_refused)
         refused(mdsd_check_run(&chk, &rep, &err), &err, "mdsd_check_opts");
         refused(mdsd_check_list(&chk, &rep, &err), &err, "mdsd_check_opts");
         cr_assert_null(rep);
+        mdsd_report_opts ro;
+        mdsd_report_opts_init(&ro);
+        ro.size = wrong[w];
+        char *text = NULL;
+        refused(mdsd_report("/tmp/mdsd-abi-never.csv", NULL, &ro, &text, NULL, &err), &err,
+                "mdsd_report_opts");
+        mdsd_merge_job_opts mjo;
+        mdsd_merge_job_opts_init(&mjo);
+        mjo.size = wrong[w];
+        const char *shard[] = {"/tmp/mdsd-abi-never.agg"};
+        refused(mdsd_merge_run(shard, 1, "/tmp/mdsd-abi-never.csv", &mjo, &err), &err,
+                "mdsd_merge_job_opts");
 
         mdsd_verifier_opts vo;
         mdsd_verifier_opts_init(&vo);
@@ -260,7 +272,8 @@ Test(abi, python_mirrors_have_the_c_sizes, .timeout = 60)
         {"BlockMarkovResult", sizeof(mdsd_block_markov_result)},
         {"AlphaRoutes", sizeof(mdsd_alpha_routes)}, {"ToyOpts", sizeof(mdsd_toy_opts)},
         {"RowArrays", sizeof(mdsd_row_arrays)}, {"PlotOpts", sizeof(mdsd_plot_opts)},
-        {"CheckOpts", sizeof(mdsd_check_opts)},
+        {"CheckOpts", sizeof(mdsd_check_opts)}, {"ReportOpts", sizeof(mdsd_report_opts)},
+        {"MergeJobOpts", sizeof(mdsd_merge_job_opts)},
     };
     char cmd[2048], want[1024];
     size_t len = (size_t)snprintf(cmd, sizeof cmd, "PYTHONPATH=src/python /usr/bin/python3 -c 'import ctypes; "

@@ -234,6 +234,18 @@ Test(package, python_check_gives_the_cli_results, .timeout = 300)
     free(out);
 }
 
+/* `mdsd report` and the table job's rendered outputs from Python
+ * (tests/python/test_mdsd_report.py): mdsd.report, mdsd.table(markdown=, latex=,
+ * layout=, per_position=) and mdsd.merge(layout=) give the CLI's bytes; bad labels,
+ * layouts, lists and paths refused naming them, no file left. */
+Test(package, python_report_and_table_outputs_equal_the_cli, .timeout = 300)
+{
+    char *out = test_shell_ok("PYTHONPATH=src/python:tests/python /usr/bin/python3 -m unittest "
+                         "test_mdsd_report 2>&1");
+    cr_assert(strstr(out, "\nOK\n"), "no plain OK line:\n%s", out);
+    free(out);
+}
+
 /* Every long option of every `mdsd COMMAND --help` has a Python keyword or a reason in
  * one table (tests/python/test_cli_coverage.py); the check fails on a planted gap. */
 Test(package, python_keyword_for_every_cli_option, .timeout = 120)

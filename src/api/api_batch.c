@@ -13,6 +13,7 @@
 
 #include "api.h"
 #include "batch.h"
+#include "engine.h"
 #include "opts.h"
 #include "position.h"
 
@@ -215,11 +216,34 @@ int api_table_opts_check(const mdsd_table_opts *t, mdsd_err *err)
     return MDSD_OK;
 }
 
-mdsd_status mdsd_table_run(const mdsd_table_opts *t, mdsd_err *err)
+/* The job with its rendered tables and, with a tool, its provenance sidecar
+ * (tablerender.c, as `mdsd table` writes them). */
+int api_table_run(const mdsd_table_opts *t, const char *tool, int argc, char *const *argv, mdsd_err *err)
 {
     int rc = api_table_opts_check(t, err);
     if (rc)
         return rc;
-    mdsd_batch_opts o = {.pub = *t};
-    return mdsd_batch_run(&o, NULL, NULL, err);
+    mdsd_batch_opts o = {.pub = *t, .per_position = t->per_position};
+    mdsd_table_outputs out = {.job = &o, .tool = tool, .argc = argc, .argv = argv};
+    o.before_publish = mdsd_table_outputs_before;
+    o.publish_ctx = &out;
+    mdsd_report_row *rows = NULL;
+    size_t count = 0;
+    /* the job's option checks first (mdsd_batch_run makes them again), so that the
+     * rendered files are checked, with the job's, only for options that stand */
+    rc = mdsd_plan_check_options(&o, err);
+    if (rc == MDSD_OK)
+        rc = mdsd_table_outputs_check(&out, err);
+    if (rc == MDSD_OK)
+        rc = mdsd_batch_run(&o, &rows, &count, err);
+    if (rc == MDSD_OK)
+        rc = mdsd_table_outputs_publish(&out, rows, count, err);
+    mdsd_table_outputs_abort(&out);
+    free(rows);
+    return rc;
+}
+
+mdsd_status mdsd_table_run(const mdsd_table_opts *t, mdsd_err *err)
+{
+    return (mdsd_status)api_table_run(t, NULL, 0, NULL, err);
 }

@@ -3,7 +3,8 @@
  * mdsd_block_run_recorded): for callers that run the jobs through the API
  * (the Python package), so that OUTPUT.provenance.json describes the run
  * that wrote OUTPUT - never an earlier one's left beside it - with the keys,
- * hashes and order of publishing of `mdsd table` and `mdsd block`. */
+ * hashes and order of publishing of `mdsd table` (tablerender.c, the CLI's
+ * code) and `mdsd block`. */
 #include <mdsd/mdsd.h>
 
 #include "api.h"
@@ -11,29 +12,6 @@
 #include "blockjob.h"
 #include "opts.h"
 #include "provenance.h"
-
-typedef struct {
-    const mdsd_batch_opts *job;
-    const char *tool;
-    int argc;
-    char *const *argv;
-} recorded;
-
-/* Before the CSV appears, as `mdsd table` writes it (cmd_table.c). */
-static int write_table_provenance(const mdsd_report_row *rows, size_t count, void *ctx,
-                                  mdsd_err *err)
-{
-    (void)rows, (void)count;
-    const recorded *r = ctx;
-    const mdsd_table_opts *t = &r->job->pub;
-    mdsd_provenance pv = {.tool = r->tool, .argc = r->argc, .argv = r->argv, .output = t->output,
-                          .is_table = true, .seed = t->seed, .trials = t->trials,
-                          .simulate = t->simulate, .top_k = t->top_k, .top_p = t->top_p,
-                          .is_top = t->verifier_opts.is_top, .row_begin = t->row_begin,
-                          .row_end = t->row_end, .n_dumps = t->n_dumps, .dumps = t->dumps,
-                          .n_arrays = t->n_arrays, .arrays = t->arrays};
-    return mdsd_provenance_write(&pv, err);
-}
 
 static int check_record(const char *what, const char *tool, size_t n_words, const char *const *words,
                         mdsd_err *err)
@@ -55,14 +33,8 @@ mdsd_status mdsd_table_run_recorded(const mdsd_table_opts *t, const char *tool, 
     int rc = check_record("table", tool, n_words, words, err);
     if (rc)
         return rc;
-    if ((rc = api_table_opts_check(t, err))) /* as mdsd_table_run */
-        return rc;
-    mdsd_batch_opts o = {.pub = *t};
     /* the words are only read: the provenance's argv is the CLI's type */
-    recorded r = {&o, tool, (int)n_words, (char *const *)words};
-    o.before_publish = write_table_provenance;
-    o.publish_ctx = &r;
-    return mdsd_batch_run(&o, NULL, NULL, err);
+    return (mdsd_status)api_table_run(t, tool, (int)n_words, (char *const *)words, err);
 }
 
 mdsd_status mdsd_block_run_recorded(const mdsd_block_job_opts *opts, const char *tool, size_t n_words,

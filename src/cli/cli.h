@@ -158,7 +158,7 @@ int cmd_merge(int argc, char **argv);
 bool cli_sweep_requested(const char *cmd, int argc, char **argv);
 int cli_sweep(const char *cmd, int argc, char **argv);
 
-/* Shared by table and report (cmd_report.c): --layout per-setting|combined|both,
+/* Shared by table, merge and report (cli.c): --layout per-setting|combined|both,
  * and rendering to standard output ("-") or atomically to a file. */
 int cli_parse_layout(const char *arg, const char *cmd, mdsd_report_layout *out);
 typedef void (*cli_report_renderer)(FILE *, const mdsd_report_row *, size_t, const mdsd_report_style *);

@@ -12,7 +12,6 @@
 #include "parse.h"
 #include "outfile.h"
 #include "batch.h"
-#include "provenance.h"
 #include "shard.h"
 
 static const char usage_text[] =
@@ -107,10 +106,7 @@ typedef struct {
     mdsd_verifier_kind verifiers[MAX_LIST];
     char draft_names[MAX_LIST][32];
     const char *draft_models[MAX_LIST];
-    const char *markdown, *latex; /* "-" = standard output */
-    bool want_markdown, want_latex;
-    mdsd_report_layout layout;
-    mdsd_outfile markdown_out, latex_out; /* rendered, published after the CSV */
+    mdsd_table_outputs outputs; /* --markdown/--latex (batch.pub: "-" = standard output), provenance */
 } table_opts;
 
 static int split_list(const char *spec, const char *opt, char items[][32], size_t *count)
@@ -241,10 +237,15 @@ static int parse_option(int opt, const char *arg, table_opts *t)
                    ? 0 : cli_usage_error("table", "--top-p: %s is not in (0, 1]", arg);
     case OPT_IS_TOP: return cli_parse_size(arg, "--is-top", "table", &b->pub.verifier_opts.is_top);
     case OPT_MAX_PATHS: return cli_parse_max_paths(arg, "table", &b->pub.verifier_opts.max_paths);
-    case OPT_MARKDOWN: t->want_markdown = true; t->markdown = arg ? arg : "-"; return 0;
-    case OPT_LATEX: t->want_latex = true; t->latex = arg ? arg : "-"; return 0;
+    case OPT_MARKDOWN: b->pub.markdown = arg ? arg : "-"; return 0;
+    case OPT_LATEX: b->pub.latex = arg ? arg : "-"; return 0;
     case OPT_PER_POSITION: b->per_position = arg; return 0;
-    case OPT_LAYOUT: return cli_parse_layout(arg, "table", &t->layout);
+    case OPT_LAYOUT: {
+        mdsd_report_layout layout;
+        int bad = cli_parse_layout(arg, "table", &layout);
+        b->pub.layout = (int)layout;
+        return bad;
+    }
     case OPT_CHECKPOINT_SECONDS:
         if (cli_parse_double(arg, "--checkpoint-seconds", "table", &b->pub.checkpoint_seconds))
             return -1;
@@ -262,75 +263,6 @@ static void print_note(const char *message, void *ctx)
 {
     (void)ctx;
     fprintf(stderr, "mdsd table: %s\n", message);
-}
-
-/* How the tables are laid out and marked: as the job ran (--is-top, trials). */
-static void table_style(const table_opts *t, mdsd_report_style *style)
-{
-    mdsd_report_style_init(style);
-    style->layout = t->layout;
-    style->is_top = t->batch.pub.verifier_opts.is_top;
-    style->trials = t->batch.pub.trials;
-}
-
-/* Renders to a temporary file beside dest, finished but not yet published. */
-static int render_file(const table_opts *t, const char *dest, cli_report_renderer fn,
-                       const mdsd_report_row *rows, size_t count, mdsd_outfile *out, mdsd_err *err)
-{
-    int rc = mdsd_outfile_open(out, dest, err);
-    if (rc)
-        return rc;
-    mdsd_report_style style;
-    table_style(t, &style);
-    fn(out->f, rows, count, &style);
-    return mdsd_outfile_finish(out, err);
-}
-
-/* The results' provenance sidecar (FILE.provenance.json): command, seed,
- * trials, truncation, is-top, each dump's size and SHA-256. */
-static int write_provenance(const table_opts *t, mdsd_err *err)
-{
-    const mdsd_batch_opts *b = &t->batch;
-    mdsd_provenance pv = {.tool = "mdsd table", .argc = cli_argc(), .argv = cli_argv(), .output = b->pub.output,
-                          .is_table = true, .seed = b->pub.seed, .trials = b->pub.trials,
-                          .simulate = b->pub.simulate, .top_k = b->pub.top_k, .top_p = b->pub.top_p,
-                          .is_top = b->pub.verifier_opts.is_top, .row_begin = b->pub.row_begin,
-                          .row_end = b->pub.row_end, .n_dumps = b->pub.n_dumps, .dumps = b->pub.dumps};
-    return mdsd_provenance_write(&pv, err);
-}
-
-/* The batch job's before_publish: the --markdown/--latex files are written
- * before the CSV appears, so a failure here leaves no CSV behind. */
-static int render_files(const mdsd_report_row *rows, size_t count, void *ctx, mdsd_err *err)
-{
-    table_opts *t = ctx;
-    int rc = write_provenance(t, err);
-    if (rc == MDSD_OK && t->want_markdown && strcmp(t->markdown, "-") != 0)
-        rc = render_file(t, t->markdown, mdsd_report_render_markdown, rows, count, &t->markdown_out, err);
-    if (rc == MDSD_OK && t->want_latex && strcmp(t->latex, "-") != 0)
-        rc = render_file(t, t->latex, mdsd_report_render_latex, rows, count, &t->latex_out, err);
-    if (rc) {
-        mdsd_outfile_abort(&t->markdown_out);
-        mdsd_outfile_abort(&t->latex_out);
-    }
-    return rc;
-}
-
-/* After the CSV: publish the rendered files, print the standard-output ones. */
-static int publish_renders(table_opts *t, const mdsd_report_row *rows, size_t count, mdsd_err *err)
-{
-    int rc = MDSD_OK;
-    mdsd_report_style style;
-    table_style(t, &style);
-    if (t->markdown_out.tmp[0])
-        rc = mdsd_outfile_publish(&t->markdown_out, err);
-    if (rc == MDSD_OK && t->latex_out.tmp[0])
-        rc = mdsd_outfile_publish(&t->latex_out, err);
-    if (rc == MDSD_OK && t->want_markdown && !strcmp(t->markdown, "-"))
-        mdsd_report_render_markdown(stdout, rows, count, &style);
-    if (rc == MDSD_OK && t->want_latex && !strcmp(t->latex, "-"))
-        mdsd_report_render_latex(stdout, rows, count, &style);
-    return rc;
 }
 
 /* After a failure: say how to go on from the units that were finished. */
@@ -355,23 +287,6 @@ static void note_kept_units(const mdsd_batch_opts *b, const mdsd_err *err)
     }
 }
 
-/* Every file the job writes (pathset.h), the rendered tables with the job's
- * own, is checked before any work. */
-static int check_render_paths(const table_opts *t, mdsd_err *err)
-{
-    mdsd_pathset paths;
-    mdsd_pathset_init(&paths);
-    mdsd_batch_paths(&t->batch, &paths);
-    if (t->want_markdown && strcmp(t->markdown, "-") != 0) /* "-": standard output */
-        mdsd_pathset_output(&paths, t->markdown, "--markdown");
-    if (t->want_latex && strcmp(t->latex, "-") != 0)
-        mdsd_pathset_output(&paths, t->latex, "--latex");
-    mdsd_pathset_stdout(&paths);
-    int rc = mdsd_pathset_check(&paths, err);
-    mdsd_pathset_free(&paths);
-    return rc;
-}
-
 #ifdef MDSD_MPI
 /* An MPI rank's share: shard r+1 of N, its aggregate kept in memory. */
 static int mpi_part(void *ctx, size_t shard, size_t shards, char **text, size_t *len, mdsd_err *err)
@@ -392,12 +307,11 @@ static int mpi_merge(void *ctx, const mdsd_shard_input *in, size_t n, mdsd_err *
     table_opts *t = ctx;
     mdsd_report_row *rows = NULL;
     size_t count = 0;
-    mdsd_merge_opts m = {n, in, t->batch.pub.output, NULL, render_files, t, NULL};
+    mdsd_merge_opts m = {n, in, t->batch.pub.output, NULL, mdsd_table_outputs_before, &t->outputs, NULL};
     int rc = mdsd_batch_merge(&m, &rows, &count, err);
     if (rc == MDSD_OK)
-        rc = publish_renders(t, rows, count, err);
-    mdsd_outfile_abort(&t->markdown_out);
-    mdsd_outfile_abort(&t->latex_out);
+        rc = mdsd_table_outputs_publish(&t->outputs, rows, count, err);
+    mdsd_table_outputs_abort(&t->outputs);
     free(rows);
     return rc;
 }
@@ -432,8 +346,9 @@ int cmd_table(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {0, 0, 0, 0}};
     table_opts t = {0};
-    t.layout = MDSD_REPORT_BOTH;
     mdsd_batch_opts *b = &t.batch;
+    t.outputs = (mdsd_table_outputs){.job = b, .tool = "mdsd table", .argc = cli_argc(), .argv = cli_argv(),
+                                     .stdout_output = true};
     b->pub.seed = 1;
     b->progress = true;
     b->note = print_note;
@@ -454,7 +369,7 @@ int cmd_table(int argc, char **argv)
         bad = cli_usage_error("table", "no dump given");
     if (!bad && !b->pub.output)
         bad = cli_usage_error("table", "missing -o/--output FILE");
-    if (!bad && b->pub.shards && (t.want_markdown || t.want_latex))
+    if (!bad && b->pub.shards && (b->pub.markdown || b->pub.latex))
         bad = cli_usage_error("table", "--shard writes partial aggregates: render the tables with "
                               "mdsd merge --markdown/--latex");
     if (bad) {
@@ -471,9 +386,9 @@ int cmd_table(int argc, char **argv)
     mdsd_err_clear(&err);
     mdsd_report_row *rows = NULL;
     size_t count = 0;
-    b->before_publish = render_files;
-    b->publish_ctx = &t;
-    int rc = check_render_paths(&t, &err);
+    b->before_publish = mdsd_table_outputs_before;
+    b->publish_ctx = &t.outputs;
+    int rc = mdsd_table_outputs_check(&t.outputs, &err);
     if (rc == MDSD_OK) {
         /* an interrupt removes the temporary files and says how to go on */
         static char hint[8800];
@@ -504,13 +419,12 @@ int cmd_table(int argc, char **argv)
         }
     }
     if (rc == MDSD_OK)
-        rc = publish_renders(&t, rows, count, &err);
+        rc = mdsd_table_outputs_publish(&t.outputs, rows, count, &err);
     else
         note_kept_units(b, &err);
     if (rc == MDSD_OK)
         mdsd_report_note_one_sample(stderr, "mdsd table", rows, count);
-    mdsd_outfile_abort(&t.markdown_out);
-    mdsd_outfile_abort(&t.latex_out);
+    mdsd_table_outputs_abort(&t.outputs);
     free(rows);
     free(t.temperatures);
     return rc ? cli_report("table", &err) : CLI_EXIT_OK;

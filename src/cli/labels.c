@@ -6,6 +6,9 @@
 
 #include "cli.h"
 #include "labels.h"
+#include "report.h"
+
+_Static_assert(CLI_MAX_LABELS == MDSD_REPORT_MAX_LABELS, "one limit on --label");
 
 size_t cli_label_old_length(const char *label)
 {

@@ -31,6 +31,7 @@
 #include <stdint.h>
 
 #include "err.h"
+#include "outfile.h"
 #include "pathset.h"
 #include "report.h"
 #include "scheme.h"
@@ -90,6 +91,31 @@ typedef struct {
  * output-safety check (pathset.h) that mdsd_batch_run makes before any work;
  * a caller writing more files adds them and checks the whole set first. */
 void mdsd_batch_paths(const mdsd_batch_opts *opts, mdsd_pathset *s);
+
+/* ---- the rendered tables and the provenance (tablerender.c) ----
+ * What `mdsd table` writes beside the CSV, for the CLI and mdsd_table_run
+ * alike: pub.markdown / pub.latex rendered in pub.layout, marked as the job
+ * ran, each written and finished before the CSV appears (its before_publish:
+ * with the provenance sidecar when `tool` is set), published after it; "-"
+ * printed on standard output then. */
+typedef struct {
+    const mdsd_batch_opts *job;
+    const char *tool;          /* provenance "tool" ("mdsd table"); NULL: no sidecar */
+    int argc;
+    char *const *argv;         /* the command after "mdsd" */
+    bool stdout_output;        /* the caller writes standard output (checked with the files) */
+    mdsd_outfile markdown_out, latex_out; /* rendered, not yet published */
+} mdsd_table_outputs;
+
+/* The job's files (mdsd_batch_paths) with the rendered ones, checked before any work. */
+int mdsd_table_outputs_check(const mdsd_table_outputs *t, mdsd_err *err);
+/* A before_publish (ctx: the mdsd_table_outputs): provenance, then the files. */
+int mdsd_table_outputs_before(const mdsd_report_row *rows, size_t count, void *ctx, mdsd_err *err);
+/* After the CSV: the files published, the "-" ones printed. */
+int mdsd_table_outputs_publish(mdsd_table_outputs *t, const mdsd_report_row *rows, size_t count,
+                               mdsd_err *err);
+/* Removes what was rendered and not published (safe to call always). */
+void mdsd_table_outputs_abort(mdsd_table_outputs *t);
 
 /* Runs the job and writes opts->output atomically. rows/count (optional)
  * receive the result rows (free with free()). */

@@ -6,8 +6,9 @@
 #include <string.h>
 
 #include "err.h"
+#include "report.h"
 
-#define MAX_LABELS 64 /* the CLI's --label array (src/cli/labels.h) */
+#define MAX_LABELS MDSD_REPORT_MAX_LABELS /* also the CLI's --label array (src/cli/labels.h) */
 
 mdsd_status mdsd_labels_check(size_t n, const char *const *labels, mdsd_err *err)
 {

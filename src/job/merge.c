@@ -10,6 +10,7 @@
 #include "blockpartial.h"
 
 #include "blockjob.h"
+#include "opts.h"
 #include "outfile.h"
 #include "parse.h"
 #include "pathset.h"
@@ -97,6 +98,7 @@ int mdsd_block_job_merge(const mdsd_shard_input *in, size_t n, const mdsd_block_
 
 typedef struct {
     const char *markdown, *latex;
+    int layout;
     mdsd_shard_job job;
 } table_merge;
 
@@ -106,7 +108,7 @@ static int before_publish(const mdsd_report_row *rows, size_t count, void *ctx, 
     const table_merge *m = ctx;
     mdsd_report_style style;
     mdsd_report_style_init(&style);
-    style.layout = MDSD_REPORT_BOTH;
+    style.layout = m->layout ? (mdsd_report_layout)m->layout : MDSD_REPORT_BOTH;
     style.is_top = m->job.is_top;
     style.trials = m->job.trials;
     int rc = MDSD_OK;
@@ -117,9 +119,33 @@ static int before_publish(const mdsd_report_row *rows, size_t count, void *ctx, 
     return rc;
 }
 
+void (mdsd_merge_job_opts_init)(mdsd_merge_job_opts *opts, size_t size)
+{
+    mdsd_merge_job_opts d;
+    memset(&d, 0, sizeof d);
+    d.size = sizeof d;
+    mdsd_opts_fill(opts, size, &d, sizeof d);
+}
+
 mdsd_status mdsd_merge(const char *const *shards, size_t n, const char *output, const char *markdown,
                const char *latex, mdsd_err *err)
 {
+    mdsd_merge_job_opts o;
+    mdsd_merge_job_opts_init(&o);
+    o.markdown = markdown, o.latex = latex;
+    return mdsd_merge_run(shards, n, output, &o, err);
+}
+
+mdsd_status mdsd_merge_run(const char *const *shards, size_t n, const char *output,
+                           const mdsd_merge_job_opts *opts, mdsd_err *err)
+{
+    if (opts && mdsd_opts_check(opts->size, sizeof *opts, "mdsd_merge_job_opts", NULL, err))
+        return MDSD_EINVAL;
+    const char *markdown = opts ? opts->markdown : NULL, *latex = opts ? opts->latex : NULL;
+    int layout = opts ? opts->layout : 0;
+    if (layout != 0 && (layout < MDSD_REPORT_PER_SETTING || layout > MDSD_REPORT_BOTH))
+        return mdsd_fail(err, MDSD_EINVAL, "merge: layout %d is not an mdsd_report_layout (1, 2, 3)",
+                         layout);
     if (!shards || n == 0)
         return mdsd_fail(err, MDSD_EINVAL, "merge: no shard given");
     if (!output)
@@ -149,7 +175,7 @@ mdsd_status mdsd_merge(const char *const *shards, size_t n, const char *output, 
         mdsd_block_job how = {.pub = {.output = output, .markdown = markdown, .latex = latex}};
         rc = mdsd_block_job_merge(in, n, &how, err);
     } else if (rc == MDSD_OK) {
-        table_merge m = {markdown, latex, {0}};
+        table_merge m = {markdown, latex, layout, {0}};
         mdsd_merge_opts mo = {n, in, output, &m.job, before_publish, &m, &renders};
         rc = mdsd_batch_merge(&mo, NULL, NULL, err);
         mdsd_shard_job_free(&m.job);

@@ -28,17 +28,38 @@ const char *mdsd_report_significance(double gap, double gap_se, size_t samples)
     return p < 0.001 ? "***" : p < 0.01 ? "**" : p < 0.05 ? "*" : "";
 }
 
-void mdsd_report_note_one_sample(FILE *err, const char *prog, const mdsd_report_row *rows, size_t count)
+void mdsd_report_notes(void (*fn)(const char *message, void *ctx), void *ctx,
+                       const mdsd_report_row *rows, size_t count)
 {
-    for (size_t i = 0; i < count; i++) {
+    for (size_t i = 0; fn && i < count; i++) {
         bool first = rows[i].samples < 2;
         for (size_t k = 0; k < i && first; k++)
             first = !(rows[k].samples < 2 && !strcmp(rows[k].dump, rows[i].dump));
-        if (first)
-            fprintf(err, "%s: note: %s has one sample: its standard errors treat the positions as "
-                         "independent (no clustering is possible) and are likely too small; no "
-                         "significance stars for it\n", prog, rows[i].dump);
+        if (!first)
+            continue;
+        char msg[512];
+        snprintf(msg, sizeof msg, "note: %s has one sample: its standard errors treat the positions "
+                 "as independent (no clustering is possible) and are likely too small; no "
+                 "significance stars for it", rows[i].dump);
+        fn(msg, ctx);
     }
+}
+
+typedef struct {
+    FILE *f;
+    const char *prog;
+} note_file;
+
+static void note_to_file(const char *message, void *ctx)
+{
+    const note_file *n = ctx;
+    fprintf(n->f, "%s: %s\n", n->prog, message);
+}
+
+void mdsd_report_note_one_sample(FILE *err, const char *prog, const mdsd_report_row *rows, size_t count)
+{
+    note_file n = {err, prog};
+    mdsd_report_notes(note_to_file, &n, rows, count);
 }
 
 #define CSV_HEAD "dump,temperature,n,scheme,method,alpha,stderr,gap,gap_stderr,significance," \
@@ -165,6 +186,20 @@ const char *mdsd_report_relabel(const char *const *labels, size_t n, const char 
         if (!strncmp(labels[i], name, len) && labels[i][len] == '=')
             return labels[i] + len + 1;
     return name;
+}
+
+mdsd_status mdsd_report_layout_parse(const char *name, mdsd_report_layout *layout, mdsd_err *err)
+{
+    if (name && !strcmp(name, "per-setting"))
+        *layout = MDSD_REPORT_PER_SETTING;
+    else if (name && !strcmp(name, "combined"))
+        *layout = MDSD_REPORT_COMBINED;
+    else if (name && !strcmp(name, "both"))
+        *layout = MDSD_REPORT_BOTH;
+    else
+        return (mdsd_status)mdsd_fail(err, MDSD_EINVAL, "'%s' is not per-setting, combined or both",
+                                      name ? name : "(null)");
+    return MDSD_OK;
 }
 
 void mdsd_report_latex_escape(FILE *out, const char *s)

@@ -24,6 +24,8 @@
 #include "csv.h"
 #include "err.h"
 
+#include <mdsd/report.h>
+
 #define MDSD_REPORT_MAX_DRAFTS 16
 
 typedef struct {
@@ -55,6 +57,9 @@ const char *mdsd_report_significance(double gap, double gap_se, size_t samples);
  * samples < 2. */
 void mdsd_report_note_one_sample(FILE *err, const char *prog, const mdsd_report_row *rows,
                                  size_t count);
+/* The same notes, "note: DUMP has one sample: ..." each, told to fn (NULL: none). */
+void mdsd_report_notes(void (*fn)(const char *message, void *ctx), void *ctx,
+                       const mdsd_report_row *rows, size_t count);
 
 void mdsd_report_csv_header(FILE *out, size_t max_drafts);
 void mdsd_report_csv_row(FILE *out, const mdsd_report_row *r, size_t max_drafts);
@@ -74,11 +79,7 @@ int mdsd_report_csv_parse(const char *line, bool intervals, mdsd_report_row *r, 
  * has a \label; Monte-Carlo cells (exact = 0) carry a dagger and cells of the
  * is verifier truncated by --is-top a double dagger, explained under the
  * table. */
-typedef enum {
-    MDSD_REPORT_PER_SETTING = 1, /* one table per (temperature, n) */
-    MDSD_REPORT_COMBINED = 2,    /* one table, (temperature, n) as row groups */
-    MDSD_REPORT_BOTH = 3
-} mdsd_report_layout;
+/* mdsd_report_layout: <mdsd/report.h>. */
 
 /* The LaTeX packages the rendered tables use (a standalone document loads them;
  * a snippet names them in its first comment): every tabular is shrunk to the
@@ -115,6 +116,9 @@ void mdsd_report_latex(FILE *out, const mdsd_report_row *rows, size_t count);
 /* NEW of the first "OLD=NEW" of labels[n] whose OLD is name (OLD ends at
  * the first '='), else name itself: the --label lookup of report and plot. */
 const char *mdsd_report_relabel(const char *const *labels, size_t n, const char *name);
+
+/* At most this many --label pairs. */
+#define MDSD_REPORT_MAX_LABELS 64
 
 /* s as LaTeX text: \ { } $ & # ^ _ ~ % escaped; bytes >= 0x80 passed on (UTF-8). */
 void mdsd_report_latex_escape(FILE *out, const char *s);

@@ -175,6 +175,32 @@ int main()
                          mdsd_err *) = &mdsd_merge;
     s = merge(nullptr, 0, "/nonexistent/out.csv", nullptr, nullptr, &err);
     expect(s != MDSD_OK, "mdsd_merge refuses no shards", err);
+    mdsd_merge_job_opts mo;
+    mdsd_merge_job_opts_init(&mo);
+    mo.layout = MDSD_REPORT_COMBINED;
+    s = mdsd_merge_run(nullptr, 0, "/nonexistent/out.csv", &mo, &err);
+    expect(s == MDSD_EINVAL && mo.size == sizeof mo, "mdsd_merge_run refuses no shards", err);
+
+    // mdsd/report.h: options from their _init, the layout by name, the text released
+    // by mdsd_report_free (NULL accepted); option_error tells a refused option.
+    mdsd_report_opts ro;
+    mdsd_report_opts_init(&ro);
+    expect(ro.size == sizeof ro && ro.is_top == -1, "mdsd_report_opts_init", err);
+    mdsd_report_layout layout = MDSD_REPORT_BOTH;
+    s = mdsd_report_layout_parse("per-setting", &layout, &err);
+    expect(s == MDSD_OK && layout == MDSD_REPORT_PER_SETTING, "mdsd_report_layout_parse", err);
+    ro.layout = layout;
+    ro.standalone = 1; // without latex: refused before any file is read
+    char *text = nullptr;
+    int option_error = 0;
+    s = mdsd_report("/nonexistent/r.csv", nullptr, &ro, &text, &option_error, &err);
+    expect(s == MDSD_EINVAL && option_error == 1 && text == nullptr,
+           "mdsd_report refuses standalone without latex", err);
+    ro.standalone = 0;
+    s = mdsd_report("/nonexistent/r.csv", nullptr, &ro, &text, &option_error, &err);
+    expect(s == MDSD_EIO && option_error == 0, "mdsd_report names an unreadable CSV", err);
+    mdsd_report_free(text);
+
     mdsd_dump_reader_free(nullptr);
     mdsd_dump_writer_free(nullptr);
     mdsd_tree_dump_writer_free(nullptr);

@@ -27,10 +27,11 @@ BINDINGS = {
     "toy": ("toy",),
     "plot": ("plot", "plot_series", "plot_matplotlib"),
     "check": ("check", "check_list"),
+    "report": ("report",),
 }
 
 # Jobs with no Python function yet: each of their options is reported as such.
-NOT_YET_BOUND = ("report",)
+NOT_YET_BOUND = ()
 
 # The keyword where its name is not the option's (- as _): (command or None, option).
 KEYWORDS = {
@@ -50,6 +51,8 @@ KEYWORDS = {
     ("block", "--cost"): "costs",
     ("toy", "--drafts"): "drafts",
     ("plot", "--label"): "labels",
+    ("report", "--drafts"): "drafts",
+    ("report", "--label"): "labels",
 }
 
 _PREPARE = ("mdsd.softmax(logits, temperature) and mdsd.truncate(p, top_k, top_p) prepare p "
@@ -71,11 +74,6 @@ REASONS = {
     ("draft", "--target"): "draft reads p only to print it; q gives V",
     ("info", "--validate"): "mdsd.validate_dump(path) is the call",
     ("check", "--list"): "mdsd.check_list(family, only) is the call",
-    ("table", "--markdown"): "not yet bound",
-    ("table", "--latex"): "not yet bound",
-    ("table", "--layout"): "not yet bound",
-    ("table", "--per-position"): "not yet bound",
-    ("merge", "--layout"): "not yet bound",
     ("block", "--exact"): "the default without trials= (trials=0)",
 }
 

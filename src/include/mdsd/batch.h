@@ -100,6 +100,18 @@ typedef struct {
      * (`--shard I/N`): mdsd_merge (mdsd/merge.h) folds the N files into the job's CSV,
      * the bytes of one run. 0 = the whole job. */
     size_t shard, shards;
+    /* The tables of `mdsd table --markdown/--latex` (mdsd/report.h's renderers,
+     * marked as the job ran: is_top, trials): files written atomically before
+     * the CSV appears (all outputs appear, or none); "-" = standard output,
+     * printed once the CSV is in place; NULL = none. */
+    const char *markdown;
+    const char *latex;
+    int layout;                            /* an mdsd_report_layout; 0 (_init): both */
+    /* The per-position CSV of `mdsd table --per-position FILE`, streamed:
+     * dump,temperature,row,sample,position,entropy_p,entropy_q,tv,
+     * alpha_star_<scheme>_n<n>...,rate_<verifier>_n<n>... (to PER_POSITION.partial
+     * until the job ends; resume goes on from its checkpoint); NULL = none. */
+    const char *per_position;
 } mdsd_table_opts;
 
 /* Writes the defaults and size (verifier_opts: mdsd_verifier_opts_init's). */

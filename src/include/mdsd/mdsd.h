@@ -21,5 +21,6 @@
 #include <mdsd/toy.h>
 #include <mdsd/plot.h>
 #include <mdsd/check.h>
+#include <mdsd/report.h>
 
 #endif

@@ -18,6 +18,22 @@ extern "C" {
 MDSD_API mdsd_status mdsd_merge(const char *const *shards, size_t n, const char *output,
                                 const char *markdown, const char *latex, mdsd_err *err);
 
+/* mdsd_merge with the options of `mdsd merge`: markdown, latex as above,
+ * and the layout of a table job's tables (block tables have one). */
+typedef struct {
+    size_t size;           /* set by the _init below; checked by the library (mdsd/common.h) */
+    const char *markdown;  /* also the tables in Markdown; NULL = none */
+    const char *latex;     /* ... and in LaTeX; NULL = none */
+    int layout;            /* table shards: an mdsd_report_layout (mdsd/report.h); 0 (_init): both */
+} mdsd_merge_job_opts;
+
+/* Zeroes opts and sets size. */
+MDSD_API void mdsd_merge_job_opts_init(mdsd_merge_job_opts *opts, size_t size);
+#define mdsd_merge_job_opts_init(opts) mdsd_merge_job_opts_init((opts), sizeof *(opts))
+/* mdsd_merge (NULL opts: no tables). */
+MDSD_API mdsd_status mdsd_merge_run(const char *const *shards, size_t n, const char *output,
+                                    const mdsd_merge_job_opts *opts, mdsd_err *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -33,7 +33,7 @@ __all__ = ["MdsdError", "MdsdTypeError", "version", "__version__", "Rng", "SCHEM
            "alpha_star_result", "verifier_rate", "Verifier", "Sampler", "sample_drafts",
            "monte_carlo", "batch", "table", "block", "BlockMarkov", "merge", "softmax", "DumpReader", "DumpWriter", "validate_dump",
            "TreeDumpWriter",
-           "lp_export", "truncate", "evaluate", "read_table", "Table"]
+           "lp_export", "truncate", "evaluate", "read_table", "Table", "report"]
 
 METHODS = ("auto", "lp-full", "lp-reduced", "brute", "sort", "k2", "maxflow")
 
@@ -793,6 +793,7 @@ def table(dumps, output, temperatures=(1.0,), draft_counts=(2,), schemes=("iid",
           verifiers=(), draft_models=(), rows=None, top_k=0, top_p=1.0, trials=0,
           simulate=False, seed=1, threads=0, resume=False, progress=None, pandas=None,
           discard_partial=False, checkpoint_seconds=None, shard=None,
+          markdown=None, latex=None, layout=None, per_position=None,
           _stacklevel=3, _provenance_tool="mdsd.table", _arrays=None, _settings=None, **opts):
     """The `mdsd table` job over HDF5 logit dumps: writes the tidy results CSV `output`
     (mean acceptance per dump, temperature, n, scheme / verifier, with standard errors
@@ -807,7 +808,11 @@ def table(dumps, output, temperatures=(1.0,), draft_counts=(2,), schemes=("iid",
     over; checkpoint_seconds=S saves the finished samples of a unit every S seconds (0:
     after every block of rows; None: every 60 s). shard=(I, N) (or "I/N") evaluates
     shard I of N only and writes its partial aggregates to output, whose path is
-    returned: mdsd.merge of the N shards writes the CSV of one run, byte for byte."""
+    returned: mdsd.merge of the N shards writes the CSV of one run, byte for byte.
+    markdown=PATH, latex=PATH: also the tables of `mdsd table
+    --markdown/--latex` (mdsd.report's, marked as the job ran), in layout "per-setting",
+    "combined" or "both" (None: both), written before the CSV appears; per_position=PATH:
+    the per-row CSV of `--per-position` (mdsd.report(PATH, paired=...) reads it)."""
     bar = Progress(progress, _provenance_tool)
     top_p = _top_p(top_p)
     dumps = [dumps] if isinstance(dumps, (str, bytes, os.PathLike)) else list(dumps)
@@ -848,6 +853,10 @@ def table(dumps, output, temperatures=(1.0,), draft_counts=(2,), schemes=("iid",
         o.checkpoint_seconds = float(secs) if secs > 0 else -1.0
     if shard is not None:
         o.shard, o.shards = _inputs.shard(shard)
+    o.markdown = None if markdown is None else _cstr(markdown, "markdown")
+    o.latex = None if latex is None else _cstr(latex, "latex")
+    o.per_position = None if per_position is None else _cstr(per_position, "per_position")
+    o.layout = _report.layout_code(layout)
     if bar.on:  # from the job's thread; bar.tick() hands it on in this one
         o.on_progress = _lib.TABLE_PROGRESS(lambda done, total, _ctx: bar.record(done, total))
     # OUTPUT.provenance.json as `mdsd table` writes it: this call's settings, each dump's
@@ -859,7 +868,9 @@ def table(dumps, output, temperatures=(1.0,), draft_counts=(2,), schemes=("iid",
         threads=threads, resume=resume,
         **{k: v for k, v in (("discard_partial", discard_partial),
                              ("checkpoint_seconds", checkpoint_seconds), ("shard", shard))
-           if v not in (None, False)}, **opts))
+           if v not in (None, False)}, **opts, **{k: v for k, v in dict(
+            markdown=markdown, latex=latex, layout=layout,
+            per_position=per_position).items() if v is not None}))
     err = _lib.Err()
     with bar:
         _raise(interruptible(lib.mdsd_table_run_recorded, ctypes.byref(o),
@@ -892,3 +903,5 @@ from .dump import DumpReader, DumpWriter, validate_dump  # noqa: E402
 from .treedump import TreeDumpWriter  # noqa: E402
 from .tables import Table, _want_pandas, evaluate, read_table  # noqa: E402
 from ._blockjobs import BlockMarkov, block, merge  # noqa: E402
+from . import _report  # noqa: E402
+from ._report import report  # noqa: E402

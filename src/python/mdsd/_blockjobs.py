@@ -205,13 +205,17 @@ def block(dumps=None, output=None, verifiers=None, sequences=None, depths=None, 
     return read_table(output, pandas=pandas)
 
 
-def merge(shards, output, markdown=None, latex=None):
+def merge(shards, output, markdown=None, latex=None, layout=None):
     """`mdsd merge`: the aggregates of `mdsd table/block ... --shard I/N -o SHARD` (all N
     shards of one job, any order) folded into the job's results CSV `output`, the same
-    bytes as one process writes; optionally the Markdown and LaTeX tables."""
+    bytes as one process writes; optionally the Markdown and LaTeX tables, a table job's
+    in layout "per-setting", "combined" or "both" (None: both)."""
+    from ._report import layout_code
     shards = [shards] if isinstance(shards, (str, bytes, os.PathLike)) else list(shards)
     from .dump import _strings
     sl = _strings(shards, "shard")
+    o = _lib.init(_lib.MergeJobOpts)
+    o.markdown, o.latex, o.layout = _path(markdown), _path(latex), layout_code(layout)
     err = _lib.Err()
-    _raise(lib.mdsd_merge(ctypes.cast(sl, ctypes.POINTER(ctypes.c_char_p)), len(shards),
-                          _path(output), _path(markdown), _path(latex), ctypes.byref(err)), err)
+    _raise(lib.mdsd_merge_run(ctypes.cast(sl, ctypes.POINTER(ctypes.c_char_p)), len(shards),
+                              _path(output), ctypes.byref(o), ctypes.byref(err)), err)

@@ -167,7 +167,29 @@ class TableOpts(Structure):
                 ("on_progress", TABLE_PROGRESS), ("progress_ctx", c_void_p),
                 ("n_arrays", c_size_t), ("arrays", POINTER(RowArrays)),
                 ("discard_partial", c_int), ("checkpoint_seconds", c_double),
-                ("shard", c_size_t), ("shards", c_size_t)]
+                ("shard", c_size_t), ("shards", c_size_t),
+                ("markdown", c_char_p), ("latex", c_char_p), ("layout", c_int),
+                ("per_position", c_char_p)]
+
+
+# void (*on_note)(const char *message, void *ctx)
+REPORT_NOTE = ctypes.CFUNCTYPE(None, c_char_p, c_void_p)
+
+
+class ReportOpts(Structure):  # mdsd/report.h
+    _init = "mdsd_report_opts_init"
+    _fields_ = [("size", c_size_t), ("latex", c_int), ("standalone", c_int), ("layout", c_int),
+                ("label_prefix", c_char_p), ("n_labels", c_size_t), ("labels", POINTER(c_char_p)),
+                ("temperatures", c_char_p), ("drafts", c_char_p), ("schemes", c_char_p),
+                ("methods", c_char_p), ("dumps", c_char_p), ("is_top", ctypes.c_int64),
+                ("paired", c_char_p), ("csv", c_int), ("to_stdout", c_int), ("tool", c_char_p),
+                ("n_words", c_size_t), ("words", POINTER(c_char_p)), ("on_note", REPORT_NOTE),
+                ("note_ctx", c_void_p)]
+
+
+class MergeJobOpts(Structure):  # mdsd/merge.h
+    _init = "mdsd_merge_job_opts_init"
+    _fields_ = [("size", c_size_t), ("markdown", c_char_p), ("latex", c_char_p), ("layout", c_int)]
 
 
 class BlockJobOpts(Structure):
@@ -360,6 +382,13 @@ _sig("mdsd_block_markov", c_int, POINTER(BlockMarkovOpts), POINTER(BlockMarkovRe
 _sig("mdsd_block_markov_live", c_int, POINTER(BlockMarkovOpts), c_size_t,
      POINTER(BlockMarkovResult), POINTER(BlockMarkovLiveResult), E)
 _sig("mdsd_merge", c_int, POINTER(c_char_p), c_size_t, c_char_p, c_char_p, c_char_p, E)
+_sig("mdsd_merge_job_opts_init", None, POINTER(MergeJobOpts), c_size_t)
+_sig("mdsd_merge_run", c_int, POINTER(c_char_p), c_size_t, c_char_p, POINTER(MergeJobOpts), E)
+_sig("mdsd_report_opts_init", None, POINTER(ReportOpts), c_size_t)
+_sig("mdsd_report", c_int, c_char_p, c_char_p, POINTER(ReportOpts), POINTER(c_void_p),
+     POINTER(c_int), E)
+_sig("mdsd_report_free", None, c_void_p)
+_sig("mdsd_report_layout_parse", c_int, c_char_p, POINTER(c_int), E)
 _sig("mdsd_dump_reader_open", c_void_p, c_char_p, E)
 _sig("mdsd_dump_reader_open_truncated", c_void_p, c_char_p, E)
 _sig("mdsd_dump_reader_info", None, c_void_p, POINTER(DumpInfo))
