@@ -234,6 +234,18 @@ Test(package, python_check_gives_the_cli_results, .timeout = 300)
     free(out);
 }
 
+/* CLI options bound as Python keywords (tests/python/test_mdsd_binds.py):
+ * monte_carlo(check_output=True) gives `accept --check-output --json`'s chi-square
+ * statistic, dof and p-value exactly, subset_probability(subset=, max_tuples=) `draft
+ * --subset --max-tuples --json`'s Q; bad values refused naming the keyword. */
+Test(package, python_binds_equal_the_cli, .timeout = 300)
+{
+    char *out = test_shell_ok("PYTHONPATH=src/python:tests/python /usr/bin/python3 -m unittest "
+                              "test_mdsd_binds 2>&1");
+    cr_assert(strstr(out, "\nOK\n"), "no plain OK line:\n%s", out);
+    free(out);
+}
+
 /* `mdsd report` and the table job's rendered outputs from Python
  * (tests/python/test_mdsd_report.py): mdsd.report, mdsd.table(markdown=, latex=,
  * layout=, per_position=) and mdsd.merge(layout=) give the CLI's bytes; bad labels,

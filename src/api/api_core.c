@@ -165,6 +165,40 @@ void mdsd_sampler_draw_drafts(const mdsd_sampler *sm, mdsd_rng *rng, mdsd_token 
     mdsd_sampler_draw(sm, rng->r, drafts);
 }
 
+mdsd_status mdsd_subset_probability(const mdsd_scheme *s, const size_t *tokens,
+                                     size_t count, size_t max_tuples, double *Q, mdsd_err *err)
+{
+    if (!s || !Q || (count && !tokens))
+        return mdsd_fail(err, MDSD_EINVAL, "subset probability: a NULL argument");
+    api_scheme a;
+    int rc = api_scheme_copy(s, &a, err);
+    if (rc) {
+        api_scheme_clear(&a); /* a scheme_check failure leaves the copy of q */
+        return rc;
+    }
+    unsigned char *in_H = calloc(a.s.V ? a.s.V : 1, 1);
+    if (!in_H)
+        rc = mdsd_fail(err, MDSD_ENOMEM, "out of memory");
+    for (size_t i = 0; rc == MDSD_OK && i < count; i++) {
+        if (tokens[i] >= a.s.V)
+            rc = mdsd_fail(err, MDSD_EINVAL, "subset: entry %zu (%zu) is not a token id in "
+                           "[0, %zu)", i, tokens[i], a.s.V);
+        else
+            in_H[tokens[i]] = 1;
+    }
+    mdsd_joint D;
+    /* The CLI's route (cmd_draft.c): enumerate D, then sum the tuples inside H. */
+    if (rc == MDSD_OK &&
+        (rc = mdsd_scheme_joint(&a.s, max_tuples ? max_tuples : 1000000, &D, err)) == MDSD_OK) {
+        if ((rc = mdsd_joint_sort(&D, err)) == MDSD_OK)
+            *Q = mdsd_joint_Q(&D, in_H);
+        mdsd_joint_free(&D);
+    }
+    free(in_H);
+    api_scheme_clear(&a);
+    return rc;
+}
+
 /* ---- alpha* ---- */
 
 /* The name in parentheses: the header's macro of the same name passes the caller's size. */

@@ -12,6 +12,7 @@
 #include "montecarlo.h"
 #include "opts.h"
 #include "scheme.h"
+#include "stats.h"
 #include "verifier.h"
 
 /* The kind, and the options' size (mdsd/common.h; NULL options are the defaults). */
@@ -189,4 +190,33 @@ mdsd_status mdsd_montecarlo(const mdsd_verifier *v, const mdsd_montecarlo_opts *
         memcpy(histogram, r.histogram, r.V * sizeof *histogram);
     mdsd_mc_result_free(&r);
     return MDSD_OK;
+}
+
+mdsd_status mdsd_output_chisq(const uint64_t *histogram, const double *p, size_t V,
+                              double *statistic, size_t *dof, double *p_value, mdsd_err *err)
+{
+    if (!histogram || !p || !statistic || !dof || !p_value)
+        return mdsd_fail(err, MDSD_EINVAL, "output chi-square: a NULL argument");
+    if (V == 0)
+        return mdsd_fail(err, MDSD_EINVAL, "output chi-square: V = 0");
+    uint64_t total = 0;
+    for (size_t i = 0; i < V; i++)
+        total += histogram[i];
+    if (total == 0)
+        return mdsd_fail(err, MDSD_EINVAL, "output chi-square: the histogram is all zero");
+    /* Against p validated and renormalised as the CLI loads it (and as the verifier
+     * copies it), so the statistic is the CLI's to the last bit. */
+    double *pn = malloc(V * sizeof *pn);
+    if (!pn)
+        return mdsd_fail(err, MDSD_ENOMEM, "output chi-square: out of memory for V = %zu", V);
+    int rc = mdsd_probs_validate_copy(p, V, pn, "target p", err);
+    if (rc == MDSD_OK) {
+        /* The same test and pooling threshold as the CLI's accept --check-output. */
+        mdsd_gof g = mdsd_chisq_gof(histogram, pn, V, 5.0);
+        *statistic = g.statistic;
+        *dof = g.dof;
+        *p_value = g.p_value;
+    }
+    free(pn);
+    return rc;
 }

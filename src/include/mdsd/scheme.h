@@ -57,6 +57,13 @@ MDSD_API mdsd_sampler *mdsd_sampler_new(const mdsd_scheme *s, mdsd_err *err);
 MDSD_API void mdsd_sampler_draw_drafts(const mdsd_sampler *sm, mdsd_rng *rng, mdsd_token *drafts);
 MDSD_API void mdsd_sampler_free(mdsd_sampler *sm);
 
+/* draft --subset: Q(H) = P(all n drafts lie in H) under D, H the `count` token
+ * ids tokens[] (each < V; repeats allowed), by enumerating D: MDSD_ETOOBIG past
+ * max_tuples tuples (draft --max-tuples; 0 = the CLI's default, 10^6). */
+MDSD_API mdsd_status mdsd_subset_probability(const mdsd_scheme *s, const size_t *tokens,
+                                             size_t count, size_t max_tuples, double *Q,
+                                             mdsd_err *err);
+
 #ifdef __cplusplus
 }
 #endif

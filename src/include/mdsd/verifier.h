@@ -113,6 +113,16 @@ MDSD_API mdsd_status mdsd_montecarlo(const mdsd_verifier *v, const mdsd_montecar
                     mdsd_montecarlo_result *res, double *per_draft, uint64_t *histogram,
                     mdsd_err *err);
 
+/* accept --check-output: Pearson chi-square test of an output histogram
+ * (mdsd_montecarlo's, [V]) against p [V] (validated and renormalised as every
+ * p the library takes), the least likely cells pooled until
+ * each expects >= 5 draws. p_value = P(chi2_dof >= statistic); a count in a
+ * cell of probability 0 gives p_value = 0. MDSD_EINVAL on NULL, V = 0 or an
+ * all-zero histogram. */
+MDSD_API mdsd_status mdsd_output_chisq(const uint64_t *histogram, const double *p, size_t V,
+                                       double *statistic, size_t *dof, double *p_value,
+                                       mdsd_err *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -30,7 +30,7 @@ __all__ = ["MdsdError", "MdsdTypeError", "version", "__version__", "Rng", "SCHEM
            "AUDIT_VERIFIERS", "LIVE_VERIFIERS", "BLOCK_VERIFIERS", "BLOCK_OPTIMA", "POLICIES",
            "REGISTRY", "RegistryEntry", "alpha_star", "AlphaRoutes", "toy", "check", "check_list",
            "plot", "plot_series", "plot_matplotlib",
-           "alpha_star_result", "verifier_rate", "Verifier", "Sampler", "sample_drafts",
+           "alpha_star_result", "verifier_rate", "Verifier", "Sampler", "sample_drafts", "subset_probability",
            "monte_carlo", "batch", "table", "block", "BlockMarkov", "merge", "softmax", "DumpReader", "DumpWriter", "validate_dump",
            "TreeDumpWriter",
            "lp_export", "truncate", "evaluate", "read_table", "Table", "report"]
@@ -601,6 +601,27 @@ class Sampler:
             lib.mdsd_sampler_free(h)
 
 
+def subset_probability(q, n, scheme, subset, joint=None, max_tuples=1000000):
+    """Q(H) = P(all n drafts lie in H), `mdsd draft --subset LIST`: subset the token ids
+    of H (ints in [0, V); repeats allowed), q [V] (multi: [n, V]; custom: joint=). The
+    library enumerates D, refused past max_tuples tuples (`--max-tuples`)."""
+    if isinstance(subset, (str, bytes)):
+        raise MdsdTypeError(1, f"subset: expected token ids (ints), got {subset!r}")
+    ids = _int_array(subset, "subset", 0, np.iinfo(np.uint64).max, np.uint64)
+    if ids.ndim != 1:
+        raise MdsdError(1, f"subset: expected a 1-d list of token ids, got shape {ids.shape}")
+    mt = _uint(max_tuples, "max_tuples")
+    if mt == 0:
+        raise MdsdError(1, "max_tuples: must be >= 1, got 0")
+    sa = _SchemeArgs(q, n, scheme, joint=joint)
+    ids = np.ascontiguousarray(ids.astype(np.uintp))
+    Q = ctypes.c_double()
+    err = _lib.Err()
+    _raise(lib.mdsd_subset_probability(ctypes.byref(sa.s), ids.ctypes.data if ids.size else None,
+                                       ids.size, mt, ctypes.byref(Q), ctypes.byref(err)), err)
+    return Q.value
+
+
 def sample_drafts(q, n, scheme="iid", rng=None, size=None, joint=None):
     """Draft tokens from the scheme: int32 [n] (or [size, n]); q [..., V] (multi: [...,
     n, V]): [..., n] (or [..., size, n]), the positions drawn in C order on the one
@@ -616,14 +637,22 @@ def sample_drafts(q, n, scheme="iid", rng=None, size=None, joint=None):
 
 
 MonteCarlo = namedtuple("MonteCarlo", "alpha se ci_low ci_high trials per_draft histogram")
+OutputCheck = namedtuple("OutputCheck", "statistic dof p_value")
 
 
 def monte_carlo(verifier, p, q=None, n=None, scheme=None, trials=1000000, seed=1, position=0,
-                threads=0, histogram=False, joint=None, **opts):
+                threads=0, histogram=False, joint=None, check_output=False, **opts):
     """Monte-Carlo acceptance of a verifier: `trials` draws of the drafts from the scheme,
     each verified. Streams depend on (seed, position, verifier) only, not on threads.
     p [..., V], q [..., V]: every field an array over the leading axes, position k (in C
-    order) on the stream of position + k, as mdsd.batch keys rows by row0 + row."""
+    order) on the stream of position + k, as mdsd.batch keys rows by row0 + row.
+    check_output=True (`accept --check-output`): also the chi-square test of the output
+    histogram against p, as (result, OutputCheck(statistic, dof, p_value)); the histogram
+    is then filled in the result too."""
+    if not isinstance(check_output, (bool, np.bool_)):
+        raise MdsdError(1, f"check_output: expected True or False, got {check_output!r}")
+    check_output = bool(check_output)
+    histogram = histogram or check_output
     v = Verifier(verifier, n, scheme, **opts)
     mo = _lib.init(_lib.MonteCarloOpts)
     mo.trials, mo.seed = _uint(trials, "trials"), _uint(seed, "seed")
@@ -644,14 +673,27 @@ def monte_carlo(verifier, p, q=None, n=None, scheme=None, trials=1000000, seed=1
                                ctypes.byref(res), per.ctypes.data,
                                hist.ctypes.data if histogram else None, ctypes.byref(err))
             _raise(rc, err)
+            if check_output:
+                stat, dof, pv = ctypes.c_double(), ctypes.c_size_t(), ctypes.c_double()
+                _raise(lib.mdsd_output_chisq(hist.ctypes.data, pa.ctypes.data, pa.shape[0],
+                                             ctypes.byref(stat), ctypes.byref(dof),
+                                             ctypes.byref(pv), ctypes.byref(err)), err)
+                checks.append((stat.value, dof.value, pv.value))
         finally:
             prep.close()
         return MonteCarlo(res.alpha, res.se, res.ci_low, res.ci_high, res.trials, per, hist)
+    checks = []
     lead, res = _per_position(one, p, q, v.scheme, joint)
     if lead == ():
-        return res[0]
-    return MonteCarlo(*(_inputs.stack([r[k] for r in res], lead) for k in range(6)),
-                      _inputs.stack([r.histogram for r in res], lead) if histogram else None)
+        out = res[0]
+    else:
+        out = MonteCarlo(*(_inputs.stack([r[k] for r in res], lead) for k in range(6)),
+                         _inputs.stack([r.histogram for r in res], lead) if histogram else None)
+    if not check_output:
+        return out
+    if lead == ():
+        return out, OutputCheck(*checks[0])
+    return out, OutputCheck(*(_inputs.stack([c[k] for c in checks], lead) for k in range(3)))
 
 
 def softmax(logits, temperature=1.0):

@@ -365,6 +365,10 @@ _sig("mdsd_verifier_free", None, c_void_p)
 _sig("mdsd_montecarlo_opts_init", None, POINTER(MonteCarloOpts), c_size_t)
 _sig("mdsd_montecarlo", c_int, c_void_p, POINTER(MonteCarloOpts), POINTER(MonteCarloResult), P,
      P, E)
+_sig("mdsd_subset_probability", c_int, POINTER(Scheme), P, c_size_t, c_size_t,
+     POINTER(c_double), E)
+_sig("mdsd_output_chisq", c_int, P, P, c_size_t, POINTER(c_double), POINTER(c_size_t),
+     POINTER(c_double), E)
 _sig("mdsd_batch_eval_opts_init", None, POINTER(BatchEvalOpts), c_size_t)
 _sig("mdsd_batch_eval", c_int, P, P, c_size_t, c_size_t, POINTER(BatchEvalOpts), P, P, P, P, E)
 _sig("mdsd_batch_eval_double", c_int, P, P, c_size_t, c_size_t, POINTER(BatchEvalOpts), P, P, P,
