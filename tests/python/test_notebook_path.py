@@ -5,7 +5,11 @@ path (the venv has no source tree). One ordered scenario (test_1 ... test_9 run 
 order): torch float32 softmax rows at V = 32,000 into alpha_star with leading axes [2, V];
 bf16 and float32 torch logits into batch and evaluate (the numbers of numpy float32 of the
 same values); a SIGINT mid-batch raising KeyboardInterrupt within LIMIT s with no temporary
-file left; a tqdm bar on a captured stream; every job once, small."""
+file left; a tqdm bar on a captured stream; every job once, small (about 5 s on one core).
+Planted errors this catches (each shown once): the interrupt flag not checked in
+mdsd_batch_eval's row loop nor in mdsd_montecarlo's block loop (KeyboardInterrupt 43 s after
+SIGINT); a wrong expected value (toy rows); run from the source tree instead of the wheel
+(the site-packages assertion); no MDSD_NOTEBOOK_TREES."""
 
 import contextlib
 import glob
