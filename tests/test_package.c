@@ -93,6 +93,17 @@ Test(package, pip_install_builds_a_wheel_with_the_library, .timeout = 600)
     cr_assert(strstr(out, "usage: mdsd-runner"), "%s", out);
     cr_assert(strstr(out, "exit 2\n"), "the program's exit status through the command:\n%s", out);
     free(out);
+    /* issue 40's notebook path (tests/python/test_notebook_path.py) on the installed
+     * package, from a directory outside the source tree: the shipped tree dump by
+     * absolute path, tqdm and torch from the system site-packages the venv sees */
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p %s/notebook && cp tests/python/test_notebook_path.py %s/notebook/ && "
+             "cd %s/notebook && " CLEAN_ENV "MDSD_NOTEBOOK_TREES=%s/data/kjv-trees.h5 "
+             "../venv/bin/python -m unittest -v test_notebook_path 2>&1",
+             dir, dir, dir, dir, root);
+    out = test_shell_ok(cmd);
+    cr_assert(strstr(out, "\nOK\n") && strstr(out, "Ran 9 tests"), "notebook path:\n%s", out);
+    free(out);
     /* the wheel was built offline and is a platform wheel */
     snprintf(cmd, sizeof cmd, "ls %s/venv/lib/python3*/site-packages/mdsd-" MDSD_VERSION
              ".dist-info/WHEEL && grep -h '^Tag:' %s/venv/lib/python3*/site-packages/mdsd-"
