@@ -46,8 +46,9 @@ class CheckOutput(unittest.TestCase):
             want = json.loads(cli("accept", "-p", csvlist(p), "-q", csvlist(q), "-n", n, "-v",
                                   verifier, "--trials", trials, "--seed", seed,
                                   "--check-output", "--json"))
-            mc, check = mdsd.monte_carlo(verifier, p, q, n=n, trials=trials, seed=seed,
-                                         check_output=True)
+            mc = mdsd.monte_carlo(verifier, p, q, n=n, trials=trials, seed=seed,
+                                  check_output=True)
+            check = mc.output_check
             w = want["output_check"]
             self.assertEqual(check.dof, w["dof"], verifier)
             self.assertEqual(check.statistic, w["statistic"], verifier)
@@ -59,11 +60,12 @@ class CheckOutput(unittest.TestCase):
     def test_over_positions(self):
         p = np.stack([pair(s, 6)[0] for s in (1, 2)])
         q = np.stack([pair(s, 6)[1] for s in (1, 2)])
-        mc, check = mdsd.monte_carlo("rrs", p, q, n=2, trials=4000, seed=5, check_output=True)
+        check = mdsd.monte_carlo("rrs", p, q, n=2, trials=4000, seed=5,
+                                 check_output=True).output_check
         self.assertEqual(check.statistic.shape, (2,))
         for k in range(2):
             one = mdsd.monte_carlo("rrs", p[k], q[k], n=2, trials=4000, seed=5, position=k,
-                                   check_output=True)[1]
+                                   check_output=True).output_check
             self.assertEqual(check.statistic[k], one.statistic)
             self.assertEqual(check.dof[k], one.dof)
 
@@ -72,6 +74,7 @@ class CheckOutput(unittest.TestCase):
         mc = mdsd.monte_carlo("rrs", p, q, n=2, trials=100, seed=1)
         self.assertIsInstance(mc, mdsd.MonteCarlo)
         self.assertIsNone(mc.histogram)
+        self.assertIsNone(mc.output_check)
 
     def test_bad_value_named(self):
         p, q = pair(1, 5)
@@ -116,7 +119,9 @@ class Subset(unittest.TestCase):
             with self.assertRaises(mdsd.MdsdError) as cm:
                 mdsd.subset_probability(q, 2, "iid", bad)
             self.assertIn(name, str(cm.exception), bad)
-        for bad in (0, -1, 2.5):
+        self.assertEqual(mdsd.subset_probability(q, 2, "iid", [0], max_tuples=0),  # the default
+                         mdsd.subset_probability(q, 2, "iid", [0]))
+        for bad in (-1, 2.5):
             with self.assertRaises(mdsd.MdsdError) as cm:
                 mdsd.subset_probability(q, 2, "iid", [0], max_tuples=bad)
             self.assertIn("max_tuples", str(cm.exception))

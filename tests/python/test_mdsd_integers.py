@@ -133,6 +133,9 @@ for _name in ("vocab", "positions", "seed", "samples", "chunk_rows", "gzip", "th
 for _name in ("count", "seed", "trials", "threads"):
     CASES[("check", _name)] = (lambda name: lambda v: mdsd.check(
         only="k2-closed-form", pandas=False, progress=False, **{"count": 1, name: v}))(_name)
+for _name in ("n", "max_tuples"):
+    CASES[("subset_probability", _name)] = (lambda name: lambda v: mdsd.subset_probability(
+        **{"q": Q, "n": 2, "scheme": "iid", "subset": [0, 2], name: v}))(_name)
 # mdsd.plot and its data routes: n picks the rows of a results CSV (made once, below)
 PLOT_CSV = os.path.join(WORK, "plot.csv")
 for _fn in ("plot", "plot_series", "plot_matplotlib"):

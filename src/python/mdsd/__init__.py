@@ -604,15 +604,14 @@ class Sampler:
 def subset_probability(q, n, scheme, subset, joint=None, max_tuples=1000000):
     """Q(H) = P(all n drafts lie in H), `mdsd draft --subset LIST`: subset the token ids
     of H (ints in [0, V); repeats allowed), q [V] (multi: [n, V]; custom: joint=). The
-    library enumerates D, refused past max_tuples tuples (`--max-tuples`)."""
+    library enumerates D, refused past max_tuples tuples (`--max-tuples`; 0: the default
+    10^6, as everywhere max_tuples is taken)."""
     if isinstance(subset, (str, bytes)):
         raise MdsdTypeError(1, f"subset: expected token ids (ints), got {subset!r}")
     ids = _int_array(subset, "subset", 0, np.iinfo(np.uint64).max, np.uint64)
     if ids.ndim != 1:
         raise MdsdError(1, f"subset: expected a 1-d list of token ids, got shape {ids.shape}")
     mt = _uint(max_tuples, "max_tuples")
-    if mt == 0:
-        raise MdsdError(1, "max_tuples: must be >= 1, got 0")
     sa = _SchemeArgs(q, n, scheme, joint=joint)
     ids = np.ascontiguousarray(ids.astype(np.uintp))
     Q = ctypes.c_double()
@@ -636,7 +635,9 @@ def sample_drafts(q, n, scheme="iid", rng=None, size=None, joint=None):
     return Sampler(q, n, scheme, joint).draw(rng, size)
 
 
-MonteCarlo = namedtuple("MonteCarlo", "alpha se ci_low ci_high trials per_draft histogram")
+# output_check: an OutputCheck with check_output=True, else None (one return type either way)
+MonteCarlo = namedtuple("MonteCarlo", "alpha se ci_low ci_high trials per_draft histogram "
+                        "output_check", defaults=(None,))
 OutputCheck = namedtuple("OutputCheck", "statistic dof p_value")
 
 
@@ -647,8 +648,8 @@ def monte_carlo(verifier, p, q=None, n=None, scheme=None, trials=1000000, seed=1
     p [..., V], q [..., V]: every field an array over the leading axes, position k (in C
     order) on the stream of position + k, as mdsd.batch keys rows by row0 + row.
     check_output=True (`accept --check-output`): also the chi-square test of the output
-    histogram against p, as (result, OutputCheck(statistic, dof, p_value)); the histogram
-    is then filled in the result too."""
+    histogram against p, as result.output_check = OutputCheck(statistic, dof, p_value)
+    (None without it); the histogram is then filled in the result too."""
     if not isinstance(check_output, (bool, np.bool_)):
         raise MdsdError(1, f"check_output: expected True or False, got {check_output!r}")
     check_output = bool(check_output)
@@ -692,8 +693,9 @@ def monte_carlo(verifier, p, q=None, n=None, scheme=None, trials=1000000, seed=1
     if not check_output:
         return out
     if lead == ():
-        return out, OutputCheck(*checks[0])
-    return out, OutputCheck(*(_inputs.stack([c[k] for c in checks], lead) for k in range(3)))
+        return out._replace(output_check=OutputCheck(*checks[0]))
+    return out._replace(output_check=OutputCheck(
+        *(_inputs.stack([c[k] for c in checks], lead) for k in range(3))))
 
 
 def softmax(logits, temperature=1.0):
