@@ -266,24 +266,18 @@ int mdsd_dump_block_read(mdsd_dump *d, mdsd_dump_block *b, size_t row0, int chec
     int rc = mdsd_dump_read_meta(d, row0, rows, b->tokens, b->sample_id, b->position, err);
     if (rc == MDSD_OK && b->borrowed != (d->mem != NULL))
         return mdsd_fail(err, MDSD_EINVAL, "%s: block allocated for another kind of dump", d->path);
-    if (rc == MDSD_OK && b->borrowed) { /* the caller's arrays, read in place */
+    /* a dump in memory: the caller's arrays, read in place; else the block's buffers */
+    if (rc == MDSD_OK && b->borrowed)
         b->target = (float *)(d->mem->target + row0 * d->V);
-        for (size_t j = 0; j < b->n_drafts; j++)
-            b->draft[j] = (float *)(d->mem->drafts[b->which[j]] + row0 * d->V);
-        if (check)
-            rc = mdsd_dump_check_logits(d, MDSD_DUMP_TARGET, row0, rows, b->target, err);
-        for (size_t j = 0; rc == MDSD_OK && check && j < b->n_drafts; j++)
-            rc = mdsd_dump_check_logits(d, b->which[j], row0, rows, b->draft[j], err);
-        if (rc == MDSD_OK)
-            b->rows = rows;
-        return rc;
-    }
-    if (rc == MDSD_OK)
+    else if (rc == MDSD_OK)
         rc = mdsd_dump_read_logits(d, MDSD_DUMP_TARGET, row0, rows, b->target, err);
     if (rc == MDSD_OK && check)
         rc = mdsd_dump_check_logits(d, MDSD_DUMP_TARGET, row0, rows, b->target, err);
     for (size_t j = 0; rc == MDSD_OK && j < b->n_drafts; j++) {
-        rc = mdsd_dump_read_logits(d, b->which[j], row0, rows, b->draft[j], err);
+        if (b->borrowed)
+            b->draft[j] = (float *)(d->mem->drafts[b->which[j]] + row0 * d->V);
+        else
+            rc = mdsd_dump_read_logits(d, b->which[j], row0, rows, b->draft[j], err);
         if (rc == MDSD_OK && check)
             rc = mdsd_dump_check_logits(d, b->which[j], row0, rows, b->draft[j], err);
     }
