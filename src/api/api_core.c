@@ -188,8 +188,8 @@ mdsd_status mdsd_subset_probability(const mdsd_scheme *s, const size_t *tokens,
     }
     mdsd_joint D;
     /* The CLI's route (cmd_draft.c): enumerate D, then sum the tuples inside H. */
-    if (rc == MDSD_OK &&
-        (rc = mdsd_scheme_joint(&a.s, max_tuples ? max_tuples : 1000000, &D, err)) == MDSD_OK) {
+    size_t guard = max_tuples ? max_tuples : MDSD_DRAFT_MAX_TUPLES;
+    if (rc == MDSD_OK && (rc = mdsd_scheme_joint(&a.s, guard, &D, err)) == MDSD_OK) {
         if ((rc = mdsd_joint_sort(&D, err)) == MDSD_OK)
             *Q = mdsd_joint_Q(&D, in_H);
         mdsd_joint_free(&D);

@@ -198,7 +198,7 @@ static int run(const void *ctx, const cli_pq *pq, const mdsd_scheme *scheme, mds
 
 int cmd_draft(int argc, char **argv)
 {
-    draft_opts o = {.scheme.n = 2, .seed = 1, .max_tuples = 1000000};
+    draft_opts o = {.scheme.n = 2, .seed = 1, .max_tuples = MDSD_DRAFT_MAX_TUPLES};
     cli_dist_opts_init(&o.dist);
     if (parse_args(argc, argv, &o))
         return CLI_EXIT_USAGE;

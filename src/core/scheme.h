@@ -25,6 +25,8 @@
 
 /* Default guard for enumeration: at most this many tuples. */
 #define MDSD_JOINT_MAX_TUPLES ((size_t)1 << 22)
+/* `mdsd draft --max-tuples`'s default, also mdsd_subset_probability's for max_tuples = 0. */
+#define MDSD_DRAFT_MAX_TUPLES ((size_t)1000000)
 /* Drafts per position: far above any draft tree in use (the papers' n <= 16;
  * the SpecTr Lemma 1 check goes to 8,192),
  * and low enough that per-draft tables are small. */
