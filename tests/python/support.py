@@ -18,6 +18,19 @@ def run_cli(*args, env=None):
     return proc.returncode, proc.stdout, proc.stderr
 
 
+def mdsd_cli(*args, ok=(0,)):
+    """stdout of `mdsd ARGS` (the binary under test), asserting its exit status is in ok."""
+    out = subprocess.run([mdsd_bin(), *map(str, args)], capture_output=True, text=True,
+                         cwd=ROOT, timeout=600)
+    assert out.returncode in ok, (args, out.returncode, out.stderr)
+    return out.stdout
+
+
+def csvlist(x):
+    """A vector as the command line takes it: comma-separated, every digit kept."""
+    return ",".join(repr(float(v)) for v in x)
+
+
 def mdsd_bin():
     """The mdsd binary under test (MDSD_BIN, as for the C tests), or None without one."""
     path = os.environ.get("MDSD_BIN", "mdsd")

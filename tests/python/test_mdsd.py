@@ -15,18 +15,7 @@ import unittest
 import numpy as np
 
 import mdsd
-from support import ROOT, mdsd_bin
-
-
-def cli(*args):
-    out = subprocess.run([mdsd_bin(), *map(str, args)], capture_output=True, text=True,
-                         cwd=ROOT, timeout=300)
-    assert out.returncode == 0, out.stderr
-    return out.stdout
-
-
-def csvlist(x):
-    return ",".join(repr(float(v)) for v in x)
+from support import ROOT, mdsd_bin, mdsd_cli as cli, csvlist
 
 
 def random_pair(rng, V, hard=False):

@@ -7,24 +7,12 @@ LIST --max-tuples M --json`'s Q; bad values refused naming the keyword. Run by t
 /usr/bin/python3 -m unittest test_mdsd_binds`."""
 
 import json
-import subprocess
 import unittest
 
 import numpy as np
 
 import mdsd
-from support import ROOT, mdsd_bin
-
-
-def cli(*args):
-    out = subprocess.run([mdsd_bin(), *map(str, args)], capture_output=True, text=True,
-                         cwd=ROOT, timeout=300)
-    assert out.returncode == 0, out.stderr
-    return out.stdout
-
-
-def csvlist(x):
-    return ",".join(repr(float(v)) for v in x)
+from support import mdsd_cli as cli, csvlist
 
 
 def pair(seed, V):

@@ -17,11 +17,7 @@ import numpy as np
 
 import mdsd
 from mdsd import _cli_jobs
-from support import ROOT, mdsd_bin
-
-
-def csvlist(x):
-    return ",".join(repr(float(v)) for v in x)
+from support import ROOT, mdsd_bin, csvlist
 
 
 def cli_all(args, env=None):

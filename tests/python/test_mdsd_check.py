@@ -21,7 +21,7 @@ import unittest
 import numpy as np
 
 import mdsd
-from support import ROOT, mdsd_bin
+from support import ROOT, mdsd_bin, mdsd_cli as cli
 
 CASES = [
     # (CLI arguments, Python keywords)
@@ -168,13 +168,6 @@ TOY = os.path.join(ROOT, "papers", "block", "toys", "toy3.txt")
 ENGINE = ('{"engine": "vllm", "verifier": "rejection_sampler", "sequences": 1, "depth": 4, '
           '"mean_acceptance_length": 2.31, "per_position_acceptance_rate": '
           '[0.62, 0.38, 0.19, 0.12], "steps": 5000}\n')
-
-
-def cli(*args, ok=(0,)):
-    out = subprocess.run([mdsd_bin(), *map(str, args)], capture_output=True, text=True,
-                         cwd=ROOT, timeout=600)
-    assert out.returncode in ok, (args, out.returncode, out.stderr)
-    return out.stdout
 
 
 def read(path):
