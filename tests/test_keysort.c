@@ -7,15 +7,20 @@
  * threshold of the kernel (insertion sort at <= 48, run fix-ups at <= 32).
  * The one-bucket route (17 varying key bits, qporder.h) and the radix sort
  * of words with a moving index (the set law's tuple sort, lp.c) the same.
+ * The logit order (mdsd_keysort_logit_gap: ot's layout, gbv's ranks)
+ * against qsort by the exact gap (hi, lo), ties by token.
  * Planted errors caught here (by hand, once): the run fix-up skipped, ties
  * in the ulp counting sort reversed, the 17-bit route given a 16-bit
- * range. */
+ * range; the logit order's runs of equal hi left in token order, and -0
+ * not taken as +0. */
 #include <criterion/criterion.h>
 #include <float.h>
+#include <gsl/gsl_randist.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "dist.h"
 #include "keysort.h"
 #include "testutil.h"
 
@@ -186,5 +191,86 @@ Test(keysort, radix_sort_of_words_is_stable_on_bit_ranges)
             }
         }
     free(w), free(idx), free(count), free(ref);
+    gsl_rng_free(r);
+}
+
+/* ---- the logit order ---------------------------------------------------------------------- */
+
+typedef struct {
+    double hi, lo;
+    uint32_t tok;
+} gap_entry;
+
+/* gbv's by_logit_rank and ot's former comparator: hi, then lo, then token
+ * (-0 == +0 as doubles compare). */
+static int by_gap(const void *a, const void *b)
+{
+    const gap_entry *x = a, *y = b;
+    if (x->hi != y->hi)
+        return x->hi < y->hi ? -1 : 1;
+    if (x->lo != y->lo)
+        return x->lo < y->lo ? -1 : 1;
+    return (x->tok > y->tok) - (x->tok < y->tok);
+}
+
+/* Logits of kind k: 0 N(0, 3); 1 small integers (exact ties of the gap);
+ * 2 zp = +-2^60, zq tiny (every hi equal, the lo differ: the run fix-up);
+ * 3 zeros of both signs (hi = -0 and +0); 4 +-1e30 against +-1e-30;
+ * 5 mixed. */
+static void logits_of(gsl_rng *r, int kind, size_t t, float *zp, float *zq)
+{
+    double u = gsl_rng_uniform(r), v = gsl_rng_uniform(r);
+    switch (kind) {
+    case 0: *zp = (float)(3.0 * gsl_ran_gaussian(r, 1.0)), *zq = (float)(3.0 * gsl_ran_gaussian(r, 1.0)); return;
+    case 1: *zp = (float)gsl_rng_uniform_int(r, 4), *zq = (float)gsl_rng_uniform_int(r, 4); return;
+    case 2: *zp = u < 0.5 ? 0x1p60f : -0x1p60f, *zq = (float)(1e-3 * v) * (u < 0.25 ? -1.0f : 1.0f); return;
+    case 3: *zp = u < 0.5 ? -0.0f : 0.0f, *zq = v < 0.3 ? 0.0f : v < 0.6 ? -0.0f : (float)(v - 0.8); return;
+    case 4: *zp = (float)(u < 0.5 ? 1e30 * v : -1e30 * v), *zq = (float)(u < 0.7 ? 1e-30 * u : -1e-30 * v); return;
+    default: logits_of(r, (int)(t % 5), t, zp, zq);
+    }
+}
+
+Test(keysort, logit_gap_order_equals_qsort)
+{
+    gsl_rng *r = mdsd_rng_alloc(2628);
+    static const size_t sizes[] = {0, 1, 2, 3, 50, 1000, 70000};
+    size_t cap = 70000;
+    mdsd_keysort ks;
+    cr_assert_eq(mdsd_keysort_init(&ks, cap, NULL), MDSD_OK);
+    float *zp = malloc(cap * sizeof *zp), *zq = malloc(cap * sizeof *zq);
+    uint32_t *got = malloc(cap * sizeof *got);
+    gap_entry *want = malloc(cap * sizeof *want);
+    for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++)
+        for (int kind = 0; kind < 6; kind++) {
+            size_t m = sizes[si];
+            for (size_t t = 0; t < m; t++) {
+                logits_of(r, kind, t, &zp[t], &zq[t]);
+                got[t] = (uint32_t)t;
+                want[t].tok = (uint32_t)t;
+                mdsd_logit_gap(zp[t], zq[t], &want[t].hi, &want[t].lo);
+            }
+            qsort(want, m, sizeof *want, by_gap);
+            mdsd_keysort_logit_gap(&ks, zp, zq, got, m);
+            for (size_t i = 0; i < m; i++)
+                cr_assert_eq(got[i], want[i].tok, "m = %zu, kind %d: position %zu holds token %u "
+                             "(zp %.9g, zq %.9g), qsort has %u (zp %.9g, zq %.9g)", m, kind, i,
+                             got[i], zp[got[i]], zq[got[i]], want[i].tok, zp[want[i].tok],
+                             zq[want[i].tok]);
+        }
+    /* a subset of the tokens, as the callers pass (one class of a node's tokens) */
+    size_t m = 0;
+    for (size_t t = 0; t < cap; t += 3) {
+        logits_of(r, 5, t, &zp[t], &zq[t]);
+        got[m] = (uint32_t)t;
+        want[m].tok = (uint32_t)t;
+        mdsd_logit_gap(zp[t], zq[t], &want[m].hi, &want[m].lo);
+        m++;
+    }
+    qsort(want, m, sizeof *want, by_gap);
+    mdsd_keysort_logit_gap(&ks, zp, zq, got, m);
+    for (size_t i = 0; i < m; i++)
+        cr_assert_eq(got[i], want[i].tok, "subset: position %zu", i);
+    mdsd_keysort_destroy(&ks);
+    free(zp), free(zq), free(got), free(want);
     gsl_rng_free(r);
 }

@@ -47,6 +47,7 @@
 
 #include "blockv.h"
 #include "dist.h"
+#include "keysort.h"
 
 /* A token's place in a node's order by the ratio r(x) = p(x)/q(x):
  * cls 0 for r = 0 (p = 0), 2 for r = inf (q = 0 < p), 1 otherwise, where
@@ -153,17 +154,55 @@ static int above(const node_rank *r, int x, int y, int first_tie)
     return comparator(r)(&kx, &ky) > 0;
 }
 
+/* Scratch of a node's order: tokens from lowest to highest rank. */
+typedef struct {
+    uint32_t *tok;   /* [V] */
+    ranked *ranked;  /* [V] the ratio orders' entries (qsort) */
+    mdsd_keysort ks; /* the logit order's sort (keysort.h) */
+} node_order;
+
+/* The node's tokens into o->tok from lowest to highest rank (the
+ * comparator's order). The logit order: rank_of's classes (zp = -inf; both
+ * finite; zq = -inf only), each by increasing token, the middle one sorted
+ * by the exact gap (mdsd_keysort_logit_gap, the order by_logit_rank
+ * defines, without a comparison sort). */
+static void rank_order(size_t V, const node_rank *r, node_order *o)
+{
+    if (r->mode == RANK_LOGITS) {
+        size_t n0 = 0, n1 = 0;
+        for (size_t x = 0; x < V; x++)
+            if (r->zp[x] == -INFINITY)
+                n0++;
+            else if (r->zq[x] != -INFINITY)
+                n1++;
+        size_t i0 = 0, i1 = n0, i2 = n0 + n1;
+        for (size_t x = 0; x < V; x++)
+            o->tok[r->zp[x] == -INFINITY ? i0++ : r->zq[x] != -INFINITY ? i1++ : i2++] = (uint32_t)x;
+        mdsd_keysort_logit_gap(&o->ks, r->zp, r->zq, o->tok + n0, n1);
+        return;
+    }
+    for (size_t x = 0; x < V; x++)
+        o->ranked[x] = rank_of(r, (int)x);
+    qsort(o->ranked, V, sizeof *o->ranked, comparator(r));
+    for (size_t i = 0; i < V; i++)
+        o->tok[i] = (uint32_t)o->ranked[i].tok;
+}
+
+static void order_free(node_order *o)
+{
+    free(o->tok), free(o->ranked);
+    mdsd_keysort_destroy(&o->ks);
+}
+
 /* q* at a node (p, q; K paths; alpha, beta) into qs, and cdf_< per token. */
 static void skew(size_t V, size_t K, const node_rank *r, double alpha, double beta,
-                 ranked *order, double *below, double *qs)
+                 node_order *order, double *below, double *qs)
 {
     const double *q = r->q;
-    for (size_t x = 0; x < V; x++)
-        order[x] = rank_of(r, (int)x);
-    qsort(order, V, sizeof *order, comparator(r));
+    rank_order(V, r, order);
     double run = 0.0, c = 0.0; /* Neumaier running sum of q in rank order */
     for (size_t i = 0; i < V; i++) {
-        int x = order[i].tok;
+        int x = (int)order->tok[i];
         below[x] = run + c;
         double t = run + q[x];
         c += fabs(run) >= q[x] ? (run - t) + q[x] : (q[x] - t) + run;
@@ -208,9 +247,9 @@ static int select_path(const mdsd_dtree *t, int variant, selected *s, mdsd_err *
     if (!K)
         return mdsd_fail(err, MDSD_EINVAL, "gbv: the draft is not K sequences");
     s->buf = malloc((L * V + V) * sizeof *s->buf);
-    ranked *order = malloc(V * sizeof *order);
-    if (!s->buf || !order) {
-        free(order);
+    node_order order = {malloc(V * sizeof *order.tok), malloc(V * sizeof *order.ranked), {0}};
+    if (!s->buf || !order.tok || !order.ranked || mdsd_keysort_init(&order.ks, V, NULL)) {
+        order_free(&order);
         return mdsd_fail(err, MDSD_ENOMEM, "gbv: out of memory");
     }
     double *below = s->buf + L * V, alpha = 0.0, beta = 1.0;
@@ -219,7 +258,7 @@ static int select_path(const mdsd_dtree *t, int variant, selected *s, mdsd_err *
     for (size_t i = 0; i < L; i++) {
         const double *p = t->p[u], *q = t->q[u];
         if (!p || !q || t->kid[u] < 0) {
-            free(order);
+            order_free(&order);
             return mdsd_fail(err, MDSD_EINVAL, "gbv: a draft path is shorter than %zu or has no "
                              "laws", L);
         }
@@ -229,7 +268,7 @@ static int select_path(const mdsd_dtree *t, int variant, selected *s, mdsd_err *
             if (above(&r, t->token[c], t->token[best], variant & GBV_FIRST_TIE))
                 best = c;
         double *qs = s->buf + i * V;
-        skew(V, K, &r, alpha, beta, order, below, qs);
+        skew(V, K, &r, alpha, beta, &order, below, qs);
         if (variant & GBV_NO_SKEW)
             memcpy(qs, q, V * sizeof *qs);
         int x = t->token[best];
@@ -240,7 +279,7 @@ static int select_path(const mdsd_dtree *t, int variant, selected *s, mdsd_err *
         s->nodes[i + 1] = u = best;
     }
     s->P[L] = t->p[u];
-    free(order);
+    order_free(&order);
     return MDSD_OK;
 }
 

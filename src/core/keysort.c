@@ -3,6 +3,8 @@
 
 #include <stdlib.h>
 
+#include "dist.h"
+
 /* One histogram pass over the words for `digits` digits (1 to 3 unrolled). */
 static void histograms(const uint64_t *w, size_t m, unsigned lo, unsigned width, unsigned digits,
                        const uint64_t *mask, size_t buckets, uint32_t *count)
@@ -233,4 +235,63 @@ void mdsd_keysort_tokens(mdsd_keysort *ks, const double *key, bool desc, size_t 
     for (size_t t = 0; t < m; t++)
         ks->w[t] = (uint64_t)mdsd_keysort_float_key(key[t], desc) << 32 | t;
     mdsd_keysort_words(ks, key, desc, ks->w, m, 32, out);
+}
+
+/* The exact gap of a token (mdsd_logit_gap), compared as (hi, lo), ties by
+ * token: the order of a run of equal hi (rare: the floats' difference was
+ * rounded the same way twice). */
+typedef struct {
+    double lo;
+    uint32_t tok;
+} gap_tail;
+
+static int by_gap_tail(const void *a, const void *b)
+{
+    const gap_tail *x = a, *y = b;
+    if (x->lo != y->lo)
+        return x->lo < y->lo ? -1 : 1;
+    return (x->tok > y->tok) - (x->tok < y->tok);
+}
+
+/* The image of a double in a word that orders as the double does (-0 = +0). */
+static inline uint64_t ordered_bits(double x)
+{
+    uint64_t b = double_bits(x);
+    return b >> 63 ? ~b : b | (uint64_t)1 << 63;
+}
+
+void mdsd_keysort_logit_gap(mdsd_keysort *ks, const float *zp, const float *zq, uint32_t *tok,
+                            size_t m)
+{
+    uint32_t *idx = tok, *idx_tmp = ks->run; /* [cap] 16-byte entries: room for 4 cap */
+    for (size_t i = 0; i < m; i++) {
+        double hi, lo;
+        mdsd_logit_gap(zp[tok[i]], zq[tok[i]], &hi, &lo);
+        ks->w[i] = ordered_bits(hi);
+    }
+    uint32_t count[MDSD_RADIX_COUNT(0, 64, 11)];
+    uint64_t *w = mdsd_radix_sort(ks->w, ks->tmp, &idx, idx_tmp, m, 0, 64, 11, count);
+    if (idx != tok)
+        memcpy(tok, idx, m * sizeof *tok);
+    /* runs of equal hi: stable, so by increasing token; by lo first where it
+     * differs (ks->run, free again once the index is back in tok) */
+    gap_tail *tail = ks->run;
+    for (size_t start = 0, end; start < m; start = end) {
+        for (end = start + 1; end < m && w[end] == w[start]; end++)
+            ;
+        if (end - start < 2)
+            continue;
+        bool differ = false;
+        for (size_t i = start; i < end; i++) {
+            double hi;
+            mdsd_logit_gap(zp[tok[i]], zq[tok[i]], &hi, &tail[i - start].lo);
+            tail[i - start].tok = tok[i];
+            differ |= tail[i - start].lo != tail[0].lo;
+        }
+        if (!differ)
+            continue;
+        qsort(tail, end - start, sizeof *tail, by_gap_tail);
+        for (size_t i = start; i < end; i++)
+            tok[i] = tail[i - start].tok;
+    }
 }

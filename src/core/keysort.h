@@ -65,6 +65,15 @@ static inline uint32_t mdsd_keysort_float_key(double key, bool desc)
 void mdsd_keysort_words(mdsd_keysort *ks, const double *key, bool desc, uint64_t *w, size_t m,
                         unsigned varying_bits, uint32_t *out);
 
+/* The tokens tok[0..m) (m <= ks->cap), given by increasing token, put in
+ * increasing order of zp[t] - zq[t] computed exactly (mdsd_logit_gap's
+ * (hi, lo) compared in turn: at one temperature the order of p/q, without
+ * exp), ties by increasing token; every zp[t], zq[t] finite. A radix sort
+ * on hi's bits, then the rare runs of equal hi by lo. The one sort of the
+ * logit order (ot's layout, gbv's ranks on tree dumps). */
+void mdsd_keysort_logit_gap(mdsd_keysort *ks, const float *zp, const float *zq, uint32_t *tok,
+                            size_t m);
+
 /* Tokens 0..m-1 by key[0..m) ascending or descending, ties by token, into
  * out[0..m) (m <= ks->cap). */
 void mdsd_keysort_tokens(mdsd_keysort *ks, const double *key, bool desc, size_t m, uint32_t *out);

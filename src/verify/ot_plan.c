@@ -461,52 +461,27 @@ static void line(mdsd_ot_plan *pl, prefix *pf, const double *q)
     }
 }
 
-/* The exact key of token x for the logit order: zp(x) - zq(x) = a + b
- * (mdsd_logit_gap), increasing in p(x)/q(x). */
-typedef struct {
-    double a, b;
-    uint32_t tok;
-} logit_key;
-
-static int by_logit_key(const void *x, const void *y)
-{
-    const logit_key *u = x, *v = y; /* q/p decreasing = zp - zq increasing; ties by index */
-    if (u->a != v->a)
-        return u->a < v->a ? -1 : 1;
-    if (u->b != v->b)
-        return u->b < v->b ? -1 : 1;
-    return (u->tok > v->tok) - (u->tok < v->tok);
-}
-
 /* qporder.h's groups (1: p = 0 < q by index; 2: p, q > 0; 3: q = 0), group 2
- * ordered by the logits' exact difference instead of the double ratio. */
-static int logit_order(mdsd_qp_order *o, const double *p, const double *q, const float *zp,
-                       const float *zq, size_t V, mdsd_err *err)
+ * ordered by the logits' exact difference instead of the double ratio
+ * (q/p decreasing = zp - zq increasing; ties by index; keysort.h). */
+static void logit_order(mdsd_qp_order *o, const double *p, const double *q, const float *zp,
+                        const float *zq, size_t V)
 {
-    logit_key *k = malloc((V ? V : 1) * sizeof *k);
-    if (!k)
-        return mdsd_fail(err, MDSD_ENOMEM, "ot: out of memory (V = %zu)", V);
     size_t n1 = 0, n2 = 0;
     for (size_t x = 0; x < V; x++)
         if (q[x] > 0.0 && p[x] == 0.0)
             o->order[n1++] = (uint32_t)x;
+    uint32_t *mid = o->order + n1;
     for (size_t x = 0; x < V; x++)
-        if (q[x] > 0.0 && p[x] > 0.0) {
-            logit_key *kx = &k[n2++];
-            mdsd_logit_gap(zp[x], zq[x], &kx->a, &kx->b);
-            kx->tok = (uint32_t)x;
-        }
-    qsort(k, n2, sizeof *k, by_logit_key);
-    size_t at = n1;
-    for (size_t i = 0; i < n2; i++)
-        o->order[at++] = k[i].tok;
+        if (q[x] > 0.0 && p[x] > 0.0)
+            mid[n2++] = (uint32_t)x;
+    mdsd_keysort_logit_gap(&o->ks, zp, zq, mid, n2);
+    size_t at = n1 + n2;
     for (size_t x = 0; x < V; x++)
         if (!(q[x] > 0.0))
             o->order[at++] = (uint32_t)x;
     o->n_zero_p = n1;
     o->n_scan = n1 + n2;
-    free(k);
-    return MDSD_OK;
 }
 
 static int layout(mdsd_ot_plan *pl, prefix *pf, const double *p, const double *q, const float *zp,
@@ -518,11 +493,7 @@ static int layout(mdsd_ot_plan *pl, prefix *pf, const double *p, const double *q
     if (rc != MDSD_OK)
         return rc;
     if (zp && zq) {
-        rc = logit_order(&o, p, q, zp, zq, V, err);
-        if (rc != MDSD_OK) {
-            mdsd_qp_order_destroy(&o);
-            return rc;
-        }
+        logit_order(&o, p, q, zp, zq, V);
     } else {
         mdsd_qp_order_compute(&o, p, q, V);
     }
