@@ -369,11 +369,16 @@ PAIR_neural = torch --target $(NEURAL_DIR)/tf4 --draft $(NEURAL_DIR)/tf1 --draft
 PAIR_ENV_neural = LD_LIBRARY_PATH=$(OPENBLAS_LIB) OPENBLAS_NUM_THREADS=1
 PAIR_NEEDS_neural := $(OPENBLAS_DIR)/.unpacked
 PAIR_COMMON := --dataset kjv-held-out --max-new-tokens 64 --logits-dtype float16 --compression gzip -q
-.PHONY: pair-dumps pair-trees
+.PHONY: pair-dumps pair-trees pair-trees-l8
 pair-dumps: deps
 	@$(MAKE) --no-print-directory $(foreach p,ngram neural,$(foreach t,$(PAIR_TEMPERATURES),$(PAIR_DIR)/kjv-$(p)-T$(t).h5))
 pair-trees: deps
 	@$(MAKE) --no-print-directory $(foreach p,ngram neural,$(foreach k,$(shell seq -f %03g 1 $(PAIR_TREE_PARTS)),$(PAIR_DIR)/kjv-$(p)-trees/part-$(k).h5))
+# The same trees at Thomas & Pal's block length (issue 41): seq K = 4, L = 8, in
+# $(PAIR_DIR)/kjv-PAIR-trees-L8/, PAIR_TREE8_PARTS parts (part k as part k above, depth 8).
+PAIR_TREE8_PARTS ?= 4
+pair-trees-l8: deps
+	@$(MAKE) --no-print-directory $(foreach p,ngram neural,$(foreach k,$(shell seq -f %03g 1 $(PAIR_TREE8_PARTS)),$(PAIR_DIR)/kjv-$(p)-trees-L8/part-$(k).h5))
 # PAIR_RULES PAIR TREE_DRAFTER: the two rules of a pair. Part k's prompts: the held-out
 # openings from line 200 (k - 1) + 1 on, cyclically.
 define PAIR_RULES
@@ -381,17 +386,24 @@ $(PAIR_DIR)/kjv-$(1)-T%.h5: | $(PAIR_NEEDS_$(1))
 	@mkdir -p $$(@D)
 	$(PAIR_ENV_$(1)) $(PAIR_RUNNER) $$(PAIR_$(1)) $(PAIR_COMMON) --prompts $(PAIR_PROMPTS) --num-samples 400 \
 	  --seed 1 --gen-temperature $$* -o $$@
-$(PAIR_DIR)/kjv-$(1)-trees/part-%.h5: | $(PAIR_NEEDS_$(1))
+endef
+# PAIR_TREE_RULE PAIR TREE_DRAFTER DIR_SUFFIX DEPTH: the tree dump parts of a pair at one depth.
+define PAIR_TREE_RULE
+$(PAIR_DIR)/kjv-$(1)-trees$(3)/part-%.h5: | $(PAIR_NEEDS_$(1))
 	@mkdir -p $$(@D)
 	k=$$$$(expr $$* + 0); awk -v s=$$$$(( (k - 1) * 200 )) \
 	  '{ p[NR - 1] = $$$$0 } END { for (j = 0; j < 200; j++) print p[(s + j) % NR] }' \
 	  $(PAIR_PROMPTS) > $$(@D)/prompts-$$*.jsonl && \
 	$(PAIR_ENV_$(1)) $(PAIR_RUNNER) $$(PAIR_$(1)) $(PAIR_COMMON) --prompts $$(@D)/prompts-$$*.jsonl \
 	  --num-samples 200 --seed $$$$k --gen-temperature 1 --tree-policy seq --tree-sequences 4 \
-	  --tree-depth 4 --tree-contexts 8 --tree-stride 8 --tree-drafter $(2) -o $$@
+	  --tree-depth $(4) --tree-contexts 8 --tree-stride 8 --tree-drafter $(2) -o $$@
 endef
 $(eval $(call PAIR_RULES,ngram,kn2))
 $(eval $(call PAIR_RULES,neural,tf1))
+$(eval $(call PAIR_TREE_RULE,ngram,kn2,,4))
+$(eval $(call PAIR_TREE_RULE,neural,tf1,,4))
+$(eval $(call PAIR_TREE_RULE,ngram,kn2,-L8,8))
+$(eval $(call PAIR_TREE_RULE,neural,tf1,-L8,8))
 # papers/ on both pairs (papers/pairs/README.md): Hu Table 1 and Fig. 1, SpecHub Tables 1-3,
 # Khisti's drafter comparison on the pair dumps (run `make pair-dumps` first; refused, naming
 # the missing dump, without them). Not part of `make papers` or `make test`: the dumps are

@@ -89,7 +89,8 @@ pair_check() {
   printf '%s\n' "$1"
 }
 pair_dump() { pair_drafters "$1" > /dev/null && pair_check "$PAIR_DIR/kjv-$1-T$(printf %g "$2").h5" pair-dumps; }
-pair_trees() { pair_drafters "$1" > /dev/null && pair_check "$PAIR_DIR/kjv-$1-trees" pair-trees; }
+# pair_trees PAIR [-L8]: the L = 4 tree dump, or with -L8 that of `make pair-trees-l8`
+pair_trees() { pair_drafters "$1" > /dev/null && pair_check "$PAIR_DIR/kjv-$1-trees$2" "pair-trees${2:+-l8}"; }
 pair_drafters() {
   case $1 in
     ngram) echo kn2,kn3 ;;

@@ -75,6 +75,8 @@ awk -F, 'NR == 1 { print "| toy | policy | verifier | E[tau] | optimal E[tau] | 
 note "block verifiers: toys"
 /usr/bin/python3 papers/block/verifiers.py toys "$MDSD" "$OUT"
 /usr/bin/python3 papers/block/verifiers.py scan "$MDSD" "$OUT"
+note "block verifiers: gbv against bv at L = 8 on LLM-like Markov pairs of V = 256 (about 25 CPU-minutes)"
+/usr/bin/python3 papers/block/markov_family.py "$MDSD" "$OUT"
 note "block verifiers: traversal against token-level verification on random toys"
 /usr/bin/python3 papers/block/traversal_scan.py "$MDSD" "$OUT"
 note "block verifiers: the KJV large tree dump (about 10 minutes of CPU)"

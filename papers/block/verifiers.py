@@ -287,6 +287,10 @@ def read_jobs(mdsd, parts, table):
     return val
 
 
+# the tables' order of the verifiers (those the job evaluated)
+ORDER = ["sd", "bv", "rrs", "kseq", "is", "ot", "gbv", "traversal"]
+
+
 def kjv(mdsd, parts, out_dir, name="kjv", label="KJV pair", more=False):
     """PARTS: the shards of one `mdsd block DUMP` job or of one job per part of a split dump
     (read_jobs); NAME: the output files' prefix; LABEL: the pair in the Markdown; more: also
@@ -310,6 +314,9 @@ def kjv(mdsd, parts, out_dir, name="kjv", label="KJV pair", more=False):
             # which cannot be computed at V = 2,048
             pairs.append(("rrs vs kseq", ("rrs", K, L), ("kseq", K, L), False))
             pairs.append(("is vs kseq", ("is", K, L), ("kseq", K, L), False))
+            # ot: alpha* at every node (the L = 8 dumps, issue 41)
+            pairs.append(("gbv vs ot", ("gbv", K, L), ("ot", K, L), False))
+            pairs.append(("ot vs kseq", ("ot", K, L), ("kseq", K, L), False))
             if more:
                 pairs.append(("rrs vs sd (K' drafts vs one)", ("rrs", K, L), ("sd", 1, L), False))
     outrows = []
@@ -329,13 +336,15 @@ def kjv(mdsd, parts, out_dir, name="kjv", label="KJV pair", more=False):
         for r in outrows:
             w.writerow({k: (f"{x:.10g}" if isinstance(x, float) else x) for k, x in r.items()})
 
-    verifiers = ["sd", "bv", "rrs", "kseq", "is", "gbv", "traversal"]
+    verifiers = [v for v in ORDER if any(k[0] == v for k in val)]
     with open(os.path.join(out_dir, name + "_verifiers.md"), "w") as f:
         f.write(f"{label}, {len(next(iter(val.values())))} samples, "
                 f"{sum(n for n, _ in next(iter(val.values())).values())} trees (seq, K <= "
                 f"{max(Ks)}, L <= {max(Ls)}): E[tau] (s.e. clustered by sample) of every verifier "
-                "at K' sequences and depth L'. At K' = 1 the token-level verifiers are sd; "
-                "is is the LP truncated to the top 32 tokens.\n\n")
+                "at K' sequences and depth L'. At K' = 1 the token-level verifiers are sd"
+                + ("; is is the LP truncated to the top 32 tokens" if "is" in verifiers else "")
+                + (("; ot is the optimal token-level transport at every node (alpha* of "
+                    "the node's drafts)") if "ot" in verifiers else "") + ".\n\n")
         f.write("| verifier | K' | " + " | ".join(f"L' = {L}" for L in Ls) + " |\n")
         f.write("|---|---:|" + "---:|" * len(Ls) + "\n")
         for v in verifiers:

@@ -18,18 +18,31 @@
 # Writes papers/pairs/results/block/: PAIR_seq.csv, PAIR_paired.csv, PAIR_verifiers.md,
 # cpu.csv, and with both pairs side_by_side.md, stderr.csv, orderings.csv,
 # orderings_summary.csv (papers/pairs/block_tables.py).
+#
+# BLOCK_DEPTH=8 (issue 41): the same over the L = 8 tree dumps (`make pair-trees-l8`,
+# build/pairs/kjv-PAIR-trees-L8/) with sd, rrs, kseq, ot, bv, gbv, traversal (is left out: its
+# LP per node at K' <= 4, L' <= 8 would dominate the time), every L' <= 8, into
+# papers/pairs/results/block-L8/ (work in build/pairs-block-L8); PARTS defaults to
+# PAIR_TREE8_PARTS (4).
 cd "$(dirname "$0")/../.."
 source papers/lib.sh
 export MDSD_PORTABLE_EXP=1
-OUT=papers/pairs/results/block
-WORK=${BLOCK_WORK:-build/pairs-block}
+DEPTH=${BLOCK_DEPTH:-4}
 THREADS=${BLOCK_THREADS:-2}
-PARTS=${BLOCK_PARTS:-${PAIR_TREE_PARTS:-25}}  # the first PARTS parts of each dump
+case $DEPTH in
+  4) SUFFIX= OUT=papers/pairs/results/block WORK=${BLOCK_WORK:-build/pairs-block}
+     PARTS=${BLOCK_PARTS:-${PAIR_TREE_PARTS:-25}}  # the first PARTS parts of each dump
+     ARGS=(--verifiers sd,rrs,kseq,is,bv,gbv,traversal --is-top 32 --sequences 1,2,3,4)
+     # a job's third line, the dump's hash left out: these options
+     JOB="job verifiers=sd,rrs,kseq,is,bv,gbv,traversal sequences=1,2,3,4 depth=default is-top=32 " ;;
+  8) SUFFIX=-L8 OUT=papers/pairs/results/block-L8 WORK=${BLOCK_WORK:-build/pairs-block-L8}
+     PARTS=${BLOCK_PARTS:-${PAIR_TREE8_PARTS:-4}}
+     ARGS=(--verifiers sd,rrs,kseq,bv,gbv,traversal,ot --sequences 1,2,3,4)
+     JOB="job verifiers=sd,rrs,kseq,bv,gbv,traversal,ot sequences=1,2,3,4 depth=default is-top=0 " ;;
+  *) echo "block.sh: BLOCK_DEPTH is 4 or 8, not '$DEPTH'" >&2; exit 2 ;;
+esac
 mkdir -p "$OUT" "$WORK"
 [ $# -gt 0 ] || set -- ngram neural
-ARGS=(--verifiers sd,rrs,kseq,is,bv,gbv,traversal --is-top 32 --sequences 1,2,3,4)
-# a job's third line, the dump's hash left out: these options
-JOB="job verifiers=sd,rrs,kseq,is,bv,gbv,traversal sequences=1,2,3,4 depth=default is-top=32 "
 
 # label PAIR: the pair in the tables' captions
 label() {
@@ -40,7 +53,7 @@ label() {
 }
 
 for pair in "$@"; do
-  trees=$(pair_trees "$pair")
+  trees=$(pair_trees "$pair" "$SUFFIX")
   jobs=()
   busy=0
   for k in $(seq -f %03g 1 "$PARTS"); do

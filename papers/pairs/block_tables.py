@@ -28,7 +28,7 @@ PAIRS = ("ngram", "neural")
 NAMES = {"ngram": "n-gram", "neural": "neural"}
 TARGET = 0.01  # issue 30: s.e. of E[tau] <= 0.01
 Z = 2.5758293035489  # two-sided p = 0.01
-VERIFIERS = ["sd", "bv", "rrs", "kseq", "is", "gbv", "traversal"]
+VERIFIERS = ["sd", "bv", "rrs", "kseq", "is", "ot", "gbv", "traversal"]  # those present
 VERDICTS = ["holds", "reverses", "ngram only", "neural only", "neither", "identical"]
 
 
@@ -77,10 +77,11 @@ def verdict(za, zb, va, vb):
 def main(out_dir):
     tau = tau_table(out_dir)
     keys = sorted(tau["ngram"], key=lambda k: (VERIFIERS.index(k[0]), k[1], k[2]))
+    verifiers = [v for v in VERIFIERS if any(k[0] == v for k in keys)]
     Ls = sorted({k[2] for k in keys})
 
     se_rows = []
-    for v in VERIFIERS:
+    for v in verifiers:
         row = {"verifier": v}
         for pair in PAIRS:
             cells = [(tau[pair][k][1], k) for k in keys if k[0] == v and (v in ("sd", "bv") or k[1] > 1)]
@@ -119,11 +120,13 @@ def main(out_dir):
         f.write(f"E[tau] (s.e. clustered by sample) of every verifier on the two pairs' tree dumps "
                 f"(seq trees, K' sequences of depth L', T = 1): n-gram {t0[3]:,} samples, "
                 f"{t0[2]:,} trees; neural {t1[3]:,} samples, {t1[2]:,} trees. At K' = 1 the "
-                "token-level verifier is sd; is is the LP truncated to the top 32 tokens.\n\n")
+                "token-level verifier is sd"
+                + ("; is is the LP truncated to the top 32 tokens" if "is" in verifiers else "")
+                + ("; ot: alpha* at every node" if "ot" in verifiers else "") + ".\n\n")
         f.write("| verifier | K' | " + " | ".join(f"n-gram L' = {L}" for L in Ls) + " | "
                 + " | ".join(f"neural L' = {L}" for L in Ls) + " |\n")
         f.write("|---|---:|" + "---:|" * (2 * len(Ls)) + "\n")
-        for v in VERIFIERS:
+        for v in verifiers:
             for K in sorted({k[1] for k in keys if k[0] == v}):
                 if v not in ("sd", "bv") and K == 1:
                     continue
