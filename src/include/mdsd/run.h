@@ -31,7 +31,8 @@ typedef struct {
     int progress_bar;     /* a progress bar on stderr while the job runs (a terminal only) */
     int stdout_used;      /* the caller writes standard output too: a file that is standard
                            * output is then one more output of the path check (a job never
-                           * writes over its own input) */
+                           * writes over its own input); the block job without any output
+                           * file may then print its Markdown table there */
     int cleanup_signals;  /* block job: SIGINT / SIGTERM remove the job's temporary files
                            * and keep its checkpoint (the table job's caller installs its own) */
     /* One shard in memory (an MPI rank; mdsd_table_run_with, mdsd_block_run_with with
