@@ -1,7 +1,9 @@
-/* merge.c - mdsd_merge (mdsd/merge.h): the shard aggregates of a table job
- * (shard.h, mdsd_batch_merge) or of a block job (blockjob.h: its set-up redone
- * from the shards' header, each dump's samples folded in shard order) read and
- * folded into the job's results CSV and, optionally, its rendered tables. */
+/* merge.c - mdsd_merge, mdsd_merge_run, mdsd_merge_with and mdsd_merge_texts
+ * (mdsd/merge.h; `mdsd merge` and the block job's MPI rank 0): the shard
+ * aggregates of a table job (shard.h, mdsd_batch_merge) or of a block job
+ * (blockjob.h: its set-up redone from the shards' header, each dump's samples
+ * folded in shard order), read from files or given in memory, folded into the
+ * job's results CSV and, optionally, its rendered tables and provenance. */
 #include <stdlib.h>
 #include <string.h>
 
