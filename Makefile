@@ -98,11 +98,15 @@ LAYER_job := core verify io block job
 LAYER_plot := core verify io block job plot
 LAYER_api := core verify io block job plot api
 LAYER_check := core verify io check
-LAYER_cli := core verify io block job plot api check cli .
+# The CLI is a program over the public API (src/include/mdsd): of the library's
+# internal headers it sees only src/core, src/verify, src/io and src/check's (its
+# utilities and the math of dist, draft, lp, bound, accept), never src/block or
+# src/job's (tests/test_cli_layers.c checks the includes too).
+LAYER_cli := core verify io check cli
 LIB_DIRS := src/core src/verify src/io src/block src/job src/plot src/api src/check
-# cli's "." is src itself (src/mdsd.h, the internal umbrella). Tests, benchmarks
-# and fuzz harnesses see everything.
-INCLUDES := -Isrc/include -Isrc $(addprefix -Isrc/,$(LAYER_cli)) -Itests
+# Tests, benchmarks and fuzz harnesses see everything ("." is src itself:
+# src/mdsd.h, the internal umbrella).
+INCLUDES := -Isrc/include -Isrc $(addprefix -Isrc/,core verify io block job plot api check cli .) -Itests
 # The include flags of one source file: its layer's (src/LAYER/...), else INCLUDES.
 layer_of = $(word 2,$(subst /, ,$(1)))
 includes_for = $(if $(and $(filter src/%,$(1)),$(LAYER_$(call layer_of,$(1)))),\

@@ -6,6 +6,7 @@
  * of a size the library does not know refused by every function that takes one, and
  * an _init that never writes past the caller's size; the Python mirrors of the structs
  * the size of the C structs. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -273,7 +274,8 @@ Test(abi, python_mirrors_have_the_c_sizes, .timeout = 60)
         {"AlphaRoutes", sizeof(mdsd_alpha_routes)}, {"ToyOpts", sizeof(mdsd_toy_opts)},
         {"RowArrays", sizeof(mdsd_row_arrays)}, {"PlotOpts", sizeof(mdsd_plot_opts)},
         {"CheckOpts", sizeof(mdsd_check_opts)}, {"ReportOpts", sizeof(mdsd_report_opts)},
-        {"MergeJobOpts", sizeof(mdsd_merge_job_opts)},
+        {"MergeJobOpts", sizeof(mdsd_merge_job_opts)}, {"RunOpts", sizeof(mdsd_run_opts)},
+        {"ShardText", sizeof(mdsd_shard_text)}, {"BlockPolicy", sizeof(mdsd_block_policy)},
     };
     char cmd[2048], want[1024];
     size_t len = (size_t)snprintf(cmd, sizeof cmd, "PYTHONPATH=src/python /usr/bin/python3 -c 'import ctypes; "
@@ -288,6 +290,101 @@ Test(abi, python_mirrors_have_the_c_sizes, .timeout = 60)
     char *out = test_shell_ok(cmd);
     cr_assert_str_eq(out, want);
     free(out);
+}
+
+/* The mirror of mdsd_run_opts (the CLI's way into the jobs) has its fields in the C
+ * order: every field's offset, not just the size. */
+Test(abi, python_run_opts_mirror_has_the_c_offsets, .timeout = 60)
+{
+    if (!test_release_build("abi"))
+        return;
+#define RUN_FIELD(f) {#f, offsetof(mdsd_run_opts, f)}
+    static const struct { const char *name; size_t offset; } fields[] = {
+        RUN_FIELD(size), RUN_FIELD(tool), RUN_FIELD(n_words), RUN_FIELD(words),
+        RUN_FIELD(on_note), RUN_FIELD(note_ctx), RUN_FIELD(progress_bar), RUN_FIELD(stdout_used),
+        RUN_FIELD(cleanup_signals), RUN_FIELD(shard_text), RUN_FIELD(shard_size),
+        RUN_FIELD(test_fail), RUN_FIELD(test_fail_column), RUN_FIELD(test_fail_row),
+        RUN_FIELD(test_block_rows), RUN_FIELD(test_stop_after), RUN_FIELD(usage),
+    };
+#undef RUN_FIELD
+    char want[1024];
+    size_t wl = 0;
+    for (size_t i = 0; i < sizeof fields / sizeof *fields; i++)
+        wl += (size_t)snprintf(want + wl, sizeof want - wl, " %s=%zu", fields[i].name,
+                               fields[i].offset);
+    snprintf(want + wl, sizeof want - wl, "\n");
+    char *out = test_shell_ok("PYTHONPATH=src/python /usr/bin/python3 -c 'from mdsd import _lib as L; "
+                              "print(\"\".join(\" %s=%d\" % (f, getattr(L.RunOpts, f).offset) "
+                              "for f, _ in L.RunOpts._fields_))'");
+    cr_assert_str_eq(out, want);
+    free(out);
+}
+
+/* A front end's run options of a size the library does not know are refused by
+ * every function that takes them, before any work. */
+Test(abi, run_opts_of_another_size_are_refused)
+{
+    const size_t wrong[] = {0, 1, sizeof(size_t), 4096};
+    const char *dumps[] = {"data/kjv-ngram.h5"}, *trees[] = {"data/kjv-trees.h5"};
+    const char *shard[] = {"/tmp/mdsd-abi-never.agg"};
+    for (size_t w = 0; w < sizeof wrong / sizeof *wrong; w++) {
+        mdsd_err err;
+        mdsd_run_opts run;
+        mdsd_run_opts_init(&run);
+        cr_assert_eq(run.size, sizeof run);
+        run.size = wrong[w];
+        mdsd_table_opts to;
+        mdsd_table_opts_init(&to);
+        to.n_dumps = 1, to.dumps = dumps, to.output = "/tmp/mdsd-abi-never.csv";
+        refused(mdsd_table_run_with(&to, &run, &err), &err, "mdsd_run_opts");
+        refused(mdsd_table_check(&to, &run, &err), &err, "mdsd_run_opts");
+        mdsd_shard_text text = {"rank 0", "#mdsd-table-shard 3\n", 20};
+        refused(mdsd_table_merge_texts(&to, &run, &text, 1, &err), &err, "mdsd_run_opts");
+        mdsd_block_job_opts jo;
+        mdsd_block_job_opts_init(&jo);
+        jo.n_dumps = 1, jo.dumps = trees, jo.output = "/tmp/mdsd-abi-never.csv";
+        refused(mdsd_block_run_with(&jo, &run, &err), &err, "mdsd_run_opts");
+        double tp[4] = {0.7, 0.3, 0.4, 0.6}, tq[4] = {0.5, 0.5, 0.5, 0.5};
+        mdsd_block_markov_opts mk;
+        mdsd_block_markov_opts_init(&mk);
+        mk.verifier = "sd", mk.sequences = 1, mk.depth = 2, mk.V = 2, mk.p = tp, mk.q = tq;
+        mdsd_block_markov_result br;
+        refused(mdsd_block_markov_with(&mk, &run, 0, &br, NULL, NULL, &err), &err, "mdsd_run_opts");
+        refused(mdsd_merge_with(shard, 1, "/tmp/mdsd-abi-never.csv", NULL, &run, &err), &err,
+                "mdsd_run_opts");
+        refused(mdsd_merge_texts(&text, 1, "/tmp/mdsd-abi-never.csv", NULL, &run, &err), &err,
+                "mdsd_run_opts");
+    }
+    cr_assert_eq(access("/tmp/mdsd-abi-never.csv", F_OK), -1);
+}
+
+/* mdsd_block_markov_with: the result of mdsd_block_markov, the policy it read, and a
+ * refused option told apart (run.usage) from a failure of the input. */
+Test(abi, markov_with_reports_the_policy_and_usage)
+{
+    double tp[4] = {0.7, 0.3, 0.4, 0.6}, tq[4] = {0.5, 0.5, 0.5, 0.5};
+    mdsd_block_markov_opts mk;
+    mdsd_block_markov_opts_init(&mk);
+    mk.verifier = "rrsw", mk.tree = "2,1", mk.scheme = "wor", mk.V = 2, mk.p = tp, mk.q = tq;
+    mdsd_run_opts run;
+    mdsd_run_opts_init(&run);
+    mdsd_block_markov_result a, b;
+    mdsd_block_policy pol;
+    mdsd_err err;
+    cr_assert_eq(mdsd_block_markov_with(&mk, &run, 0, &a, NULL, &pol, &err), MDSD_OK, "%s", err.msg);
+    cr_assert_eq(mdsd_block_markov(&mk, &b, &err), MDSD_OK, "%s", err.msg);
+    cr_assert_eq(memcmp(&a, &b, sizeof a), 0);
+    cr_assert(pol.tree == 1 && pol.depth == 2 && pol.widths[0] == 2 && pol.widths[1] == 1);
+    cr_assert_str_eq(pol.scheme, "wor");
+    cr_assert_str_eq(pol.text, "tree 2,1 wor");
+    cr_assert_eq(run.usage, 0);
+    mk.verifier = NULL; /* an option refused */
+    cr_assert_eq(mdsd_block_markov_with(&mk, &run, 0, &a, NULL, &pol, &err), MDSD_EINVAL);
+    cr_assert_eq(run.usage, 1, "%s", err.msg);
+    mk.verifier = "rrsw";
+    tp[0] = 0.5; /* a row that does not sum to 1: the input, not an option */
+    cr_assert_neq(mdsd_block_markov_with(&mk, &run, 0, &a, NULL, &pol, &err), MDSD_OK);
+    cr_assert_eq(run.usage, 0, "%s", err.msg);
 }
 
 /* mdsd_block_markov_result.verifier is the library's string, not the caller's. */

@@ -31,9 +31,8 @@ int api_probs_copy(const double *p, size_t V, const char *what, double **out, md
 /* The checks of mdsd_table_run and mdsd_table_run_recorded before the job: options
  * given, their size and verifier_opts' (mdsd/common.h), top_p in (0, 1]. */
 int api_table_opts_check(const mdsd_table_opts *t, mdsd_err *err);
-/* mdsd_table_run, and with tool (provenance "tool", the command words argv[0..argc))
- * mdsd_table_run_recorded: the job, its rendered tables and per-position file. */
-int api_table_run(const mdsd_table_opts *t, const char *tool, int argc, char *const *argv,
-                  mdsd_err *err);
+/* mdsd_table_run, mdsd_table_run_recorded and mdsd_table_run_with: the job, its
+ * rendered tables and per-position file, as run says (checked: runopts.h). */
+int api_table_run(const mdsd_table_opts *t, const mdsd_run_opts *run, mdsd_err *err);
 
 #endif

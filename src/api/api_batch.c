@@ -16,6 +16,8 @@
 #include "engine.h"
 #include "opts.h"
 #include "position.h"
+#include "runopts.h"
+#include "shard.h"
 
 /* The name in parentheses: the header's macro of the same name passes the caller's size. */
 void (mdsd_batch_eval_opts_init)(mdsd_batch_eval_opts *opts, size_t size)
@@ -216,28 +218,69 @@ int api_table_opts_check(const mdsd_table_opts *t, mdsd_err *err)
     return MDSD_OK;
 }
 
-/* The job with its rendered tables and, with a tool, its provenance sidecar
- * (tablerender.c, as `mdsd table` writes them). */
-int api_table_run(const mdsd_table_opts *t, const char *tool, int argc, char *const *argv, mdsd_err *err)
+/* The internal job of the public options and a front end's run options
+ * (runopts.h: checked, never NULL). */
+static void table_job(const mdsd_table_opts *t, const mdsd_run_opts *run, mdsd_batch_opts *o)
+{
+    *o = (mdsd_batch_opts){.pub = *t, .per_position = t->per_position};
+    o->progress = run->progress_bar != 0;
+    o->note = run->on_note, o->note_ctx = run->note_ctx;
+    o->shard_data = run->shard_text, o->shard_size = run->shard_size;
+    o->keep_partial = run->shard_text != NULL; /* the MPI driver removes it once the outputs exist */
+    o->test = (mdsd_batch_hooks){.fail = run->test_fail != 0, .fail_column = run->test_fail_column,
+                                 .fail_row = run->test_fail_row, .block_rows = run->test_block_rows};
+}
+
+/* The outputs beside the CSV (tablerender.c) of the job o. */
+static mdsd_table_outputs table_outputs(const mdsd_batch_opts *o, const mdsd_run_opts *run)
+{
+    return (mdsd_table_outputs){.job = o, .tool = run->tool, .argc = (int)run->n_words,
+                                /* the words are only read: the provenance's argv is the CLI's type */
+                                .argv = (char *const *)run->words,
+                                .stdout_output = run->stdout_used != 0};
+}
+
+/* The checks before any work: the public options, the job's, then its files. */
+static int table_check(const mdsd_table_opts *t, const mdsd_run_opts *run, mdsd_batch_opts *o,
+                       mdsd_table_outputs *out, mdsd_err *err)
 {
     int rc = api_table_opts_check(t, err);
     if (rc)
         return rc;
-    mdsd_batch_opts o = {.pub = *t, .per_position = t->per_position};
-    mdsd_table_outputs out = {.job = &o, .tool = tool, .argc = argc, .argv = argv};
+    table_job(t, run, o);
+    *out = table_outputs(o, run);
+    /* the job's option checks first (mdsd_batch_run makes them again), so that the
+     * rendered files are checked, with the job's, only for options that stand */
+    rc = mdsd_plan_check_options(o, err);
+    return rc ? rc : mdsd_table_outputs_check(out, err);
+}
+
+/* The job with its rendered tables and, with run->tool, its provenance sidecar
+ * (tablerender.c, as `mdsd table` writes them); run is checked (runopts.h). */
+int api_table_run(const mdsd_table_opts *t, const mdsd_run_opts *run, mdsd_err *err)
+{
+    if (!t)
+        return api_table_opts_check(t, err);
+    mdsd_batch_opts o;
+    if (run->shard_text && t->shards) { /* an MPI rank's shard: its aggregate in memory only */
+        int rc = api_table_opts_check(t, err);
+        table_job(t, run, &o);
+        return rc ? rc : mdsd_batch_run(&o, NULL, NULL, err);
+    }
+    mdsd_table_outputs out;
+    int rc = table_check(t, run, &o, &out, err);
+    if (rc)
+        return rc;
     o.before_publish = mdsd_table_outputs_before;
     o.publish_ctx = &out;
     mdsd_report_row *rows = NULL;
     size_t count = 0;
-    /* the job's option checks first (mdsd_batch_run makes them again), so that the
-     * rendered files are checked, with the job's, only for options that stand */
-    rc = mdsd_plan_check_options(&o, err);
-    if (rc == MDSD_OK)
-        rc = mdsd_table_outputs_check(&out, err);
-    if (rc == MDSD_OK)
-        rc = mdsd_batch_run(&o, &rows, &count, err);
-    if (rc == MDSD_OK)
+    rc = mdsd_batch_run(&o, &rows, &count, err);
+    if (rc == MDSD_OK && !t->shards) { /* --shard I/N wrote its aggregate: nothing to render */
         rc = mdsd_table_outputs_publish(&out, rows, count, err);
+        if (rc == MDSD_OK) /* rows from one sample: their s.e. is not clustered */
+            mdsd_report_notes(run->on_note, run->note_ctx, rows, count);
+    }
     mdsd_table_outputs_abort(&out);
     free(rows);
     return rc;
@@ -245,5 +288,53 @@ int api_table_run(const mdsd_table_opts *t, const char *tool, int argc, char *co
 
 mdsd_status mdsd_table_run(const mdsd_table_opts *t, mdsd_err *err)
 {
-    return (mdsd_status)api_table_run(t, NULL, 0, NULL, err);
+    mdsd_run_opts run;
+    mdsd_run_opts_init(&run);
+    return (mdsd_status)api_table_run(t, &run, err);
+}
+
+mdsd_status mdsd_table_run_with(const mdsd_table_opts *t, mdsd_run_opts *run, mdsd_err *err)
+{
+    mdsd_run_opts r;
+    int rc = mdsd_run_opts_take(run, "table", &r, err);
+    return (mdsd_status)(rc ? rc : api_table_run(t, &r, err));
+}
+
+mdsd_status mdsd_table_check(const mdsd_table_opts *t, const mdsd_run_opts *run, mdsd_err *err)
+{
+    mdsd_run_opts r;
+    mdsd_batch_opts o;
+    mdsd_table_outputs out;
+    /* the check changes nothing in run (its usage flag is the calls' that run) */
+    mdsd_run_opts copy;
+    if (run)
+        copy = *run;
+    int rc = mdsd_run_opts_take(run ? &copy : NULL, "table", &r, err);
+    return (mdsd_status)(rc ? rc : table_check(t, &r, &o, &out, err));
+}
+
+mdsd_status mdsd_table_merge_texts(const mdsd_table_opts *t, mdsd_run_opts *run,
+                                   const mdsd_shard_text *in, size_t n, mdsd_err *err)
+{
+    mdsd_run_opts r;
+    int rc = mdsd_run_opts_take(run, "table", &r, err);
+    if (rc == MDSD_OK)
+        rc = api_table_opts_check(t, err);
+    if (rc)
+        return (mdsd_status)rc;
+    if (!in || n == 0)
+        return mdsd_fail(err, MDSD_EINVAL, "table: no shard given");
+    mdsd_batch_opts o;
+    table_job(t, &r, &o);
+    mdsd_table_outputs out = table_outputs(&o, &r);
+    mdsd_report_row *rows = NULL;
+    size_t count = 0;
+    /* the files were checked before the shards ran (mdsd_table_check) */
+    mdsd_merge_opts m = {n, in, t->output, NULL, mdsd_table_outputs_before, &out, NULL};
+    rc = mdsd_batch_merge(&m, &rows, &count, err);
+    if (rc == MDSD_OK)
+        rc = mdsd_table_outputs_publish(&out, rows, count, err);
+    mdsd_table_outputs_abort(&out);
+    free(rows);
+    return (mdsd_status)rc;
 }

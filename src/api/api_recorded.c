@@ -27,14 +27,23 @@ static int check_record(const char *what, const char *tool, size_t n_words, cons
     return MDSD_OK;
 }
 
+/* The run options of a recorded run: the provenance only. */
+static mdsd_run_opts recorded(const char *tool, size_t n_words, const char *const *words)
+{
+    mdsd_run_opts run;
+    mdsd_run_opts_init(&run);
+    run.tool = tool, run.n_words = n_words, run.words = words;
+    return run;
+}
+
 mdsd_status mdsd_table_run_recorded(const mdsd_table_opts *t, const char *tool, size_t n_words,
                             const char *const *words, mdsd_err *err)
 {
     int rc = check_record("table", tool, n_words, words, err);
     if (rc)
         return rc;
-    /* the words are only read: the provenance's argv is the CLI's type */
-    return (mdsd_status)api_table_run(t, tool, (int)n_words, (char *const *)words, err);
+    mdsd_run_opts run = recorded(tool, n_words, words);
+    return mdsd_table_run_with(t, &run, err);
 }
 
 mdsd_status mdsd_block_run_recorded(const mdsd_block_job_opts *opts, const char *tool, size_t n_words,
@@ -43,16 +52,9 @@ mdsd_status mdsd_block_run_recorded(const mdsd_block_job_opts *opts, const char 
     int rc = check_record("block", tool, n_words, words, err);
     if (rc)
         return rc;
-    if (!opts)
-        return mdsd_fail(err, MDSD_EINVAL, "block: no options given (NULL)");
-    if ((rc = mdsd_opts_check(opts->size, sizeof *opts, "mdsd_block_job_opts", NULL, err)))
-        return rc;
-    if (opts->n_dumps == 0 || !opts->dumps) /* as mdsd_block_run */
-        return mdsd_fail(err, MDSD_EINVAL, "block: no tree dump given");
-    if (!opts->output)
+    if (opts && opts->size == sizeof *opts && !opts->output && opts->n_dumps && opts->dumps)
         return mdsd_fail(err, MDSD_EINVAL, "block: no output given (the provenance describes "
                          "the results CSV)");
-    mdsd_block_job j = {.pub = *opts, .tool = tool, .argc = (int)n_words,
-                        .argv = (char *const *)words};
-    return mdsd_block_job_run(&j, err);
+    mdsd_run_opts run = recorded(tool, n_words, words);
+    return mdsd_block_run_with(opts, &run, err);
 }

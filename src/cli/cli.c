@@ -369,13 +369,3 @@ int cli_parse_layout(const char *arg, const char *cmd, mdsd_report_layout *out)
         return cli_usage_error(cmd, "--layout: %s", err.msg);
     return 0;
 }
-
-int cli_render_report(const char *dest, cli_report_renderer fn, const mdsd_report_row *rows,
-                      size_t count, const mdsd_report_style *style, mdsd_err *err)
-{
-    if (!strcmp(dest, "-")) {
-        fn(stdout, rows, count, style);
-        return fflush(stdout) == 0 ? MDSD_OK : mdsd_fail(err, MDSD_EIO, "error writing the table");
-    }
-    return mdsd_report_render_file(dest, fn, rows, count, style, err);
-}

@@ -8,7 +8,27 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "mdsd.h"
+#include <mdsd/mdsd.h>
+
+/* The library's internal headers the CLI still uses: the distributions,
+ * schemes, verifiers and bounds of dist, draft, lp, bound and accept (src/core,
+ * src/verify), and the CLI utilities of src/io (number and list parsing, JSON
+ * printing, output files and the path check). Never src/job or src/block: the
+ * jobs are the public API's (tests/test_cli_layers.c). */
+#include "err.h"
+#include "dist.h"
+#include "parse.h"
+#include "rng.h"
+#include "json.h"
+#include "stats.h"
+#include "outfile.h"
+#include "scheme.h"
+#include "dump.h"
+#include "verifier.h"
+#include "montecarlo.h"
+#include "lp.h"
+#include "lp_export.h"
+#include "bound.h"
 #include "check.h"
 #include "pathset.h"
 #include "toy.h"
@@ -158,19 +178,15 @@ int cmd_merge(int argc, char **argv);
 bool cli_sweep_requested(const char *cmd, int argc, char **argv);
 int cli_sweep(const char *cmd, int argc, char **argv);
 
-/* Shared by table, merge and report (cli.c): --layout per-setting|combined|both,
- * and rendering to standard output ("-") or atomically to a file. */
+/* Shared by table, merge and report (cli.c): --layout per-setting|combined|both. */
 int cli_parse_layout(const char *arg, const char *cmd, mdsd_report_layout *out);
-typedef void (*cli_report_renderer)(FILE *, const mdsd_report_row *, size_t, const mdsd_report_style *);
-int cli_render_report(const char *dest, cli_report_renderer fn, const mdsd_report_row *rows,
-                      size_t count, const mdsd_report_style *style, mdsd_err *err);
 
 int cmd_block(int argc, char **argv);
 
 /* The command line as typed (from the subcommand on), for provenance: getopt_long
  * permutes a command's argv (options first), so main() keeps a copy. */
 /* Test hooks from the environment (cli_hooks.c): off when unset. */
-void cli_table_hooks(mdsd_batch_hooks *h);
+void cli_table_hooks(mdsd_run_opts *run);
 size_t cli_block_stop_after(void);
 bool cli_bound_offset(const char *method, double *offset);
 
@@ -178,12 +194,7 @@ void cli_save_command_line(int argc, char **argv);
 int cli_argc(void);
 char *const *cli_argv(void);
 
-/* ---- scale-out (shard.h) ---- */
-#include "shard.h"
-
-/* mdsd merge of block shards (cmd_block.c): inputs in any order. */
-int cli_block_merge(const mdsd_shard_input *in, size_t n, const char *output, const char *markdown,
-                    const char *latex, mdsd_err *err);
+/* ---- scale-out (mdsd/merge.h) ---- */
 
 #ifdef MDSD_MPI
 /* MPI ranks (cli_mpi.c): whether this process is one (launched by mpirun or
@@ -195,7 +206,7 @@ int cli_block_merge(const mdsd_shard_input *in, size_t n, const char *output, co
 bool cli_mpi_launched(void);
 typedef int (*cli_mpi_part)(void *ctx, size_t shard, size_t shards, char **text, size_t *len,
                             mdsd_err *err);
-typedef int (*cli_mpi_merge)(void *ctx, const mdsd_shard_input *in, size_t n, mdsd_err *err);
+typedef int (*cli_mpi_merge)(void *ctx, const mdsd_shard_text *in, size_t n, mdsd_err *err);
 int cli_mpi_run(const char *cmd, int argc, char **argv, const char *output, cli_mpi_part part,
                 cli_mpi_merge merge, void *ctx);
 #endif

@@ -14,16 +14,15 @@
 
 #include "cli.h"
 
-void cli_table_hooks(mdsd_batch_hooks *h)
+void cli_table_hooks(mdsd_run_opts *run)
 {
-    memset(h, 0, sizeof *h);
     const char *spec = getenv("MDSD_TABLE_FAIL");
     unsigned long long c, r, k;
     if (spec && sscanf(spec, "%llu:%llu", &c, &r) == 2)
-        h->fail = true, h->fail_column = (size_t)c, h->fail_row = (size_t)r;
+        run->test_fail = 1, run->test_fail_column = (size_t)c, run->test_fail_row = (size_t)r;
     spec = getenv("MDSD_TABLE_BLOCK_ROWS");
     if (spec && sscanf(spec, "%llu", &k) == 1 && k > 0)
-        h->block_rows = (size_t)k;
+        run->test_block_rows = (size_t)k;
 }
 
 size_t cli_block_stop_after(void)

@@ -1,5 +1,5 @@
 /* cli_mpi.c - mdsd table and mdsd block over MPI ranks (the MPI=1 build,
- * -DMDSD_MPI): rank r evaluates shard r+1 of N (shard.h), rank 0 gathers the
+ * -DMDSD_MPI): rank r evaluates shard r+1 of N (mdsd/run.h's shard_text), rank 0 gathers the
  * aggregates and merges them in shard order into the outputs a single
  * process writes. Without MDSD_MPI this file is empty. */
 #ifdef MDSD_MPI
@@ -93,14 +93,14 @@ int cli_mpi_run(const char *cmd, int argc, char **argv, const char *output, cli_
     if (!any && rank != 0) {
         send_text(text, len);
     } else if (!any) {
-        mdsd_shard_input *in = calloc((size_t)size, sizeof *in);
+        mdsd_shard_text *in = calloc((size_t)size, sizeof *in);
         char (*names)[32] = calloc((size_t)size, sizeof *names);
         for (int r = 0; r < size; r++) {
             size_t n = len;
             char *t = r == 0 ? text : recv_text(r, &n);
             if (in && names) {
                 snprintf(names[r], sizeof names[r], "rank %d", r);
-                in[r] = (mdsd_shard_input){names[r], t, n};
+                in[r] = (mdsd_shard_text){names[r], t, n};
             } else if (r) {
                 free(t);
             }

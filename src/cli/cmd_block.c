@@ -1,18 +1,16 @@
 /* mdsd block: block efficiency E[tau] (expected tokens per target call) of
- * token-level recursive verification with multi-token drafts (block.h,
- * MATH.md §5), on a Markov toy pair: exact, from sampled
- * draft trees, by plain simulation, and the optimum over all verifiers. */
+ * token-level recursive verification with multi-token drafts (MATH.md §5), on
+ * a Markov toy pair (mdsd_block_markov_with): exact, from sampled draft trees,
+ * by plain simulation, and the optimum over all verifiers; or over tree dumps
+ * (mdsd_block_run_with), both <mdsd/block.h>. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "block.h"
-#include "blockv.h"
-#include "blockpartial.h"
-#include "live.h"
-#include "blockjob.h"
-#include "blockmarkov.h"
+#include <mdsd/block.h>
+#include <mdsd/merge.h>
+
 #include "cli.h"
 
 static const char usage_text[] =
@@ -181,16 +179,12 @@ typedef struct {
     size_t n_dumps;
     bool exact, simulate, optimal, force, json, help, resume, discard_partial;
     unsigned long long trials, seed;
-    /* scale-out (shard.h): shard I of N (0: the whole job), its aggregate
-     * to -o, or to *shard_data (MPI ranks: checkpoint OUTPUT.shard-I-of-N.partial,
-     * kept when keep_partial); merge: the shards to fold instead of evaluating */
+    /* scale-out: shard I of N (0: the whole job), its aggregate to -o, or
+     * to *shard_data (MPI ranks: mdsd_run_opts.shard_text) */
     size_t shard, shards;
     char **shard_data;
     size_t *shard_size;
     mdsd_err *shard_err;       /* MPI ranks: the failure goes here, unprinted */
-    bool keep_partial;
-    const mdsd_shard_file *merge;
-    size_t merge_n;
     const char *tool;          /* the provenance's "tool" (NULL: none written) */
 } block_opts;
 
@@ -276,51 +270,50 @@ static int parse_args(int argc, char **argv, block_opts *o)
     return 0;
 }
 
-/* "2,2,1" into pol->width; 0 or a usage error (printed). */
-static void print_json(const block_opts *o, const mdsd_policy *pol, size_t V, const char *vname,
-                       const char *route, const mdsd_block_result *r, const mdsd_block_result *opt,
-                       const mdsd_block_live_result *live, const double *cost, size_t ncost)
+static void print_json(const block_opts *o, const mdsd_block_policy *pol,
+                       const mdsd_block_markov_result *r, const mdsd_block_markov_live_result *live,
+                       const double *cost, size_t ncost)
 {
     mdsd_json j;
     mdsd_json_init(&j, stdout);
     mdsd_json_object_begin(&j);
-    mdsd_json_kv_string(&j, "verifier", vname);
-    mdsd_json_kv_string(&j, "policy", pol->kind == MDSD_POLICY_SEQ ? "seq" : "tree");
+    mdsd_json_kv_string(&j, "verifier", r->verifier);
+    mdsd_json_kv_string(&j, "policy", pol->tree ? "tree" : "seq");
     mdsd_json_kv_integer(&j, "depth", (long long)pol->depth);
-    if (pol->kind == MDSD_POLICY_SEQ) {
+    if (!pol->tree) {
         mdsd_json_kv_integer(&j, "sequences", (long long)pol->sequences);
     } else {
         mdsd_json_key(&j, "widths");
         mdsd_json_array_begin(&j);
         for (size_t d = 0; d < pol->depth; d++)
-            mdsd_json_integer(&j, (long long)pol->width[d]);
+            mdsd_json_integer(&j, (long long)pol->widths[d]);
         mdsd_json_array_end(&j);
-        mdsd_json_kv_string(&j, "scheme", mdsd_scheme_name(pol->scheme));
+        mdsd_json_kv_string(&j, "scheme", pol->scheme);
     }
-    mdsd_json_kv_number(&j, "tree_size", mdsd_policy_size(pol));
-    mdsd_json_kv_integer(&j, "V", (long long)V);
-    mdsd_json_kv_string(&j, "route", route);
-    mdsd_json_kv_number(&j, "block_efficiency", r->tau);
+    mdsd_json_kv_number(&j, "tree_size", r->tree_size);
+    mdsd_json_kv_integer(&j, "V", (long long)r->V);
+    mdsd_json_kv_string(&j, "route", r->route);
+    mdsd_json_kv_number(&j, "block_efficiency", r->block_efficiency);
     mdsd_json_kv_number(&j, "stderr", r->se);
     mdsd_json_kv_integer(&j, "trials", (long long)r->trials);
     mdsd_json_kv_integer(&j, "seed", (long long)o->seed);
     mdsd_json_key(&j, "reach");
     mdsd_json_number_array(&j, r->reach, pol->depth + 1);
     mdsd_json_key(&j, "per_depth");
-    mdsd_json_number_array(&j, r->rate + 1, pol->depth);
+    mdsd_json_number_array(&j, r->per_depth + 1, pol->depth);
     /* vLLM's names for E[tau] and the unconditional reaches (MATH.md §5.2) */
-    mdsd_json_kv_number(&j, "mean_acceptance_length", r->tau);
+    mdsd_json_kv_number(&j, "mean_acceptance_length", r->block_efficiency);
     mdsd_json_key(&j, "per_position_acceptance_rate");
     mdsd_json_number_array(&j, r->reach + 1, pol->depth);
-    if (opt) {
-        mdsd_json_kv_number(&j, "optimal_token_block_efficiency", opt->tau);
-        mdsd_json_kv_number(&j, "gap_to_optimal_token", opt->tau - r->tau);
+    if (o->optimal) {
+        mdsd_json_kv_number(&j, "optimal_token_block_efficiency", r->optimal_token);
+        mdsd_json_kv_number(&j, "gap_to_optimal_token", r->optimal_token - r->block_efficiency);
     }
     if (live) {
         mdsd_json_kv_integer(&j, "live_horizon", (long long)live->horizon);
-        mdsd_json_kv_number(&j, "live_block_efficiency", live->live);
-        mdsd_json_kv_number(&j, "position_block_efficiency", live->positions);
-        mdsd_json_kv_number(&j, "live_calls", live->calls);
+        mdsd_json_kv_number(&j, "live_block_efficiency", live->live_block_efficiency);
+        mdsd_json_kv_number(&j, "position_block_efficiency", live->position_block_efficiency);
+        mdsd_json_kv_number(&j, "live_calls", live->live_calls);
     }
     if (ncost) {
         mdsd_json_key(&j, "speedup");
@@ -328,7 +321,7 @@ static void print_json(const block_opts *o, const mdsd_policy *pol, size_t V, co
         for (size_t i = 0; i < ncost; i++) {
             mdsd_json_object_begin(&j);
             mdsd_json_kv_number(&j, "cost", cost[i]);
-            mdsd_json_kv_number(&j, "speedup", r->tau / (1.0 + cost[i] * (double)pol->depth));
+            mdsd_json_kv_number(&j, "speedup", r->block_efficiency / (1.0 + cost[i] * (double)pol->depth));
             mdsd_json_object_end(&j);
         }
         mdsd_json_array_end(&j);
@@ -336,42 +329,41 @@ static void print_json(const block_opts *o, const mdsd_policy *pol, size_t V, co
     mdsd_json_object_end(&j);
 }
 
-static void print_text(const mdsd_policy *pol, size_t V, const char *vname, const char *route,
-                       const mdsd_block_result *r, const mdsd_block_result *opt,
-                       const mdsd_block_live_result *live, const double *cost, size_t ncost)
+static void print_text(const block_opts *o, const mdsd_block_policy *pol,
+                       const mdsd_block_markov_result *r, const mdsd_block_markov_live_result *live,
+                       const double *cost, size_t ncost)
 {
-    char desc[256];
-    printf("verifier %s, policy %s, V = %zu, %s\n", vname,
-           mdsd_policy_describe(pol, desc, sizeof desc), V, route);
+    printf("verifier %s, policy %s, V = %zu, %s\n", r->verifier, pol->text, r->V, r->route);
     if (r->trials)
-        printf("block efficiency E[tau] = %.9f +- %.2g (stderr, %llu trees)\n", r->tau, r->se,
-               (unsigned long long)r->trials);
+        printf("block efficiency E[tau] = %.9f +- %.2g (stderr, %llu trees)\n", r->block_efficiency,
+               r->se, (unsigned long long)r->trials);
     else
-        printf("block efficiency E[tau] = %.12g\n", r->tau);
+        printf("block efficiency E[tau] = %.12g\n", r->block_efficiency);
     printf("per-depth acceptance:");
     for (size_t d = 1; d <= pol->depth; d++)
-        printf(" %.6g", r->rate[d]);
+        printf(" %.6g", r->per_depth[d]);
     printf("\nvLLM's mean acceptance length (= E[tau]): %.12g\n"
-           "vLLM's per-position acceptance rate (unconditional):", r->tau);
+           "vLLM's per-position acceptance rate (unconditional):", r->block_efficiency);
     for (size_t d = 1; d <= pol->depth; d++)
         printf(" %.6g", r->reach[d]);
     printf("\n");
-    if (opt)
-        printf("optimal token-level verifier: E[tau] = %.12g (gap %.6g)\n", opt->tau,
-               opt->tau - r->tau);
+    if (o->optimal)
+        printf("optimal token-level verifier: E[tau] = %.12g (gap %.6g)\n", r->optimal_token,
+               r->optimal_token - r->block_efficiency);
     if (live && live->horizon)
         printf("live decoding, %zu tokens from token 0: %.12g tokens per target call (%.9g "
                "calls); mean over the positions of E[tau | context]: %.12g\n", live->horizon,
-               live->live, live->calls, live->positions);
+               live->live_block_efficiency, live->live_calls, live->position_block_efficiency);
     else if (live)
         printf("live decoding, the long run: %.12g tokens per target call; stationary mean over "
-               "positions of E[tau | context]: %.12g\n", live->live, live->positions);
+               "positions of E[tau | context]: %.12g\n", live->live_block_efficiency,
+               live->position_block_efficiency);
     for (size_t i = 0; i < ncost; i++)
         printf("speed-up at draft cost c = %g: %.6g\n", cost[i],
-               r->tau / (1.0 + cost[i] * (double)pol->depth));
+               r->block_efficiency / (1.0 + cost[i] * (double)pol->depth));
 }
 
-/* The library's Markov route (blockmarkov.h), printed as text or JSON;
+/* The library's Markov route (mdsd_block_markov_with), printed as text or JSON;
  * -1: a refused option (told, exit 2). */
 static int run(const block_opts *o, mdsd_err *err)
 {
@@ -393,21 +385,24 @@ static int run(const block_opts *o, mdsd_err *err)
                            cost[i]);
     if (rc == MDSD_OK)
         rc = cli_check_paths(o->markov, "the Markov pair (--markov)", err);
-    mdsd_block_markov_run r;
+    mdsd_run_opts how;
+    mdsd_run_opts_init(&how);
+    mdsd_block_markov_result r;
+    mdsd_block_markov_live_result live;
+    mdsd_block_policy pol;
     if (rc == MDSD_OK &&
-        (rc = mdsd_block_markov_eval(&mo, o->live ? &o->live_n : NULL, &r, err)) != MDSD_OK &&
-        r.usage) {
+        (rc = mdsd_block_markov_with(&mo, &how, o->live_n, &r, o->live ? &live : NULL, &pol,
+                                     err)) != MDSD_OK &&
+        how.usage) {
         cli_usage_error("block", "%s", err->msg);
         free(cost);
         return -1;
     }
     if (rc == MDSD_OK) {
-        const mdsd_block_result *po = o->optimal ? &r.opt : NULL;
-        const mdsd_block_live_result *live = o->live ? &r.live : NULL;
         if (o->json)
-            print_json(o, &r.pol, r.V, r.verifier, r.route, &r.r, po, live, cost, ncost);
+            print_json(o, &pol, &r, o->live ? &live : NULL, cost, ncost);
         else
-            print_text(&r.pol, r.V, r.verifier, r.route, &r.r, po, live, cost, ncost);
+            print_text(o, &pol, &r, o->live ? &live : NULL, cost, ncost);
     }
     free(cost);
     return rc;
@@ -421,37 +416,34 @@ static void note_stderr(const char *message, void *ctx)
     fprintf(stderr, "mdsd block: %s\n", message);
 }
 
-/* The job of the options (and the test hook MDSD_TEST_BLOCK_STOP_AFTER,
- * cli_hooks.c). */
-static mdsd_block_job job_of(const block_opts *o)
-{
-    mdsd_block_job j = {.tool = o->tool, .argc = cli_argc(), .argv = cli_argv(),
-                        .note = note_stderr, .progress = true, .cleanup_signals = true};
-    mdsd_block_job_opts *p = &j.pub;
-    mdsd_block_job_opts_init(p);
-    p->n_dumps = o->n_dumps, p->dumps = (const char *const *)o->dumps;
-    p->verifiers = o->verifiers, p->sequences = o->sequences_spec, p->depths = o->depth_spec;
-    p->costs = o->cost, p->is_top = o->is_top, p->threads = (int)o->threads;
-    p->output = o->output, p->markdown = o->markdown, p->latex = o->latex;
-    p->resume = o->resume, p->discard_partial = o->discard_partial;
-    p->engine_metrics = o->engine_metrics;
-    p->shard = o->shard, p->shards = o->shards;
-    j.stop_after = cli_block_stop_after();
-    j.shard_data = o->shard_data, j.shard_size = o->shard_size, j.keep_partial = o->keep_partial;
-    return j;
-}
-
+/* The library's block job over tree dumps (mdsd_block_run_with); with the test
+ * hook MDSD_TEST_BLOCK_STOP_AFTER (cli_hooks.c). */
 static int run_dumps(const block_opts *o)
 {
     if (o->markov || o->tree || o->scheme || o->verifier || o->exact || o->trials ||
         o->simulate || o->optimal || o->json || o->live)
         return cli_usage_error("block", "with tree dumps: --verifiers, --sequences, --depth, "
                                "--cost, -o, --markdown, --latex, --threads, --engine-metrics only");
-    mdsd_block_job j = job_of(o);
+    mdsd_block_job_opts p;
+    mdsd_block_job_opts_init(&p);
+    p.n_dumps = o->n_dumps, p.dumps = (const char *const *)o->dumps;
+    p.verifiers = o->verifiers, p.sequences = o->sequences_spec, p.depths = o->depth_spec;
+    p.costs = o->cost, p.is_top = o->is_top, p.threads = (int)o->threads;
+    p.output = o->output, p.markdown = o->markdown, p.latex = o->latex;
+    p.resume = o->resume, p.discard_partial = o->discard_partial;
+    p.engine_metrics = o->engine_metrics;
+    p.shard = o->shard, p.shards = o->shards;
+    mdsd_run_opts run;
+    mdsd_run_opts_init(&run);
+    run.tool = o->tool, run.n_words = (size_t)cli_argc(), run.words = (const char *const *)cli_argv();
+    run.on_note = note_stderr, run.progress_bar = 1, run.cleanup_signals = 1;
+    run.stdout_used = 1; /* without -o, --markdown or --latex the table goes to stdout */
+    run.test_stop_after = cli_block_stop_after();
+    run.shard_text = o->shard_data, run.shard_size = o->shard_size;
     mdsd_err err;
     mdsd_err_clear(&err);
-    int rc = mdsd_block_job_run(&j, &err);
-    if (j.usage)
+    int rc = mdsd_block_run_with(&p, &run, &err);
+    if (run.usage)
         return cli_usage_error("block", "%s", err.msg);
     if (rc && o->shard_err) { /* an MPI rank: its driver reports */
         *o->shard_err = err;
@@ -460,23 +452,12 @@ static int run_dumps(const block_opts *o)
     return rc ? cli_report("block", &err) : CLI_EXIT_OK;
 }
 
-/* mdsd merge of block shards (mdsd_block_job_merge), with the provenance. */
-int cli_block_merge(const mdsd_shard_input *in, size_t n, const char *output, const char *markdown,
-                    const char *latex, mdsd_err *err)
-{
-    mdsd_block_job how = {.tool = "mdsd merge", .argc = cli_argc(), .argv = cli_argv(),
-                          .note = note_stderr, .progress = true};
-    how.pub.output = output, how.pub.markdown = markdown, how.pub.latex = latex;
-    return mdsd_block_job_merge(in, n, &how, err);
-}
-
 #ifdef MDSD_MPI
 static int mpi_part(void *ctx, size_t shard, size_t shards, char **text, size_t *len, mdsd_err *err)
 {
     block_opts o = *(const block_opts *)ctx;
     o.shard = shard, o.shards = shards;
     o.shard_data = text, o.shard_size = len, o.shard_err = err;
-    o.keep_partial = true;
     mdsd_err_clear(err);
     int code = run_dumps(&o);
     if (code == CLI_EXIT_OK)
@@ -484,10 +465,19 @@ static int mpi_part(void *ctx, size_t shard, size_t shards, char **text, size_t 
     return err->code ? err->code : mdsd_fail(err, MDSD_EINVAL, "the options are refused (above)");
 }
 
-static int mpi_merge(void *ctx, const mdsd_shard_input *in, size_t n, mdsd_err *err)
+/* Rank 0: the shards folded as mdsd merge folds them (its provenance). */
+static int mpi_merge(void *ctx, const mdsd_shard_text *in, size_t n, mdsd_err *err)
 {
     const block_opts *o = ctx;
-    return cli_block_merge(in, n, o->output, o->markdown, o->latex, err);
+    mdsd_merge_job_opts m;
+    mdsd_merge_job_opts_init(&m);
+    m.markdown = o->markdown, m.latex = o->latex;
+    mdsd_run_opts run;
+    mdsd_run_opts_init(&run);
+    run.tool = "mdsd merge";
+    run.n_words = (size_t)cli_argc(), run.words = (const char *const *)cli_argv();
+    run.on_note = note_stderr, run.progress_bar = 1;
+    return mdsd_merge_texts(in, n, o->output, &m, &run, err);
 }
 #endif
 

@@ -1,5 +1,6 @@
-/* mdsd table: the batch job over logit dumps (batch.h), with the results as
- * a tidy CSV and, on request, Markdown / LaTeX tables (report.h). */
+/* mdsd table: the batch job over logit dumps (mdsd_table_run_with,
+ * <mdsd/batch.h>), with the results as a tidy CSV and, on request, Markdown /
+ * LaTeX tables; MPI ranks run its shards (cli_mpi.c). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -8,11 +9,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <mdsd/batch.h>
+
 #include "cli.h"
 #include "parse.h"
 #include "outfile.h"
-#include "batch.h"
-#include "shard.h"
 
 static const char usage_text[] =
     "Usage: mdsd table DUMP... -o results.csv [options]\n"
@@ -99,14 +100,14 @@ enum {
 #define MAX_LIST 64
 
 typedef struct {
-    mdsd_batch_opts batch;
+    mdsd_table_opts job;  /* --markdown/--latex "-" = standard output */
+    mdsd_run_opts run;    /* provenance, notes, progress bar, test hooks */
     double *temperatures;
     size_t counts[MAX_LIST];
     mdsd_scheme_kind schemes[MAX_LIST];
     mdsd_verifier_kind verifiers[MAX_LIST];
     char draft_names[MAX_LIST][32];
     const char *draft_models[MAX_LIST];
-    mdsd_table_outputs outputs; /* --markdown/--latex (batch.pub: "-" = standard output), provenance */
 } table_opts;
 
 static int split_list(const char *spec, const char *opt, char items[][32], size_t *count)
@@ -126,9 +127,9 @@ static int split_list(const char *spec, const char *opt, char items[][32], size_
 static int parse_counts(const char *spec, table_opts *t)
 {
     char items[MAX_LIST][32];
-    if (split_list(spec, "--drafts", items, &t->batch.pub.n_counts))
+    if (split_list(spec, "--drafts", items, &t->job.n_counts))
         return -1;
-    for (size_t i = 0; i < t->batch.pub.n_counts; i++)
+    for (size_t i = 0; i < t->job.n_counts; i++)
         if (cli_parse_size(items[i], "--drafts", "table", &t->counts[i]))
             return -1;
     return 0;
@@ -137,9 +138,9 @@ static int parse_counts(const char *spec, table_opts *t)
 static int parse_schemes(const char *spec, table_opts *t)
 {
     char items[MAX_LIST][32];
-    if (split_list(spec, "--schemes", items, &t->batch.pub.n_schemes))
+    if (split_list(spec, "--schemes", items, &t->job.n_schemes))
         return -1;
-    for (size_t i = 0; i < t->batch.pub.n_schemes; i++) {
+    for (size_t i = 0; i < t->job.n_schemes; i++) {
         mdsd_err err;
         if (mdsd_scheme_parse(items[i], &t->schemes[i], &err))
             return cli_usage_error("table", "--schemes: %s", err.msg);
@@ -151,12 +152,12 @@ static int parse_verifiers(const char *spec, table_opts *t)
 {
     char items[MAX_LIST][32];
     if (!strcmp(spec, "none")) {
-        t->batch.pub.n_verifiers = 0;
+        t->job.n_verifiers = 0;
         return 0;
     }
-    if (split_list(spec, "--verifiers", items, &t->batch.pub.n_verifiers))
+    if (split_list(spec, "--verifiers", items, &t->job.n_verifiers))
         return -1;
-    for (size_t i = 0; i < t->batch.pub.n_verifiers; i++) {
+    for (size_t i = 0; i < t->job.n_verifiers; i++) {
         mdsd_err err;
         if (mdsd_verifier_parse(items[i], &t->verifiers[i], &err))
             return cli_usage_error("table", "--verifiers: %s", err.msg);
@@ -166,15 +167,15 @@ static int parse_verifiers(const char *spec, table_opts *t)
 
 static int parse_draft_models(const char *spec, table_opts *t)
 {
-    if (split_list(spec, "--draft-model", t->draft_names, &t->batch.pub.n_draft_models))
+    if (split_list(spec, "--draft-model", t->draft_names, &t->job.n_draft_models))
         return -1;
-    for (size_t i = 0; i < t->batch.pub.n_draft_models; i++)
+    for (size_t i = 0; i < t->job.n_draft_models; i++)
         t->draft_models[i] = t->draft_names[i];
-    t->batch.pub.draft_models = t->draft_models;
+    t->job.draft_models = t->draft_models;
     return 0;
 }
 
-static int parse_positions(const char *spec, mdsd_batch_opts *b)
+static int parse_positions(const char *spec, mdsd_table_opts *b)
 {
     unsigned long long a = 0, e = 0;
     const char *colon;
@@ -184,8 +185,8 @@ static int parse_positions(const char *spec, mdsd_batch_opts *b)
                                "left out)", spec);
     if (colon[1] && e <= a)
         return cli_usage_error("table", "--positions: '%s' needs a < b", spec);
-    b->pub.row_begin = (size_t)a;
-    b->pub.row_end = (size_t)e;
+    b->row_begin = (size_t)a;
+    b->row_end = (size_t)e;
     return 0;
 }
 
@@ -194,17 +195,17 @@ static int parse_temperatures(const char *spec, table_opts *t)
     mdsd_err err;
     free(t->temperatures);
     t->temperatures = NULL;
-    if (mdsd_parse_range(spec, "--temperatures", &t->temperatures, &t->batch.pub.n_temperatures, &err))
+    if (mdsd_parse_range(spec, "--temperatures", &t->temperatures, &t->job.n_temperatures, &err))
         return cli_usage_error("table", "%s", err.msg);
     return 0;
 }
 
 static int parse_option(int opt, const char *arg, table_opts *t)
 {
-    mdsd_batch_opts *b = &t->batch;
+    mdsd_table_opts *b = &t->job;
     unsigned long long u;
     switch (opt) {
-    case 'o': b->pub.output = arg; return 0;
+    case 'o': b->output = arg; return 0;
     case 't': return parse_temperatures(arg, t);
     case 'd': return parse_counts(arg, t);
     case 's': return parse_schemes(arg, t);
@@ -213,48 +214,48 @@ static int parse_option(int opt, const char *arg, table_opts *t)
     case OPT_TRIALS:
         if (cli_parse_u64(arg, "--trials", "table", &u))
             return -1;
-        b->pub.trials = u;
+        b->trials = u;
         return 0;
     case OPT_SEED:
         if (cli_parse_u64(arg, "--seed", "table", &u))
             return -1;
-        b->pub.seed = u;
+        b->seed = u;
         return 0;
     case OPT_POSITIONS: return parse_positions(arg, b);
     case OPT_THREADS:
         if (cli_parse_u64(arg, "--threads", "table", &u))
             return -1;
-        b->pub.threads = (int)u;
+        b->threads = (int)u;
         return 0;
-    case OPT_RESUME: b->pub.resume = true; return 0;
-    case OPT_DISCARD_PARTIAL: b->pub.discard_partial = true; return 0;
-    case OPT_SIMULATE: b->pub.simulate = true; return 0;
-    case OPT_TOP_K: return cli_parse_size(arg, "--top-k", "table", &b->pub.top_k);
+    case OPT_RESUME: b->resume = true; return 0;
+    case OPT_DISCARD_PARTIAL: b->discard_partial = true; return 0;
+    case OPT_SIMULATE: b->simulate = true; return 0;
+    case OPT_TOP_K: return cli_parse_size(arg, "--top-k", "table", &b->top_k);
     case OPT_TOP_P:
-        if (cli_parse_double(arg, "--top-p", "table", &b->pub.top_p))
+        if (cli_parse_double(arg, "--top-p", "table", &b->top_p))
             return -1;
-        return b->pub.top_p > 0.0 && b->pub.top_p <= 1.0
+        return b->top_p > 0.0 && b->top_p <= 1.0
                    ? 0 : cli_usage_error("table", "--top-p: %s is not in (0, 1]", arg);
-    case OPT_IS_TOP: return cli_parse_size(arg, "--is-top", "table", &b->pub.verifier_opts.is_top);
-    case OPT_MAX_PATHS: return cli_parse_max_paths(arg, "table", &b->pub.verifier_opts.max_paths);
-    case OPT_MARKDOWN: b->pub.markdown = arg ? arg : "-"; return 0;
-    case OPT_LATEX: b->pub.latex = arg ? arg : "-"; return 0;
+    case OPT_IS_TOP: return cli_parse_size(arg, "--is-top", "table", &b->verifier_opts.is_top);
+    case OPT_MAX_PATHS: return cli_parse_max_paths(arg, "table", &b->verifier_opts.max_paths);
+    case OPT_MARKDOWN: b->markdown = arg ? arg : "-"; return 0;
+    case OPT_LATEX: b->latex = arg ? arg : "-"; return 0;
     case OPT_PER_POSITION: b->per_position = arg; return 0;
     case OPT_LAYOUT: {
         mdsd_report_layout layout;
         int bad = cli_parse_layout(arg, "table", &layout);
-        b->pub.layout = (int)layout;
+        b->layout = (int)layout;
         return bad;
     }
     case OPT_CHECKPOINT_SECONDS:
-        if (cli_parse_double(arg, "--checkpoint-seconds", "table", &b->pub.checkpoint_seconds))
+        if (cli_parse_double(arg, "--checkpoint-seconds", "table", &b->checkpoint_seconds))
             return -1;
-        if (!(b->pub.checkpoint_seconds >= 0) || isinf(b->pub.checkpoint_seconds))
+        if (!(b->checkpoint_seconds >= 0) || isinf(b->checkpoint_seconds))
             return cli_usage_error("table", "--checkpoint-seconds: %s is not a number >= 0", arg);
-        if (b->pub.checkpoint_seconds == 0)
-            b->pub.checkpoint_seconds = -1; /* after every block */
+        if (b->checkpoint_seconds == 0)
+            b->checkpoint_seconds = -1; /* after every block */
         return 0;
-    case OPT_SHARD: return cli_parse_shard(arg, "table", &b->pub.shard, &b->pub.shards) ? CLI_EXIT_USAGE : 0;
+    case OPT_SHARD: return cli_parse_shard(arg, "table", &b->shard, &b->shards) ? CLI_EXIT_USAGE : 0;
     default: return cli_usage_error("table", "unrecognised option");
     }
 }
@@ -266,19 +267,19 @@ static void print_note(const char *message, void *ctx)
 }
 
 /* After a failure: say how to go on from the units that were finished. */
-static void note_kept_units(const mdsd_batch_opts *b, const mdsd_err *err)
+static void note_kept_units(const mdsd_table_opts *b, const mdsd_err *err)
 {
     char partial[4200], lock[4200], pp_lock[4200];
     struct stat st;
-    snprintf(partial, sizeof partial, "%s.partial", b->pub.output ? b->pub.output : "");
-    snprintf(lock, sizeof lock, "%s.lock", b->pub.output ? b->pub.output : "");
+    snprintf(partial, sizeof partial, "%s.partial", b->output ? b->output : "");
+    snprintf(lock, sizeof lock, "%s.lock", b->output ? b->output : "");
     snprintf(pp_lock, sizeof pp_lock, "%s.lock", b->per_position ? b->per_position : "");
     /* not when another job holds the lock (the units there are that job's,
      * and the message says so), nor when the partial file itself is the
      * problem (the message says what to do) */
     if (mdsd_lock_busy(lock) || (b->per_position && mdsd_lock_busy(pp_lock)))
         return;
-    if (b->pub.output && stat(partial, &st) == 0 && !strstr(err->msg, partial)) {
+    if (b->output && stat(partial, &st) == 0 && !strstr(err->msg, partial)) {
         char rows[4200] = "";
         if (b->per_position)
             snprintf(rows, sizeof rows, " (their per-position rows in %s.partial)", b->per_position);
@@ -292,28 +293,20 @@ static void note_kept_units(const mdsd_batch_opts *b, const mdsd_err *err)
 static int mpi_part(void *ctx, size_t shard, size_t shards, char **text, size_t *len, mdsd_err *err)
 {
     table_opts *t = ctx;
-    mdsd_batch_opts b = t->batch;
-    b.pub.shard = shard, b.pub.shards = shards;
-    b.shard_data = text, b.shard_size = len;
-    b.keep_partial = true;
+    mdsd_table_opts b = t->job;
+    mdsd_run_opts run = t->run;
+    b.shard = shard, b.shards = shards;
+    run.shard_text = text, run.shard_size = len;
     if (shard != 1)
-        b.note = NULL, b.progress = false;
-    return mdsd_batch_run(&b, NULL, NULL, err);
+        run.on_note = NULL, run.progress_bar = 0;
+    return mdsd_table_run_with(&b, &run, err);
 }
 
 /* Rank 0: the CSV (and --markdown/--latex, provenance) from every rank's. */
-static int mpi_merge(void *ctx, const mdsd_shard_input *in, size_t n, mdsd_err *err)
+static int mpi_merge(void *ctx, const mdsd_shard_text *in, size_t n, mdsd_err *err)
 {
     table_opts *t = ctx;
-    mdsd_report_row *rows = NULL;
-    size_t count = 0;
-    mdsd_merge_opts m = {n, in, t->batch.pub.output, NULL, mdsd_table_outputs_before, &t->outputs, NULL};
-    int rc = mdsd_batch_merge(&m, &rows, &count, err);
-    if (rc == MDSD_OK)
-        rc = mdsd_table_outputs_publish(&t->outputs, rows, count, err);
-    mdsd_table_outputs_abort(&t->outputs);
-    free(rows);
-    return rc;
+    return mdsd_table_merge_texts(&t->job, &t->run, in, n, err);
 }
 #endif
 
@@ -346,14 +339,15 @@ int cmd_table(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {0, 0, 0, 0}};
     table_opts t = {0};
-    mdsd_batch_opts *b = &t.batch;
-    t.outputs = (mdsd_table_outputs){.job = b, .tool = "mdsd table", .argc = cli_argc(), .argv = cli_argv(),
-                                     .stdout_output = true};
-    b->pub.seed = 1;
-    b->progress = true;
-    b->note = print_note;
-    cli_table_hooks(&b->test);
-    mdsd_verifier_opts_init(&b->pub.verifier_opts);
+    mdsd_table_opts *b = &t.job;
+    mdsd_table_opts_init(b);
+    mdsd_run_opts_init(&t.run);
+    t.run.tool = "mdsd table";
+    t.run.n_words = (size_t)cli_argc(), t.run.words = (const char *const *)cli_argv();
+    t.run.stdout_used = 1;
+    t.run.progress_bar = 1;
+    t.run.on_note = print_note;
+    cli_table_hooks(&t.run);
     int bad = parse_temperatures("0.7", &t) || parse_counts("3", &t) ||
               parse_schemes("iid,wor,greedy", &t) || parse_verifiers("rrs,kseq,greedy", &t);
     int opt;
@@ -367,65 +361,57 @@ int cmd_table(int argc, char **argv)
     }
     if (!bad && optind == argc)
         bad = cli_usage_error("table", "no dump given");
-    if (!bad && !b->pub.output)
+    if (!bad && !b->output)
         bad = cli_usage_error("table", "missing -o/--output FILE");
-    if (!bad && b->pub.shards && (b->pub.markdown || b->pub.latex))
+    if (!bad && b->shards && (b->markdown || b->latex))
         bad = cli_usage_error("table", "--shard writes partial aggregates: render the tables with "
                               "mdsd merge --markdown/--latex");
     if (bad) {
         free(t.temperatures);
         return CLI_EXIT_USAGE;
     }
-    b->pub.dumps = (const char *const *)argv + optind;
-    b->pub.n_dumps = (size_t)(argc - optind);
-    b->pub.temperatures = t.temperatures;
-    b->pub.draft_counts = t.counts;
-    b->pub.schemes = t.schemes;
-    b->pub.verifiers = t.verifiers;
+    b->dumps = (const char *const *)argv + optind;
+    b->n_dumps = (size_t)(argc - optind);
+    b->temperatures = t.temperatures;
+    b->draft_counts = t.counts;
+    b->schemes = t.schemes;
+    b->verifiers = t.verifiers;
     mdsd_err err;
     mdsd_err_clear(&err);
-    mdsd_report_row *rows = NULL;
-    size_t count = 0;
-    b->before_publish = mdsd_table_outputs_before;
-    b->publish_ctx = &t.outputs;
-    int rc = mdsd_table_outputs_check(&t.outputs, &err);
-    if (rc == MDSD_OK) {
-        /* an interrupt removes the temporary files and says how to go on */
-        static char hint[8800];
-        if (b->per_position)
-            snprintf(hint, sizeof hint, "finished units are kept in %s.partial (their per-position "
-                     "rows in %s.partial): rerun the same command with --resume to continue",
-                     b->pub.output, b->per_position);
-        else
-            snprintf(hint, sizeof hint, "finished units are kept in %s.partial: rerun the same "
-                     "command with --resume to continue", b->pub.output);
-        mdsd_cleanup_signals("mdsd table", hint);
+    /* an interrupt removes the temporary files and says how to go on */
+    static char hint[8800];
+    if (b->per_position)
+        snprintf(hint, sizeof hint, "finished units are kept in %s.partial (their per-position "
+                 "rows in %s.partial): rerun the same command with --resume to continue",
+                 b->output, b->per_position);
+    else
+        snprintf(hint, sizeof hint, "finished units are kept in %s.partial: rerun the same "
+                 "command with --resume to continue", b->output);
 #ifdef MDSD_MPI
-        if (cli_mpi_launched() && b->pub.shards) {
+    if (cli_mpi_launched()) {
+        /* every rank checks what the whole job reads and writes before any work */
+        int rc = mdsd_table_check(b, &t.run, &err);
+        if (rc == MDSD_OK && b->shards) {
             free(t.temperatures);
             return cli_usage_error("table", "--shard: under mpirun the ranks are the shards; "
                                    "drop --shard");
         }
-        if (cli_mpi_launched()) {
-            int code = cli_mpi_run("table", argc, argv, b->pub.output, mpi_part, mpi_merge, &t);
-            free(t.temperatures);
-            return code;
+        int code = CLI_EXIT_ERROR;
+        if (rc == MDSD_OK) {
+            mdsd_cleanup_signals("mdsd table", hint);
+            code = cli_mpi_run("table", argc, argv, b->output, mpi_part, mpi_merge, &t);
+        } else {
+            note_kept_units(b, &err);
+            code = cli_report("table", &err);
         }
-#endif
-        rc = mdsd_batch_run(b, &rows, &count, &err);
-        if (rc == MDSD_OK && b->pub.shards) {
-            free(t.temperatures);
-            return CLI_EXIT_OK;
-        }
+        free(t.temperatures);
+        return code;
     }
-    if (rc == MDSD_OK)
-        rc = mdsd_table_outputs_publish(&t.outputs, rows, count, &err);
-    else
+#endif
+    mdsd_cleanup_signals("mdsd table", hint);
+    int rc = mdsd_table_run_with(b, &t.run, &err);
+    if (rc)
         note_kept_units(b, &err);
-    if (rc == MDSD_OK)
-        mdsd_report_note_one_sample(stderr, "mdsd table", rows, count);
-    mdsd_table_outputs_abort(&t.outputs);
-    free(rows);
     free(t.temperatures);
     return rc ? cli_report("table", &err) : CLI_EXIT_OK;
 }

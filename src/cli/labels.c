@@ -1,12 +1,12 @@
 /* labels.c - parsing --label OLD=NEW (labels.h): the form is the library's
  * check (mdsd_labels_check, mdsd/plot.h), reported here as a usage error. */
 #include <mdsd/plot.h>
+#include <mdsd/report.h>
 
 #include <string.h>
 
 #include "cli.h"
 #include "labels.h"
-#include "report.h"
 
 _Static_assert(CLI_MAX_LABELS == MDSD_REPORT_MAX_LABELS, "one limit on --label");
 

@@ -40,8 +40,8 @@
 #include <mdsd/batch.h>
 
 /* Test hooks, off when zeroed. The library reads no environment for them:
- * only the CLI sets them (src/cli/cli_hooks.c: MDSD_TABLE_FAIL=COLUMN:ROW,
- * MDSD_TABLE_BLOCK_ROWS=K; tests/test_scale.c). */
+ * the CLI sets them through mdsd_run_opts' test fields (src/cli/cli_hooks.c:
+ * MDSD_TABLE_FAIL=COLUMN:ROW, MDSD_TABLE_BLOCK_ROWS=K; tests/test_scale.c). */
 typedef struct {
     bool fail;                 /* row fail_row of dump column fail_column fails as a bad row would */
     size_t fail_column, fail_row;
@@ -69,7 +69,7 @@ typedef struct {
     void *note_ctx;
     /* Called with the final rows once the results CSV is written to its
      * temporary file and before it is renamed into place; a failure leaves
-     * no CSV. NULL = none. (cmd_table writes --markdown/--latex files here,
+     * no CSV. NULL = none. (api_table_run writes the markdown/latex files here,
      * so that either every output appears or none.) */
     int (*before_publish)(const mdsd_report_row *rows, size_t count, void *ctx, mdsd_err *err);
     void *publish_ctx;

@@ -19,6 +19,7 @@
 #include "parse.h"
 #include "progress.h"
 #include "provenance.h"
+#include "runopts.h"
 
 /* The name in parentheses: the header's macro of the same name passes the caller's size. */
 void (mdsd_block_job_opts_init)(mdsd_block_job_opts *opts, size_t size)
@@ -408,15 +409,30 @@ int mdsd_block_job_run(mdsd_block_job *j, mdsd_err *err)
 
 mdsd_status mdsd_block_run(const mdsd_block_job_opts *opts, mdsd_err *err)
 {
+    return mdsd_block_run_with(opts, NULL, err);
+}
+
+mdsd_status mdsd_block_run_with(const mdsd_block_job_opts *opts, mdsd_run_opts *run, mdsd_err *err)
+{
     if (!opts)
         return mdsd_fail(err, MDSD_EINVAL, "block: no options given (NULL)");
     int rc = mdsd_opts_check(opts->size, sizeof *opts, "mdsd_block_job_opts", NULL, err);
+    mdsd_run_opts r;
+    if (rc == MDSD_OK)
+        rc = mdsd_run_opts_take(run, "block", &r, err);
     if (rc)
         return rc;
     if (opts->n_dumps == 0 || !opts->dumps)
         return mdsd_fail(err, MDSD_EINVAL, "block: no tree dump given");
-    if (!opts->output && !opts->markdown && !opts->latex)
+    if (!opts->output && !opts->markdown && !opts->latex && !r.stdout_used)
         return mdsd_fail(err, MDSD_EINVAL, "block: no output given (output, markdown or latex)");
-    mdsd_block_job j = {.pub = *opts};
-    return mdsd_block_job_run(&j, err);
+    mdsd_block_job j = {.pub = *opts, .tool = r.tool, .argc = (int)r.n_words,
+                        /* the words are only read: the provenance's argv is the CLI's type */
+                        .argv = (char *const *)r.words, .note = r.on_note, .note_ctx = r.note_ctx,
+                        .progress = r.progress_bar != 0, .cleanup_signals = r.cleanup_signals != 0,
+                        .stop_after = r.test_stop_after, .shard_data = r.shard_text,
+                        .shard_size = r.shard_size, .keep_partial = r.shard_text != NULL};
+    rc = mdsd_block_job_run(&j, err);
+    mdsd_run_opts_usage(run, j.usage);
+    return rc;
 }

@@ -1,6 +1,7 @@
 /* blockjob.h - the block job over tree dumps (mdsd/block.h) inside the
- * library, as `mdsd block`, `mdsd merge` and MPI ranks run it (the options
- * they add to the public ones: mdsd_block_job, blockjob_impl.h).
+ * library, as mdsd_block_run_with and mdsd_merge_with run it for `mdsd block`,
+ * `mdsd merge` and MPI ranks (what mdsd_run_opts adds to the public options:
+ * mdsd_block_job, blockjob_impl.h).
  *   blockjob.c    the job: options, resume (blockpartial.h), each dump's
  *                 cases evaluated, resumed or folded from shards, the outputs
  *   blockshard.c  one shard of it (--shard I/N, MPI ranks): its aggregate

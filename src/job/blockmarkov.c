@@ -13,6 +13,7 @@
 #include "blockv.h"
 #include "opts.h"
 #include "parse.h"
+#include "runopts.h"
 
 _Static_assert(MDSD_BLOCK_MARKOV_MAX_DEPTH == MDSD_BLOCK_MAX_DEPTH, "public depth bound");
 
@@ -177,54 +178,86 @@ int mdsd_block_markov_eval(const mdsd_block_markov_opts *o, const size_t *live,
     return rc;
 }
 
-/* mdsd_block_markov, and the live-decoding horizon *live (NULL: none) into *lr. */
+/* The policy as the public API describes it. */
+static void policy_public(const mdsd_policy *pol, mdsd_block_policy *out)
+{
+    memset(out, 0, sizeof *out);
+    out->tree = pol->kind == MDSD_POLICY_TREE;
+    out->sequences = pol->sequences;
+    out->depth = pol->depth;
+    for (size_t d = 0; out->tree && d < pol->depth; d++)
+        out->widths[d] = pol->width[d];
+    out->scheme = mdsd_scheme_name(pol->scheme);
+    mdsd_policy_describe(pol, out->text, sizeof out->text);
+}
+
+/* mdsd_block_markov, and the live-decoding horizon *live (NULL: none) into *lr;
+ * run->usage: whether a failure is a refused option; policy (NULL: not wanted). */
 static int markov_public(const mdsd_block_markov_opts *o, const size_t *live,
                          mdsd_block_markov_result *res, mdsd_block_markov_live_result *lr,
-                         mdsd_err *err)
+                         mdsd_run_opts *run, mdsd_block_policy *policy, mdsd_err *err)
 {
-    mdsd_block_markov_run run;
+    mdsd_block_markov_run out;
     memset(res, 0, sizeof *res);
+    mdsd_run_opts r;
     int rc = o ? mdsd_opts_check(o->size, sizeof *o, "mdsd_block_markov_opts", NULL, err) : MDSD_OK;
+    if (rc == MDSD_OK)
+        rc = mdsd_run_opts_take(run, "block", &r, err);
     if (rc == MDSD_OK && live && o && o->trials)
         rc = mdsd_fail(err, MDSD_EINVAL, "%s", "live decoding is exact: drop --trials");
-    if (rc == MDSD_OK)
-        rc = mdsd_block_markov_eval(o, live, &run, err);
+    if (rc)
+        return rc;
+    rc = mdsd_block_markov_eval(o, live, &out, err);
+    mdsd_run_opts_usage(run, out.usage);
     if (rc)
         return rc;
     if (lr) {
-        lr->horizon = run.live.horizon;
-        lr->live_block_efficiency = run.live.live;
-        lr->position_block_efficiency = run.live.positions;
-        lr->live_calls = run.live.calls;
+        lr->horizon = out.live.horizon;
+        lr->live_block_efficiency = out.live.live;
+        lr->position_block_efficiency = out.live.positions;
+        lr->live_calls = out.live.calls;
     }
-    const mdsd_block_result *r = &run.r;
-    res->V = run.V;
-    res->depth = run.pol.depth;
-    res->tree_size = mdsd_policy_size(&run.pol);
-    res->route = run.route;
-    res->verifier = run.verifier;
-    res->block_efficiency = r->tau;
-    res->se = r->se;
-    res->trials = r->trials;
-    for (size_t d = 0; d <= run.pol.depth; d++) {
-        res->reach[d] = r->reach[d];
-        res->per_depth[d] = d ? r->rate[d] : 1.0;
+    if (policy)
+        policy_public(&out.pol, policy);
+    const mdsd_block_result *b = &out.r;
+    res->V = out.V;
+    res->depth = out.pol.depth;
+    res->tree_size = mdsd_policy_size(&out.pol);
+    res->route = out.route;
+    res->verifier = out.verifier;
+    res->block_efficiency = b->tau;
+    res->se = b->se;
+    res->trials = b->trials;
+    for (size_t d = 0; d <= out.pol.depth; d++) {
+        res->reach[d] = b->reach[d];
+        res->per_depth[d] = d ? b->rate[d] : 1.0;
     }
-    res->optimal_token = o->optimal ? run.opt.tau : NAN;
+    res->optimal_token = o->optimal ? out.opt.tau : NAN;
     return MDSD_OK;
 }
 
 mdsd_status mdsd_block_markov(const mdsd_block_markov_opts *o, mdsd_block_markov_result *res, mdsd_err *err)
 {
-    return markov_public(o, NULL, res, NULL, err);
+    return mdsd_block_markov_with(o, NULL, 0, res, NULL, NULL, err);
 }
 
 mdsd_status mdsd_block_markov_live(const mdsd_block_markov_opts *o, size_t horizon,
                                    mdsd_block_markov_result *res,
                                    mdsd_block_markov_live_result *live, mdsd_err *err)
 {
-    if (!res || !live)
+    if (!live)
         return mdsd_fail(err, MDSD_EINVAL, "block: no result given (NULL)");
-    memset(live, 0, sizeof *live);
-    return markov_public(o, &horizon, res, live, err);
+    return mdsd_block_markov_with(o, NULL, horizon, res, live, NULL, err);
+}
+
+mdsd_status mdsd_block_markov_with(const mdsd_block_markov_opts *o, mdsd_run_opts *run,
+                                   size_t horizon, mdsd_block_markov_result *res,
+                                   mdsd_block_markov_live_result *live, mdsd_block_policy *policy,
+                                   mdsd_err *err)
+{
+    if (!res)
+        return mdsd_fail(err, MDSD_EINVAL, "block: no result given (NULL)");
+    if (live)
+        memset(live, 0, sizeof *live);
+    return markov_public(o, live ? &horizon : NULL, res, live, run, policy, err);
 }

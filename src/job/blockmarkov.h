@@ -1,6 +1,6 @@
-/* blockmarkov.h - the Markov-toy route of the block job (blockmarkov.c), as
- * `mdsd block --markov` runs it: the library's internal result, which the
- * CLI prints (its text and JSON) and mdsd_block_markov copies out. */
+/* blockmarkov.h - the Markov-toy route of the block job (blockmarkov.c): the
+ * library's internal result, which mdsd_block_markov_with copies out for
+ * `mdsd block --markov` (its text and JSON) and the API's callers. */
 #ifndef MDSD_BLOCKMARKOV_H
 #define MDSD_BLOCKMARKOV_H
 

@@ -117,9 +117,6 @@ void mdsd_report_latex(FILE *out, const mdsd_report_row *rows, size_t count);
  * the first '='), else name itself: the --label lookup of report and plot. */
 const char *mdsd_report_relabel(const char *const *labels, size_t n, const char *name);
 
-/* At most this many --label pairs. */
-#define MDSD_REPORT_MAX_LABELS 64
-
 /* s as LaTeX text: \ { } $ & # ^ _ ~ % escaped; bytes >= 0x80 passed on (UTF-8). */
 void mdsd_report_latex_escape(FILE *out, const char *s);
 

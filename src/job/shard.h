@@ -44,12 +44,11 @@
 
 #define MDSD_SHARD_MAGIC "#mdsd-table-shard 3\n"
 
-/* One aggregate: a file's name (for messages) and its text. */
-typedef struct {
-    const char *name;
-    const char *text;
-    size_t size;
-} mdsd_shard_input;
+#include <mdsd/merge.h>
+
+/* One aggregate: a file's name (for messages) and its text (the public
+ * mdsd_shard_text, mdsd/merge.h). */
+typedef mdsd_shard_text mdsd_shard_input;
 
 /* The job's settings as the shards recorded them (for the provenance and
  * the rendered tables). */

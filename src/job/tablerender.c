@@ -2,8 +2,8 @@
  * mdsd_table_outputs): the Markdown / LaTeX tables of report.h in the job's
  * layout, marked as the job ran (is_top, trials), and the provenance sidecar;
  * every file finished before the CSV appears and published after it, so that
- * either all appear or none. `mdsd table` (cmd_table.c, and its MPI merge) and
- * mdsd_table_run / mdsd_table_run_recorded share this one copy. */
+ * either all appear or none. mdsd_table_run, _recorded, _with (`mdsd table`) and
+ * mdsd_table_merge_texts (its MPI rank 0) share this one copy (src/api/api_batch.c). */
 #include <stdio.h>
 #include <string.h>
 

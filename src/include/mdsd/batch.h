@@ -10,6 +10,8 @@
 
 #include <mdsd/alpha.h>
 #include <mdsd/dump.h>
+#include <mdsd/merge.h>
+#include <mdsd/run.h>
 #include <mdsd/verifier.h>
 
 #ifdef __cplusplus
@@ -125,6 +127,25 @@ MDSD_API mdsd_status mdsd_table_run(const mdsd_table_opts *opts, mdsd_err *err);
  * then words[0..n_words) (how the caller was called). */
 MDSD_API mdsd_status mdsd_table_run_recorded(const mdsd_table_opts *opts, const char *tool, size_t n_words,
                                      const char *const *words, mdsd_err *err);
+/* The job as a front end runs it (`mdsd table`; mdsd/run.h, NULL = the defaults):
+ * mdsd_table_run with run's provenance (tool, words), notes, progress bar, test hooks
+ * and standard output in the path check. With run->shard_text and opts->shards > 0
+ * (an MPI rank): shard `shard` of `shards` only, its aggregate in memory, nothing
+ * rendered (mdsd_table_merge_texts renders). */
+MDSD_API mdsd_status mdsd_table_run_with(const mdsd_table_opts *opts, mdsd_run_opts *run,
+                                         mdsd_err *err);
+/* The checks mdsd_table_run_with makes before any work: the options, then every
+ * file the job reads and writes (the dumps, the output and its sidecars, the
+ * rendered tables; no file both read and written, no two outputs on one path).
+ * For a front end that runs the job in parts (MPI ranks), to refuse up front. */
+MDSD_API mdsd_status mdsd_table_check(const mdsd_table_opts *opts, const mdsd_run_opts *run,
+                                      mdsd_err *err);
+/* Rank 0 of a job run in shards: every shard's aggregate (in[0..n), from
+ * mdsd_table_run_with with run->shard_text) folded into the outputs the whole job
+ * writes in one process (opts->output, markdown, latex, the provenance of run->tool),
+ * the same bytes. */
+MDSD_API mdsd_status mdsd_table_merge_texts(const mdsd_table_opts *opts, mdsd_run_opts *run,
+                                            const mdsd_shard_text *in, size_t n, mdsd_err *err);
 
 #ifdef __cplusplus
 }

@@ -11,6 +11,7 @@
 #define MDSD_PUBLIC_BLOCK_H
 
 #include <mdsd/common.h>
+#include <mdsd/run.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -61,6 +62,14 @@ MDSD_API mdsd_status mdsd_block_run(const mdsd_block_job_opts *opts, mdsd_err *e
  * words[0..n_words). */
 MDSD_API mdsd_status mdsd_block_run_recorded(const mdsd_block_job_opts *opts, const char *tool,
                                      size_t n_words, const char *const *words, mdsd_err *err);
+/* The job as a front end runs it (`mdsd block DUMP...`; mdsd/run.h, NULL = the
+ * defaults): mdsd_block_run with run's provenance, notes, progress bar, signal
+ * clean-up and test hook; run->usage tells a refused option. With
+ * run->stdout_used and no output, markdown or latex, the Markdown table goes to
+ * standard output. With run->shard_text and opts->shards > 0 (an MPI rank): the
+ * shard's aggregate in memory (mdsd_merge_texts folds them). */
+MDSD_API mdsd_status mdsd_block_run_with(const mdsd_block_job_opts *opts, mdsd_run_opts *run,
+                                         mdsd_err *err);
 
 /* ---- a Markov toy pair (`mdsd block --markov FILE ...`) ----
  * E[tau] of one verifier under one drafting policy on a toy pair of Markov
@@ -131,6 +140,25 @@ typedef struct {
 MDSD_API mdsd_status mdsd_block_markov_live(const mdsd_block_markov_opts *opts, size_t horizon,
                                             mdsd_block_markov_result *res,
                                             mdsd_block_markov_live_result *live, mdsd_err *err);
+
+/* The drafting policy a Markov run evaluated, as read from its options (for a
+ * caller that prints it beside the result). */
+typedef struct {
+    int tree;              /* 0: seq, `sequences` i.i.d. sequences of length depth;
+                            * 1: a tree, widths[d] children at depth d + 1 */
+    size_t sequences, depth;
+    size_t widths[MDSD_BLOCK_MARKOV_MAX_DEPTH];
+    const char *scheme;    /* the tree's per-node scheme's name (static storage) */
+    char text[256];        /* "seq K=4 L=3" or "tree 2,2 iid" */
+} mdsd_block_policy;
+
+/* mdsd_block_markov (live NULL) or mdsd_block_markov_live (live: over horizon
+ * tokens, 0 = the long run) as a front end runs it: run->usage (run may be NULL)
+ * tells a refused option; policy (NULL = not wanted) receives the policy. */
+MDSD_API mdsd_status mdsd_block_markov_with(const mdsd_block_markov_opts *opts, mdsd_run_opts *run,
+                                            size_t horizon, mdsd_block_markov_result *res,
+                                            mdsd_block_markov_live_result *live,
+                                            mdsd_block_policy *policy, mdsd_err *err);
 
 #ifdef __cplusplus
 }

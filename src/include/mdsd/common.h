@@ -27,7 +27,8 @@
  * (mdsd_alpha_opts, mdsd_verifier_opts, mdsd_montecarlo_opts,
  * mdsd_batch_eval_opts, mdsd_table_opts, mdsd_block_job_opts,
  * mdsd_block_markov_opts, mdsd_dump_layout, mdsd_tree_dump_layout, mdsd_toy_opts,
- * mdsd_plot_opts, mdsd_check_opts, mdsd_row_arrays, mdsd_report_opts, mdsd_merge_job_opts)
+ * mdsd_plot_opts, mdsd_check_opts, mdsd_row_arrays, mdsd_report_opts, mdsd_merge_job_opts,
+ * mdsd_run_opts)
  * begins with
  * `size_t size`. Its _init, e.g. mdsd_alpha_opts_init(&o), is a macro over the
  * exported function of the same name that passes sizeof o, the size the

@@ -26,6 +26,9 @@ typedef enum {
 MDSD_API mdsd_status mdsd_report_layout_parse(const char *name, mdsd_report_layout *layout,
                                               mdsd_err *err);
 
+/* At most this many labels (mdsd_report_opts.labels, mdsd_plot_opts.labels). */
+#define MDSD_REPORT_MAX_LABELS 64
+
 /* Lists are the CLI's: comma-separated text (each entry once), NULL for all;
  * kept rows are ordered as the lists name them, else as in the file. */
 typedef struct {

@@ -187,6 +187,20 @@ class ReportOpts(Structure):  # mdsd/report.h
                 ("note_ctx", c_void_p)]
 
 
+class RunOpts(Structure):  # mdsd/run.h: how a front end runs a job (the CLI's)
+    _init = "mdsd_run_opts_init"
+    _fields_ = [("size", c_size_t), ("tool", c_char_p), ("n_words", c_size_t),
+                ("words", POINTER(c_char_p)), ("on_note", REPORT_NOTE), ("note_ctx", c_void_p),
+                ("progress_bar", c_int), ("stdout_used", c_int), ("cleanup_signals", c_int),
+                ("shard_text", POINTER(c_void_p)), ("shard_size", POINTER(c_size_t)),
+                ("test_fail", c_int), ("test_fail_column", c_size_t), ("test_fail_row", c_size_t),
+                ("test_block_rows", c_size_t), ("test_stop_after", c_size_t), ("usage", c_int)]
+
+
+class ShardText(Structure):  # mdsd/merge.h: one shard's aggregate in memory
+    _fields_ = [("name", c_char_p), ("text", c_void_p), ("size", c_size_t)]
+
+
 class MergeJobOpts(Structure):  # mdsd/merge.h
     _init = "mdsd_merge_job_opts_init"
     _fields_ = [("size", c_size_t), ("markdown", c_char_p), ("latex", c_char_p), ("layout", c_int)]
@@ -218,6 +232,12 @@ class BlockMarkovOpts(Structure):
 
 
 BLOCK_MARKOV_MAX_DEPTH = 32
+
+
+class BlockPolicy(Structure):  # mdsd/block.h: the policy a Markov run evaluated
+    _fields_ = [("tree", c_int), ("sequences", c_size_t), ("depth", c_size_t),
+                ("widths", c_size_t * BLOCK_MARKOV_MAX_DEPTH), ("scheme", c_char_p),
+                ("text", ctypes.c_char * 256)]
 
 
 class BlockMarkovResult(Structure):
@@ -385,7 +405,19 @@ _sig("mdsd_block_markov_opts_init", None, POINTER(BlockMarkovOpts), c_size_t)
 _sig("mdsd_block_markov", c_int, POINTER(BlockMarkovOpts), POINTER(BlockMarkovResult), E)
 _sig("mdsd_block_markov_live", c_int, POINTER(BlockMarkovOpts), c_size_t,
      POINTER(BlockMarkovResult), POINTER(BlockMarkovLiveResult), E)
+_sig("mdsd_run_opts_init", None, POINTER(RunOpts), c_size_t)
+_sig("mdsd_table_run_with", c_int, POINTER(TableOpts), POINTER(RunOpts), E)
+_sig("mdsd_table_check", c_int, POINTER(TableOpts), POINTER(RunOpts), E)
+_sig("mdsd_table_merge_texts", c_int, POINTER(TableOpts), POINTER(RunOpts), POINTER(ShardText),
+     c_size_t, E)
+_sig("mdsd_block_run_with", c_int, POINTER(BlockJobOpts), POINTER(RunOpts), E)
+_sig("mdsd_block_markov_with", c_int, POINTER(BlockMarkovOpts), POINTER(RunOpts), c_size_t,
+     POINTER(BlockMarkovResult), POINTER(BlockMarkovLiveResult), POINTER(BlockPolicy), E)
 _sig("mdsd_merge", c_int, POINTER(c_char_p), c_size_t, c_char_p, c_char_p, c_char_p, E)
+_sig("mdsd_merge_with", c_int, POINTER(c_char_p), c_size_t, c_char_p, POINTER(MergeJobOpts),
+     POINTER(RunOpts), E)
+_sig("mdsd_merge_texts", c_int, POINTER(ShardText), c_size_t, c_char_p, POINTER(MergeJobOpts),
+     POINTER(RunOpts), E)
 _sig("mdsd_merge_job_opts_init", None, POINTER(MergeJobOpts), c_size_t)
 _sig("mdsd_merge_run", c_int, POINTER(c_char_p), c_size_t, c_char_p, POINTER(MergeJobOpts), E)
 _sig("mdsd_report_opts_init", None, POINTER(ReportOpts), c_size_t)
