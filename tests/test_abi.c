@@ -273,7 +273,7 @@ Test(abi, python_mirrors_have_the_c_sizes, .timeout = 60)
         {"AlphaRoutes", sizeof(mdsd_alpha_routes)}, {"ToyOpts", sizeof(mdsd_toy_opts)},
         {"RowArrays", sizeof(mdsd_row_arrays)}, {"PlotOpts", sizeof(mdsd_plot_opts)},
         {"CheckOpts", sizeof(mdsd_check_opts)}, {"ReportOpts", sizeof(mdsd_report_opts)},
-        {"MergeJobOpts", sizeof(mdsd_merge_job_opts)},
+        {"MergeJobOpts", sizeof(mdsd_merge_job_opts)}, {"Err", sizeof(mdsd_err)},
     };
     char cmd[2048], want[1024];
     size_t len = (size_t)snprintf(cmd, sizeof cmd, "PYTHONPATH=src/python /usr/bin/python3 -c 'import ctypes; "

@@ -304,7 +304,7 @@ static int run_trials(const mdsd_markov *m, const mdsd_policy *pol, mdsd_verifie
     }
     uint64_t base_name = mdsd_seed_name(stream);
     long long failed_at = -1;
-    mdsd_err first_err = {0, ""};
+    mdsd_err first_err = {0, "", MDSD_OPTION_NONE};
     int threads = c.o.threads > 0 ? c.o.threads : omp_get_max_threads();
 #pragma omp parallel num_threads(threads)
     {
@@ -322,7 +322,7 @@ static int run_trials(const mdsd_markov *m, const mdsd_policy *pol, mdsd_verifie
             failed_now = failed_at;
             if (failed_now >= 0)
                 continue;
-            mdsd_err e = {0, ""};
+            mdsd_err e = {0, "", MDSD_OPTION_NONE};
             int brc = MDSD_OK;
             if (!w || !rng) {
                 brc = mdsd_fail(&e, MDSD_ENOMEM, "block: out of memory");

@@ -418,7 +418,8 @@ static int run(const block_opts *o, mdsd_err *err)
 static void note_stderr(const char *message, void *ctx)
 {
     (void)ctx;
-    fprintf(stderr, "mdsd block: %s\n", message);
+    char words[CLI_WORDS_MAX];
+    fprintf(stderr, "mdsd block: %s\n", cli_words(message, words, sizeof words));
 }
 
 /* The job of the options (and the test hook MDSD_TEST_BLOCK_STOP_AFTER,

@@ -145,7 +145,7 @@ int mdsd_block_dump_cases(mdsd_block_job *j, const mdsd_block_setup *s, const md
      * "skipping" note names each n (nothing left at all: refused below). */
     for (size_t iv = 0; n > 0 && s->n_verifiers && j->note && iv < nv; iv++)
         for (size_t ik = 0; ik < nK; ik++) {
-            mdsd_err why = {0, ""};
+            mdsd_err why = {0, "", MDSD_OPTION_NONE};
             for (size_t il = 0; il < nL && !why.msg[0]; il++) {
                 mdsd_block_case c = {vlist[iv].v, case_policy(t, Ks[ik], Ls[il]), vlist[iv].block};
                 case_applies(&c, &why);

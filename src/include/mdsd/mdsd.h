@@ -6,6 +6,7 @@
 #define MDSD_PUBLIC_MDSD_H
 
 #include <mdsd/common.h>
+#include <mdsd/option.h>
 #include <mdsd/dist.h>
 #include <mdsd/scheme.h>
 #include <mdsd/alpha.h>
