@@ -292,8 +292,9 @@ static int run_trials(const mdsd_markov *m, const mdsd_policy *pol, mdsd_verifie
     uint64_t T = c.o.trials, B = MDSD_BLOCK_TRIAL_BLOCK;
     if (T < 2) {
         mdsd_bk_free(&c);
-        return mdsd_fail(err, MDSD_EINVAL, "block: --trials must be at least 2 (got %llu)",
-                         (unsigned long long)T);
+        return mdsd_fail_option(err, MDSD_EINVAL, MDSD_OPTION_TRIALS,
+                                "block: `trials` must be at least 2 (got %llu)",
+                                (unsigned long long)T);
     }
     uint64_t nblocks = (T + B - 1) / B;
     block_stats *st = calloc(nblocks, sizeof *st);

@@ -156,11 +156,11 @@ mdsd_status mdsd_merge_run(const char *const *shards, size_t n, const char *outp
     mdsd_pathset renders, paths;
     mdsd_pathset_init(&renders);
     mdsd_pathset_init(&paths);
-    mdsd_pathset_output(&renders, markdown, "--markdown");
-    mdsd_pathset_output(&renders, latex, "--latex");
+    mdsd_pathset_output(&renders, markdown, "`markdown`");
+    mdsd_pathset_output(&renders, latex, "`latex`");
     for (size_t i = 0; i < n; i++)
         mdsd_pathset_input(&paths, shards[i], "a shard");
-    mdsd_pathset_output_family(&paths, output, "-o", mdsd_suffixes_provenance);
+    mdsd_pathset_output_family(&paths, output, "`output`", mdsd_suffixes_provenance);
     mdsd_pathset_add_all(&paths, &renders);
     int rc = in ? mdsd_pathset_check(&paths, err) : mdsd_fail(err, MDSD_ENOMEM, "out of memory");
     mdsd_pathset_free(&paths);
