@@ -276,6 +276,7 @@ Test(abi, python_mirrors_have_the_c_sizes, .timeout = 60)
         {"CheckOpts", sizeof(mdsd_check_opts)}, {"ReportOpts", sizeof(mdsd_report_opts)},
         {"MergeJobOpts", sizeof(mdsd_merge_job_opts)}, {"RunOpts", sizeof(mdsd_run_opts)},
         {"ShardText", sizeof(mdsd_shard_text)}, {"BlockPolicy", sizeof(mdsd_block_policy)},
+        {"Err", sizeof(mdsd_err)},
     };
     char cmd[2048], want[1024];
     size_t len = (size_t)snprintf(cmd, sizeof cmd, "PYTHONPATH=src/python /usr/bin/python3 -c 'import ctypes; "

@@ -88,7 +88,7 @@ Test(api, null_err_is_accepted_everywhere)
 
 Test(api, every_error_sets_its_own_code_and_message)
 {
-    mdsd_err stale = {MDSD_ESOLVER, "stale message"}, err;
+    mdsd_err stale = {MDSD_ESOLVER, "stale message", MDSD_OPTION_TRIALS}, err;
     /* a verifier kind outside the table: EINVAL (it was EUNSUPPORTED with NULL err) */
     double q[3] = {0.2, 0.3, 0.5};
     mdsd_scheme s = {MDSD_SCHEME_IID, 2, 3, q, NULL};
@@ -97,6 +97,7 @@ Test(api, every_error_sets_its_own_code_and_message)
     cr_assert_eq(mdsd_verifier_check((mdsd_verifier_kind)99, &s, &err), MDSD_EINVAL);
     cr_assert_eq(err.code, MDSD_EINVAL);
     cr_assert_null(strstr(err.msg, "stale"));
+    cr_assert_eq(err.option, MDSD_OPTION_NONE); /* nor the stale option */
 
     /* a failure that recorded no code is never reported with an earlier one */
     mdsd_err local;
@@ -105,6 +106,12 @@ Test(api, every_error_sets_its_own_code_and_message)
     cr_assert_eq(mdsd_fail_from(&err, &local, "thing"), MDSD_ENOMEM);
     cr_assert_eq(err.code, MDSD_ENOMEM);
     cr_assert_str_eq(err.msg, "thing: out of memory");
+    cr_assert_eq(err.option, MDSD_OPTION_NONE);
+    mdsd_fail_option(&local, MDSD_EINVAL, MDSD_OPTION_MAX_PATHS, "raise `max_paths`");
+    cr_assert_eq(mdsd_fail_from(&err, &local, "x"), MDSD_EINVAL);
+    cr_assert_eq(err.option, MDSD_OPTION_MAX_PATHS); /* copied with the message */
+    mdsd_err_clear(&err);
+    cr_assert_eq(err.option, MDSD_OPTION_NONE);
     mdsd_fail(&local, MDSD_ETOOBIG, "too big");
     cr_assert_eq(mdsd_fail_from(NULL, &local, "x"), MDSD_ETOOBIG);
 

@@ -301,7 +301,7 @@ Test(block_vllm, public_markov_api_matches_the_exact_route)
     mdsd_markov_free(&m);
     o.tree = "2,2";
     cr_assert_eq(mdsd_block_markov(&o, &r, &err), MDSD_EINVAL);
-    cr_assert(strstr(err.msg, "--tree excludes"), "%s", err.msg);
+    cr_assert(strstr(err.msg, "`tree` excludes"), "%s", err.msg);
     o.tree = NULL, o.verifier = "nope";
     cr_assert_eq(mdsd_block_markov(&o, &r, &err), MDSD_EINVAL);
     cr_assert(strstr(err.msg, "unknown verifier 'nope'") && strstr(err.msg, "optimal-block"), "%s",

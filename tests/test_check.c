@@ -521,7 +521,7 @@ Test(check, bad_options_and_names)
     mdsd_err err;
     o.count = 0;
     cr_expect_eq(mdsd_check_run_one(find("alpha-routes"), &env, &o, &r, &err), MDSD_EINVAL);
-    cr_expect(strstr(err.msg, "--count"), "%s", err.msg);
+    cr_expect(strstr(err.msg, "`count`"), "%s", err.msg);
     mdsd_check_result_free(&r);
     o = opts_quick();
     o.family = MDSD_TOY_FAMILIES;

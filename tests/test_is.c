@@ -218,7 +218,7 @@ Test(is, size_guard_is_a_clear_error)
     mdsd_err err;
     mdsd_err_clear(&err);
     cr_assert_eq(mdsd_iws_solve(p, q, 6, 2, false, &o, &w, &err), MDSD_ETOOBIG);
-    cr_assert(strstr(err.msg, "21 variables") && strstr(err.msg, "--is-top"), "%s", err.msg);
+    cr_assert(strstr(err.msg, "21 variables") && strstr(err.msg, "`is_top"), "%s", err.msg);
     cr_assert_null(w.r);
     o.top = 3; /* 6 variables: within the guard */
     cr_assert_eq(mdsd_iws_solve(p, q, 6, 2, false, &o, &w, &err), MDSD_OK, "%s", err.msg);
@@ -462,7 +462,7 @@ Test(is_verifier, unsupported_schemes_and_big_exact_are_refused)
     double alpha, per[3];
     cr_assert_eq(mdsd_verifier_exact(MDSD_VERIFIER_IS, P5, &s, &o, &alpha, per, &err),
                  MDSD_ETOOBIG);
-    cr_assert(strstr(err.msg, "--trials"), "%s", err.msg);
+    cr_assert(strstr(err.msg, "`trials`"), "%s", err.msg);
 }
 
 /* ---- `mdsd accept --verifier is` --------------------------------------- */

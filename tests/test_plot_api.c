@@ -124,7 +124,7 @@ Test(plot_api, mdsd_plot_writes_the_figure_or_nothing, .timeout = 60)
     cr_expect_null(kind, "a results CSV has no default kind");
     o.kind = NULL;
     cr_expect_eq(mdsd_plot(csv, out, &o, &err), MDSD_EINVAL);
-    cr_expect(strstr(err.msg, "r.csv: missing --kind"), "%s", err.msg);
+    cr_expect(strstr(err.msg, "r.csv: missing `kind`"), "%s", err.msg);
     o.kind = "histogram";
     cr_expect_eq(mdsd_plot(csv, out, &o, &err), MDSD_EINVAL);
     cr_expect(strstr(err.msg, "'histogram' is not vs-temperature"), "%s", err.msg);

@@ -12,6 +12,8 @@
 
 #include <criterion/criterion.h>
 
+#include <mdsd/option.h>
+
 #include "testutil.h"
 
 #define SHIPPED "data/kjv-trees.h5"
@@ -72,9 +74,22 @@ static bool help_lists(const char *cmd, const char *opt, size_t len)
 }
 
 /* Checks every --option in `out` (the stderr of `mdsd cmd ...`); returns how many. */
+/* No library marker left in what the CLI prints: "`max_paths`" is the C name of
+ * an option (mdsd/option.h), which the CLI spells --max-paths. */
+static void check_no_marker(const char *run, const char *out)
+{
+    for (const char *at = strchr(out, '`'); at; at = strchr(at + 1, '`')) {
+        char name[64];
+        if (sscanf(at + 1, "%63[a-z0-9_]", name) == 1)
+            cr_expect_eq(mdsd_option_lookup(name), MDSD_OPTION_NONE, "`%s` printed the option "
+                         "marker `%s`:\n%s", run, name, out);
+    }
+}
+
 static size_t check_hints(const char *cmd, const char *run, const char *out)
 {
     size_t count = 0;
+    check_no_marker(run, out);
     for (const char *line = out; *line;) {
         size_t n = strcspn(line, "\n");
         for (size_t i = 0; i + 2 < n; i++) {

@@ -341,7 +341,7 @@ Test(rrsw, refuses_past_the_visit_guard)
     mdsd_err err;
     cr_assert_eq(mdsd_verifier_exact(MDSD_VERIFIER_RRSW, p, &s, &o, &alpha, per_draft, &err),
                  MDSD_ETOOBIG);
-    cr_assert(strstr(err.msg, "--trials") && strstr(err.msg, "--max-paths"), "%s", err.msg);
+    cr_assert(strstr(err.msg, "`trials`") && strstr(err.msg, "`max_paths`"), "%s", err.msg);
     free(p), free(q);
 }
 

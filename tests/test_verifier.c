@@ -591,7 +591,7 @@ Test(verifier, bad_target_and_oversized_enumeration_are_reported)
     few.max_paths = 50; /* the certified route visits more draw paths than that */
     cr_assert_eq(mdsd_verifier_exact(MDSD_VERIFIER_RRSW, up, &w, &few, &alpha, NULL, &err),
                  MDSD_ETOOBIG);
-    cr_assert(strstr(err.msg, "--trials"), "%s", err.msg);
+    cr_assert(strstr(err.msg, "`trials`"), "%s", err.msg);
     const mdsd_verifier_ops *ops[] = {&mdsd_verify_sd_ops, &mdsd_verify_rrs_ops,
                                       &mdsd_verify_rrsw_ops, &mdsd_verify_kseq_ops,
                                       &mdsd_verify_spechub_ops, &mdsd_verify_greedy_ops};

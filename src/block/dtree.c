@@ -299,9 +299,10 @@ int mdsd_dtree_enumerate(const mdsd_markov *m, const mdsd_policy *pol, int root,
         rc = count_node(&e, 0, root, root_drafts(pol), &count, err);
     if (rc == MDSD_OK && count > (double)limit) {
         char desc[128];
-        rc = mdsd_fail(err, MDSD_ETOOBIG, "block: %s on V = %zu has %.3g draft outcomes, above "
-                       "the enumeration guard %zu: use --trials T (sampled drafts) instead",
-                       mdsd_policy_describe(pol, desc, sizeof desc), m->V, count, limit);
+        rc = mdsd_fail_option(err, MDSD_ETOOBIG, MDSD_OPTION_TRIALS,
+                              "block: %s on V = %zu has %.3g draft outcomes, above "
+                              "the enumeration guard %zu: use `trials T` (sampled drafts) instead",
+                              mdsd_policy_describe(pol, desc, sizeof desc), m->V, count, limit);
     }
     mdsd_dtree t;
     if (rc == MDSD_OK)

@@ -161,16 +161,18 @@ static int stationary(const double *M, size_t V, double *pi, const char *what, m
         for (size_t i = 0; i < V; i++)
             umin = fmin(umin, fabs(gsl_matrix_get(A, i, i)));
         if (!(umin > 1e-12))
-            rc = mdsd_fail(err, MDSD_EINVAL, "--live inf: the %s chain has no unique stationary "
-                           "law (reducible): give a horizon N instead", what);
+            rc = mdsd_fail_option(err, MDSD_EINVAL, MDSD_OPTION_HORIZON,
+                                  "`horizon inf`: the %s chain has no unique stationary "
+                                  "law (reducible): give a horizon N instead", what);
     }
     if (rc == MDSD_OK)
         gsl_linalg_LU_solve(A, perm, rhs, sol);
     for (size_t i = 0; rc == MDSD_OK && i < V; i++) {
         pi[i] = gsl_vector_get(sol, i);
         if (pi[i] < -1e-9)
-            rc = mdsd_fail(err, MDSD_EINVAL, "--live inf: the %s chain's stationary law is not "
-                           "a distribution (reducible): give a horizon N instead", what);
+            rc = mdsd_fail_option(err, MDSD_EINVAL, MDSD_OPTION_HORIZON,
+                                  "`horizon inf`: the %s chain's stationary law is not "
+                                  "a distribution (reducible): give a horizon N instead", what);
         if (pi[i] < 0.0)
             pi[i] = 0.0;
     }
@@ -228,14 +230,16 @@ int mdsd_block_live_exact(const mdsd_markov *m, const mdsd_policy *pol, mdsd_ver
     x.V = V, x.W = x.c.nmax + 1;
     if ((double)V * (double)V * (double)(L + 2) > (double)MDSD_LIVE_MAX_ENTRIES) {
         mdsd_bk_free(&x.c);
-        return mdsd_fail(err, MDSD_ETOOBIG, "--live: V = %zu, L = %zu: V^2 (L + 2) block-law "
-                         "entries exceed the guard %zu", V, L, (size_t)MDSD_LIVE_MAX_ENTRIES);
+        return mdsd_fail_option(err, MDSD_ETOOBIG, MDSD_OPTION_HORIZON,
+                                "`horizon`: V = %zu, L = %zu: V^2 (L + 2) block-law "
+                                "entries exceed the guard %zu", V, L, (size_t)MDSD_LIVE_MAX_ENTRIES);
     }
     if ((double)horizon * (double)V > (double)MDSD_LIVE_MAX_ENTRIES) {
         mdsd_bk_free(&x.c);
-        return mdsd_fail(err, MDSD_ETOOBIG, "--live %zu: N V = %.0f block-start entries exceed the "
-                         "guard %zu (the long run: --live inf)", horizon,
-                         (double)horizon * (double)V, (size_t)MDSD_LIVE_MAX_ENTRIES);
+        return mdsd_fail_option(err, MDSD_ETOOBIG, MDSD_OPTION_HORIZON,
+                                "`horizon %zu`: N V = %.0f block-start entries exceed the "
+                                "guard %zu (the long run: `horizon inf`)", horizon,
+                                (double)horizon * (double)V, (size_t)MDSD_LIVE_MAX_ENTRIES);
     }
     x.acc = calloc(V * x.W, sizeof *x.acc);
     x.corr = calloc(V * x.W, sizeof *x.corr);
@@ -245,7 +249,7 @@ int mdsd_block_live_exact(const mdsd_markov *m, const mdsd_policy *pol, mdsd_ver
     size_t N = horizon ? horizon : 1;
     double *f = malloc(N * V * sizeof *f), *g = malloc(2 * V * sizeof *g);
     if (!x.acc || !x.corr || !Bs || !tau || !cur || !next || !M || !pi || !f || !g)
-        rc = mdsd_fail(err, MDSD_ENOMEM, "--live: out of memory");
+        rc = mdsd_fail_option(err, MDSD_ENOMEM, MDSD_OPTION_HORIZON, "`horizon`: out of memory");
     for (size_t s = 0; rc == MDSD_OK && s < V; s++) {
         double *B = Bs + s * (L + 2) * V;
         if ((rc = block_law(&x, (int)s, B, cur, next, err)) != MDSD_OK)

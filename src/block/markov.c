@@ -120,7 +120,7 @@ int mdsd_markov_read(const char *path, mdsd_markov *m, mdsd_err *err)
         char what[96];
         snprintf(what, sizeof what, "%s:%zu: %s row %zu", path, lineno,
                  draft ? "draft" : "target", i);
-        rc = mdsd_probs_validate_hint(out, V, what, "every row of a --markov file is a probability "
+        rc = mdsd_probs_validate_hint(out, V, what, "every row of a `markov` file is a probability "
                                       "distribution (its entries sum to 1)", err);
         row++;
     }

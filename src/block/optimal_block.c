@@ -264,9 +264,10 @@ static int build(const lp_ctx *c, const mdsd_block_opts *o, lp_model *lm, mdsd_e
     double limit = o && o->max_seconds > 0.0 ? o->max_seconds : MDSD_LP_MAX_SECONDS;
     double est = mdsd_lp_seconds_estimate(ncols, lm->nrows);
     if (rc == MDSD_OK && est > limit)
-        rc = mdsd_fail(err, MDSD_ETOOBIG, "block optimal-block: %zu variables x %zu rows (%zu "
-                       "draft classes), about %.0f s of simplex (limit %.0f s); a smaller toy, "
-                       "or pass --force to solve it anyway", ncols, lm->nrows, c->ncls, est, limit);
+        rc = mdsd_fail_option(err, MDSD_ETOOBIG, MDSD_OPTION_FORCE,
+                              "block optimal-block: %zu variables x %zu rows (%zu "
+                              "draft classes), about %.0f s of simplex (limit %.0f s); a smaller toy, "
+                              "or pass `force` to solve it anyway", ncols, lm->nrows, c->ncls, est, limit);
     if (rc == MDSD_OK) {
         glp_prob *P = lm->P = glp_create_prob();
         glp_set_obj_dir(P, GLP_MAX);

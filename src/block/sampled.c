@@ -292,8 +292,9 @@ static int run_trials(const mdsd_markov *m, const mdsd_policy *pol, mdsd_verifie
     uint64_t T = c.o.trials, B = MDSD_BLOCK_TRIAL_BLOCK;
     if (T < 2) {
         mdsd_bk_free(&c);
-        return mdsd_fail(err, MDSD_EINVAL, "block: --trials must be at least 2 (got %llu)",
-                         (unsigned long long)T);
+        return mdsd_fail_option(err, MDSD_EINVAL, MDSD_OPTION_TRIALS,
+                                "block: `trials` must be at least 2 (got %llu)",
+                                (unsigned long long)T);
     }
     uint64_t nblocks = (T + B - 1) / B;
     block_stats *st = calloc(nblocks, sizeof *st);
@@ -304,7 +305,7 @@ static int run_trials(const mdsd_markov *m, const mdsd_policy *pol, mdsd_verifie
     }
     uint64_t base_name = mdsd_seed_name(stream);
     long long failed_at = -1;
-    mdsd_err first_err = {0, ""};
+    mdsd_err first_err = {0, "", MDSD_OPTION_NONE};
     int threads = c.o.threads > 0 ? c.o.threads : omp_get_max_threads();
 #pragma omp parallel num_threads(threads)
     {
@@ -322,7 +323,7 @@ static int run_trials(const mdsd_markov *m, const mdsd_policy *pol, mdsd_verifie
             failed_now = failed_at;
             if (failed_now >= 0)
                 continue;
-            mdsd_err e = {0, ""};
+            mdsd_err e = {0, "", MDSD_OPTION_NONE};
             int brc = MDSD_OK;
             if (!w || !rng) {
                 brc = mdsd_fail(&e, MDSD_ENOMEM, "block: out of memory");

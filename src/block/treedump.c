@@ -665,7 +665,7 @@ int mdsd_tree_dump_eval_part(mdsd_tree_dump *t, const mdsd_block_case *cases, si
             break;
         size_t ntr = last - first, jobs = ntr * ncases;
         int failed = 0;
-        mdsd_err first_err = {0, ""};
+        mdsd_err first_err = {0, "", MDSD_OPTION_NONE};
         long long failed_job = -1;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads > 0 ? threads : omp_get_max_threads())
         for (size_t job = 0; job < jobs; job++) {
@@ -674,7 +674,7 @@ int mdsd_tree_dump_eval_part(mdsd_tree_dump *t, const mdsd_block_case *cases, si
                             buf + (t->root[i] - row0) * V, zq + (t->root[i] - row0) * V,
                             t->root[i], vopts};
             double R[MDSD_BLOCK_MAX_DEPTH] = {0};
-            mdsd_err e = {0, ""};
+            mdsd_err e = {0, "", MDSD_OPTION_NONE};
             unsigned all = cases[c].pol.kind == MDSD_POLICY_SEQ
                                ? (1u << cases[c].pol.sequences) - 1u : 0u;
             int jrc = mdsd_interrupted() ? mdsd_fail_interrupted(&e, "block") /* mdsd_interrupt */

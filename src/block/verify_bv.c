@@ -146,8 +146,9 @@ static int the_path(const mdsd_dtree *t, int *x, const double **P, const double 
 static int bv_check(const mdsd_policy *pol, mdsd_err *err)
 {
     if (pol->kind != MDSD_POLICY_SEQ || pol->sequences != 1)
-        return mdsd_fail(err, MDSD_EUNSUPPORTED, "bv verifies one draft path: --sequences 1 "
-                         "(gbv verifies K paths)");
+        return mdsd_fail_option(err, MDSD_EUNSUPPORTED, MDSD_OPTION_SEQUENCES,
+                                "bv verifies one draft path: `sequences 1` "
+                                "(gbv verifies K paths)");
     return MDSD_OK;
 }
 

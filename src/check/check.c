@@ -397,10 +397,12 @@ static int draw_instance(mdsd_check_ctx *c, const mdsd_toy_family *fams, size_t 
 static int validate_opts(const mdsd_check *def, const mdsd_check_cfg *o, mdsd_err *err)
 {
     if (o->count == 0)
-        return mdsd_fail(err, MDSD_EINVAL, "check %s: --count must be at least 1", def->name);
+        return mdsd_fail_option(err, MDSD_EINVAL, MDSD_OPTION_COUNT,
+                                "check %s: `count` must be at least 1", def->name);
     if (o->trials == 0 || o->trials > 100000000)
-        return mdsd_fail(err, MDSD_EINVAL, "check %s: --trials = %llu must be in [1, 10^8]",
-                         def->name, (unsigned long long)o->trials);
+        return mdsd_fail_option(err, MDSD_EINVAL, MDSD_OPTION_TRIALS,
+                                "check %s: `trials` = %llu must be in [1, 10^8]",
+                                def->name, (unsigned long long)o->trials);
     if (o->family >= MDSD_TOY_FAMILIES || o->family < -1)
         return mdsd_fail(err, MDSD_EINVAL, "check %s: unknown family %d", def->name, o->family);
     if (def->V_max > 64 || def->V_min < 1 || def->V_min > def->V_max)

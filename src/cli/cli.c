@@ -17,20 +17,31 @@ void cli_dist_opts_init(cli_dist_opts *o)
     o->top_p = 1.0;
 }
 
+/* The library's messages name options by their C names in backquotes
+ * (mdsd/option.h): every library text the CLI prints goes through here once,
+ * so that the user reads the flags (`max_paths` -> --max-paths). */
+const char *cli_words(const char *msg, char *buf, size_t size)
+{
+    mdsd_option_words(msg, MDSD_SPELL_CLI, buf, size);
+    return buf;
+}
+
 int cli_report(const char *cmd, const mdsd_err *err)
 {
-    fprintf(stderr, "mdsd %s: %s\n", cmd, err->msg[0] ? err->msg : mdsd_strerror(err->code));
+    char words[CLI_WORDS_MAX];
+    fprintf(stderr, "mdsd %s: %s\n", cmd,
+            cli_words(err->msg[0] ? err->msg : mdsd_strerror(err->code), words, sizeof words));
     return CLI_EXIT_ERROR;
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
+    char text[CLI_WORDS_MAX], words[CLI_WORDS_MAX];
     va_list ap;
-    fprintf(stderr, "mdsd %s: ", cmd);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\nTry 'mdsd %s --help'.\n", cmd);
+    fprintf(stderr, "mdsd %s: %s\nTry 'mdsd %s --help'.\n", cmd, cli_words(text, words, sizeof words), cmd);
     return CLI_EXIT_USAGE;
 }
 

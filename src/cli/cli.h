@@ -33,6 +33,13 @@
 #include "pathset.h"
 #include "toy.h"
 
+/* text (a library message, or the CLI's own naming options as `C_NAME`) with
+ * each option's marker in the CLI's spelling (mdsd_option_words), into buf;
+ * returns buf. CLI_WORDS_MAX: room for a message (mdsd_err.msg) with the flags
+ * and context the CLI adds. */
+#define CLI_WORDS_MAX 2048
+const char *cli_words(const char *text, char *buf, size_t size);
+
 enum { CLI_EXIT_OK = 0, CLI_EXIT_ERROR = 1, CLI_EXIT_USAGE = 2 };
 
 /* Long-only option codes (above the char range). Commands add their own from

@@ -67,7 +67,8 @@ int cli_mpi_run(const char *cmd, int argc, char **argv, const char *output, cli_
     partial_name(partial, sizeof partial, output, rank, size);
     int rc = part(ctx, (size_t)rank + 1, (size_t)size, &text, &len, &err);
     if (rc) {
-        fprintf(stderr, "mdsd %s: rank %d of %d: %s\n", cmd, rank, size, err.msg);
+        char words[CLI_WORDS_MAX];
+        fprintf(stderr, "mdsd %s: rank %d of %d: %s\n", cmd, rank, size, cli_words(err.msg, words, sizeof words));
         char lock[4300];
         snprintf(lock, sizeof lock, "%s.shard-%d-of-%d.lock", output, rank + 1, size);
         /* not when another job holds this rank's lock: those units are its own */
@@ -108,7 +109,7 @@ int cli_mpi_run(const char *cmd, int argc, char **argv, const char *output, cli_
         rc = !in || !names ? mdsd_fail(&err, MDSD_ENOMEM, "out of memory")
                            : merge(ctx, in, (size_t)size, &err);
         if (rc)
-            fprintf(stderr, "mdsd %s: %s\n", cmd, err.msg);
+            cli_report(cmd, &err);
         ok = rc == MDSD_OK;
         for (int r = 1; in && r < size; r++)
             free((char *)in[r].text);

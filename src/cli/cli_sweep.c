@@ -217,7 +217,7 @@ typedef struct {
 static void fail_entry(entry *e, int status, const mdsd_err *err)
 {
     e->status = status;
-    snprintf(e->why, sizeof e->why, "%s", err->msg);
+    cli_words(err->msg, e->why, sizeof e->why);
 }
 
 static int alpha_star(const cli_pq *pq, const mdsd_scheme *s, double *out, mdsd_err *err)

@@ -413,7 +413,8 @@ static int run(const block_opts *o, mdsd_err *err)
 static void note_stderr(const char *message, void *ctx)
 {
     (void)ctx;
-    fprintf(stderr, "mdsd block: %s\n", message);
+    char words[CLI_WORDS_MAX];
+    fprintf(stderr, "mdsd block: %s\n", cli_words(message, words, sizeof words));
 }
 
 /* The library's block job over tree dumps (mdsd_block_run_with); with the test

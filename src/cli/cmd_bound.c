@@ -134,7 +134,7 @@ static int run_one(const double *p, const mdsd_scheme *s, mdsd_bound_method m,
     out->seconds = now() - t0;
     out->method = out->rc == MDSD_OK ? out->res.method : m;
     out->exact_arith = o->bound.exact_arith;
-    snprintf(out->why, sizeof out->why, "%s", out->rc ? err->msg : "");
+    cli_words(out->rc ? err->msg : "", out->why, sizeof out->why);
     return out->rc;
 }
 
@@ -230,8 +230,9 @@ static void json_all(const mdsd_scheme *s, const mdsd_bound_routes *r, bool exac
         mdsd_json_object_begin(&j);
         mdsd_json_kv_string(&j, "method", mdsd_bound_method_name(oc->method));
         if (oc->rc) {
+            char words[CLI_WORDS_MAX];
             mdsd_json_kv_string(&j, mdsd_bound_route_skipped(oc->rc) ? "skipped" : "failed",
-                                oc->why);
+                                cli_words(oc->why, words, sizeof words));
         } else {
             mdsd_json_kv_number(&j, "alpha", oc->res.alpha);
             json_details(&j, &oc->res, oc->seconds, exact_arith, s->V);
@@ -253,8 +254,10 @@ static void text_all(const mdsd_scheme *s, const mdsd_bound_routes *r)
         if (!oc->applies)
             continue;
         if (oc->rc) {
+            char words[CLI_WORDS_MAX];
             printf("  %-10s %s: %s\n", mdsd_bound_method_name(oc->method),
-                   mdsd_bound_route_skipped(oc->rc) ? "skipped" : "FAILED", oc->why);
+                   mdsd_bound_route_skipped(oc->rc) ? "skipped" : "FAILED",
+                   cli_words(oc->why, words, sizeof words));
             continue;
         }
         printf("  %-10s %.15g  %.3g s\n", mdsd_bound_method_name(oc->method), oc->res.alpha,

@@ -129,6 +129,14 @@ static int parse_args(int argc, char **argv, plot_args *a)
     return 0;
 }
 
+/* The library's notes ("choose with `dump`") in the CLI's words. */
+static void print_note(const char *note, void *ctx)
+{
+    (void)ctx;
+    char words[CLI_WORDS_MAX];
+    fprintf(stderr, "mdsd plot: %s\n", cli_words(note, words, sizeof words));
+}
+
 int cmd_plot(int argc, char **argv)
 {
     plot_args a;
@@ -141,6 +149,7 @@ int cmd_plot(int argc, char **argv)
     o->tool = "mdsd plot";
     o->n_words = (size_t)cli_argc();
     o->words = (const char *const *)cli_argv();
+    o->on_note = print_note;
     mdsd_err err;
     mdsd_err_clear(&err);
     /* the options alone first (usage errors), then the default kind of a

@@ -61,7 +61,8 @@ typedef struct {
 static void print_note(const char *message, void *ctx)
 {
     (void)ctx;
-    fprintf(stderr, "mdsd report: %s\n", message);
+    char words[CLI_WORDS_MAX];
+    fprintf(stderr, "mdsd report: %s\n", cli_words(message, words, sizeof words));
 }
 
 /* 0, 1 for --help, -1 for a usage error (printed). */

@@ -263,7 +263,8 @@ static int parse_option(int opt, const char *arg, table_opts *t)
 static void print_note(const char *message, void *ctx)
 {
     (void)ctx;
-    fprintf(stderr, "mdsd table: %s\n", message);
+    char words[CLI_WORDS_MAX];
+    fprintf(stderr, "mdsd table: %s\n", cli_words(message, words, sizeof words));
 }
 
 /* After a failure: say how to go on from the units that were finished. */

@@ -886,10 +886,10 @@ static int by_enumeration(const double *p, const mdsd_scheme *s, mdsd_bound_meth
     if (m == MDSD_BOUND_BRUTE) {
         size_t max_V = o->max_brute_V ? o->max_brute_V : MDSD_SUBSET_MAX_V;
         if (s->V > max_V)
-            return mdsd_fail(err, MDSD_ETOOBIG,
-                             "brute force over 2^V subsets: V = %zu is above the limit of %zu; "
-                             "use --method sort (iid, wor, greedy, hub, cps) or maxflow",
-                             s->V, max_V);
+            return mdsd_fail_option(err, MDSD_ETOOBIG, MDSD_OPTION_METHOD,
+                                    "brute force over 2^V subsets: V = %zu is above the limit of %zu; "
+                                    "use `method sort` (iid, wor, greedy, hub, cps) or maxflow",
+                                    s->V, max_V);
     }
     mdsd_joint D;
     int rc = mdsd_scheme_joint(s, o->max_tuples ? o->max_tuples : MDSD_JOINT_MAX_TUPLES, &D, err);

@@ -110,9 +110,9 @@ int mdsd_probs_validate_copy(const double *p, size_t V, double *out, const char 
     if (!ok) /* the checks in order, for the message */
         return mdsd_probs_validate(out, V, what, err);
     if (fabs(s - 1.0) > MDSD_PROB_SUM_TOL)
-        return mdsd_fail(err, MDSD_EINVAL,
-                         "%s: probabilities sum to %.9g, not 1 (tolerance %g); "
-                         "pass --logits if these are logits", what, s, MDSD_PROB_SUM_TOL);
+        return mdsd_fail_option(err, MDSD_EINVAL, MDSD_OPTION_LOGITS,
+                                "%s: probabilities sum to %.9g, not 1 (tolerance %g); "
+                                "pass `logits` if these are logits", what, s, MDSD_PROB_SUM_TOL);
     if (s != 1.0)
         scale(out, V, 1.0 / s);
     return MDSD_OK;
@@ -120,7 +120,7 @@ int mdsd_probs_validate_copy(const double *p, size_t V, double *out, const char 
 
 mdsd_status mdsd_probs_validate(double *p, size_t V, const char *what, mdsd_err *err)
 {
-    return mdsd_probs_validate_hint(p, V, what, "pass --logits if these are logits", err);
+    return mdsd_probs_validate_hint(p, V, what, "pass `logits` if these are logits", err);
 }
 
 int mdsd_probs_validate_hint(double *p, size_t V, const char *what, const char *hint, mdsd_err *err)

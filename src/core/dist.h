@@ -33,9 +33,9 @@ size_t mdsd_support_size(const double *p, size_t V);
  * negative values, a sum that is not within MDSD_PROB_SUM_TOL of 1, or V = 0. */
 mdsd_status mdsd_probs_validate(double *p, size_t V, const char *what, mdsd_err *err);
 /* The same, a sum away from 1 saying `hint` (what to do) instead of
- * mdsd_probs_validate's "pass --logits if these are logits": for inputs
- * that are probabilities whatever the command's options (a --markov file's
- * rows, a --custom joint), where --logits would name no remedy. */
+ * mdsd_probs_validate's "pass `logits` if these are logits": for inputs
+ * that are probabilities whatever the command's options (a `markov` file's
+ * rows, a custom `joint`), where `logits` would name no remedy. */
 int mdsd_probs_validate_hint(double *p, size_t V, const char *what, const char *hint, mdsd_err *err);
 /* The same into out[0..V) (p untouched), in one pass over p: out = the
  * validated, renormalised p, with the same values and errors. */

@@ -30,15 +30,32 @@ int mdsd_fail_interrupted(mdsd_err *err, const char *what)
     return mdsd_fail(err, MDSD_EINTERRUPTED, "%s: interrupted (mdsd_interrupt)", what);
 }
 
-int mdsd_fail(mdsd_err *err, int code, const char *fmt, ...)
+__attribute__((format(printf, 4, 0)))
+static int fail(mdsd_err *err, int code, int option, const char *fmt, va_list ap)
 {
     if (err) {
-        va_list ap;
-        va_start(ap, fmt);
         vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-        va_end(ap);
         err->code = code;
+        err->option = option;
     }
+    return code;
+}
+
+int mdsd_fail(mdsd_err *err, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fail(err, code, MDSD_OPTION_NONE, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+int mdsd_fail_option(mdsd_err *err, int code, int option, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fail(err, code, option, fmt, ap);
+    va_end(ap);
     return code;
 }
 
@@ -56,6 +73,7 @@ void mdsd_err_clear(mdsd_err *err)
     if (err) {
         err->code = MDSD_OK;
         err->msg[0] = '\0';
+        err->option = MDSD_OPTION_NONE;
     }
 }
 

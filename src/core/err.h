@@ -9,6 +9,7 @@
 
 /* mdsd_status, mdsd_err, mdsd_err_clear, mdsd_strerror: the public header. */
 #include <mdsd/common.h>
+#include <mdsd/option.h>
 
 #include <stdbool.h>
 
@@ -16,14 +17,20 @@
 int mdsd_fail(mdsd_err *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* The same, recording in err->option the mdsd_option (mdsd/option.h) the
+ * error concerns; fmt names it as "`C_NAME`". mdsd_fail records MDSD_OPTION_NONE. */
+int mdsd_fail_option(mdsd_err *err, int code, int option, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 /* For a call that returned failure (NULL) into `local`, a mdsd_err the
- * caller cleared just before the call: copies local into err (if non-NULL)
+ * caller cleared just before the call: copies local into err (if non-NULL,
+ * its option too)
  * and returns its code. A failure that recorded no code becomes MDSD_ENOMEM
  * "WHAT: out of memory", so that no stale code from an earlier error is
  * ever returned. */
 int mdsd_fail_from(mdsd_err *err, const mdsd_err *local, const char *what);
 
-/* Clears err to MDSD_OK with an empty message. */
+/* Clears err to MDSD_OK with an empty message and no option. */
 void mdsd_err_clear(mdsd_err *err);
 
 const char *mdsd_strerror(int code);

@@ -175,10 +175,10 @@ static int stage_solve(const double *p, const double *a, const double *b, size_t
     size_t guard = o->max_vars ? o->max_vars : MDSD_IWS_MAX_VARS;
     *vars = s + s * (s - (s > 0)) / 2;
     if (*vars > guard)
-        return mdsd_fail(err, MDSD_ETOOBIG,
-                         "importance weights: the LP over %zu free tokens needs %zu variables, "
-                         "above the guard of %zu; free fewer tokens (--is-top S, S <= %zu)",
-                         s, *vars, guard, (size_t)(sqrt(2.0 * (double)guard)) - 1);
+        return mdsd_fail_option(err, MDSD_ETOOBIG, MDSD_OPTION_IS_TOP,
+                                "importance weights: the LP over %zu free tokens needs %zu variables, "
+                                "above the guard of %zu; free fewer tokens (`is_top S`, S <= %zu)",
+                                s, *vars, guard, (size_t)(sqrt(2.0 * (double)guard)) - 1);
     st->s = s;
     st->w = malloc((s ? s * s : 1) * sizeof *st->w);
     double *m = malloc((s ? s * s : 1) * sizeof *m), *base = malloc((s ? s : 1) * sizeof *base);

@@ -26,9 +26,9 @@
 #define LP_MASS_TOL MDSD_PROB_SUM_TOL
 
 static const char too_big_hint_full[] =
-    "try mdsd bound --method sort (iid, wor, cps, greedy, hub), maxflow or lp-reduced";
+    "try mdsd bound `method sort` (iid, wor, cps, greedy, hub), maxflow or lp-reduced";
 static const char too_big_hint_reduced[] =
-    "try mdsd bound --method sort (iid, wor, cps, greedy, hub) or maxflow";
+    "try mdsd bound `method sort` (iid, wor, cps, greedy, hub) or maxflow";
 
 /* ---------------------------------------------------------------------------
  * Input checks */
@@ -468,9 +468,10 @@ static int check_cost(const char *what, size_t vars, size_t rows, const mdsd_lp_
     double limit = opts && opts->max_seconds > 0.0 ? opts->max_seconds : MDSD_LP_MAX_SECONDS;
     double est = mdsd_lp_seconds_estimate(vars, rows);
     if (est > limit)
-        return mdsd_fail(err, MDSD_ETOOBIG, "%s: %zu variables x %zu rows, about %.0f s of "
-                         "simplex (limit %.0f s); %s, or pass --force to solve it anyway", what,
-                         vars, rows, est, limit, hint);
+        return mdsd_fail_option(err, MDSD_ETOOBIG, MDSD_OPTION_FORCE,
+                                "%s: %zu variables x %zu rows, about %.0f s of "
+                                "simplex (limit %.0f s); %s, or pass `force` to solve it anyway", what,
+                                vars, rows, est, limit, hint);
     return MDSD_OK;
 }
 

@@ -426,7 +426,7 @@ int mdsd_joint_validate(mdsd_joint *D, size_t V, mdsd_err *err)
         }
     }
     return mdsd_probs_validate_hint(D->prob, D->count, "custom joint", "the probabilities of the "
-                                    "tuples of a --custom file sum to 1", err);
+                                    "tuples of a `joint` file sum to 1", err);
 }
 
 /* ---- custom joint file ---------------------------------------------------- */

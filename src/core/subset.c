@@ -9,9 +9,9 @@ int mdsd_subset_min(const double *p, size_t V, const mdsd_joint *D, size_t max_V
     if (!max_V)
         max_V = MDSD_SUBSET_MAX_V;
     if (V > max_V || V > 30)
-        return mdsd_fail(err, MDSD_ETOOBIG,
-                         "brute force over 2^V subsets: V = %zu is above the limit of %zu; use "
-                         "--method sort (iid, wor, greedy, hub, cps) or maxflow", V, max_V);
+        return mdsd_fail_option(err, MDSD_ETOOBIG, MDSD_OPTION_METHOD,
+                                "brute force over 2^V subsets: V = %zu is above the limit of %zu; use "
+                                "`method sort` (iid, wor, greedy, hub, cps) or maxflow", V, max_V);
     if (V == 0)
         return mdsd_fail(err, MDSD_EINVAL, "brute force: empty vocabulary");
     size_t count = (size_t)1 << V;

@@ -375,9 +375,9 @@ int mdsd_wor_range(const mdsd_wor_chain *c, double lambda, double *t_max, mdsd_e
                          c->L);
     double t = RANGE / lambda;
     if (!(t < 1e306)) /* panels up to 2^1017 and room for the restarts' growth */
-        return mdsd_fail(err, MDSD_EUNSUPPORTED,
-                         "wor: the draft mass outside its %zu largest tokens is %g, too small for "
-                         "the quadrature's range; use --method brute or lp-reduced", c->L, lambda);
+        return mdsd_fail_option(err, MDSD_EUNSUPPORTED, MDSD_OPTION_METHOD,
+                                "wor: the draft mass outside its %zu largest tokens is %g, too small for "
+                                "the quadrature's range; use `method brute` or lp-reduced", c->L, lambda);
     *t_max = t < 4.0 ? 4.0 : t;
     return MDSD_OK;
 }

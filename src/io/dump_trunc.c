@@ -99,10 +99,10 @@ int dump_refuse_truncated(const mdsd_dump *d, mdsd_err *err)
                              "mass up to %.3g, recorded in the dataset's truncated and missing_mass "
                              "beside it): read as complete rows they would renormalise the missing "
                              "mass away and print wrong numbers; only alpha* of i.i.d. drafts has a "
-                             "certified interval over the unseen tokens (`mdsd table -t 1 -s iid "
-                             "-v none`, MATH.md §2.9), and this reader has none; `mdsd info` "
-                             "describes the dump", d->path, m->truncated_rows, d->N,
-                             m->path, m->max_missing_mass);
+                             "certified interval over the unseen tokens (the table job with "
+                             "`temperatures 1`, `schemes iid` and `verifiers none`, MATH.md §2.9), "
+                             "and this reader has none; `mdsd info` describes the dump", d->path,
+                             m->truncated_rows, d->N, m->path, m->max_missing_mass);
     }
     return MDSD_OK;
 }

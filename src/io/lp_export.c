@@ -29,7 +29,7 @@ static void write_p(FILE *f, const double *p, double p_scale, size_t V)
 static void write_full_data(FILE *f, const double *p, double p_scale, size_t V,
                             const mdsd_joint *D, double d_scale)
 {
-    fprintf(f, "# Full OTM LP instance for lp/otm_full.mod (written by mdsd lp --write-data).\n"
+    fprintf(f, "# Full OTM LP instance for lp/otm_full.mod (written by mdsd_lp_export).\n"
                "# Tokens 0..V-1, tuples 1..T; x[t,j] = j-th draft token of tuple t.\n"
                "data;\n\nparam V := %zu;\nparam n := %zu;\nparam T := %zu;\n\n",
             V, D->n, D->count);
@@ -53,8 +53,8 @@ static void write_full_data(FILE *f, const double *p, double p_scale, size_t V,
 static void write_reduced_data(FILE *f, const double *p, double p_scale, size_t V,
                                const mdsd_set_law *S)
 {
-    fprintf(f, "# Reduced LP instance for lp/otm_reduced.mod (written by mdsd lp --reduced\n"
-               "# --write-data). Tokens 0..V-1; S[k] = token set k, Dbar[k] = its mass.\n"
+    fprintf(f, "# Reduced LP instance for lp/otm_reduced.mod (written by mdsd_lp_export,\n"
+               "# reduced). Tokens 0..V-1; S[k] = token set k, Dbar[k] = its mass.\n"
                "data;\n\nparam V := %zu;\nparam K := %zu;\n\n",
             V, S->count);
     write_p(f, p, p_scale, V);

@@ -54,9 +54,13 @@ static void cleanup_on_signal(int sig)
 
 void mdsd_cleanup_signals(const char *prog, const char *hint)
 {
-    snprintf(cleanup_message, sizeof cleanup_message,
-             "\n%s: interrupted; temporary files removed%s%s\n", prog, hint ? "; " : "",
-             hint ? hint : "");
+    /* the message of the program prog (the command line's: the CLI and the jobs
+     * it runs with cleanup_signals ask for it), so a hint naming an option as
+     * `C_NAME` reads as its flag; formatted now, not in the handler */
+    char raw[sizeof cleanup_message];
+    snprintf(raw, sizeof raw, "\n%s: interrupted; temporary files removed%s%s\n", prog,
+             hint ? "; " : "", hint ? hint : "");
+    mdsd_option_words(raw, MDSD_SPELL_CLI, cleanup_message, sizeof cleanup_message);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = cleanup_on_signal;

@@ -46,8 +46,9 @@ static int read_resume(const mdsd_batch_opts *o, const plan *pl, const dump_job 
         rc = mdsd_partial_check_progress(partial_path, o, jobs, n_jobs, &rs->prog, pl, sig->changed, err);
     bool resumed = rs->done.count > 0 || rs->prog.count > 0;
     if (rc == MDSD_OK && o->per_position && resumed && !rs->last.set)
-        rc = mdsd_fail(err, MDSD_EFORMAT, "'%s' records no per-position rows (its job ran without "
-                       "--per-position); pass --discard-partial to start over", partial_path);
+        rc = mdsd_fail_option(err, MDSD_EFORMAT, MDSD_OPTION_DISCARD_PARTIAL,
+                              "'%s' records no per-position rows (its job ran without "
+                              "`per_position`); pass `discard_partial` to start over", partial_path);
     return rc;
 }
 
@@ -167,7 +168,7 @@ int mdsd_batch_run(const mdsd_batch_opts *o, mdsd_report_row **rows_out, size_t 
     if (o->per_position) {
         char pp_lock_path[4200], pp_what[4300];
         snprintf(pp_lock_path, sizeof pp_lock_path, "%s.lock", o->per_position);
-        snprintf(pp_what, sizeof pp_what, "'%s' (--per-position)", o->per_position);
+        snprintf(pp_what, sizeof pp_what, "'%s' (`per_position`)", o->per_position);
         if ((rc = mdsd_lock_acquire(&pp_lock, pp_lock_path, pp_what, err))) {
             mdsd_lock_release(&lock);
             return rc;

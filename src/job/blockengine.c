@@ -335,10 +335,11 @@ int mdsd_engine_check_dump(const mdsd_engine_metrics *m, const mdsd_tree_dump *t
     for (size_t c = 0; c < nc; c++)
         if (cases[c].v == m->c.v && cases[c].block == m->c.block && same_policy(&cases[c].pol, &pol))
             return MDSD_OK;
-    return mdsd_fail(err, MDSD_EINVAL, "%s: the job evaluates no case of the engine's verifier %s "
-                     "at %s on %s: add %s to --verifiers, and its K and L to --sequences and "
-                     "--depth", m->path, mdsd_block_case_name(&m->c), want, t->path,
-                     mdsd_block_case_name(&m->c));
+    return mdsd_fail_option(err, MDSD_EINVAL, MDSD_OPTION_VERIFIERS,
+                            "%s: the job evaluates no case of the engine's verifier %s "
+                            "at %s on %s: add %s to `verifiers`, and its K and L to `sequences` and "
+                            "`depths`", m->path, mdsd_block_case_name(&m->c), want, t->path,
+                            mdsd_block_case_name(&m->c));
 }
 
 int mdsd_engine_compare(const mdsd_engine_metrics *m, const mdsd_block_row *rows, size_t n,

@@ -54,31 +54,33 @@ static int parse_setup(mdsd_block_job *j, mdsd_block_setup *s, mdsd_err *err)
             if (s->n_verifiers == MDSD_BLOCK_CASE_VERIFIERS ||
                 mdsd_block_case_parse(tok, &s->verifiers[s->n_verifiers++], &e)) {
                 j->usage = true;
-                return mdsd_fail(err, MDSD_EINVAL, "--verifiers %s: %s", o->verifiers,
-                                 e.msg[0] ? e.msg : "too many");
+                return mdsd_fail_option(err, MDSD_EINVAL, MDSD_OPTION_VERIFIERS,
+                                        "`verifiers %s`: %s", o->verifiers,
+                                        e.msg[0] ? e.msg : "too many");
             }
             const mdsd_block_case *c = &s->verifiers[s->n_verifiers - 1];
             for (size_t k = 0; k + 1 < s->n_verifiers; k++)
                 if (s->verifiers[k].v == c->v && s->verifiers[k].block == c->block) {
                     j->usage = true; /* its rows would appear twice */
-                    return mdsd_fail(err, MDSD_EINVAL, "--verifiers %s: '%s' is given twice",
-                                     o->verifiers, tok);
+                    return mdsd_fail_option(err, MDSD_EINVAL, MDSD_OPTION_VERIFIERS,
+                                            "`verifiers %s`: '%s' is given twice",
+                                            o->verifiers, tok);
                 }
         }
     }
     if (o->costs) {
-        if (mdsd_parse_vector(o->costs, "--cost", &s->cost, &s->n_cost, &e)) {
+        if (mdsd_parse_vector(o->costs, "`costs`", &s->cost, &s->n_cost, &e)) {
             s->cost = &s->zero;
             return usage(j, err, "%s", e.msg);
         }
         for (size_t i = 0; i < s->n_cost; i++)
             if (!(s->cost[i] >= 0.0 && isfinite(s->cost[i])))
-                return usage(j, err, "--cost %s: costs are numbers >= 0", o->costs);
+                return usage(j, err, "`costs %s`: costs are numbers >= 0", o->costs);
     }
     if (!o->output && (o->resume || o->discard_partial))
-        return usage(j, err, "%s", "--resume and --discard-partial need -o CSV");
+        return usage(j, err, "%s", "`resume` and `discard_partial` need `output CSV`");
     if (o->resume && o->discard_partial)
-        return usage(j, err, "%s", "--resume and --discard-partial: give one");
+        return usage(j, err, "%s", "`resume` and `discard_partial`: give one");
     return MDSD_OK;
 }
 
@@ -139,16 +141,16 @@ static int checkpoint_open(mdsd_block_job *j, checkpoint *ck, mdsd_err *err)
         } else if (o->resume) {
             rc = mdsd_block_partial_read(ck->path, ck->signature, ck->units, o->n_dumps, err);
         } else {
-            rc = mdsd_fail(err, MDSD_EINVAL, "'%s' holds the finished dumps of an "
-                           "interrupted job on this output: pass --resume to continue it, or "
-                           "--discard-partial to delete it and start over", ck->path);
+            rc = mdsd_fail_option(err, MDSD_EINVAL, MDSD_OPTION_RESUME, "'%s' holds the finished dumps of an "
+                                  "interrupted job on this output: pass `resume` to continue it, or "
+                                  "`discard_partial` to delete it and start over", ck->path);
         }
     }
     if (rc == MDSD_OK) {
         if (j->cleanup_signals) {
             static char hint[4400];
             snprintf(hint, sizeof hint, "finished dumps are kept in %s: rerun the same command "
-                     "with --resume to continue", ck->path);
+                     "with `resume` to continue", ck->path);
             mdsd_cleanup_signals("mdsd block", hint);
         }
         ck->partial = mdsd_block_partial_start(ck->path, ck->signature, ck->units, o->n_dumps, err);
@@ -208,8 +210,9 @@ static int take_resumed(const mdsd_block_unit *u, const char *partial_path, cons
                u->cases[c].pol.sequences ==
                    (cases[c].pol.kind == MDSD_POLICY_SEQ ? cases[c].pol.sequences : 0);
     if (!same)
-        return mdsd_fail(err, MDSD_EFORMAT, "'%s': the results of %s are not the cases "
-                         "this job makes; pass --discard-partial to start over", partial_path, dump);
+        return mdsd_fail_option(err, MDSD_EFORMAT, MDSD_OPTION_DISCARD_PARTIAL,
+                                "'%s': the results of %s are not the cases "
+                                "this job makes; pass `discard_partial` to start over", partial_path, dump);
     memcpy(res, u->res, nc * sizeof *res);
     return MDSD_OK;
 }
@@ -349,7 +352,7 @@ static int run_whole(mdsd_block_job *j, const mdsd_block_setup *s, mdsd_err *err
         unlink(ck.path); /* done, or nothing worth keeping */
     } else if (ck.partial && j->note) {
         char msg[4400];
-        snprintf(msg, sizeof msg, "finished dumps are kept in %s: rerun with --resume to continue",
+        snprintf(msg, sizeof msg, "finished dumps are kept in %s: rerun with `resume` to continue",
                  ck.path);
         j->note(msg, j->note_ctx);
     }
@@ -380,8 +383,8 @@ int mdsd_block_job_run(mdsd_block_job *j, mdsd_err *err)
                          o->shard);
     int rc = parse_setup(j, &s, err);
     if (rc == MDSD_OK && j->pub.engine_metrics && (j->pub.shards || j->merge))
-        rc = usage(j, err, "%s", "--engine-metrics: with the whole job in one process only (not "
-                   "--shard, mdsd merge or mpirun)");
+        rc = usage(j, err, "%s", "`engine_metrics`: with the whole job in one process only (not "
+                   "`shard`, mdsd merge or mpirun)");
     if (rc == MDSD_OK)
         rc = check_outputs(j, err);
     mdsd_engine_metrics em;
@@ -390,10 +393,10 @@ int mdsd_block_job_run(mdsd_block_job *j, mdsd_err *err)
         j->engine = &em;
     if (rc == MDSD_OK && j->pub.shards) {
         if ((o->markdown || o->latex) && !j->shard_data)
-            rc = usage(j, err, "%s", "--shard writes partial aggregates: render the tables "
-                       "with mdsd merge --markdown/--latex");
+            rc = usage(j, err, "%s", "`shard` writes partial aggregates: render the tables "
+                       "with mdsd merge `markdown`/`latex`");
         else if (!o->output)
-            rc = usage(j, err, "%s", "--shard needs -o FILE");
+            rc = usage(j, err, "%s", "`shard` needs `output FILE`");
         else
             rc = mdsd_block_shard_run(j, &s, err);
     } else if (rc == MDSD_OK) {

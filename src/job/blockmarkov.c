@@ -38,11 +38,11 @@ static int policy_of(const mdsd_block_markov_opts *o, mdsd_policy *pol, bool *ba
 {
     memset(pol, 0, sizeof *pol);
     if (o->tree && (o->sequences || o->depth))
-        return usage(bad, err, "%s", "--tree excludes --sequences and --depth");
+        return usage(bad, err, "%s", "`tree` excludes `sequences` and `depth`");
     if (!o->tree && (!o->sequences || !o->depth))
-        return usage(bad, err, "%s", "give --sequences K and --depth L, or --tree W1,W2,...");
+        return usage(bad, err, "%s", "give `sequences K` and `depth L`, or `tree W1,W2,...`");
     if (o->scheme && !o->tree)
-        return usage(bad, err, "%s", "--scheme is for --tree (seq drafts are iid)");
+        return usage(bad, err, "%s", "`scheme` is for `tree` (seq drafts are iid)");
     if (!o->tree) {
         pol->kind = MDSD_POLICY_SEQ;
         pol->sequences = o->sequences;
@@ -53,7 +53,7 @@ static int policy_of(const mdsd_block_markov_opts *o, mdsd_policy *pol, bool *ba
     pol->scheme = MDSD_SCHEME_IID;
     double *w = NULL;
     size_t n = 0;
-    if (mdsd_parse_vector(o->tree, "--tree", &w, &n, err) != MDSD_OK) {
+    if (mdsd_parse_vector(o->tree, "`tree`", &w, &n, err) != MDSD_OK) {
         *bad = true;
         return err->code;
     }
@@ -65,8 +65,9 @@ static int policy_of(const mdsd_block_markov_opts *o, mdsd_policy *pol, bool *ba
     free(w);
     if (wrong) {
         *bad = true;
-        return mdsd_fail(err, MDSD_EINVAL, "--tree %s: give 1 to %d widths, integers in [1, %d]",
-                         o->tree, MDSD_BLOCK_MAX_DEPTH, MDSD_BLOCK_MAX_DRAFTS);
+        return mdsd_fail_option(err, MDSD_EINVAL, MDSD_OPTION_TREE,
+                                "`tree %s`: give 1 to %d widths, integers in [1, %d]",
+                                o->tree, MDSD_BLOCK_MAX_DEPTH, MDSD_BLOCK_MAX_DRAFTS);
     }
     pol->depth = n;
     if (o->scheme && mdsd_scheme_parse(o->scheme, &pol->scheme, err) != MDSD_OK) {
@@ -80,17 +81,17 @@ static int check_route(const mdsd_block_markov_opts *o, bool *bad, mdsd_err *err
 {
     const char *v = o->verifier;
     if (!v)
-        return usage(bad, err, "%s", "missing --verifier");
+        return usage(bad, err, "%s", "missing `verifier`");
     if (!strcmp(v, "optimal"))
-        return usage(bad, err, "%s", "-v optimal names no class: give -v optimal-token (the best "
-                     "token-level verifier) or -v optimal-block (the best lossless verifier that "
+        return usage(bad, err, "%s", "`verifier optimal` names no class: give `verifier optimal-token` (the best "
+                     "token-level verifier) or `verifier optimal-block` (the best lossless verifier that "
                      "sees the whole draft)");
     if (mdsd_registry_find(MDSD_NAME_BLOCK_OPTIMUM, v) && o->trials)
-        return usage(bad, err, "-v %s is computed exactly: drop --trials", v);
+        return usage(bad, err, "`verifier %s` is computed exactly: drop `trials`", v);
     if (o->simulate && !o->trials)
-        return usage(bad, err, "%s", "--simulate needs --trials T");
+        return usage(bad, err, "%s", "`simulate` needs `trials T`");
     if (o->trials == 1)
-        return usage(bad, err, "%s", "--trials must be at least 2 (for the standard error)");
+        return usage(bad, err, "%s", "`trials` must be at least 2 (for the standard error)");
     return MDSD_OK;
 }
 
@@ -120,7 +121,8 @@ static int run_route(const mdsd_block_markov_opts *o, const mdsd_markov *m,
                     : bv    ? mdsd_blockv_name(bkind)
                             : mdsd_verifier_name(kind);
     if (live && (bv || opt_token || tiebreak || opt_block))
-        return mdsd_fail(err, MDSD_EUNSUPPORTED, "--live: token-level verifiers only, not %s", vn);
+        return mdsd_fail_option(err, MDSD_EUNSUPPORTED, MDSD_OPTION_HORIZON,
+                                "`horizon`: token-level verifiers only, not %s", vn);
     int rc = live ? mdsd_block_live_exact(m, pol, kind, *live, bo, &out->live, NULL, err) : MDSD_OK;
     if (rc)
         return rc;
@@ -149,7 +151,7 @@ int mdsd_block_markov_eval(const mdsd_block_markov_opts *o, const size_t *live,
 {
     memset(out, 0, sizeof *out);
     if (!o || (!o->markov && !o->p && !o->q))
-        return usage(&out->usage, err, "%s", "missing --markov FILE");
+        return usage(&out->usage, err, "%s", "missing `markov FILE`");
     if (o->markov && (o->p || o->q))
         return usage(&out->usage, err, "%s", "a Markov pair from a file (markov) or from arrays "
                      "(V, p, q), not both");
@@ -204,7 +206,7 @@ static int markov_public(const mdsd_block_markov_opts *o, const size_t *live,
     if (rc == MDSD_OK)
         rc = mdsd_run_opts_take(run, "block", &r, err);
     if (rc == MDSD_OK && live && o && o->trials)
-        rc = mdsd_fail(err, MDSD_EINVAL, "%s", "live decoding is exact: drop --trials");
+        rc = mdsd_fail(err, MDSD_EINVAL, "%s", "live decoding is exact: drop `trials`");
     if (rc)
         return rc;
     rc = mdsd_block_markov_eval(o, live, &out, err);

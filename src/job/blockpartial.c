@@ -16,7 +16,7 @@
 #include "verifier.h"
 
 #define MAGIC "#mdsd-block-partial 3 "
-#define FIX "pass --discard-partial to delete it and start over"
+#define FIX "pass `discard_partial` to delete it and start over"
 
 int mdsd_block_signature(const char *options, char *const *dumps, size_t n_dumps, char **out,
                          mdsd_err *err)
@@ -66,7 +66,7 @@ void mdsd_block_paths(const mdsd_block_files *f, mdsd_pathset *s)
     for (size_t i = 0; i < f->n_merged; i++)
         mdsd_pathset_input(s, f->merged[i], "a shard");
     if (f->engine_metrics)
-        mdsd_pathset_input(s, f->engine_metrics, "--engine-metrics");
+        mdsd_pathset_input(s, f->engine_metrics, "`engine_metrics`");
     const char *const shard[] = {".partial", ".lock", NULL}, *const none[] = {NULL};
     const char *const with_provenance[] = {".partial", ".lock", ".provenance.json", NULL};
     const char *const *family = f->shards ? shard
@@ -74,17 +74,17 @@ void mdsd_block_paths(const mdsd_block_files *f, mdsd_pathset *s)
                                 : f->provenance ? with_provenance : shard;
     if (f->shards && f->rank) {
         char name[4200];
-        mdsd_pathset_output(s, f->output, "-o");
+        mdsd_pathset_output(s, f->output, "`output`");
         for (size_t k = 0; k < 2; k++) {
             snprintf(name, sizeof name, "%s.shard-%zu-of-%zu%s", f->output, f->shard, f->shards, shard[k]);
-            mdsd_pathset_output(s, name, "the %s of rank %zu of -o %s", k ? "lock file" : "checkpoint",
+            mdsd_pathset_output(s, name, "the %s of rank %zu of `output %s`", k ? "lock file" : "checkpoint",
                                 f->shard - 1, f->output);
         }
     } else {
-        mdsd_pathset_output_family(s, f->output, "-o", family);
+        mdsd_pathset_output_family(s, f->output, "`output`", family);
     }
-    mdsd_pathset_output(s, f->markdown, "--markdown");
-    mdsd_pathset_output(s, f->latex, "--latex");
+    mdsd_pathset_output(s, f->markdown, "`markdown`");
+    mdsd_pathset_output(s, f->latex, "`latex`");
     mdsd_pathset_stdout(s);
 }
 

@@ -113,14 +113,16 @@ static int shard_resume(const mdsd_block_job *j, shard_state *st, mdsd_err *err)
             if (unlink(st->partial_path) != 0)
                 rc = mdsd_fail(err, MDSD_EIO, "cannot delete '%s': %s", st->partial_path, strerror(errno));
         } else if (!o->resume) {
-            rc = mdsd_fail(err, MDSD_EINVAL, "'%s' holds the finished dumps of an interrupted job on "
-                           "this output: pass --resume to continue it, or --discard-partial to delete "
-                           "it and start over", st->partial_path);
+            rc = mdsd_fail_option(err, MDSD_EINVAL, MDSD_OPTION_RESUME,
+                                  "'%s' holds the finished dumps of an interrupted job on "
+                                  "this output: pass `resume` to continue it, or `discard_partial` to delete "
+                                  "it and start over", st->partial_path);
         } else if ((rc = mdsd_ckpt_read_file(st->partial_path, &st->old, &size, err)) == MDSD_OK) {
             if (size < hl || memcmp(st->old, st->header, hl) != 0)
-                rc = mdsd_fail(err, MDSD_EINVAL, "'%s' was made by a different block job, shard or "
-                               "dump; pass --discard-partial to delete it and start over",
-                               st->partial_path);
+                rc = mdsd_fail_option(err, MDSD_EINVAL, MDSD_OPTION_DISCARD_PARTIAL,
+                                      "'%s' was made by a different block job, shard or "
+                                      "dump; pass `discard_partial` to delete it and start over",
+                                      st->partial_path);
             else
                 rc = mdsd_shard_units_parse(st->partial_path, st->old + hl, size - hl, true, &st->done,
                                             &st->n_done, err);
@@ -129,8 +131,9 @@ static int shard_resume(const mdsd_block_job *j, shard_state *st, mdsd_err *err)
     for (size_t k = 0; k < st->n_done && rc == MDSD_OK; k++) {
         const mdsd_shard_unit *u = &st->done[k];
         if (u->job >= o->n_dumps || u->temp != 0 || st->text[u->job])
-            rc = mdsd_fail(err, MDSD_EFORMAT, "'%s': unit %s is not one of this shard's, or appears "
-                           "twice; pass --discard-partial to start over", st->partial_path, u->key);
+            rc = mdsd_fail_option(err, MDSD_EFORMAT, MDSD_OPTION_DISCARD_PARTIAL,
+                                  "'%s': unit %s is not one of this shard's, or appears "
+                                  "twice; pass `discard_partial` to start over", st->partial_path, u->key);
         else if (!(st->text[u->job] = malloc(u->len + 1)))
             rc = mdsd_fail(err, MDSD_ENOMEM, "out of memory");
         else
@@ -179,9 +182,10 @@ static int shard_dump(mdsd_block_job *j, const mdsd_block_setup *s, size_t i, sh
     } else if (st->text[i]) { /* resumed: the same trees */
         unsigned long long b = 0, e = 0;
         if (sscanf(st->text[i], "#unit %*u 0 rows=%llu:%llu", &b, &e) != 2 || b != tb || e != te)
-            rc = mdsd_fail(err, MDSD_EFORMAT, "'%s': the unit of %s covers other trees than "
-                           "this shard's; pass --discard-partial to start over", st->partial_path,
-                           o->dumps[i]);
+            rc = mdsd_fail_option(err, MDSD_EFORMAT, MDSD_OPTION_DISCARD_PARTIAL,
+                                  "'%s': the unit of %s covers other trees than "
+                                  "this shard's; pass `discard_partial` to start over", st->partial_path,
+                                  o->dumps[i]);
     } else {
         mdsd_verifier_opts vo;
         mdsd_verifier_opts_init(&vo);
@@ -272,7 +276,7 @@ int mdsd_block_shard_run(mdsd_block_job *j, const mdsd_block_setup *s, mdsd_err 
         unlink(st.partial_path);
     else if (st.partial && rc != MDSD_OK && !j->shard_data && j->note) {
         char msg[4400];
-        snprintf(msg, sizeof msg, "finished dumps are kept in %s: rerun with --resume to continue",
+        snprintf(msg, sizeof msg, "finished dumps are kept in %s: rerun with `resume` to continue",
                  st.partial_path);
         j->note(msg, j->note_ctx);
     }

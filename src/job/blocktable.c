@@ -99,7 +99,7 @@ int mdsd_block_dump_cases(mdsd_block_job *j, const mdsd_block_setup *s, const md
         return MDSD_OK;
     }
     if (o->depths) {
-        if ((rc = parse_sizes(j, o->depths, "--depth", 1, t->pol.depth, Ls, &nL, err)))
+        if ((rc = parse_sizes(j, o->depths, "`depths`", 1, t->pol.depth, Ls, &nL, err)))
             return rc;
     } else {
         for (size_t d = 1; d <= t->pol.depth; d++)
@@ -107,7 +107,7 @@ int mdsd_block_dump_cases(mdsd_block_job *j, const mdsd_block_setup *s, const md
     }
     if (t->pol.kind == MDSD_POLICY_SEQ) {
         if (o->sequences) {
-            if ((rc = parse_sizes(j, o->sequences, "--sequences", 1, t->pol.sequences, Ks, &nK, err)))
+            if ((rc = parse_sizes(j, o->sequences, "`sequences`", 1, t->pol.sequences, Ks, &nK, err)))
                 return rc;
         } else {
             for (size_t k = 1; k < t->pol.sequences; k *= 2)
@@ -117,7 +117,8 @@ int mdsd_block_dump_cases(mdsd_block_job *j, const mdsd_block_setup *s, const md
     } else {
         if (o->sequences) {
             j->usage = true;
-            return mdsd_fail(err, MDSD_EINVAL, "--sequences is for seq dumps; %s holds trees", t->path);
+            return mdsd_fail_option(err, MDSD_EINVAL, MDSD_OPTION_SEQUENCES,
+                                    "`sequences` is for seq dumps; %s holds trees", t->path);
         }
         Ks[nK++] = 0;
     }
@@ -145,7 +146,7 @@ int mdsd_block_dump_cases(mdsd_block_job *j, const mdsd_block_setup *s, const md
      * "skipping" note names each n (nothing left at all: refused below). */
     for (size_t iv = 0; n > 0 && s->n_verifiers && j->note && iv < nv; iv++)
         for (size_t ik = 0; ik < nK; ik++) {
-            mdsd_err why = {0, ""};
+            mdsd_err why = {0, "", MDSD_OPTION_NONE};
             for (size_t il = 0; il < nL && !why.msg[0]; il++) {
                 mdsd_block_case c = {vlist[iv].v, case_policy(t, Ks[ik], Ls[il]), vlist[iv].block};
                 case_applies(&c, &why);
@@ -162,10 +163,11 @@ int mdsd_block_dump_cases(mdsd_block_job *j, const mdsd_block_setup *s, const md
     *ncases = n;
     if (n == 0) { /* the selection matches nothing here: not an empty table */
         j->usage = true;
-        return mdsd_fail(err, MDSD_EINVAL, "%s: no case left: the verifiers %s apply to none of its "
-                         "policies with --sequences %s --depth %s", t->path,
-                         o->verifiers ? o->verifiers : "(default)", o->sequences ? o->sequences : "(all)",
-                         o->depths ? o->depths : "(all)");
+        return mdsd_fail_option(err, MDSD_EINVAL, MDSD_OPTION_SEQUENCES,
+                                "%s: no case left: the verifiers %s apply to none of its "
+                                "policies with `sequences %s` `depths %s`", t->path,
+                                o->verifiers ? o->verifiers : "(default)", o->sequences ? o->sequences : "(all)",
+                                o->depths ? o->depths : "(all)");
     }
     return MDSD_OK;
 }

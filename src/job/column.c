@@ -42,7 +42,7 @@ static void note_default_drafter(const mdsd_batch_opts *o, const char *path, con
         len += (size_t)snprintf(msg + len, sizeof msg - len, "%s%s", k ? ", " : "", d->drafts[k].name);
     if (len < sizeof msg)
         snprintf(msg + len, sizeof msg - len, "); using %s, the first by name (column %s:%s); "
-                 "--draft-model NAME picks one, --draft-model A,B compares them",
+                 "`draft_models NAME` picks one, `draft_models A,B` compares them",
                  d->drafts[0].name, label, d->drafts[0].name);
     o->note(msg, o->note_ctx);
 }
@@ -76,27 +76,32 @@ static int check_truncated_job(const mdsd_batch_opts *o, const mdsd_dump *d, int
              t->truncated_rows, t->path, q->truncated_rows, q->path);
     const mdsd_table_opts *p = &o->pub;
     if (p->n_verifiers > 0)
-        return mdsd_fail(err, MDSD_EUNSUPPORTED, "%s: a verifier's acceptance there depends on how "
-                         "the unseen tokens' mass is spread in ways no certified bound here covers "
-                         "(only alpha* of i.i.d. drafts is bounded, MATH.md §2.9); run alpha* only "
-                         "(--verifiers none; %s was asked) or use complete rows", what,
-                         mdsd_verifier_name(p->verifiers[0]));
+        return mdsd_fail_option(err, MDSD_EUNSUPPORTED, MDSD_OPTION_VERIFIERS,
+                                "%s: a verifier's acceptance there depends on how "
+                                "the unseen tokens' mass is spread in ways no certified bound here covers "
+                                "(only alpha* of i.i.d. drafts is bounded, MATH.md §2.9); run alpha* only "
+                                "(`verifiers none`; %s was asked) or use complete rows", what,
+                                mdsd_verifier_name(p->verifiers[0]));
     for (size_t i = 0; i < p->n_schemes; i++)
         if (p->schemes[i] != MDSD_SCHEME_IID)
-            return mdsd_fail(err, MDSD_EUNSUPPORTED, "%s: alpha* of the %s scheme over the unseen "
-                             "tokens is not bounded here (only iid is, MATH.md §2.9); use --schemes iid",
-                             what, mdsd_scheme_name(p->schemes[i]));
+            return mdsd_fail_option(err, MDSD_EUNSUPPORTED, MDSD_OPTION_SCHEMES,
+                                    "%s: alpha* of the %s scheme over the unseen "
+                                    "tokens is not bounded here (only iid is, MATH.md §2.9); use `schemes iid`",
+                                    what, mdsd_scheme_name(p->schemes[i]));
     for (size_t i = 0; i < p->n_temperatures; i++)
         if (p->temperatures[i] != 1.0)
-            return mdsd_fail(err, MDSD_EUNSUPPORTED, "%s: their log-probabilities are at T = 1, and "
-                             "at T = %g the unseen tokens' masses are not bounded by anything proven "
-                             "here (MATH.md §2.9); use --temperatures 1", what, p->temperatures[i]);
+            return mdsd_fail_option(err, MDSD_EUNSUPPORTED, MDSD_OPTION_TEMPERATURES,
+                                    "%s: their log-probabilities are at T = 1, and "
+                                    "at T = %g the unseen tokens' masses are not bounded by anything proven "
+                                    "here (MATH.md §2.9); use `temperatures 1`", what, p->temperatures[i]);
     if (p->top_k > 0 || (p->top_p > 0 && p->top_p < 1.0))
-        return mdsd_fail(err, MDSD_EUNSUPPORTED, "%s: --top-k / --top-p would cut the distribution "
-                         "at a place the unseen tokens decide; not bounded here (MATH.md §2.9)", what);
+        return mdsd_fail_option(err, MDSD_EUNSUPPORTED, MDSD_OPTION_TOP_K,
+                                "%s: `top_k` / `top_p` would cut the distribution "
+                                "at a place the unseen tokens decide; not bounded here (MATH.md §2.9)", what);
     if (o->per_position)
-        return mdsd_fail(err, MDSD_EUNSUPPORTED, "%s: --per-position has no interval columns yet; "
-                         "run without it", what);
+        return mdsd_fail_option(err, MDSD_EUNSUPPORTED, MDSD_OPTION_PER_POSITION,
+                                "%s: `per_position` has no interval columns yet; "
+                                "run without it", what);
     return MDSD_OK;
 }
 

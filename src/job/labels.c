@@ -13,20 +13,24 @@
 mdsd_status mdsd_labels_check(size_t n, const char *const *labels, mdsd_err *err)
 {
     if (n && !labels)
-        return mdsd_fail(err, MDSD_EINVAL, "--label: %zu labels and none given (NULL)", n);
+        return mdsd_fail_option(err, MDSD_EINVAL, MDSD_OPTION_LABELS,
+                                "`labels`: %zu labels and none given (NULL)", n);
     if (n > MAX_LABELS)
-        return mdsd_fail(err, MDSD_EINVAL, "--label: at most %d", MAX_LABELS);
+        return mdsd_fail_option(err, MDSD_EINVAL, MDSD_OPTION_LABELS, "`labels`: at most %d", MAX_LABELS);
     for (size_t k = 0; k < n; k++) {
         const char *arg = labels[k], *eq = arg ? strchr(arg, '=') : NULL;
         if (!arg)
-            return mdsd_fail(err, MDSD_EINVAL, "--label %zu is NULL", k + 1);
+            return mdsd_fail_option(err, MDSD_EINVAL, MDSD_OPTION_LABELS,
+                                    "label %zu of `labels` is NULL", k + 1);
         if (!eq || eq == arg || !eq[1]) /* OLD ends at the first '=' */
-            return mdsd_fail(err, MDSD_EINVAL, "--label '%s': expected OLD=NEW, a name of the CSV (dump, "
-                             "drafter, method, scheme) and its new text, neither empty", arg);
+            return mdsd_fail_option(err, MDSD_EINVAL, MDSD_OPTION_LABELS,
+                                    "`labels '%s'`: expected OLD=NEW, a name of the CSV (dump, "
+                                    "drafter, method, scheme) and its new text, neither empty", arg);
         for (size_t i = 0; i < k; i++)
             if (!strncmp(labels[i], arg, (size_t)(eq - arg) + 1))
-                return mdsd_fail(err, MDSD_EINVAL, "--label '%s': '%.*s' is relabelled twice", arg,
-                                 (int)(eq - arg), arg);
+                return mdsd_fail_option(err, MDSD_EINVAL, MDSD_OPTION_LABELS,
+                                        "`labels '%s'`: '%.*s' is relabelled twice", arg,
+                                        (int)(eq - arg), arg);
     }
     return MDSD_OK;
 }

@@ -189,9 +189,9 @@ static int merge_check(size_t n, const char *output, const mdsd_merge_job_opts *
         return mdsd_fail(err, MDSD_EINVAL, "merge: no output file");
     const char *markdown = opts ? opts->markdown : NULL, *latex = opts ? opts->latex : NULL;
     if (to_file(markdown))
-        mdsd_pathset_output(renders, markdown, "--markdown");
+        mdsd_pathset_output(renders, markdown, "`markdown`");
     if (to_file(latex))
-        mdsd_pathset_output(renders, latex, "--latex");
+        mdsd_pathset_output(renders, latex, "`latex`");
     if (r->stdout_used || (markdown && !to_file(markdown)) || (latex && !to_file(latex)))
         mdsd_pathset_stdout(renders);
     return MDSD_OK;
@@ -207,7 +207,7 @@ static int merge_texts(const mdsd_shard_input *in, size_t n, const char *output,
     int rc;
     if (in[0].size >= ml && !memcmp(in[0].text, MDSD_BLOCK_SHARD_MAGIC, ml)) {
         if ((markdown && !to_file(markdown)) || (latex && !to_file(latex)))
-            return mdsd_fail(err, MDSD_EINVAL, "block shards: give --markdown=FILE and --latex=FILE");
+            return mdsd_fail(err, MDSD_EINVAL, "block shards: give `markdown FILE` and `latex FILE`");
         mdsd_block_job how = {.pub = {.output = output, .markdown = markdown, .latex = latex},
                               .tool = r->tool, .argc = (int)r->n_words,
                               .argv = (char *const *)r->words, .note = r->on_note,
@@ -245,7 +245,7 @@ mdsd_status mdsd_merge_with(const char *const *shards, size_t n, const char *out
     for (size_t i = 0; rc == MDSD_OK && i < n; i++)
         mdsd_pathset_input(&paths, shards[i], "a shard");
     if (rc == MDSD_OK) {
-        mdsd_pathset_output_family(&paths, output, "-o", mdsd_suffixes_provenance);
+        mdsd_pathset_output_family(&paths, output, "`output`", mdsd_suffixes_provenance);
         mdsd_pathset_add_all(&paths, &renders);
         rc = mdsd_pathset_check(&paths, err);
     }

@@ -91,14 +91,16 @@ int mdsd_partial_accept_checkpoint(const char *path, size_t lineno, const char *
     int end = 0;
     if (!at || sscanf(at, " next=%llu groups=%llu fnv1a=%16llx%n", &next, &k, &h, &end) != 3 ||
         (at[end] != '\n' && at[end] != '\0'))
-        return mdsd_fail(err, MDSD_EFORMAT, "'%s', line %zu: a malformed checkpoint marker; pass "
-                         "--discard-partial to start over", path, lineno);
+        return mdsd_fail_option(err, MDSD_EFORMAT, MDSD_OPTION_DISCARD_PARTIAL,
+                                "'%s', line %zu: a malformed checkpoint marker; pass "
+                                "`discard_partial` to start over", path, lineno);
     char key[600];
     snprintf(key, sizeof key, "%.*s", (int)(at - (marker + 12)), marker + 12);
     if (k != groups || h != hash)
-        return mdsd_fail(err, MDSD_EFORMAT, "'%s': unit %s: the sample summaries before its checkpoint "
-                         "(line %zu) do not match the marker (%zu lines, it records %llu; or a line was "
-                         "altered); pass --discard-partial to start over", path, key, lineno, groups, k);
+        return mdsd_fail_option(err, MDSD_EFORMAT, MDSD_OPTION_DISCARD_PARTIAL,
+                                "'%s': unit %s: the sample summaries before its checkpoint "
+                                "(line %zu) do not match the marker (%zu lines, it records %llu; or a line was "
+                                "altered); pass `discard_partial` to start over", path, key, lineno, groups, k);
     unit_progress *u = mdsd_partial_progress_find(prog, key);
     if (!u) {
         unit_progress *grown = realloc(prog->items, (prog->count + 1) * sizeof *grown);
@@ -167,8 +169,9 @@ static int table_checkpoint(table_read *t, const char *line, size_t len, size_t 
                             mdsd_err *err)
 {
     if (index)
-        return mdsd_fail(err, MDSD_EFORMAT, "'%s', line %zu: a checkpoint marker among the rows "
-                         "of a unit; pass --discard-partial to start over", t->path, lineno);
+        return mdsd_fail_option(err, MDSD_EFORMAT, MDSD_OPTION_DISCARD_PARTIAL,
+                                "'%s', line %zu: a checkpoint marker among the rows "
+                                "of a unit; pass `discard_partial` to start over", t->path, lineno);
     char *marker = strndup(line, len);
     int rc = marker ? mdsd_partial_accept_checkpoint(t->path, lineno, marker, t->gtext, t->glen, t->gcount,
                                                      t->ghash, t->prog, err)
@@ -207,8 +210,9 @@ static int table_line(void *ctx, const char *line, size_t len, size_t lineno, si
         unsigned long long bytes, h;
         int end = 0;
         if (sscanf(line, "#perpos bytes=%llu fnv1a=%16llx%n", &bytes, &h, &end) != 2 || line[end] != '\n') {
-            mdsd_fail(why, MDSD_EFORMAT, "'%s', line %zu: a malformed per-position record; "
-                      "pass --discard-partial to start over", t->path, lineno);
+            mdsd_fail_option(why, MDSD_EFORMAT, MDSD_OPTION_DISCARD_PARTIAL,
+                             "'%s', line %zu: a malformed per-position record; "
+                             "pass `discard_partial` to start over", t->path, lineno);
             return MDSD_CKPT_BAD;
         }
         t->seen = (perpos_mark){true, (size_t)bytes, (uint64_t)h};
@@ -228,8 +232,9 @@ static int table_line(void *ctx, const char *line, size_t len, size_t lineno, si
     }
     char reason[600];
     snprintf(reason, sizeof reason, "%s", why->msg);
-    mdsd_fail(why, MDSD_EFORMAT, "'%s', line %zu: %s; pass --discard-partial to start over", t->path,
-              lineno, reason);
+    mdsd_fail_option(why, MDSD_EFORMAT, MDSD_OPTION_DISCARD_PARTIAL,
+                     "'%s', line %zu: %s; pass `discard_partial` to start over", t->path,
+                     lineno, reason);
     return MDSD_CKPT_BAD;
 }
 
@@ -239,7 +244,7 @@ static int table_done(void *ctx, const char *key, size_t count, size_t lineno, c
 {
     table_read *t = ctx;
     (void)text, (void)len;
-    const char *fix = "pass --discard-partial to start over";
+    const char *fix = "pass `discard_partial` to start over";
     int rc = MDSD_OK;
     (void)count, (void)lineno; /* checked by the scan (per_unit) */
     for (size_t i = 0; i < t->rows.count && rc == MDSD_OK; i++) {
@@ -278,12 +283,13 @@ int mdsd_partial_read(const char *path, const job_signature *sig, size_t n_dumps
         return rc;
     const char *nl = memchr(text, '\n', size);
     if (!nl || !same_job(text, sig, n_dumps))
-        rc = mdsd_fail(err, MDSD_EINVAL, "'%s' was made by a different table job (other options or "
-                       "dumps, a dump whose content changed since, or another mdsd version); pass "
-                       "--discard-partial to delete it and start over, or run the job that made it", path);
+        rc = mdsd_fail_option(err, MDSD_EINVAL, MDSD_OPTION_DISCARD_PARTIAL,
+                              "'%s' was made by a different table job (other options or "
+                              "dumps, a dump whose content changed since, or another mdsd version); pass "
+                              "`discard_partial` to delete it and start over, or run the job that made it", path);
     table_read t = {path, done, {0}, prog, {false, 0, 0}, last, last_key, NULL, 0, 0, 0,
                     MDSD_FNV_OFFSET};
-    mdsd_ckpt_reader rd = {path, "rows", "row", "pass --discard-partial to start over", true, cells,
+    mdsd_ckpt_reader rd = {path, "rows", "row", "pass `discard_partial` to start over", true, cells,
                            table_line, table_done, &t};
     if (rc == MDSD_OK)
         rc = mdsd_ckpt_scan(&rd, nl + 1, size - (size_t)(nl + 1 - text), 2, err);
@@ -352,9 +358,10 @@ int mdsd_partial_policy(const mdsd_batch_opts *o, const char *partial_path, mdsd
     }
     if (o->pub.resume)
         return MDSD_OK;
-    return mdsd_fail(err, MDSD_EINVAL, "'%s' holds the finished units of an interrupted job on this "
-                     "output: pass --resume to continue it, or --discard-partial to delete it and "
-                     "start over", partial_path);
+    return mdsd_fail_option(err, MDSD_EINVAL, MDSD_OPTION_RESUME,
+                            "'%s' holds the finished units of an interrupted job on this "
+                            "output: pass `resume` to continue it, or `discard_partial` to delete it and "
+                            "start over", partial_path);
 }
 
 /* Whether a finer checkpoint was written to the partial file. */
@@ -395,9 +402,10 @@ FILE *mdsd_partial_start(const char *partial_path, const char *signature, const 
         else if (done->count)
             mdsd_rows_unit_key(&done->rows[done->count - pl->count], key, sizeof key);
         if (strcmp(key, last_key) != 0)
-            rc = mdsd_fail(err, MDSD_EFORMAT, "'%s': its last marker (unit %s) is not the last unit "
-                           "of the job's order; pass --discard-partial to start over", partial_path,
-                           last_key);
+            rc = mdsd_fail_option(err, MDSD_EFORMAT, MDSD_OPTION_DISCARD_PARTIAL,
+                                  "'%s': its last marker (unit %s) is not the last unit "
+                                  "of the job's order; pass `discard_partial` to start over", partial_path,
+                                  last_key);
     }
     for (size_t i = 0; i < done->count && rc == MDSD_OK; i += pl->count)
         rc = mdsd_partial_append_unit(out.f, done->rows + i, pl->count, pl->max_n,
@@ -425,9 +433,10 @@ static int check_unchanged(const char *path, const mdsd_batch_opts *o, size_t j,
     size_t i = j / (o->pub.n_draft_models ? o->pub.n_draft_models : 1);
     if (!changed || !changed[i])
         return MDSD_OK;
-    return mdsd_fail(err, MDSD_EINVAL, "'%s': unit %s was computed from '%s', whose content has "
-                     "changed since (its SHA-256 differs); pass --discard-partial to start over",
-                     path, key, o->pub.dumps[i]);
+    return mdsd_fail_option(err, MDSD_EINVAL, MDSD_OPTION_DISCARD_PARTIAL,
+                            "'%s': unit %s was computed from '%s', whose content has "
+                            "changed since (its SHA-256 differs); pass `discard_partial` to start over",
+                            path, key, o->pub.dumps[i]);
 }
 
 /* A kept row's temperature went through the CSV's %.10g: it is the job's
@@ -456,8 +465,9 @@ int mdsd_partial_check_done(const char *path, const mdsd_batch_opts *o, const du
         char key[600];
         mdsd_rows_unit_key(r, key, sizeof key);
         if (!known)
-            return mdsd_fail(err, MDSD_EFORMAT, "'%s': unit %s is not part of this job; pass "
-                             "--discard-partial to start over", path, key);
+            return mdsd_fail_option(err, MDSD_EFORMAT, MDSD_OPTION_DISCARD_PARTIAL,
+                                    "'%s': unit %s is not part of this job; pass "
+                                    "`discard_partial` to start over", path, key);
         int rc = check_unchanged(path, o, j - 1, changed, key, err);
         if (rc)
             return rc;
@@ -485,8 +495,9 @@ int mdsd_partial_check_progress(const char *path, const mdsd_batch_opts *o, cons
                     job = &jobs[j];
             }
         if (!job) {
-            rc = mdsd_fail(err, MDSD_EFORMAT, "'%s': the checkpoint of unit %s is not part of this "
-                           "job; pass --discard-partial to start over", path, u->key);
+            rc = mdsd_fail_option(err, MDSD_EFORMAT, MDSD_OPTION_DISCARD_PARTIAL,
+                                  "'%s': the checkpoint of unit %s is not part of this "
+                                  "job; pass `discard_partial` to start over", path, u->key);
             break;
         }
         if ((rc = check_unchanged(path, o, (size_t)(job - jobs), changed, u->key, err)))
@@ -494,15 +505,17 @@ int mdsd_partial_check_progress(const char *path, const mdsd_batch_opts *o, cons
         size_t rows = 0;
         for (const char *s = u->text; rc == MDSD_OK && s < u->text + u->len; s += strcspn(s, "\n") + 1)
             if (mdsd_batch_group_parse(s, pl, g) != MDSD_OK)
-                rc = mdsd_fail(err, MDSD_EFORMAT, "'%s': unit %s: a checkpointed sample summary is not "
-                               "one of this job's cells; pass --discard-partial to start over", path,
-                               u->key);
+                rc = mdsd_fail_option(err, MDSD_EFORMAT, MDSD_OPTION_DISCARD_PARTIAL,
+                                      "'%s': unit %s: a checkpointed sample summary is not "
+                                      "one of this job's cells; pass `discard_partial` to start over", path,
+                                      u->key);
             else
                 rows += g->rows;
         if (rc == MDSD_OK && (u->next <= job->begin || u->next > job->end || rows != u->next - job->begin))
-            rc = mdsd_fail(err, MDSD_EFORMAT, "'%s': unit %s: its checkpoint covers %zu rows up to row "
-                           "%zu, not the job's rows from %zu; pass --discard-partial to start over",
-                           path, u->key, rows, u->next, job->begin);
+            rc = mdsd_fail_option(err, MDSD_EFORMAT, MDSD_OPTION_DISCARD_PARTIAL,
+                                  "'%s': unit %s: its checkpoint covers %zu rows up to row "
+                                  "%zu, not the job's rows from %zu; pass `discard_partial` to start over",
+                                  path, u->key, rows, u->next, job->begin);
     }
     free(g);
     return rc;

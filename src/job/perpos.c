@@ -51,7 +51,7 @@ int mdsd_perpos_open(per_position_out *pp, const char *path, const plan *pl,
             if (fd >= 0)
                 close(fd);
             return mdsd_fail(err, e == ENOENT || e == ELOOP ? MDSD_EFORMAT : MDSD_EIO, "cannot read '%s' "
-                             "(the per-position rows that '%s' records): %s; pass --discard-partial to "
+                             "(the per-position rows that '%s' records): %s; pass `discard_partial` to "
                              "start over", pp->partial, results_partial,
                              e == ELOOP ? "it is a symbolic link (not followed)" : strerror(e));
         }
@@ -63,10 +63,11 @@ int mdsd_perpos_open(per_position_out *pp, const char *path, const plan *pl,
         if (left > 0 || pp->hash != from->hash) {
             fclose(pp->f);
             pp->f = NULL;
-            return mdsd_fail(err, MDSD_EFORMAT, "'%s': its per-position rows do not match the checkpoint "
-                             "in '%s' (%zu bytes with FNV-1a %016llx recorded; the file is shorter or "
-                             "was altered); pass --discard-partial to start over", pp->partial,
-                             results_partial, from->bytes, (unsigned long long)from->hash);
+            return mdsd_fail_option(err, MDSD_EFORMAT, MDSD_OPTION_DISCARD_PARTIAL,
+                                    "'%s': its per-position rows do not match the checkpoint "
+                                    "in '%s' (%zu bytes with FNV-1a %016llx recorded; the file is shorter or "
+                                    "was altered); pass `discard_partial` to start over", pp->partial,
+                                    results_partial, from->bytes, (unsigned long long)from->hash);
         }
         if (fflush(pp->f) != 0 || ftruncate(fileno(pp->f), (off_t)from->bytes) != 0 ||
             fseeko(pp->f, (off_t)from->bytes, SEEK_SET) != 0) {
@@ -82,10 +83,11 @@ int mdsd_perpos_open(per_position_out *pp, const char *path, const plan *pl,
      * checkpoint of this -o records; a symlink there is not followed. */
     int fd = open(pp->partial, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0 && errno == EEXIST)
-        return mdsd_fail(err, MDSD_EINVAL, "'%s' already exists, and '%s' records none of its rows: it "
-                         "may hold the per-position rows of an interrupted job on another -o (resume "
-                         "that job with its -o), or pass --discard-partial to delete it and start over",
-                         pp->partial, results_partial);
+        return mdsd_fail_option(err, MDSD_EINVAL, MDSD_OPTION_DISCARD_PARTIAL,
+                                "'%s' already exists, and '%s' records none of its rows: it "
+                                "may hold the per-position rows of an interrupted job on another `output` (resume "
+                                "that job with its `output`), or pass `discard_partial` to delete it and start over",
+                                pp->partial, results_partial);
     if (fd < 0 || !(pp->f = fdopen(fd, "w"))) {
         int e = errno;
         if (fd >= 0) {

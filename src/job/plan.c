@@ -163,7 +163,7 @@ void mdsd_plan_warn_monte_carlo(const mdsd_batch_opts *o, const plan *pl, size_t
                  1.0 / per_position, total > 3600 ? total / 3600 : total > 60 ? total / 60 : total,
                  total > 3600 ? "hours" : total > 60 ? "minutes" : "seconds", positions, threads,
                  threads == 1 ? "" : "s",
-                 total > 60 ? ". Lower --trials, subsample with --positions a:b, or leave it out" : "");
+                 total > 60 ? ". Lower `trials`, subsample with `row_begin a:b`, or leave it out" : "");
         o->note(msg, o->note_ctx);
     }
     free(p), free(q);
@@ -174,23 +174,23 @@ void mdsd_batch_paths(const mdsd_batch_opts *o, mdsd_pathset *s)
     for (size_t i = 0; i < o->pub.n_dumps; i++)
         mdsd_pathset_dump(s, o->pub.dumps[i]);
     if (o->pub.shards && o->shard_data) { /* an MPI rank: its checkpoint beside the CSV */
-        mdsd_pathset_output_family(s, o->pub.output, "-o", mdsd_suffixes_provenance);
+        mdsd_pathset_output_family(s, o->pub.output, "`output`", mdsd_suffixes_provenance);
         const char *const rank[] = {".partial", ".lock"};
         for (size_t k = 0; k < 2; k++) {
             char name[4200];
             snprintf(name, sizeof name, "%s.shard-%zu-of-%zu%s", o->pub.output, o->pub.shard, o->pub.shards,
                      rank[k]);
-            mdsd_pathset_output(s, name, "the %s of rank %zu of -o %s", k ? "lock file" : "checkpoint",
+            mdsd_pathset_output(s, name, "the %s of rank %zu of `output %s`", k ? "lock file" : "checkpoint",
                                 o->pub.shard - 1, o->pub.output);
         }
     } else if (o->pub.shards) { /* --shard I/N: the aggregate, no provenance */
         const char *const shard[] = {".partial", ".lock", NULL};
-        mdsd_pathset_output_family(s, o->pub.output, "-o", shard);
+        mdsd_pathset_output_family(s, o->pub.output, "`output`", shard);
     } else {
-        mdsd_pathset_output_family(s, o->pub.output, "-o", mdsd_suffixes_job);
+        mdsd_pathset_output_family(s, o->pub.output, "`output`", mdsd_suffixes_job);
     }
     const char *const partial[] = {".partial", ".lock", NULL};
-    mdsd_pathset_output_family(s, o->per_position, "--per-position", partial);
+    mdsd_pathset_output_family(s, o->per_position, "`per_position`", partial);
 }
 
 /* A dump (by name or as the same file), temperature (to the CSV's 10
@@ -248,7 +248,8 @@ int mdsd_plan_check_options(const mdsd_batch_opts *o, mdsd_err *err)
                          "identifies them on the next run): write them to a dump for that",
                          o->pub.resume ? "resumed" : "sharded");
     if (o->pub.n_temperatures == 0 || o->pub.n_counts == 0)
-        return mdsd_fail(err, MDSD_EINVAL, "table: give --temperatures and --drafts");
+        return mdsd_fail_option(err, MDSD_EINVAL, MDSD_OPTION_TEMPERATURES,
+                                "table: give `temperatures` and `draft_counts`");
     for (size_t i = 0; i < o->pub.n_temperatures; i++)
         if (!(o->pub.temperatures[i] >= 0) || isinf(o->pub.temperatures[i]))
             return mdsd_fail(err, MDSD_EINVAL, "table: temperature %g is not a finite value >= 0 "
@@ -269,7 +270,7 @@ int mdsd_plan_check_options(const mdsd_batch_opts *o, mdsd_err *err)
                 return mdsd_fail(err, MDSD_EINVAL, "table: drafter '%s' is given twice",
                                  o->pub.draft_models[i]);
     if (!o->pub.output)
-        return mdsd_fail(err, MDSD_EINVAL, "table: no output file (-o)");
+        return mdsd_fail_option(err, MDSD_EINVAL, MDSD_OPTION_OUTPUT, "table: no output file (`output`)");
     mdsd_pathset paths; /* every file read and written (pathset.h) */
     mdsd_pathset_init(&paths);
     mdsd_batch_paths(o, &paths);
@@ -278,11 +279,12 @@ int mdsd_plan_check_options(const mdsd_batch_opts *o, mdsd_err *err)
     if (rc)
         return rc;
     if (o->pub.resume && o->pub.discard_partial)
-        return mdsd_fail(err, MDSD_EINVAL, "table: --resume and --discard-partial exclude each other");
+        return mdsd_fail_option(err, MDSD_EINVAL, MDSD_OPTION_RESUME,
+                                "table: `resume` and `discard_partial` exclude each other");
     if (o->pub.top_p < 0.0 || o->pub.top_p > 1.0 || isnan(o->pub.top_p))
         return mdsd_fail(err, MDSD_EINVAL, "table: top-p %g is not in (0, 1]", o->pub.top_p);
     if (o->pub.simulate && o->pub.trials == 0)
-        return mdsd_fail(err, MDSD_EINVAL, "table: --simulate needs --trials K");
+        return mdsd_fail_option(err, MDSD_EINVAL, MDSD_OPTION_SIMULATE, "table: `simulate` needs `trials K`");
     if (o->pub.shards && (o->pub.shard < 1 || o->pub.shard > o->pub.shards))
         return mdsd_fail(err, MDSD_EINVAL, "table: shard %zu/%zu: I must be in 1..N", o->pub.shard,
                          o->pub.shards);
@@ -290,7 +292,8 @@ int mdsd_plan_check_options(const mdsd_batch_opts *o, mdsd_err *err)
         return mdsd_fail(err, MDSD_EINVAL, "table: shard %zu without the number of shards",
                          o->pub.shard);
     if (o->pub.shards && o->per_position)
-        return mdsd_fail(err, MDSD_EINVAL, "table: --per-position cannot be combined with --shard "
-                         "or MPI ranks (each would hold a part of the rows)");
+        return mdsd_fail_option(err, MDSD_EINVAL, MDSD_OPTION_PER_POSITION,
+                                "table: `per_position` cannot be combined with `shard` "
+                                "or MPI ranks (each would hold a part of the rows)");
     return MDSD_OK;
 }

@@ -101,7 +101,7 @@ int mdsd_position_no_exact(const mdsd_position_settings *st, mdsd_position_worke
     }
     return mdsd_fail(err, rc, "no exact acceptance at this size; %s%s", trials_hint,
                      kind == MDSD_VERIFIER_RRSW && rc == MDSD_ETOOBIG
-                         ? " (rrsw: or raise --max-paths, the guard on its draw-path visits)" : "");
+                         ? " (rrsw: or raise `max_paths`, the guard on its draw-path visits)" : "");
 }
 
 /* Decoding truncation (top-k, then top-p) of both models, as a decoder
@@ -261,7 +261,7 @@ int mdsd_position_eval(const unit_ctx *u, worker *w, const float *target, const 
                                           &alpha[c], pd, &exact[c], err)) == MDSD_EUNSUPPORTED ||
                  rc == MDSD_ETOOBIG)
             rc = mdsd_position_no_exact(&u->set, w, (mdsd_verifier_kind)ce->verifier, &s, rc, false,
-                                        "pass --trials K for Monte Carlo", err);
+                                        "pass `trials K` for Monte Carlo", err);
         if (rc == MDSD_OK && ce->verifier == MDSD_VERIFIER_OT && exact[c])
             rc = ot_attains(w, &s, alpha[c], err);
         lo[c] = hi[c] = alpha[c]; /* a complete row: the interval is the point */

@@ -55,7 +55,7 @@ int mdsd_position_rate(const mdsd_position_settings *st, mdsd_position_worker *w
                        mdsd_verifier_kind kind, const mdsd_scheme *s, uint64_t position, double *rate,
                        double *per_draft, bool *exact, mdsd_err *err);
 /* The message for rc (MDSD_EUNSUPPORTED, MDSD_ETOOBIG) of mdsd_position_rate, saying
- * what resolves it; returns rc. Without trials: trials_hint ("pass --trials K for
+ * what resolves it; returns rc. Without trials: trials_hint ("pass `trials K` for
  * Monte Carlo"), after err's message when keep_message, where the verifier can be set
  * up for Monte Carlo at (w->p, s); where it cannot (is past its LP's guard), the
  * set-up's message, which names the fix (--is-top S). With trials (Monte Carlo

@@ -468,7 +468,7 @@ static void legend(renderer *R)
             fprintf(out, "$^\\dagger$~Monte-Carlo estimate%s; the rest are exact.\n", trials);
         if (m & MARK_IS_TOP)
             fprintf(out, "%s$^\\ddagger$~\\texttt{is} with weights optimised only among "
-                         "the top %zu tokens (\\texttt{-{}-is-top %zu}), not over the "
+                         "the top %zu tokens (\\texttt{is\\_top} = %zu), not over the "
                          "whole vocabulary.\n", m & MARK_MC ? "\\\\\n" : "", R->ss->is_top, R->ss->is_top);
         if (m & MARK_ONE_SAMPLE)
             fprintf(out, "%s$^\\S$~one sample: s.e.\\ over positions as if independent (no "
@@ -484,7 +484,7 @@ static void legend(renderer *R)
         if (m & MARK_MC)
             fprintf(out, "\n† Monte-Carlo estimate%s; the rest are exact.\n", trials);
         if (m & MARK_IS_TOP)
-            fprintf(out, "%s‡ `is` with weights optimised only among the top %zu tokens (`--is-top %zu`), "
+            fprintf(out, "%s‡ `is` with weights optimised only among the top %zu tokens (`is_top` = %zu), "
                          "not over the whole vocabulary.\n", m & MARK_MC ? "" : "\n",
                     R->ss->is_top, R->ss->is_top);
         if (m & MARK_ONE_SAMPLE)

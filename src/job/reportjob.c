@@ -35,7 +35,7 @@ typedef struct {
     name_list lists[5]; /* temperatures, drafts, schemes, methods, dumps */
 } job;
 
-static const char *const list_opt[5] = {"--temperatures", "--drafts", "--schemes", "--methods", "--dumps"};
+static const char *const list_opt[5] = {"`temperatures`", "`drafts`", "`schemes`", "`methods`", "`dumps`"};
 
 void (mdsd_report_opts_init)(mdsd_report_opts *opts, size_t size)
 {
@@ -118,8 +118,9 @@ static int check_pairs(const char *list, mdsd_err *err)
     do {
         size_t len = strcspn(p, ","), colon = strcspn(p, ":");
         if (len == 0 || colon == 0 || colon >= len - 1 || memchr(p + colon + 1, ':', len - colon - 1))
-            return mdsd_fail(err, MDSD_EINVAL, "--paired: '%.*s' is not A:B (two column names)",
-                             (int)len, p);
+            return mdsd_fail_option(err, MDSD_EINVAL, MDSD_OPTION_PAIRED,
+                                    "`paired`: '%.*s' is not A:B (two column names)",
+                                    (int)len, p);
         p += len;
     } while (*p++ == ',');
     return MDSD_OK;
@@ -140,11 +141,13 @@ static int check_opts(job *j, mdsd_err *err)
     if (rc)
         return rc;
     if (o->layout != 0 && (o->layout < MDSD_REPORT_PER_SETTING || o->layout > MDSD_REPORT_BOTH))
-        return mdsd_fail(err, MDSD_EINVAL, "--layout: %d is not an mdsd_report_layout (1, 2, 3)",
-                         o->layout);
+        return mdsd_fail_option(err, MDSD_EINVAL, MDSD_OPTION_LAYOUT,
+                                "`layout`: %d is not an mdsd_report_layout (1, 2, 3)",
+                                o->layout);
     if (o->is_top < -1)
-        return mdsd_fail(err, MDSD_EINVAL, "--is-top: %lld is not a count (or -1: from the "
-                         "provenance)", (long long)o->is_top);
+        return mdsd_fail_option(err, MDSD_EINVAL, MDSD_OPTION_IS_TOP,
+                                "`is_top`: %lld is not a count (or -1: from the "
+                                "provenance)", (long long)o->is_top);
     if ((rc = mdsd_labels_check(o->n_labels, o->labels, err))) /* the one form check (labels.c) */
         return rc;
     if (o->paired && (rc = check_pairs(o->paired, err)))
@@ -152,12 +155,13 @@ static int check_opts(job *j, mdsd_err *err)
     if (o->n_words && !o->words)
         return mdsd_fail(err, MDSD_EINVAL, "report: %zu command words and none given (NULL)", o->n_words);
     if (o->standalone && !o->latex)
-        return mdsd_fail(err, MDSD_EINVAL, "--standalone needs --latex");
+        return mdsd_fail_option(err, MDSD_EINVAL, MDSD_OPTION_STANDALONE, "`standalone` needs `latex`");
     if (o->csv && !o->paired)
-        return mdsd_fail(err, MDSD_EINVAL, "--csv needs --paired");
+        return mdsd_fail_option(err, MDSD_EINVAL, MDSD_OPTION_CSV, "`csv` needs `paired`");
     if (o->paired && (o->latex || o->layout || o->label_prefix || o->is_top >= 0 || o->n_labels ||
                       o->temperatures || o->drafts || o->schemes || o->methods || o->dumps))
-        return mdsd_fail(err, MDSD_EINVAL, "--paired takes only -o, --markdown and --csv");
+        return mdsd_fail_option(err, MDSD_EINVAL, MDSD_OPTION_PAIRED,
+                                "`paired` takes only `output`, `markdown` and `csv`");
     return MDSD_OK;
 }
 
@@ -345,8 +349,9 @@ static int render_tables(const job *j, FILE *f, const char *prov, const char *no
         }
         if (!found) {
             *option_error = 1;
-            rc = mdsd_fail(err, MDSD_EINVAL, "--label '%s': '%.*s' names no dump, scheme or method of "
-                           "the table", o->labels[i], (int)len, o->labels[i]);
+            rc = mdsd_fail_option(err, MDSD_EINVAL, MDSD_OPTION_LABELS,
+                                  "`labels '%s'`: '%.*s' names no dump, scheme or method of "
+                                  "the table", o->labels[i], (int)len, o->labels[i]);
         }
     }
     if (rc == MDSD_OK) {
@@ -402,7 +407,7 @@ static int check_paths(const job *j, const char *side, mdsd_err *err)
     mdsd_pathset_init(&paths);
     mdsd_pathset_input(&paths, j->csv, j->o->paired ? "the per-position CSV" : "the results CSV");
     mdsd_pathset_input(&paths, side, "the provenance of %s", j->csv);
-    mdsd_pathset_output_family(&paths, j->output, "-o", mdsd_suffixes_provenance);
+    mdsd_pathset_output_family(&paths, j->output, "`output`", mdsd_suffixes_provenance);
     if (!j->output && j->o->to_stdout)
         mdsd_pathset_stdout(&paths);
     int rc = mdsd_pathset_check(&paths, err);

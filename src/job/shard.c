@@ -122,9 +122,10 @@ static int split_header(const mdsd_shard_input *in, const char *magic, shard_fil
     size_t ml = strlen(magic);
     const char *t = in->text, *end = in->text + in->size;
     if (in->size < ml || memcmp(t, magic, ml) != 0)
-        return mdsd_fail(err, MDSD_EFORMAT, "'%s' is not a partial aggregate of %s --shard "
-                         "(no '%.*s' line)", in->name,
-                         strcmp(magic, MDSD_SHARD_MAGIC) ? "mdsd block" : "mdsd table", (int)ml - 1, magic);
+        return mdsd_fail_option(err, MDSD_EFORMAT, MDSD_OPTION_SHARD,
+                                "'%s' is not a partial aggregate of %s `shard` "
+                                "(no '%.*s' line)", in->name,
+                                strcmp(magic, MDSD_SHARD_MAGIC) ? "mdsd block" : "mdsd table", (int)ml - 1, magic);
     t += ml;
     /* strict digits: no sign, space or wrap-around (parse.h) */
     char spec[64];
@@ -389,7 +390,7 @@ static int merge_paths(const mdsd_merge_opts *m, const mdsd_shard_job *job, mdsd
         mdsd_pathset_input(&s, m->inputs[i].name, "a shard");
     for (size_t i = 0; i < job->n_dumps; i++)
         mdsd_pathset_dump(&s, job->dumps[i]);
-    mdsd_pathset_output_family(&s, m->output, "-o", mdsd_suffixes_provenance);
+    mdsd_pathset_output_family(&s, m->output, "`output`", mdsd_suffixes_provenance);
     mdsd_pathset_add_all(&s, m->paths);
     int rc = mdsd_pathset_check(&s, err);
     mdsd_pathset_free(&s);

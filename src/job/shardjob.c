@@ -162,9 +162,10 @@ static int shard_resume(const mdsd_batch_opts *o, const char *path, const char *
         return rc;
     if (size < hl || memcmp(text, header, hl) != 0) {
         free(text);
-        return mdsd_fail(err, MDSD_EINVAL, "'%s' was made by a different table job, shard or "
-                         "dump (or another mdsd version); pass --discard-partial to delete it and "
-                         "start over, or run the job that made it", path);
+        return mdsd_fail_option(err, MDSD_EINVAL, MDSD_OPTION_DISCARD_PARTIAL,
+                                "'%s' was made by a different table job, shard or "
+                                "dump (or another mdsd version); pass `discard_partial` to delete it and "
+                                "start over, or run the job that made it", path);
     }
     mdsd_shard_unit *units = NULL;
     size_t count = 0;
@@ -174,11 +175,13 @@ static int shard_resume(const mdsd_batch_opts *o, const char *path, const char *
         size_t k = u->job * o->pub.n_temperatures + u->temp;
         if (u->job >= n_jobs || u->temp >= o->pub.n_temperatures || u->begin != jobs[u->job].begin ||
             u->end != jobs[u->job].end)
-            rc = mdsd_fail(err, MDSD_EFORMAT, "'%s': unit %s is not part of this shard; pass "
-                           "--discard-partial to start over", path, u->key);
+            rc = mdsd_fail_option(err, MDSD_EFORMAT, MDSD_OPTION_DISCARD_PARTIAL,
+                                  "'%s': unit %s is not part of this shard; pass "
+                                  "`discard_partial` to start over", path, u->key);
         else if (su->text[k])
-            rc = mdsd_fail(err, MDSD_EFORMAT, "'%s': unit %s appears twice; pass "
-                           "--discard-partial to start over", path, u->key);
+            rc = mdsd_fail_option(err, MDSD_EFORMAT, MDSD_OPTION_DISCARD_PARTIAL,
+                                  "'%s': unit %s appears twice; pass "
+                                  "`discard_partial` to start over", path, u->key);
         else if (!(su->text[k] = malloc(u->len + 1)))
             rc = mdsd_fail(err, MDSD_ENOMEM, "table: out of memory");
         else {

@@ -34,9 +34,9 @@ int mdsd_table_outputs_check(const mdsd_table_outputs *t, mdsd_err *err)
     mdsd_pathset_init(&paths);
     mdsd_batch_paths(t->job, &paths);
     if (to_file(o->markdown))
-        mdsd_pathset_output(&paths, o->markdown, "--markdown");
+        mdsd_pathset_output(&paths, o->markdown, "`markdown`");
     if (to_file(o->latex))
-        mdsd_pathset_output(&paths, o->latex, "--latex");
+        mdsd_pathset_output(&paths, o->latex, "`latex`");
     if (t->stdout_output || (o->markdown && !to_file(o->markdown)) || (o->latex && !to_file(o->latex)))
         mdsd_pathset_stdout(&paths);
     int rc = mdsd_pathset_check(&paths, err);

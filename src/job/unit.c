@@ -333,18 +333,20 @@ static int resume_progress(const unit_progress *from, const plan *pl, const dump
     for (const char *s = from->text; rc == MDSD_OK && s < from->text + from->len;
          s += strcspn(s, "\n") + 1) {
         if (mdsd_batch_group_parse(s, pl, g) != MDSD_OK)
-            rc = mdsd_fail(err, MDSD_EFORMAT, "'%s.partial': unit %s: a checkpointed sample summary is "
-                           "not one of this job's cells; pass --discard-partial to start over", path,
-                           from->key);
+            rc = mdsd_fail_option(err, MDSD_EFORMAT, MDSD_OPTION_DISCARD_PARTIAL,
+                                  "'%s.partial': unit %s: a checkpointed sample summary is "
+                                  "not one of this job's cells; pass `discard_partial` to start over", path,
+                                  from->key);
         else
             mdsd_batch_fold_group(&acc->fold, pl, g), acc->n_groups++, rows += g->rows;
     }
     free(g);
     if (rc == MDSD_OK && (from->next <= job->begin || from->next > job->end ||
                           rows != from->next - job->begin))
-        rc = mdsd_fail(err, MDSD_EFORMAT, "'%s.partial': unit %s: its checkpoint covers %zu rows up to "
-                       "row %zu, not the job's rows from %zu; pass --discard-partial to start over", path,
-                       from->key, rows, from->next, job->begin);
+        rc = mdsd_fail_option(err, MDSD_EFORMAT, MDSD_OPTION_DISCARD_PARTIAL,
+                              "'%s.partial': unit %s: its checkpoint covers %zu rows up to "
+                              "row %zu, not the job's rows from %zu; pass `discard_partial` to start over", path,
+                              from->key, rows, from->next, job->begin);
     *next = from->next;
     return rc;
 }

@@ -64,30 +64,37 @@ mdsd_status mdsd_plot_check_opts(const mdsd_plot_opts *opts, mdsd_err *err)
     if (rc)
         return rc;
     if (!plot_find_preset(o.paper_size))
-        return mdsd_fail(err, MDSD_EINVAL, "--size: '%s' is not screen, column or full", o.paper_size);
+        return mdsd_fail_option(err, MDSD_EINVAL, MDSD_OPTION_PAPER_SIZE,
+                                "`paper_size`: '%s' is not screen, column or full", o.paper_size);
     if (!plot_legend_spec(o.legend, o.paper_size))
-        return mdsd_fail(err, MDSD_EINVAL, "--legend: '%s' is not outside, below, inside, top-left, top-right, "
-                         "bottom-left, bottom-right or none", o.legend);
+        return mdsd_fail_option(err, MDSD_EINVAL, MDSD_OPTION_LEGEND,
+                                "`legend`: '%s' is not outside, below, inside, top-left, top-right, "
+                                "bottom-left, bottom-right or none", o.legend);
     if (o.dump && o.dumps)
-        return mdsd_fail(err, MDSD_EINVAL, "--dump '%s' and --dumps '%s': give one (--dumps overlays several)",
-                         o.dump, o.dumps);
+        return mdsd_fail_option(err, MDSD_EINVAL, MDSD_OPTION_DUMP,
+                                "`dump '%s'` and `dumps '%s'`: give one (`dumps` overlays several)",
+                                o.dump, o.dumps);
     if ((o.dump && !*o.dump) || (o.dumps && !*o.dumps))
-        return mdsd_fail(err, MDSD_EINVAL, "--dump%s: an empty name", o.dumps ? "s" : "");
+        return mdsd_fail(err, MDSD_EINVAL, "`%s`: an empty name", o.dumps ? "dumps" : "dump");
     if (o.n < -1)
-        return mdsd_fail(err, MDSD_EINVAL, "--n: %lld is negative (-1: any)", (long long)o.n);
+        return mdsd_fail_option(err, MDSD_EINVAL, MDSD_OPTION_N,
+                                "`n`: %lld is negative (-1: any)", (long long)o.n);
     if (!(isnan(o.temperature) || (o.temperature >= 0 && isfinite(o.temperature))))
-        return mdsd_fail(err, MDSD_EINVAL, "--temperature: %g is not a finite number >= 0", o.temperature);
+        return mdsd_fail_option(err, MDSD_EINVAL, MDSD_OPTION_TEMPERATURE,
+                                "`temperature`: %g is not a finite number >= 0", o.temperature);
     if ((rc = mdsd_labels_check(o.n_labels, o.labels, err)))
         return rc;
     if (!o.kind) /* the CSV's default, resolved by the caller (mdsd_plot_default_kind) */
         return MDSD_OK;
     const plot_kind *k = plot_find_kind(o.kind);
     if (!k)
-        return mdsd_fail(err, MDSD_EINVAL, "--kind: '%s' is not vs-temperature, vs-drafts, per-draft, gap, "
-                         "block-depth, block-speedup or block-reach", o.kind);
+        return mdsd_fail_option(err, MDSD_EINVAL, MDSD_OPTION_KIND,
+                                "`kind`: '%s' is not vs-temperature, vs-drafts, per-draft, gap, "
+                                "block-depth, block-speedup or block-reach", o.kind);
     if (k->block && (!isnan(o.temperature) || o.scheme || o.dumps))
-        return mdsd_fail(err, MDSD_EINVAL, "--kind %s: --temperature, --scheme and --dumps are not for a block "
-                         "CSV (--dump, --method VERIFIERS and --n K are)", k->name);
+        return mdsd_fail_option(err, MDSD_EINVAL, MDSD_OPTION_KIND,
+                                "`kind %s`: `temperature`, `scheme` and `dumps` are not for a block "
+                                "CSV (`dump`, `method VERIFIERS` and `n K` are)", k->name);
     return MDSD_OK;
 }
 
@@ -100,7 +107,8 @@ static int resolve(const char *csv, const mdsd_plot_opts *opts, mdsd_plot_opts *
         rc = mdsd_fail(err, MDSD_EINVAL, "plot: no CSV given (NULL)");
     if (rc == MDSD_OK && !o->kind && !(rc = mdsd_plot_check_opts(o, err)) &&
         !(rc = mdsd_plot_default_kind(csv, &o->kind, err)) && !o->kind)
-        rc = mdsd_fail(err, MDSD_EINVAL, "%s: missing --kind (only a block CSV has a default, block-depth)", csv);
+        rc = mdsd_fail_option(err, MDSD_EINVAL, MDSD_OPTION_KIND,
+                              "%s: missing `kind` (only a block CSV has a default, block-depth)", csv);
     return rc ? rc : (int)mdsd_plot_check_opts(o, err);
 }
 
@@ -112,7 +120,7 @@ mdsd_status mdsd_plot_check_paths(const char *csv, const char *output, const mds
     if (rc)
         return rc;
     if (!output || !*output)
-        return mdsd_fail(err, MDSD_EINVAL, "missing -o/--output");
+        return mdsd_fail_option(err, MDSD_EINVAL, MDSD_OPTION_OUTPUT, "missing `output`");
     /* the figure and its provenance must not replace the CSV it is drawn
      * from, its provenance, the gnuplot scripts, nor a directory */
     const plot_kind *k = plot_find_kind(o.kind);
@@ -131,7 +139,7 @@ mdsd_status mdsd_plot_check_paths(const char *csv, const char *output, const mds
     mdsd_pathset_input(&ps, side, "the provenance of %s", csv);
     mdsd_pathset_input(&ps, script, "the gnuplot script");
     mdsd_pathset_input(&ps, styles, "the gnuplot styles");
-    mdsd_pathset_output_family(&ps, output, "-o", mdsd_suffixes_provenance);
+    mdsd_pathset_output_family(&ps, output, "`output`", mdsd_suffixes_provenance);
     rc = mdsd_pathset_check(&ps, err);
     mdsd_pathset_free(&ps);
     return rc;
@@ -261,8 +269,9 @@ mdsd_status mdsd_plot_series_read(const char *csv, const mdsd_plot_opts *opts, m
     if (rc == MDSD_OK && dump && !(s->dump = strdup(dump))) /* dump may be a cell of t */
         rc = mdsd_fail(err, MDSD_ENOMEM, "out of memory");
     if (rc == MDSD_OK && s->mn + s->bn == 0)
-        rc = mdsd_fail(err, MDSD_EINVAL, "%s: no rows to plot for --kind %s with the chosen dump, n, T, schemes "
-                       "and methods", t->path, k->name);
+        rc = mdsd_fail_option(err, MDSD_EINVAL, MDSD_OPTION_KIND,
+                              "%s: no rows to plot for `kind %s` with the chosen dump, n, T, schemes "
+                              "and methods", t->path, k->name);
     mdsd_csv_free(t);
     if (rc == MDSD_OK) {
         plot_sort_points(s->mp, s->mn);
@@ -304,8 +313,9 @@ mdsd_status mdsd_plot_check_labels(const mdsd_plot_series *s, const mdsd_plot_op
                 for (const char *p = lists[l]->keys[k]; p && !found; p = strchr(p, '\t') ? strchr(p, '\t') + 1 : NULL)
                     found = strcspn(p, "\t") == len && !strncmp(p, o.labels[i], len);
         if (!found)
-            return mdsd_fail(err, MDSD_EINVAL, "--label '%s': '%.*s' names no dump, drafter, method, scheme "
-                             "or policy of this figure", o.labels[i], (int)len, o.labels[i]);
+            return mdsd_fail_option(err, MDSD_EINVAL, MDSD_OPTION_LABELS,
+                                    "`labels '%s'`: '%.*s' names no dump, drafter, method, scheme "
+                                    "or policy of this figure", o.labels[i], (int)len, o.labels[i]);
     }
     return MDSD_OK;
 }
@@ -334,7 +344,7 @@ mdsd_status mdsd_plot_draw(const mdsd_plot_series *s, const char *csv, const cha
     if (rc)
         return rc;
     if (!s || !output || !*output)
-        return mdsd_fail(err, MDSD_EINVAL, !s ? "plot: no series given (NULL)" : "missing -o/--output");
+        return mdsd_fail(err, MDSD_EINVAL, !s ? "plot: no series given (NULL)" : "missing `output`");
     if (o.tool && o.n_words && !o.words)
         return mdsd_fail(err, MDSD_EINVAL, "plot: %zu command words and none given (NULL)", o.n_words);
     for (size_t i = 0; o.tool && i < o.n_words; i++)

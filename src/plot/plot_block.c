@@ -20,7 +20,7 @@ static int need(const mdsd_csv *t, const char *name, int *col, mdsd_err *err)
 {
     *col = mdsd_csv_col(t, name);
     return *col >= 0 ? MDSD_OK
-                     : mdsd_fail(err, MDSD_EFORMAT, "%s: no column '%s' (a block CSV of `mdsd block -o` "
+                     : mdsd_fail(err, MDSD_EFORMAT, "%s: no column '%s' (the block job's `output` CSV "
                                  "has it)", t->path, name);
 }
 
@@ -93,9 +93,9 @@ int plot_block_series(const mdsd_csv *t, int what, plot_block_sel *sel, series_l
     for (size_t i = 0; rc == MDSD_OK && i < sizeof cols / sizeof *cols; i++)
         rc = need(t, cols[i].name, cols[i].col, err);
     if (rc == MDSD_OK)
-        rc = plot_check_list(t, c.verifier, sel->method, "--method", false, err);
+        rc = plot_check_list(t, c.verifier, sel->method, "`method`", false, err);
     if (rc == MDSD_OK)
-        rc = plot_check_list(t, c.dump, sel->dump, "--dump", true, err);
+        rc = plot_check_list(t, c.dump, sel->dump, "`dump`", true, err);
     if (rc || t->n_rows == 0)
         return rc ? rc : mdsd_fail(err, MDSD_EINVAL, "%s: no rows", t->path);
     /* the dump, the first cost, each series' K (seq) and deepest L */
@@ -142,9 +142,10 @@ int plot_block_series(const mdsd_csv *t, int what, plot_block_sel *sel, series_l
         best_l[v] = l > best_l[v] ? l : best_l[v];
     }
     if (rc == MDSD_OK && sel->sequences >= 0 && verifiers.n == 0)
-        rc = mdsd_fail(err, MDSD_EINVAL, "--n: no seq rows with %ld sequences in %s", sel->sequences, t->path);
+        rc = mdsd_fail_option(err, MDSD_EINVAL, MDSD_OPTION_N,
+                              "`n`: no seq rows with %ld sequences in %s", sel->sequences, t->path);
     if (rc == MDSD_OK && several_dumps && !sel->dump)
-        plot_note(sel->note, sel->note_ctx, "%s has several dumps; plotting %s (choose with --dump)", t->path, dump);
+        plot_note(sel->note, sel->note_ctx, "%s has several dumps; plotting %s (choose with `dump`)", t->path, dump);
     for (size_t r = 0; rc == MDSD_OK && r < rows; r++) {
         if (key[r] < 0)
             continue;
@@ -184,7 +185,8 @@ int plot_block_series(const mdsd_csv *t, int what, plot_block_sel *sel, series_l
     free(verifiers.keys);
     free(best_k), free(best_l), free(key);
     if (rc == MDSD_OK && *n == 0)
-        rc = mdsd_fail(err, MDSD_EINVAL, "%s: no rows to plot with the chosen dump, verifiers and --n", t->path);
+        rc = mdsd_fail_option(err, MDSD_EINVAL, MDSD_OPTION_N,
+                              "%s: no rows to plot with the chosen dump, verifiers and `n`", t->path);
     sel->dump = dump;
     sel->overlay = what == PLOT_BLOCK_SPEEDUP && several_costs;
     return rc;

@@ -95,7 +95,8 @@ int plot_choose_terminal(const char *output, const char *size_name, const char *
     const char *png[] = {"pngcairo", "png", NULL}, *svg[] = {"svg", NULL}, *pdf[] = {"pdfcairo", "pdf", NULL};
     const char *const *cands = !strcmp(ext, "png") ? png : !strcmp(ext, "svg") ? svg : !strcmp(ext, "pdf") ? pdf : NULL;
     if (!cands)
-        return mdsd_fail(err, MDSD_EINVAL, "output '%s': extension must be .png, .svg or .pdf (or give --terminal)", output);
+        return mdsd_fail_option(err, MDSD_EINVAL, MDSD_OPTION_TERMINAL,
+                                "output '%s': extension must be .png, .svg or .pdf (or give `terminal`)", output);
     for (size_t i = 0; cands[i]; i++) {
         if (!terminal_available(cands[i], log))
             continue;
@@ -160,7 +161,8 @@ int plot_find_script(const char *dir_opt, const char *kind, char *path, size_t s
         if (file_exists(path))
             return MDSD_OK;
     }
-    return mdsd_fail(err, MDSD_EIO, "cannot find the gnuplot script %s.gp (give --scripts DIR or set MDSD_PLOTS)", kind);
+    return mdsd_fail_option(err, MDSD_EIO, MDSD_OPTION_SCRIPTS,
+                            "cannot find the gnuplot script %s.gp (give `scripts DIR` or set MDSD_PLOTS)", kind);
 }
 
 

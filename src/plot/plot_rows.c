@@ -137,11 +137,11 @@ static int select_rows(const columns *c, const plot_kind *k, plot_sel *o, unsign
     const char *fixed_dump = o->dump;
     double fixed_T = o->temperature, fixed_n = o->n >= 0 ? (double)o->n : NAN;
     int several_dump = 0, several_T = 0, several_n = 0;
-    int checked = plot_check_list(t, c->c_scheme, o->scheme, "--scheme", false, err);
+    int checked = plot_check_list(t, c->c_scheme, o->scheme, "`scheme`", false, err);
     if (!checked)
-        checked = plot_check_list(t, c->c_method, o->method, "--method", false, err);
+        checked = plot_check_list(t, c->c_method, o->method, "`method`", false, err);
     if (!checked)
-        checked = plot_check_list(t, c->c_dump, o->dump, o->overlay ? "--dumps" : "--dump", !o->overlay, err);
+        checked = plot_check_list(t, c->c_dump, o->dump, o->overlay ? "`dumps`" : "`dump`", !o->overlay, err);
     if (checked)
         return checked;
     for (size_t r = 0; r < t->n_rows; r++) {
@@ -182,12 +182,12 @@ static int select_rows(const columns *c, const plot_kind *k, plot_sel *o, unsign
         }
     }
     if (several_dump)
-        plot_note(o->note, o->note_ctx, "%s has several dumps; plotting %s (choose with --dump)", t->path, fixed_dump);
+        plot_note(o->note, o->note_ctx, "%s has several dumps; plotting %s (choose with `dump`)", t->path, fixed_dump);
     if (several_T)
-        plot_note(o->note, o->note_ctx, "%s has several temperatures; plotting T = %g (choose with --temperature)",
+        plot_note(o->note, o->note_ctx, "%s has several temperatures; plotting T = %g (choose with `temperature`)",
                   t->path, fixed_T);
     if (several_n)
-        plot_note(o->note, o->note_ctx, "%s has several n; plotting n = %g (choose with --n)", t->path, fixed_n);
+        plot_note(o->note, o->note_ctx, "%s has several n; plotting n = %g (choose with `n`)", t->path, fixed_n);
     if (!o->overlay)
         o->dump = fixed_dump;
     o->temperature = fixed_T;
@@ -281,9 +281,11 @@ static int check_columns(const mdsd_csv *t, const plot_kind *k, columns *c, mdsd
     const char *need[] = {"dump", "temperature", "n", "scheme", "method", k->y, k->e};
     for (size_t i = 0; i < sizeof need / sizeof *need; i++)
         if (need[i] && mdsd_csv_col(t, need[i]) < 0)
-            return mdsd_fail(err, MDSD_EFORMAT, "%s: no column '%s' (needed for --kind %s)", t->path, need[i], k->name);
+            return mdsd_fail_option(err, MDSD_EFORMAT, MDSD_OPTION_KIND,
+                                    "%s: no column '%s' (needed for `kind %s`)", t->path, need[i], k->name);
     if (k->x == X_DRAFT && mdsd_csv_col(t, "per_draft_1") < 0)
-        return mdsd_fail(err, MDSD_EFORMAT, "%s: no column 'per_draft_1' (needed for --kind per-draft)", t->path);
+        return mdsd_fail_option(err, MDSD_EFORMAT, MDSD_OPTION_KIND,
+                                "%s: no column 'per_draft_1' (needed for `kind per-draft`)", t->path);
     *c = (columns){t, mdsd_csv_col(t, "dump"), mdsd_csv_col(t, "temperature"), mdsd_csv_col(t, "n"),
                    mdsd_csv_col(t, "scheme"), mdsd_csv_col(t, "method")};
     return MDSD_OK;

@@ -289,9 +289,9 @@ int mdsd_verifier_exact_bounds(mdsd_verifier_kind kind, const double *p, const m
         return rc;
     const mdsd_verifier_ops *ops = table[kind];
     if (!ops->exact)
-        return mdsd_fail(err, MDSD_EUNSUPPORTED,
-                         "verifier %s has no exact acceptance rate; estimate it by Monte Carlo "
-                         "(--trials)", mdsd_verifier_name(kind));
+        return mdsd_fail_option(err, MDSD_EUNSUPPORTED, MDSD_OPTION_TRIALS,
+                                "verifier %s has no exact acceptance rate; estimate it by Monte Carlo "
+                                "(`trials`)", mdsd_verifier_name(kind));
     double *target;
     if ((rc = target_copy(p, s->V, &target, err)))
         return rc;

@@ -180,9 +180,9 @@ static int is_exact_face(const double *p, const mdsd_scheme *s, const mdsd_verif
     size_t max = opts && opts->max_tuples ? opts->max_tuples : MDSD_JOINT_MAX_TUPLES;
     double tuples = mdsd_scheme_joint_size(s);
     if (s->n > 2 && tuples > (double)max)
-        return mdsd_fail(err, MDSD_ETOOBIG,
-                         "is: the exact rate for n = %zu > 2 drafts enumerates %.3g draft tuples, "
-                         "above the limit of %zu; use Monte Carlo (--trials)", s->n, tuples, max);
+        return mdsd_fail_option(err, MDSD_ETOOBIG, MDSD_OPTION_TRIALS,
+                                "is: the exact rate for n = %zu > 2 drafts enumerates %.3g draft tuples, "
+                                "above the limit of %zu; use Monte Carlo (`trials`)", s->n, tuples, max);
     is_state *st;
     int rc = is_build(p, s, opts, face, &st, err);
     if (rc != MDSD_OK)

@@ -80,10 +80,11 @@ int mdsd_rrsw_exact_paths(const double *p, const mdsd_scheme *s, const mdsd_veri
     size_t n = s->n, V = s->V;
     double paths = pow((double)mdsd_support_size(s->q, V), (double)n);
     if (paths > opts->max_paths)
-        return mdsd_fail(err, MDSD_ETOOBIG,
-                         "rrsw: exact rates enumerate %.3g draw paths (|supp q|^n with n = %zu), "
-                         "above the limit of %.3g; estimate by Monte Carlo instead (--trials)",
-                         paths, n, opts->max_paths);
+        return mdsd_fail_option(err, MDSD_ETOOBIG, MDSD_OPTION_MAX_PATHS,
+                                "rrsw: exact rates enumerate %.3g draw paths (|supp q|^n with n = %zu), "
+                                "above the limit of %.3g (`max_paths`); estimate by Monte Carlo "
+                                "instead (`trials`)",
+                                paths, n, opts->max_paths);
     rrsw_paths w = {n, V, s->q, NULL, NULL, NULL, per_draft};
     w.pj = mdsd_vc_malloc(n * V * sizeof *w.pj, "rrsw", err);
     w.qj = mdsd_vc_malloc(V * sizeof *w.qj, "rrsw", err);
@@ -729,8 +730,9 @@ int mdsd_rrsw_exact_bounds(const double *p, const mdsd_scheme *s, const mdsd_ver
     if (!(tolerance > 0.0))
         tolerance = MDSD_RRSW_TOLERANCE;
     if (n > MDSD_LAW_MAX_DRAFTS)
-        return mdsd_fail(err, MDSD_ETOOBIG, "rrsw: exact rates handle n <= %d drafts, not %zu; "
-                         "estimate by Monte Carlo instead (--trials)", MDSD_LAW_MAX_DRAFTS, n);
+        return mdsd_fail_option(err, MDSD_ETOOBIG, MDSD_OPTION_TRIALS,
+                                "rrsw: exact rates handle n <= %d drafts, not %zu; "
+                                "estimate by Monte Carlo instead (`trials`)", MDSD_LAW_MAX_DRAFTS, n);
     rrsw_tables t;
     int rc = tables_build(&t, p, s->q, V, n, err);
     if (rc)
@@ -760,10 +762,10 @@ int mdsd_rrsw_exact_bounds(const double *p, const mdsd_scheme *s, const mdsd_ver
         if (estimate > b.max_visits) {
             free(b.pd_lo);
             tables_free(&t);
-            return mdsd_fail(err, MDSD_ETOOBIG,
-                             "rrsw: the exact rate needs about %.3g draw-path visits at V = %zu, "
-                             "n = %zu, above the limit of %.3g (--max-paths); estimate by Monte "
-                             "Carlo instead (--trials)", estimate, V, n, b.max_visits);
+            return mdsd_fail_option(err, MDSD_ETOOBIG, MDSD_OPTION_MAX_PATHS,
+                                    "rrsw: the exact rate needs about %.3g draw-path visits at V = %zu, "
+                                    "n = %zu, above the limit of %.3g (`max_paths`); estimate by Monte "
+                                    "Carlo instead (`trials`)", estimate, V, n, b.max_visits);
         }
     }
     node(&b, 0, 0.0, Z, R, 1.0, RRSW_BUDGET * tolerance);
@@ -776,24 +778,24 @@ int mdsd_rrsw_exact_bounds(const double *p, const mdsd_scheme *s, const mdsd_ver
         double paths = pow((double)mdsd_support_size(s->q, V), (double)n);
         rc = paths <= opts->max_paths
                  ? mdsd_rrsw_exact_paths(p, s, opts, alpha, per_draft, err)
-                 : mdsd_fail(err, MDSD_ETOOBIG,
-                             "rrsw: the exact rate's recursion overflows (draft mass left "
-                             "undrawn is subnormal) and |supp q|^n = %.3g draw paths exceed "
-                             "--max-paths; estimate by Monte Carlo instead (--trials)", paths);
+                 : mdsd_fail_option(err, MDSD_ETOOBIG, MDSD_OPTION_MAX_PATHS,
+                                    "rrsw: the exact rate's recursion overflows (draft mass left "
+                                    "undrawn is subnormal) and |supp q|^n = %.3g draw paths exceed "
+                                    "`max_paths`; estimate by Monte Carlo instead (`trials`)", paths);
         if (rc == MDSD_OK && alpha_lo)
             *alpha_lo = *alpha;
         if (rc == MDSD_OK && alpha_hi)
             *alpha_hi = *alpha;
     } else if (b.visits > b.max_visits)
-        rc = mdsd_fail(err, MDSD_ETOOBIG,
-                       "rrsw: the exact rate needs more than %.3g draw-path visits (--max-paths) at "
-                       "V = %zu, n = %zu; estimate by Monte Carlo instead (--trials)",
-                       b.max_visits, V, n);
+        rc = mdsd_fail_option(err, MDSD_ETOOBIG, MDSD_OPTION_MAX_PATHS,
+                              "rrsw: the exact rate needs more than %.3g draw-path visits (`max_paths`) at "
+                              "V = %zu, n = %zu; estimate by Monte Carlo instead (`trials`)",
+                              b.max_visits, V, n);
     else if (!(hi - lo <= tolerance))
-        rc = mdsd_fail(err, MDSD_ETOOBIG,
-                       "rrsw: the exact rate's interval [%.17g, %.17g] is wider than %g at V = %zu, "
-                       "n = %zu; estimate by Monte Carlo instead (--trials)",
-                       (double)lo, (double)hi, tolerance, V, n);
+        rc = mdsd_fail_option(err, MDSD_ETOOBIG, MDSD_OPTION_TRIALS,
+                              "rrsw: the exact rate's interval [%.17g, %.17g] is wider than %g at V = %zu, "
+                              "n = %zu; estimate by Monte Carlo instead (`trials`)",
+                              (double)lo, (double)hi, tolerance, V, n);
     else {
         *alpha = (double)((lo + hi) / 2.0L);
         if (alpha_lo)

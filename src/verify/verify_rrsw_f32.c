@@ -208,9 +208,10 @@ static int f32_exact(const double *p, const mdsd_scheme *s, const mdsd_verifier_
         support += s->q[x] > 0.0;
     double paths = pow((double)support, (double)n);
     if (paths > opts->max_paths)
-        return mdsd_fail(err, MDSD_ETOOBIG, "rrsw-f32: the exact rate enumerates %.3g draw paths, "
-                         "above the limit of %.3g; use Monte Carlo (--trials)", paths,
-                         opts->max_paths);
+        return mdsd_fail_option(err, MDSD_ETOOBIG, MDSD_OPTION_TRIALS,
+                                "rrsw-f32: the exact rate enumerates %.3g draw paths, "
+                                "above the limit of %.3g; use Monte Carlo (`trials`)", paths,
+                                opts->max_paths);
     void *state;
     int rc = f32_prepare(p, s, opts, &state, err);
     f32_walk w = {state, calloc(n, sizeof(int)), calloc(V, 1),

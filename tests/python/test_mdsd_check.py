@@ -264,7 +264,7 @@ class BlockOptionsAgainstCli(unittest.TestCase):
                 self.assertIn(msg, str(cm.exception))
         with self.assertRaises(mdsd.MdsdError) as cm:
             mdsd.block(TREES, out, shard=(1, 2), markdown=self.j("s.md"))
-        self.assertIn("--shard writes partial aggregates", str(cm.exception))
+        self.assertIn("shard= writes partial aggregates", str(cm.exception))
         self.assertFalse(os.path.exists(out))
 
     def test_engine_metrics_equal_the_cli(self):
@@ -288,7 +288,7 @@ class BlockOptionsAgainstCli(unittest.TestCase):
         with self.assertRaises(mdsd.MdsdError) as cm:
             mdsd.block(TREES, self.j("r"), depths=4, engine_metrics=self.j("e.json"),
                        shard=(1, 2))
-        self.assertIn("engine-metrics", str(cm.exception))
+        self.assertIn("engine_metrics", str(cm.exception))
 
 
 NGRAM = os.path.join(ROOT, "data", "kjv-ngram.h5")

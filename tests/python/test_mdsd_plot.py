@@ -262,15 +262,15 @@ class PlotTest(unittest.TestCase):
             f.write("dump,temperature,n,scheme,method,alpha,stderr\nd,1,2,iid,rrs,1.5,0.1\n")
         cases = [
             (self.r, dict(kind="histogram"), r"r\.csv: kind: 'histogram' is not vs-temperature"),
-            (self.r, dict(), r"r\.csv: missing kind \(only a block CSV has a default"),
-            (nocol, dict(kind="vs-drafts"), r"nocol\.csv: no column 'alpha' \(needed for kind vs-drafts\)"),
+            (self.r, dict(), r"r\.csv: missing kind= \(only a block CSV has a default"),
+            (nocol, dict(kind="vs-drafts"), r"nocol\.csv: no column 'alpha' \(needed for kind=vs-drafts\)"),
             (bad_value, dict(kind="vs-drafts"), r"badvalue\.csv: line 2, column alpha: 1\.5 is not a number in \[0, 1\]"),
             (self.r, dict(kind="vs-drafts", labels={"zz": "y"}),
-             r"r\.csv: labels 'zz=y': 'zz' names no dump, drafter, method, scheme or policy"),
+             r"r\.csv: labels='zz=y': 'zz' names no dump, drafter, method, scheme or policy"),
             (self.r, dict(kind="vs-drafts", method="RRS"), r"method: 'RRS' matches no row of .*r\.csv"),
-            (self.b, dict(kind="block-depth", temperature=1), r"b\.csv: kind block-depth: temperature, "
-             r"scheme and dumps are not for a block CSV"),
-            (self.r, dict(kind="vs-drafts", dump="toy.h5:a", dumps="all"), r"r\.csv: dump 'toy.h5:a' and dumps"),
+            (self.b, dict(kind="block-depth", temperature=1), r"b\.csv: kind=block-depth: temperature=, "
+             r"scheme= and dumps= are not for a block CSV"),
+            (self.r, dict(kind="vs-drafts", dump="toy.h5:a", dumps="all"), r"r\.csv: dump='toy.h5:a' and dumps="),
             (self.r, dict(kind="vs-drafts", size="poster"), r"r\.csv: size: 'poster' is not screen"),
             (os.path.join(self.dir, "none.csv"), dict(kind="gap"), r"none\.csv"),
             (self.r, dict(kind="gap", scripts=self.dir + "/nowhere"), r"r\.csv: no gnuplot script .*nowhere/gap\.gp"),

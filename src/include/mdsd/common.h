@@ -76,12 +76,18 @@ typedef enum {
     MDSD_EINTERRUPTED  /* stopped by mdsd_interrupt (appended: the values above stay) */
 } mdsd_status;
 
+/* The error record. msg names options in the API's words, each option's C name
+ * in backquotes ("raise `max_paths`"): mdsd_option_words (mdsd/option.h) gives it
+ * in the CLI's or Python's. option is the mdsd_option the error concerns
+ * (MDSD_OPTION_NONE when none or several). option was appended after msg before
+ * the first release (no tag yet): the layout of this soname, 0, includes it. */
 typedef struct {
     int code;       /* an mdsd_status */
     char msg[512];  /* what went wrong, naming the input */
+    int option;     /* an mdsd_option, MDSD_OPTION_NONE (0) when none */
 } mdsd_err;
 
-/* Clears err to MDSD_OK with an empty message (NULL allowed). */
+/* Clears err to MDSD_OK with an empty message and no option (NULL allowed). */
 MDSD_API void mdsd_err_clear(mdsd_err *err);
 /* A fixed description of a status code. */
 MDSD_API const char *mdsd_strerror(int code);

@@ -7,6 +7,7 @@
 
 #include <mdsd/common.h>
 #include <mdsd/run.h>
+#include <mdsd/option.h>
 #include <mdsd/dist.h>
 #include <mdsd/scheme.h>
 #include <mdsd/alpha.h>

@@ -17,7 +17,6 @@ import ctypes
 import math
 import numbers
 import os
-import re
 from collections import namedtuple
 
 import numpy as np
@@ -90,67 +89,37 @@ class MdsdError(ValueError):
     mdsd_status), .code_name, and the message (which names the input: file, dataset,
     row, index, value). A ValueError; MdsdTypeError (also a TypeError) for a wrong type."""
 
-    def __init__(self, code, message):
+    def __init__(self, code, message, option=None):
         super().__init__(message)
         self.code = code
         self.code_name = _CODES.get(code, str(code))
+        # the option the library said the error concerns (mdsd_err.option), by its C
+        # name ("max_paths"); None when none
+        self.option = option
 
 
 class MdsdTypeError(MdsdError, TypeError):
     """An argument of the wrong type (a str for a count, a bool for n, integer logits)."""
 
 
-# The library's messages name the command line's options; a Python caller gets the
-# keyword or function that does the same instead (tests/python/test_mdsd_words.py).
-_TRIALS = "mdsd.monte_carlo, or trials=K in mdsd.batch and mdsd.table"
-_PYTHON_WORDS = [(re.compile(a), b) for a, b in (
-    (r"pass --logits if these are logits", "pass mdsd.softmax(logits) if these are logits"),
-    (r"try mdsd bound --method sort \(([^)]*)\), maxflow or lp-reduced",
-     r"try method='sort' (\1), 'maxflow' or 'lp-reduced'"),
-    (r"try mdsd bound --method sort \(([^)]*)\) or maxflow", r"try method='sort' (\1) or 'maxflow'"),
-    (r"--method sort \(([^)]*)\) or maxflow", r"method='sort' (\1) or 'maxflow'"),
-    (r"--method brute or lp-reduced", "method='brute' or 'lp-reduced'"),
-    (r", or pass --force to solve it anyway", ", or pass force=True (mdsd.alpha_star) to "
-     "solve it anyway"),
-    (r"\(--is-top S, ", "(is_top=S, "),
-    (r"\(--max-paths\)", "(max_paths=)"),
-    (r"exceed --max-paths", "exceed max_paths="),
-    (r"raise --max-paths", "raise max_paths="),
-    (r"\(--trials\)", f"({_TRIALS})"),
-    (r"pass --trials K for Monte Carlo", "pass trials=K for Monte Carlo"),
-    (r"give --temperatures and --drafts", "give temperatures= and draft_counts="),
-    (r"--simulate needs --trials K", "simulate=True needs trials=K"),
-    (r"no output file \(-o\)", "no output file (output=)"),
-    (r"pass --discard-partial to start over", "delete that file to start over"),
-    (r"--resume and --discard-partial", "resume=True and discard_partial=True"),
-    (r"--verifiers (\S+):", r"verifiers='\1':"),
-    (r"--sequences (\d+)", r"sequences=\1"),
-    (r"--sequences is", "sequences= is"),
-    # the Markov route of mdsd.block (markov=FILE)
-    (r"--tree excludes --sequences and --depth", "tree= excludes sequences= and depths="),
-    (r"give --sequences K and --depth L, or --tree W1,W2,\.\.\.",
-     "give sequences=K and depths=L, or tree=(W1, W2, ...)"),
-    (r"--scheme is for --tree", "scheme= is for tree="),
-    (r"missing --verifier", "missing verifier="),
-    (r"(?<![\w-])-v ([\w-]+)", r"verifier='\1'"),
-    (r"drop --trials", "drop trials="),
-    (r"--simulate needs --trials T", "simulate=True needs trials=T"),
-    (r"--trials must be", "trials must be"),
-    (r"--tree ([^:]*):", r"tree=\1:"),
-    (r"^--tree:", "tree:"),
-)]
-
-
 def _python_words(msg):
-    for pattern, repl in _PYTHON_WORDS:
-        msg = pattern.sub(repl, msg)
-    return msg
+    """A library message (bytes) in Python's words: each option's marker `C_NAME`
+    as its keyword (mdsd_option_words over the library's one table, mdsd/option.h;
+    tests/python/test_option_words.py)."""
+    n = lib.mdsd_option_words(msg, _lib.SPELL_PYTHON, None, 0)
+    buf = ctypes.create_string_buffer(n + 1)
+    lib.mdsd_option_words(msg, _lib.SPELL_PYTHON, buf, n + 1)
+    return buf.value.decode("utf-8", "replace")
+
+
+def _option(code):
+    name = lib.mdsd_option_name(code, _lib.SPELL_C)
+    return name.decode() if name else None
 
 
 def _raise(rc, err):
     if rc:
-        msg = err.msg.decode("utf-8", "replace") or lib.mdsd_strerror(rc).decode()
-        raise MdsdError(rc, _python_words(msg))
+        raise MdsdError(rc, _python_words(err.msg or lib.mdsd_strerror(rc)), _option(err.option))
 
 
 def _check(rc, err):

@@ -29,7 +29,8 @@ _SKIPPED = (3, 7)  # MDSD_ETOOBIG, MDSD_EUNSUPPORTED: a size guard or not define
 def _route(r, V, subset, exact_arith, methods):
     d = {"method": methods[r.method]}
     if r.status:
-        d["skipped" if r.status in _SKIPPED else "failed"] = r.why.decode("utf-8", "replace")
+        from . import _python_words
+        d["skipped" if r.status in _SKIPPED else "failed"] = _python_words(r.why)
         return d
     d["alpha"] = r.alpha
     d["seconds"] = r.seconds

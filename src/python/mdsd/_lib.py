@@ -12,7 +12,7 @@ SONAME = "libmdsd.so.0"
 
 
 class Err(Structure):
-    _fields_ = [("code", c_int), ("msg", c_char * 512)]
+    _fields_ = [("code", c_int), ("msg", c_char * 512), ("option", c_int)]
 
 
 class Joint(Structure):
@@ -331,6 +331,11 @@ def _sig(name, restype, *argtypes):
 
 _sig("mdsd_version", c_char_p)
 _sig("mdsd_strerror", c_char_p, c_int)
+# mdsd/option.h: the options the messages name, in the C, CLI and Python spellings
+SPELL_C, SPELL_CLI, SPELL_PYTHON = 0, 1, 2
+_sig("mdsd_option_name", c_char_p, c_int, c_int)
+_sig("mdsd_option_lookup", c_int, c_char_p)
+_sig("mdsd_option_words", c_size_t, c_char_p, c_int, c_char_p, c_size_t)
 _sig("mdsd_rng_new", c_void_p, c_uint64, E)
 _sig("mdsd_rng_seed", None, c_void_p, c_uint64)
 _sig("mdsd_rng_uniform", c_double, c_void_p)

@@ -5,7 +5,6 @@ mdsd.plot_matplotlib (those series drawn with matplotlib, for restyling)."""
 
 import ctypes
 import os
-import re
 import warnings
 from collections import namedtuple
 
@@ -13,21 +12,6 @@ import numpy as np
 
 from . import _lib
 from ._lib import lib
-
-# The library's messages name the CLI's options; a Python caller gets the keywords.
-_FLAGS = {"label": "labels", "dumps": "dumps", "dump": "dump", "kind": "kind", "n": "n",
-          "temperature": "temperature", "scheme": "scheme", "method": "method",
-          "size": "size", "legend": "legend", "scripts": "scripts", "terminal": "terminal",
-          "title": "title"}
-_FLAG_RE = re.compile(r"(?<![\w-])--(" + "|".join(sorted(_FLAGS, key=len, reverse=True))
-                      + r")(?![\w-])(\)?)")
-
-
-def _words(msg):
-    msg = msg.replace("-o/--output", "output").replace("(the output is -o;", "(the output is output=;")
-    msg = _FLAG_RE.sub(lambda m: _FLAGS[m.group(1)] + ("=" + m.group(2) if m.group(2) else ""), msg)
-    return msg.replace("give scripts DIR", "give scripts=DIR")
-
 
 PlotFigure = namedtuple("PlotFigure", "kind title xlabel ylabel interval z lines")
 PlotFigure.__doc__ = """The series of a figure (mdsd.plot_series): kind, title (title= or the
@@ -108,7 +92,8 @@ def _opts(kind, dump, dumps, n, temperature, scheme, method, title, labels, size
                         if os.path.isfile(os.path.join(d, "styles.gp"))), None)
     o.scripts = None if scripts is None else _cstr(scripts, "scripts")
     # the notes `mdsd plot` prints on stderr, as warnings in Python words
-    note = _lib.PLOT_NOTE(lambda msg, _ctx: _warn(_words(msg.decode("utf-8", "replace"))))
+    from . import _python_words
+    note = _lib.PLOT_NOTE(lambda msg, _ctx: _warn(_python_words(msg)))
     keep.append(note)
     o.on_note = note
     return o
@@ -125,13 +110,13 @@ def _warn(msg):
 
 def _call(csv, f, *args):
     """f(*args, err), its failure raised in Python words, naming the CSV csv."""
-    from . import MdsdError
+    from . import MdsdError, _option, _python_words
     err = _lib.Err()
     rc = f(*args, ctypes.byref(err))
     if rc:
-        msg = _words(err.msg.decode("utf-8", "replace") or lib.mdsd_strerror(rc).decode())
+        msg = _python_words(err.msg or lib.mdsd_strerror(rc))
         name = os.fsdecode(csv)
-        raise MdsdError(rc, msg if name in msg else f"{name}: {msg}")
+        raise MdsdError(rc, msg if name in msg else f"{name}: {msg}", _option(err.option))
 
 
 def _read(results, o):

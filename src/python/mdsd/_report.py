@@ -5,35 +5,16 @@ report share (mdsd_report_layout_parse)."""
 import ctypes
 import numbers
 import os
-import re
 import warnings
 
 import numpy as np
 
-from . import MdsdError, _call_words, _cstr, _lib, _scalar, _uint
+from . import MdsdError, _call_words, _cstr, _lib, _option, _python_words, _scalar, _uint
 from ._lib import lib
-
-# The keyword of each option the library's messages name (`--is-top` -> is_top=).
-_KEYWORDS = {"label": "labels", "o": "output"}
-_OPTION = re.compile(r"(?<![\w-])(--?)([a-z][a-z-]*)\b(:| ')?")
-
-
-def _words(msg):
-    """A message of mdsd_report in this function's words: `--is-top S` is `is_top=S`,
-    `--methods: ...` is `methods: ...`."""
-    def keyword(m):
-        dashes, name, after = m.groups()
-        if dashes == "-" and name != "o":
-            return m.group(0)
-        word = _KEYWORDS.get(name, name.replace("-", "_"))
-        return word + after if after else word + "="
-    return _OPTION.sub(keyword, msg)
-
 
 def _fail(rc, err):
     if rc:
-        msg = err.msg.decode("utf-8", "replace") or lib.mdsd_strerror(rc).decode()
-        raise MdsdError(rc, _words(msg))
+        raise MdsdError(rc, _python_words(err.msg or lib.mdsd_strerror(rc)), _option(err.option))
 
 
 def layout_code(layout, what="layout"):
@@ -162,7 +143,7 @@ def report(results, output=None, *, markdown=False, latex=False, format=None,
     o.tool, o.n_words = b"mdsd.report", n_words
     o.words = ctypes.cast(words, ctypes.POINTER(ctypes.c_char_p))
     notes = []
-    o.on_note = _lib.REPORT_NOTE(lambda msg, _ctx: notes.append(msg.decode("utf-8", "replace")))
+    o.on_note = _lib.REPORT_NOTE(lambda msg, _ctx: notes.append(_python_words(msg)))
     text = ctypes.c_void_p()
     usage = ctypes.c_int(0)
     err = _lib.Err()
