@@ -33,7 +33,7 @@ static void list_headers(const char *dir, name_list *l)
     for (struct dirent *e; (e = readdir(d));) {
         size_t len = strlen(e->d_name);
         if (len > 2 && len < 64 && !strcmp(e->d_name + len - 2, ".h") && l->n < MAX_NAMES) {
-            snprintf(l->name[l->n], sizeof l->name[l->n], "%s", e->d_name);
+            memcpy(l->name[l->n], e->d_name, len + 1); /* len < 64: fits */
             snprintf(l->dir[l->n], sizeof l->dir[l->n], "%s", dir);
             l->n++;
         }
